@@ -1,0 +1,170 @@
+"""Engine benchmarks: tracing overhead, tracing settings, two engines, start time.
+
+Prints figures side by side with vLLM run plainly (``vllm.LLM``) in the same
+process. Ratios, not absolute numbers, are what to read: this machine is noisy.
+
+    python benchmarks/bench_engine.py            # all sections
+    python benchmarks/bench_engine.py --runs 10 --section overhead
+
+Sections:
+  start     engine start time for the CPU default (baseline and ngram)
+  overhead  traced ngram engine vs the same configuration run plainly, and vs
+            vLLM's default settings (async scheduling on): median tokens/s
+            ratio over alternating runs in one process, with its spread
+  two       each engine in one process with the other vs alone (subprocesses)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+PROMPT = ("Rename the variable x to total in this code and output the whole code:\n\n"
+          "def add(a, b):\n    x = a + b\n    print(x)\n    return x\n\n"
+          "def mul(a, b):\n    x = a * b\n    print(x)\n    return x\n")
+MAX_TOKENS = 128
+
+
+def _req():
+    from space.config import RequestSpec
+    return RequestSpec(prompt=PROMPT, max_tokens=MAX_TOKENS)
+
+
+def _spec(method):
+    from space.config import EngineSpec
+    return EngineSpec(method=method, k=4)
+
+
+def _timed(fn) -> float:
+    """tokens/s of one call, timed outside the engine the same way for every side."""
+    t0 = time.perf_counter()
+    n = fn()
+    return n / (time.perf_counter() - t0)
+
+
+def plain_llm(method: str | None, defaults: bool):
+    """``vllm.LLM`` with the engine settings SpecLens uses, minus its scheduler."""
+    from vllm import LLM
+    from space import models
+    from space.config import TracingSettings
+    from space.engine.core import engine_kwargs
+    kw = engine_kwargs(_spec(method), models.prepare_default(), None, TracingSettings(),
+                       tracing=False)
+    kw["async_scheduling"] = True if defaults else False
+    return LLM(**kw)
+
+
+def plain_runner(llm, ids):
+    from vllm import SamplingParams
+    from vllm.inputs import TokensPrompt
+    sp = SamplingParams(temperature=0.0, max_tokens=MAX_TOKENS, seed=0)
+
+    def run():
+        out = llm.generate([TokensPrompt(prompt_token_ids=ids)], sp, use_tqdm=False)
+        return len(out[0].outputs[0].token_ids)
+    return run
+
+
+def traced_runner(engine):
+    req = _req()
+    return lambda: len(engine.run(req).output_token_ids)
+
+
+def alternate(runners: dict, runs: int) -> dict[str, list[float]]:
+    for r in runners.values():
+        r()  # warm-up
+    out = {k: [] for k in runners}
+    names = list(runners)
+    for i in range(runs):
+        order = names if i % 2 == 0 else names[::-1]
+        for k in order:
+            out[k].append(_timed(runners[k]))
+    return out
+
+
+def ratio_line(label, num, den) -> str:
+    ratios = [a / b for a, b in zip(num, den)]
+    q = statistics.quantiles(ratios, n=4) if len(ratios) >= 4 else [min(ratios), 0, max(ratios)]
+    return (f"{label:<44} median {statistics.median(ratios):.3f}  "
+            f"IQR {q[0]:.3f}-{q[2]:.3f}  min {min(ratios):.3f}  max {max(ratios):.3f}")
+
+
+def section_start() -> None:
+    from space.engine import TracedEngine
+    for method in (None, "ngram"):
+        e = TracedEngine(_spec(method))
+        print(f"engine start, {method or 'baseline':<9} {e.build_s:6.1f} s  (target <= 20 s)")
+        e.close()
+
+
+def section_overhead(runs: int) -> None:
+    from space.engine import TracedEngine
+    traced = TracedEngine(_spec("ngram"))
+    ids = traced.encode(_req())
+    runners = {"traced": traced_runner(traced),
+               "plain": plain_runner(plain_llm("ngram", defaults=False), ids),
+               "default": plain_runner(plain_llm("ngram", defaults=True), ids)}
+    res = alternate(runners, runs)
+    for k, v in res.items():
+        print(f"  {k:<8} tokens/s median {statistics.median(v):6.1f}  "
+              f"min {min(v):6.1f}  max {max(v):6.1f}  (n={len(v)})")
+    print(ratio_line("tracing overhead: traced / plain (same cfg)", res["traced"], res["plain"]))
+    print(ratio_line("tracing settings: traced / vLLM defaults", res["traced"], res["default"]))
+
+
+def _child(which: str, runs: int) -> None:
+    """Subprocess body for section 'two': prints JSON tokens/s lists."""
+    from space.engine import TracedEngine
+    engines = {m: TracedEngine(_spec(None if m == "baseline" else m))
+               for m in (["baseline", "ngram"] if which == "both" else [which])}
+    res = alternate({m: traced_runner(e) for m, e in engines.items()}, runs)
+    print("RESULT " + json.dumps(res))
+
+
+def _spawn(which: str, runs: int) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", which, "--runs", str(runs)],
+                         capture_output=True, text=True, check=True)
+    line = next(l for l in out.stdout.splitlines() if l.startswith("RESULT "))
+    return json.loads(line[7:])
+
+
+def section_two(runs: int) -> None:
+    both = _spawn("both", runs)
+    for m in ("baseline", "ngram"):
+        alone = _spawn(m, runs)[m]
+        together = both[m]
+        r = statistics.median(together) / statistics.median(alone)
+        print(f"two engines, {m:<8} alone {statistics.median(alone):6.1f} tok/s, "
+              f"with the other {statistics.median(together):6.1f} tok/s: "
+              f"{r:.1%} of alone (target >= 90%)")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--section", choices=["start", "overhead", "two", "all"], default="all")
+    p.add_argument("--runs", type=int, default=10)
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    a = p.parse_args()
+    if a.child:
+        return _child(a.child, a.runs)
+    print(f"prompt: code edit, max_tokens {MAX_TOKENS}, temperature 0, ngram k=4, "
+          f"{os.cpu_count()} CPUs")
+    if a.section in ("start", "all"):
+        section_start()
+    if a.section in ("overhead", "all"):
+        section_overhead(a.runs)
+    if a.section in ("two", "all"):
+        section_two(a.runs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+from space.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,108 @@
+"""Engine and request settings, validated before any engine is built (pure).
+
+The speculative configuration passes straight through in vLLM's own keys
+(``method``, ``model``, ``num_speculative_tokens``, ``prompt_lookup_min``, ...).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+METHODS = ("ngram", "draft_model", "suffix", "eagle", "eagle3", "mtp")
+GPU_ONLY_METHODS = ("eagle", "eagle3", "mtp")  # need trained heads from the hub
+NEEDS_DRAFT = ("draft_model", "eagle", "eagle3")
+K_RANGE = (1, 16)
+MiB = 1 << 20
+
+
+class ConfigError(ValueError):
+    """Bad user input; the message is one line, for the user."""
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """What an engine is built with. Method, draft and k are fixed at build time."""
+
+    model: str = "default"                 # "default", a local folder or a hub id
+    method: str | None = "ngram"           # None: baseline, no speculation
+    draft_model: str | None = None         # draft_model / eagle heads
+    k: int = 4                             # num_speculative_tokens
+    max_model_len: int = 4096              # prompt + output tokens
+    dtype: str = "bfloat16"
+    kv_cache_bytes: int = 512 * MiB        # CPU: explicit, so two engines fit one process
+    gpu_memory_utilization: float = 0.40   # GPU: fraction per engine (two engines share)
+    prompt_lookup_min: int = 2             # ngram: shortest suffix to match
+    prompt_lookup_max: int = 5             # ngram: longest suffix to match
+    max_num_batched_tokens: int | None = None  # prefill chunk size; None: vLLM's default
+    extra_speculative: tuple[tuple[str, Any], ...] = ()  # more vLLM keys, passed as is
+
+    def baseline(self) -> "EngineSpec":
+        return dataclasses.replace(self, method=None, draft_model=None)
+
+    @property
+    def is_speculative(self) -> bool:
+        return self.method is not None
+
+    def speculative_config(self, draft_path: str | None = None) -> dict[str, Any] | None:
+        """vLLM's ``speculative_config`` dict, or None for the baseline."""
+        if self.method is None:
+            return None
+        cfg: dict[str, Any] = {"method": self.method, "num_speculative_tokens": self.k}
+        if self.method == "ngram":
+            cfg.update(prompt_lookup_min=self.prompt_lookup_min,
+                       prompt_lookup_max=self.prompt_lookup_max)
+        if self.method in NEEDS_DRAFT or (self.method == "mtp" and self.draft_model):
+            cfg["model"] = draft_path or self.draft_model
+        cfg.update(dict(self.extra_speculative))
+        return cfg
+
+    def validate(self, on_gpu: bool) -> None:
+        if self.method is not None and self.method not in METHODS:
+            raise ConfigError(f"unknown method {self.method!r}: choose one of "
+                              f"{', '.join(METHODS)}, or none for the baseline")
+        if self.method and not (K_RANGE[0] <= self.k <= K_RANGE[1]):
+            raise ConfigError(f"k (num_speculative_tokens) must be in "
+                              f"{K_RANGE[0]}..{K_RANGE[1]}, got {self.k}")
+        if self.method in NEEDS_DRAFT and not self.draft_model:
+            raise ConfigError(f"method {self.method} needs --draft-model")
+        if self.method in GPU_ONLY_METHODS and not on_gpu:
+            raise ConfigError(f"method {self.method} needs trained heads and a GPU box; "
+                              "on CPU use ngram or draft_model")
+        if self.max_model_len < 16:
+            raise ConfigError("max_model_len must be at least 16")
+        if not (0.05 <= self.gpu_memory_utilization <= 0.95):
+            raise ConfigError("gpu_memory_utilization must be in 0.05..0.95")
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    """One prompt and how to sample it."""
+
+    prompt: str
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 128
+    seed: int | None = 0
+    raw: bool = False           # True: send the prompt as is, no chat template
+    system: str | None = None   # optional system message for the chat template
+
+    def validate(self) -> None:
+        if not self.prompt or not self.prompt.strip():
+            raise ConfigError("the prompt is empty")
+        if not (0.0 <= self.temperature <= 2.0):
+            raise ConfigError(f"temperature must be in 0..2, got {self.temperature}")
+        if not (0.0 < self.top_p <= 1.0):
+            raise ConfigError(f"top_p must be in (0, 1], got {self.top_p}")
+        if not (1 <= self.max_tokens <= 8192):
+            raise ConfigError(f"max_tokens must be in 1..8192, got {self.max_tokens}")
+
+
+@dataclass
+class TracingSettings:
+    """Settings that tracing needs and vLLM's defaults don't have; named in every trace."""
+
+    async_scheduling: bool = False  # async scheduling replaces draft ids with -1 placeholders
+    enforce_eager: bool = True      # CPU only: compilation takes ~150 s per engine start
+    per_request_spec_decode_metrics: str = "detailed"  # vLLM's own counts, for cross-checks
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,45 @@
+"""Turn what the scheduler recorded into ``StepRecord``s (no vLLM import)."""
+from __future__ import annotations
+
+from space.trace import BONUS, CORRECTION, DECODE, PREFILL, VERIFY, StepRecord
+
+
+def build_steps(raws, times: list[tuple[float, float]], first_index: int = 0) -> list[StepRecord]:
+    """Join scheduler records with step times.
+
+    Example: drafts [12, 7, 9, 4], sampled [12, 30], kept [12, 30]
+      -> VERIFY, num_accepted=1, emitted [12, 30], target_token_kind CORRECTION.
+    If max_tokens or EOS stopped the request inside the step, ``kept`` is a
+    prefix of ``sampled``: emitted is what the user got, and when the target's
+    own token was cut, target_token_kind is None.
+    """
+    steps = []
+    for i, (raw, (t0, t1)) in enumerate(zip(raws, times)):
+        drafts, sampled, kept = raw.draft_token_ids, raw.sampled_token_ids, raw.kept_token_ids
+        if raw.num_computed_before < raw.num_prompt_tokens:
+            kind = PREFILL
+        elif drafts:
+            kind = VERIFY
+        else:
+            kind = DECODE
+        # vLLM's count (scheduler.update_from_output): sampled - 1 (the target's own token).
+        accepted = max(len(sampled) - 1, 0) if (kind == VERIFY and sampled) else 0
+        target_kind = None
+        if kind == VERIFY and sampled and len(kept) == len(sampled):
+            target_kind = CORRECTION if accepted < len(drafts) else BONUS
+        steps.append(StepRecord(
+            index=first_index + i, kind=kind, start_s=t0, end_s=t1,
+            num_scheduled_tokens=raw.num_scheduled_tokens, draft_token_ids=list(drafts),
+            num_accepted=accepted, emitted_token_ids=list(kept),
+            target_token_kind=target_kind, output_offset=raw.output_offset))
+    return steps
+
+
+def token_texts(tokenizer, ids, cache: dict[int, str]) -> dict[int, str]:
+    """Text of each token on its own (byte-level BPE pieces may be partial UTF-8)."""
+    out = {}
+    for t in ids:
+        if t not in cache:
+            cache[t] = tokenizer.decode([t], skip_special_tokens=False)
+        out[t] = cache[t]
+    return out

@@ -1,0 +1,200 @@
+"""One in-process vLLM ``LLMEngine`` with a tracing scheduler.
+
+``TracedEngine.run`` drives ``LLMEngine.step()`` itself, times each step with
+``time.perf_counter()`` and joins the times with what ``TracingScheduler``
+recorded, producing one ``RunTrace`` per request.
+"""
+from __future__ import annotations
+
+import gc
+import itertools
+import logging
+import time
+from typing import Callable
+
+from vllm import EngineArgs, SamplingParams
+from vllm.engine.llm_engine import LLMEngine
+from vllm.inputs import TokensPrompt
+from vllm.platforms import current_platform
+from vllm.sampling_params import RequestOutputKind
+
+from space import models, prompts
+from space.config import ConfigError, EngineSpec, RequestSpec, TracingSettings
+from space.engine.build import build_steps, token_texts
+from space.engine.scheduler import TracingScheduler
+from space.trace import RunTrace, StepRecord
+
+log = logging.getLogger(__name__)
+_ids = itertools.count()
+
+StepCallback = Callable[[str, StepRecord, dict[int, str]], None]
+
+
+def on_gpu() -> bool:
+    return not current_platform.is_cpu()
+
+
+class TracedEngine:
+    """A vLLM engine built from an ``EngineSpec``; ``run`` returns traces."""
+
+    def __init__(self, spec: EngineSpec, progress: models.Progress | None = None,
+                 tracing: bool = True) -> None:
+        spec.validate(on_gpu())
+        progress = progress or (lambda f, m: log.info(m))
+        self.spec = spec
+        self.model_path = models.resolve_model(spec.model, progress)
+        self.draft_path = models.resolve_draft(spec.method, spec.draft_model,
+                                               self.model_path, progress)
+        self.settings = TracingSettings(enforce_eager=not on_gpu())
+        self.tracing = tracing
+        self.args = EngineArgs(**engine_kwargs(spec, self.model_path, self.draft_path,
+                                                 self.settings, tracing))
+        label = spec.method or "baseline"
+        progress(0.1, f"building the {label} engine on {self.model_path.name}")
+        t0 = time.perf_counter()
+        self.engine = LLMEngine.from_engine_args(self.args)
+        self.build_s = time.perf_counter() - t0
+        progress(1.0, f"{label} engine ready in {self.build_s:.1f} s")
+        self.tokenizer = self.engine.get_tokenizer()
+        self.scheduler = self.engine.engine_core.engine_core.scheduler
+        self._text_cache: dict[int, str] = {}
+
+    def config_record(self) -> dict:
+        """The configuration written into every trace."""
+        return {
+            "model": self.spec.model, "model_path": str(self.model_path),
+            "method": self.spec.method, "draft_model": self.spec.draft_model,
+            "draft_path": self.draft_path, "k": self.spec.k if self.spec.method else 0,
+            "speculative_config": self.spec.speculative_config(self.draft_path),
+            "max_model_len": self.spec.max_model_len, "dtype": self.spec.dtype,
+            "device": "gpu" if on_gpu() else "cpu",
+            "tracing_settings": {"async_scheduling": self.settings.async_scheduling,
+                                 "enforce_eager": self.settings.enforce_eager
+                                 if not on_gpu() else False,
+                                 "per_request_spec_decode_metrics":
+                                     self.settings.per_request_spec_decode_metrics},
+        }
+
+    def encode(self, req: RequestSpec) -> list[int]:
+        return prompts.encode(self.tokenizer, req, self.spec.max_model_len)
+
+    def _params(self, req: RequestSpec, prompt_len: int) -> SamplingParams:
+        room = self.spec.max_model_len - prompt_len
+        return SamplingParams(temperature=req.temperature, top_p=req.top_p,
+                              max_tokens=min(req.max_tokens, room), seed=req.seed,
+                              output_kind=RequestOutputKind.DELTA)
+
+    def run(self, req: RequestSpec, on_step: StepCallback | None = None) -> RunTrace:
+        return self.run_many([req], on_step)[0]
+
+    def run_many(self, reqs: list[RequestSpec],
+                 on_step: StepCallback | None = None) -> list[RunTrace]:
+        """Run requests concurrently (one batch) and return one trace each."""
+        if self.engine.has_unfinished_requests():
+            raise RuntimeError("engine busy: runs must be serialized")
+        encoded = [self.encode(r) for r in reqs]
+        req_ids = [f"sl-{next(_ids)}" for _ in reqs]
+        rec = self.scheduler.recorder if self.tracing else None
+        arrival = time.perf_counter()
+        for rid, req, ids in zip(req_ids, reqs, encoded):
+            self.engine.add_request(rid, TokensPrompt(prompt_token_ids=ids),
+                                    self._params(req, len(ids)))
+        finals: dict[str, list] = {rid: [] for rid in req_ids}
+        times: dict[str, list[tuple[float, float]]] = {rid: [] for rid in req_ids}
+        try:
+            while self.engine.has_unfinished_requests():
+                t0 = time.perf_counter()
+                outs = self.engine.step()
+                t1 = time.perf_counter()
+                for out in outs:
+                    finals[out.request_id].append(out)
+                if rec is None:
+                    continue
+                for internal_id, raw in rec.take_step():
+                    rid = _external_id(internal_id, times)
+                    if rid is not None:
+                        times[rid].append((t0, t1))
+                        if on_step:
+                            self._stream(rid, raw, len(times[rid]) - 1, t0, t1, on_step)
+        except BaseException:
+            self.engine.abort_request(req_ids)
+            raise
+        return [self._finish(rid, req, ids, arrival, finals[rid], times[rid])
+                for rid, req, ids in zip(req_ids, reqs, encoded)]
+
+    def _stream(self, rid, raw, index, t0, t1, on_step) -> None:
+        step = build_steps([raw], [(t0, t1)], first_index=index)[0]
+        on_step(rid, step, self.texts(step.emitted_token_ids + step.draft_token_ids))
+
+    def texts(self, ids: list[int]) -> dict[int, str]:
+        return token_texts(self.tokenizer, ids, self._text_cache)
+
+    def _finish(self, rid, req, ids, arrival, outs, times) -> RunTrace:
+        rec = self.scheduler.recorder if self.tracing else None
+        raws = []
+        for internal_id in [i for i in rec.steps if _external_id(i, {rid: 0})] if rec else []:
+            raws = rec.steps.pop(internal_id)
+        steps = build_steps(raws, times)
+        out_ids = [t for o in outs for t in o.outputs[0].token_ids]
+        last = outs[-1].outputs[0]
+        text = "".join(o.outputs[0].text for o in outs)
+        first = next((s.end_s for s in steps if s.emitted_token_ids), None)
+        finish = steps[-1].end_s if steps else time.perf_counter()
+        metrics = getattr(last, "spec_decode_metrics", None)
+        ids_seen = out_ids + [t for s in steps for t in s.draft_token_ids]
+        return RunTrace(
+            config=self.config_record(), prompt=req.prompt, prompt_token_ids=ids,
+            output_token_ids=out_ids, text=text, arrival_s=arrival,
+            first_token_s=first if first is not None else finish, finish_s=finish,
+            finish_reason=last.finish_reason, steps=steps,
+            token_text=self.texts(ids_seen),
+            vllm_spec_metrics=_metrics_dict(metrics),
+        )
+
+    def close(self) -> None:
+        """Shut the engine core down and drop references so memory returns."""
+        engine = getattr(self, "engine", None)
+        if engine is None:
+            return
+        try:
+            engine.engine_core.shutdown()
+        except Exception:  # shutting down twice or half-built: nothing left to free
+            log.debug("engine shutdown", exc_info=True)
+        self.engine = self.scheduler = None
+        gc.collect()
+
+
+def engine_kwargs(spec: EngineSpec, model_path, draft_path: str | None,
+                  settings: TracingSettings, tracing: bool = True) -> dict:
+    """vLLM engine keywords for ``spec``; ``tracing=False`` gives the plain engine."""
+    kw = dict(model=str(model_path), dtype=spec.dtype, seed=0,
+              max_model_len=spec.max_model_len,
+              speculative_config=spec.speculative_config(draft_path),
+              max_num_batched_tokens=spec.max_num_batched_tokens)
+    if tracing:
+        kw.update(scheduler_cls=TracingScheduler, async_scheduling=settings.async_scheduling)
+        if spec.is_speculative:
+            kw["per_request_spec_decode_metrics"] = settings.per_request_spec_decode_metrics
+    if on_gpu():
+        kw["gpu_memory_utilization"] = spec.gpu_memory_utilization
+    else:  # explicit KV bytes: the CPU backend would otherwise claim a share of RAM per engine
+        kw.update(kv_cache_memory_bytes=spec.kv_cache_bytes, enforce_eager=settings.enforce_eager)
+    return kw
+
+
+def _external_id(internal_id: str, known) -> str | None:
+    """vLLM appends ``-<random suffix>`` to request ids inside the engine core."""
+    if internal_id in known:
+        return internal_id
+    ext = internal_id.rsplit("-", 1)[0]
+    return ext if ext in known else None
+
+
+def _metrics_dict(m) -> dict | None:
+    if m is None:
+        return None
+    d = dict(m.to_dict())
+    d.update(num_draft_tokens=m.num_draft_tokens, histogram=list(m.histogram),
+             per_step_drafted=list(m.per_step_drafted),
+             per_step_accepted=list(m.per_step_accepted))
+    return d

@@ -1,0 +1,67 @@
+"""The baseline engine and a small LRU cache of speculative engines.
+
+Method, draft and k are fixed when a vLLM engine is built, so a change builds a
+new speculative engine. Recently used ones are kept while they fit the memory
+budget; the least recently used is closed (and its memory freed) first.
+Runs are serialized with ``lock``: both engines share the machine, and
+overlapping runs would corrupt each other's timings.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+
+from space import models
+from space.config import EngineSpec
+from space.engine.core import TracedEngine
+
+log = logging.getLogger(__name__)
+
+
+class EnginePool:
+    def __init__(self, max_speculative: int = 2) -> None:
+        self.max_speculative = max(1, max_speculative)  # engines kept besides the baseline
+        self.lock = threading.RLock()
+        self._baseline: TracedEngine | None = None
+        self._spec: OrderedDict[EngineSpec, TracedEngine] = OrderedDict()
+
+    def baseline(self, spec: EngineSpec, progress: models.Progress | None = None) -> TracedEngine:
+        """The baseline engine for ``spec``'s target (rebuilt when the target changes)."""
+        base = spec.baseline()
+        with self.lock:
+            if self._baseline is None or self._baseline.spec != base:
+                self._close(self._baseline)
+                self._baseline = None
+                self._baseline = TracedEngine(base, progress)
+            return self._baseline
+
+    def speculative(self, spec: EngineSpec, progress: models.Progress | None = None) -> TracedEngine:
+        with self.lock:
+            if spec in self._spec:
+                self._spec.move_to_end(spec)
+                return self._spec[spec]
+            # Free before building: the budget must hold the new engine too.
+            while len(self._spec) >= self.max_speculative:
+                _, old = self._spec.popitem(last=False)
+                log.info("closing the least recently used engine (%s)", old.spec.method)
+                self._close(old)
+            engine = TracedEngine(spec, progress)
+            self._spec[spec] = engine
+            return engine
+
+    def cached_specs(self) -> list[EngineSpec]:
+        return list(self._spec)
+
+    def close_all(self) -> None:
+        with self.lock:
+            for e in self._spec.values():
+                self._close(e)
+            self._spec.clear()
+            self._close(self._baseline)
+            self._baseline = None
+
+    @staticmethod
+    def _close(engine: TracedEngine | None) -> None:
+        if engine is not None:
+            engine.close()

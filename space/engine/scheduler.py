@@ -1,0 +1,79 @@
+"""A vLLM scheduler that records, per request per step, what was verified.
+
+vLLM's scheduler sees every step's inputs (``SchedulerOutput``) and outputs
+(``ModelRunnerOutput``) for every request: the draft token ids being verified,
+the tokens the target sampled, and (after its stop checks) the tokens the
+request actually kept. Subclassing it is the one place where the real draft ids
+are visible per step (vLLM marks custom schedulers as non-public API: the
+versions this was tested against are pinned in ``space/versions.py``).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from vllm.v1.core.sched.scheduler import Scheduler
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RawStep:
+    """What the scheduler saw for one request in one step (times are added later)."""
+
+    num_scheduled_tokens: int
+    num_computed_before: int        # tokens of the request already in the KV cache
+    num_prompt_tokens: int
+    draft_token_ids: list[int]
+    sampled_token_ids: list[int]    # accepted drafts + the target's own token
+    kept_token_ids: list[int]       # what the request kept after stop checks
+    output_offset: int              # output tokens before this step
+
+
+@dataclass
+class Recorder:
+    """Per-request step lists, filled by ``TracingScheduler``; one per engine."""
+
+    steps: dict[str, list[RawStep]] = field(default_factory=dict)
+    new_in_step: list[tuple[str, RawStep]] = field(default_factory=list)
+
+    def take_step(self) -> list[tuple[str, RawStep]]:
+        """The records made by the last engine step, in order."""
+        out, self.new_in_step = self.new_in_step, []
+        return out
+
+
+class TracingScheduler(Scheduler):
+    """``Scheduler`` plus a ``recorder``; behaviour is unchanged."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.recorder = Recorder()
+
+    def update_from_output(self, scheduler_output, model_runner_output):
+        before = {}
+        for req_id in scheduler_output.num_scheduled_tokens:
+            req = self.requests.get(req_id)
+            if req is not None:
+                # num_computed_tokens already counts this step's scheduled tokens.
+                n_sched = scheduler_output.num_scheduled_tokens[req_id]
+                before[req_id] = (req, len(req.output_token_ids),
+                                  req.num_computed_tokens - n_sched)
+        result = super().update_from_output(scheduler_output, model_runner_output)
+        sampled = model_runner_output.sampled_token_ids
+        index = model_runner_output.req_id_to_index
+        for req_id, (req, n_out, computed) in before.items():
+            i = index.get(req_id)
+            raw = RawStep(
+                num_scheduled_tokens=scheduler_output.num_scheduled_tokens[req_id],
+                num_computed_before=computed,
+                num_prompt_tokens=req.num_prompt_tokens,
+                draft_token_ids=list(
+                    scheduler_output.scheduled_spec_decode_tokens.get(req_id) or ()),
+                sampled_token_ids=list(sampled[i]) if (sampled and i is not None) else [],
+                kept_token_ids=list(req.output_token_ids[n_out:]),
+                output_offset=n_out,
+            )
+            self.recorder.steps.setdefault(req_id, []).append(raw)
+            self.recorder.new_in_step.append((req_id, raw))
+        return result

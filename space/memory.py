@@ -1,0 +1,263 @@
+"""Memory readings: the GPU (NVML), this process, the host, and each engine.
+
+Imports only the standard library, plus psutil when it is installed and
+pynvml lazily on the first GPU reading, so that ``benchmarks/gpu_check.py``
+runs on a bare GPU machine with only torch and pynvml. Readers never raise:
+"no GPU" is ``None``, not an exception.
+
+Units are bytes throughout (``*_bytes``); ``*_tokens`` are KV-cache slots.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+
+try:  # optional: /proc is the fallback on Linux
+    import psutil
+except ImportError:  # pragma: no cover - psutil is in the venv
+    psutil = None
+
+log = logging.getLogger(__name__)
+
+GiB = 1 << 30
+MiB = 1 << 20
+
+# Bytes per parameter, by the names vLLM, torch and HF configs use.
+_DTYPE_BYTES = {
+    "float64": 8, "double": 8,
+    "float32": 4, "float": 4, "fp32": 4,
+    "float16": 2, "half": 2, "fp16": 2, "bfloat16": 2, "bf16": 2,
+    "float8": 1, "fp8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1, "int8": 1, "uint8": 1,
+    "int4": 0.5, "uint4": 0.5,
+}
+
+
+@dataclass
+class GpuMemory:
+    """One NVML reading of one GPU. ``used_bytes`` includes every process's
+    CUDA context and allocations on the device, not only this process's."""
+
+    index: int                      # NVML device index
+    name: str
+    total_bytes: int
+    used_bytes: int
+    free_bytes: int
+    utilization_pct: float | None   # SM busy % over NVML's last sample period; None if unsupported
+
+
+@dataclass
+class SystemMemory:
+    """Host memory. ``used_bytes`` is total - available (what other work
+    cannot have), the same on both sources; psutil's own ``used`` differs."""
+
+    total_bytes: int
+    available_bytes: int
+    used_bytes: int
+
+
+@dataclass
+class EngineMemory:
+    """What one engine holds. Filled by the engine layer from vLLM.
+
+    ``weights_bytes`` maps a model role to its weights, e.g.
+    ``{'target': 1_000_000_000, 'draft': 150_000_000}``; a baseline engine has
+    no 'draft'. ``weights_estimated`` is True when the figures come from
+    ``estimate_weights_bytes`` (params x dtype) instead of vLLM's own count.
+    In vLLM a draft model's layers keep their KV in the same blocks as the
+    target's, so ``kv_cache_capacity_tokens`` already pays for the draft.
+    """
+
+    label: str                                   # 'baseline' | 'speculative'
+    weights_bytes: dict[str, int] = field(default_factory=dict)
+    weights_estimated: bool = False
+    kv_cache_reserved_bytes: int = 0             # the KV pool vLLM allocated at start-up
+    kv_cache_used_bytes: int = 0                 # blocks held by requests now
+    kv_cache_capacity_tokens: int = 0            # num_gpu_blocks x block_size
+    block_size: int = 16                         # tokens per KV block
+
+    @property
+    def total_weights_bytes(self) -> int:
+        return sum(self.weights_bytes.values())
+
+    @property
+    def total_bytes(self) -> int:
+        """Weights plus the reserved KV pool (activations and graphs not counted)."""
+        return self.total_weights_bytes + self.kv_cache_reserved_bytes
+
+    @property
+    def kv_bytes_per_token(self) -> float | None:
+        if self.kv_cache_capacity_tokens <= 0:
+            return None
+        return self.kv_cache_reserved_bytes / self.kv_cache_capacity_tokens
+
+    @property
+    def kv_cache_usage_ratio(self) -> float:
+        """Fraction of the KV pool in use, vLLM's ``kv_cache_usage`` (0..1)."""
+        if self.kv_cache_reserved_bytes <= 0:
+            return 0.0
+        return self.kv_cache_used_bytes / self.kv_cache_reserved_bytes
+
+
+# --- NVML -----------------------------------------------------------------
+
+_nvml_lock = threading.Lock()
+_nvml_tried = False
+_nvml = None  # the pynvml module once nvmlInit() succeeded
+
+
+def _nvml_module():
+    """pynvml after a single nvmlInit(), or None when there is no driver."""
+    global _nvml_tried, _nvml
+    with _nvml_lock:
+        if not _nvml_tried:
+            _nvml_tried = True
+            try:
+                import pynvml
+                pynvml.nvmlInit()
+                _nvml = pynvml
+            except Exception as e:  # ImportError, NVMLError_LibraryNotFound, DriverNotLoaded, ...
+                log.debug("NVML unavailable: %s", e)
+        return _nvml
+
+
+def gpu_memory(index: int = 0) -> GpuMemory | None:
+    """Read one GPU through NVML; None when there is no NVIDIA GPU or driver.
+
+    ``index`` is NVML's index; see ``nvml_index`` for a CUDA index under
+    CUDA_VISIBLE_DEVICES.
+    """
+    nvml = _nvml_module()
+    if nvml is None:
+        return None
+    try:
+        handle = nvml.nvmlDeviceGetHandleByIndex(index)
+        mem = nvml.nvmlDeviceGetMemoryInfo(handle)
+        name = nvml.nvmlDeviceGetName(handle)
+    except Exception as e:
+        log.debug("NVML reading of GPU %d failed: %s", index, e)
+        return None
+    try:
+        util = float(nvml.nvmlDeviceGetUtilizationRates(handle).gpu)
+    except Exception:  # not supported on some devices (MIG slices)
+        util = None
+    if isinstance(name, bytes):  # older nvidia-ml-py returns bytes
+        name = name.decode(errors="replace")
+    return GpuMemory(index=index, name=str(name), total_bytes=int(mem.total),
+                     used_bytes=int(mem.used), free_bytes=int(mem.free), utilization_pct=util)
+
+
+def nvml_index(cuda_index: int = 0, visible: str | None = None) -> int:
+    """NVML index of CUDA device ``cuda_index``, through CUDA_VISIBLE_DEVICES.
+
+    Example: CUDA_VISIBLE_DEVICES='2,3' -> cuda:1 is NVML device 3.
+    UUID or MIG entries are not resolved; the CUDA index is returned as is.
+    """
+    if visible is None:
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if not visible:
+        return cuda_index
+    entries = [e.strip() for e in visible.split(",") if e.strip()]
+    if cuda_index < len(entries) and entries[cuda_index].isdigit():
+        return int(entries[cuda_index])
+    return cuda_index
+
+
+# --- host -----------------------------------------------------------------
+
+def process_memory() -> int:
+    """Resident set size of this process in bytes (0 if it cannot be read)."""
+    if psutil is not None:
+        try:
+            return int(psutil.Process().memory_info().rss)
+        except Exception as e:  # pragma: no cover
+            log.debug("psutil RSS failed: %s", e)
+    try:
+        with open("/proc/self/statm") as f:  # pages: size resident shared ...
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError) as e:
+        log.debug("/proc/self/statm unreadable: %s", e)
+        return 0
+
+
+def _read_meminfo(path: str = "/proc/meminfo") -> dict[str, int]:
+    """/proc/meminfo as bytes by key ('MemTotal: 16318412 kB' -> bytes)."""
+    out: dict[str, int] = {}
+    with open(path) as f:
+        for line in f:
+            key, _, rest = line.partition(":")
+            parts = rest.split()
+            if parts and parts[0].isdigit():
+                unit = 1024 if len(parts) > 1 and parts[1] == "kB" else 1
+                out[key] = int(parts[0]) * unit
+    return out
+
+
+def system_memory() -> SystemMemory:
+    """Host memory from psutil, or /proc/meminfo without it; zeros if neither."""
+    if psutil is not None:
+        vm = psutil.virtual_memory()
+        total, avail = int(vm.total), int(vm.available)
+    else:
+        try:
+            info = _read_meminfo()
+            total = info.get("MemTotal", 0)
+            avail = info.get("MemAvailable", info.get("MemFree", 0))
+        except OSError as e:
+            log.debug("/proc/meminfo unreadable: %s", e)
+            total = avail = 0
+    return SystemMemory(total_bytes=total, available_bytes=avail, used_bytes=total - avail)
+
+
+# --- pure helpers -----------------------------------------------------------
+
+def estimate_weights_bytes(num_params: int, dtype) -> int:
+    """Weights size from a parameter count and a dtype (str or torch.dtype).
+
+    Example: estimate_weights_bytes(1_500_000_000, 'bfloat16') == 3_000_000_000.
+    Ignores quantisation scales and tied embeddings; label the figure estimated.
+    """
+    name = str(dtype).lower().removeprefix("torch.")
+    if name not in _DTYPE_BYTES:
+        raise ValueError(f"unknown dtype {dtype!r}; known: {sorted(_DTYPE_BYTES)}")
+    return int(num_params * _DTYPE_BYTES[name])
+
+
+def kv_tax_tokens(baseline: EngineMemory, speculative: EngineMemory) -> int:
+    """KV-cache tokens the draft costs: what the baseline engine would hold in
+    the speculative engine's footprint, minus what the speculative engine holds.
+
+    The draft pays twice: its weights take memory the KV pool would have had,
+    and its layers add KV bytes to every token. With b = the baseline's KV
+    bytes per token:
+        tax = (speculative.total_bytes - baseline weights) / b - speculative capacity
+    When both engines were given the same footprint this is simply the
+    difference in capacity. Normalising by the speculative footprint keeps the
+    figure honest when the two engines were given different memory budgets.
+
+    Example: baseline 2 GiB target + 1 GiB KV for 32768 tokens (32 KiB/token);
+    speculative 2 GiB target + 0.25 GiB draft + 0.75 GiB KV for 16384 tokens
+    (the draft's layers add 16 KiB/token: 48 KiB/token): both footprints are
+    3 GiB, so tax = 32768 - 16384 = 16384 tokens.
+    Returns 0 when either capacity is unknown (no KV figures yet) and never
+    a negative number (block rounding can make the difference slightly negative).
+    """
+    per_token = baseline.kv_bytes_per_token
+    if not per_token or speculative.kv_cache_capacity_tokens <= 0:
+        return 0
+    kv_budget = speculative.total_bytes - baseline.total_weights_bytes
+    would_hold = kv_budget / per_token
+    return max(0, round(would_hold - speculative.kv_cache_capacity_tokens))
+
+
+def fmt_bytes(n: float | None) -> str:
+    """'1.50 GiB', '512.0 MiB', '12.0 KiB', '100 B'; '-' for None."""
+    if n is None:
+        return "-"
+    sign, n = ("-" if n < 0 else ""), abs(n)
+    for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", 1 << 10)):
+        if n >= size:
+            digits = 2 if unit == "GiB" else 1
+            return f"{sign}{n / size:.{digits}f} {unit}"
+    return f"{sign}{int(n)} B"

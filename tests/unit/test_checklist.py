@@ -1,0 +1,167 @@
+"""The worth-it checklist on literal measured numbers, and its HTML."""
+import json
+
+import pytest
+
+from space import checklist as cl
+from space.checklist import ChecklistInputs, evaluate
+from vis.checklist import checklist_html
+
+# A fast ngram run on a code edit: 1.7x, every repeat above 1.
+GOOD_NGRAM = dict(
+    method="ngram", k=4, speedup_median=1.7, speedup_spread=(1.6, 1.8),
+    acceptance_rate=0.45, mean_acceptance_length=2.8, proposer_share=0.03,
+    target_decode_step_s=0.055, verify_step_s=0.060, spare_memory_bytes=2**30,
+    draft_kv_tax_tokens=0, concurrency=1, context_tokens=300, temperature=0.0,
+    task_type="code_editing", repetition_share=0.1)
+
+# The truncated-copy draft: acceptance ~0, 0.6x.
+BAD_DRAFT = dict(
+    method="draft_model", k=4, speedup_median=0.6, speedup_spread=(0.55, 0.65),
+    acceptance_rate=0.01, mean_acceptance_length=1.04, draft_step_s=0.012,
+    target_decode_step_s=0.050, verify_step_s=0.110, temperature=0.0,
+    task_type="structured_output", repetition_share=0.05)
+
+# JSON extraction whose output looped: ngram accepts a lot, speedup within noise.
+LOOPED = dict(
+    method="ngram", k=4, speedup_median=1.04, speedup_spread=(0.98, 1.10),
+    acceptance_rate=0.43, mean_acceptance_length=2.72, proposer_share=0.03,
+    temperature=0.0, task_type="structured_output", repetition_share=0.72)
+
+
+def test_fast_good_ngram_run_is_worth_it():
+    result = evaluate(ChecklistInputs(**GOOD_NGRAM))
+    assert result.verdict == cl.WORTH_IT
+    assert result.check("measured speedup").passed is True
+    assert result.check("measured speedup").decisive
+    for name in ("acceptance rate", "mean acceptance length",
+                 "per-token acceptance vs draft cost", "predicted speedup (ideal)",
+                 "predicted speedup (measured step times)", "spare memory", "repetition"):
+        assert result.check(name).passed is True, name
+    # break-even for a 3 % proposer share: tau = 1 / 0.97
+    assert result.check("mean acceptance length").threshold == pytest.approx(1 / 0.97)
+
+
+def test_bad_draft_is_not_worth_it():
+    result = evaluate(ChecklistInputs(**BAD_DRAFT))
+    assert result.verdict == cl.NOT_WORTH_IT
+    assert result.check("measured speedup").passed is False
+    # c = 12 ms / 50 ms = 0.24; break-even tau = 4 * 0.24 + 1 = 1.96
+    length = result.check("mean acceptance length")
+    assert length.threshold == pytest.approx(1.96) and length.passed is False
+    assert result.check("acceptance rate").threshold == pytest.approx(0.24)
+    necessary = result.check("per-token acceptance vs draft cost")
+    assert necessary.threshold == pytest.approx(0.24)
+    assert necessary.value == pytest.approx(0.0385, abs=1e-3)  # tau 1.04 inverted at k=4
+    assert necessary.passed is False
+    assert result.check("predicted speedup (ideal)").value < 1
+
+
+def test_looped_output_fails_repetition_and_acceptance_is_not_counted():
+    result = evaluate(ChecklistInputs(**LOOPED))
+    rep = result.check("repetition")
+    assert rep.passed is False
+    assert "loop" in rep.detail and "not the task" in rep.detail
+    # high acceptance stays visible but is not a pass
+    assert result.check("acceptance rate").passed is None
+    assert "loop" in result.check("acceptance rate").detail
+    assert result.verdict == cl.BORDERLINE
+
+
+def test_loop_turns_a_fast_run_borderline():
+    result = evaluate(ChecklistInputs(**{**LOOPED, "speedup_median": 1.3,
+                                         "speedup_spread": (1.2, 1.4)}))
+    assert result.verdict == cl.BORDERLINE
+    assert result.check("repetition").decisive
+
+
+def test_speedup_thresholds():
+    def verdict(s, spread=None):
+        return evaluate(ChecklistInputs(speedup_median=s, speedup_spread=spread)).verdict
+    assert verdict(1.10) == cl.WORTH_IT
+    assert verdict(1.20, (0.9, 1.4)) == cl.BORDERLINE   # a repeat was slower than baseline
+    assert verdict(1.05) == cl.BORDERLINE
+    assert verdict(0.95) == cl.NOT_WORTH_IT
+    assert verdict(None) == cl.BORDERLINE
+
+
+def test_failed_necessary_condition_only_pushes_down():
+    # alpha ~ 0.1 (tau 1.11 at k=4) against c = 0.3
+    weak = dict(method="draft_model", k=4, mean_acceptance_length=1.11,
+                draft_step_s=0.015, target_decode_step_s=0.050)
+    borderline = evaluate(ChecklistInputs(**weak, speedup_median=1.02))
+    assert borderline.verdict == cl.NOT_WORTH_IT
+    assert borderline.check("per-token acceptance vs draft cost").decisive
+    unmeasured = evaluate(ChecklistInputs(**weak))
+    assert unmeasured.verdict == cl.NOT_WORTH_IT
+    # a speedup clearly above 1 is not overridden by the prediction
+    fast = evaluate(ChecklistInputs(**weak, speedup_median=1.3, speedup_spread=(1.2, 1.4)))
+    assert fast.verdict == cl.WORTH_IT
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.8, 1.5, None])
+@pytest.mark.parametrize("task", ["creative_writing", "code_editing", None])
+def test_temperature_and_task_are_context_only(temperature, task):
+    for base in (GOOD_NGRAM, BAD_DRAFT, LOOPED):
+        result = evaluate(ChecklistInputs(**{**base, "temperature": temperature,
+                                             "task_type": task}))
+        assert result.verdict == evaluate(ChecklistInputs(**base)).verdict
+        assert result.check("temperature").passed is None
+        assert result.check("task type").passed is None
+
+
+def test_load_lines_against_sweeps():
+    result = evaluate(ChecklistInputs(concurrency=8, gain_vanishes_at_concurrency=4,
+                                      context_tokens=1000, gain_vanishes_at_context=8000))
+    assert result.check("concurrency").passed is False
+    assert result.check("context length").passed is True
+    no_sweep = evaluate(ChecklistInputs(concurrency=8))
+    assert no_sweep.check("concurrency").passed is None
+
+
+def test_memory_line():
+    result = evaluate(ChecklistInputs(spare_memory_bytes=-2**30, draft_kv_tax_tokens=8192,
+                                      context_tokens=4096))
+    mem = result.check("spare memory")
+    assert mem.passed is False and "8,192 tokens" in mem.detail and "2.0 requests" in mem.detail
+
+
+def test_nothing_measured_is_borderline_and_has_no_passes():
+    result = evaluate(ChecklistInputs())
+    assert result.verdict == cl.BORDERLINE
+    assert all(c.passed is None for c in result.checks)
+
+
+def test_to_dict_is_json():
+    d = json.loads(json.dumps(evaluate(ChecklistInputs(**GOOD_NGRAM)).to_dict()))
+    assert d["verdict"] == "worth-it"
+    assert {"name", "value", "threshold", "passed", "detail"} <= set(d["checks"][0])
+
+
+def test_html_carries_verdict_and_marks_in_words():
+    result = evaluate(ChecklistInputs(**BAD_DRAFT))
+    html = checklist_html(result)
+    assert 'data-verdict="not-worth-it"' in html
+    assert html.count("<tr data-check=") == len(result.checks)
+    assert 'data-check="measured speedup" data-passed="false"' in html
+    assert "fail</td>" in html and "context</td>" in html   # words, not colour only
+    assert "0.60x" in html and "&gt;= 1.10x" in html
+
+
+def test_html_escapes_text():
+    result = evaluate(ChecklistInputs(task_type="<script>x</script>"))
+    assert "<script>" not in checklist_html(result)
+
+
+def test_docstring_examples_hold():
+    import doctest
+
+    import vis.checklist
+    assert doctest.testmod(vis.checklist).failed == 0
+
+
+@pytest.mark.parametrize("bad", [dict(k=0), dict(proposer_share=1.0),
+                                 dict(speedup_spread=(1.2, 1.0))])
+def test_meaningless_inputs_raise(bad):
+    with pytest.raises(ValueError):
+        evaluate(ChecklistInputs(**bad))

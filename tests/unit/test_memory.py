@@ -1,0 +1,244 @@
+"""space/memory.py (readers and pure helpers) and vis/memory.py (figure, HTML)."""
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from handmade import engines, h200
+from space import memory
+from space.memory import (GiB, MiB, EngineMemory, SystemMemory, estimate_weights_bytes,
+                          fmt_bytes, kv_tax_tokens, nvml_index)
+from vis.memory import memory_figure, memory_html
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# --- NVML -------------------------------------------------------------------
+
+@pytest.fixture
+def fresh_nvml(monkeypatch):
+    """Forget any earlier nvmlInit so the next reading imports pynvml anew."""
+    monkeypatch.setattr(memory, "_nvml_tried", False)
+    monkeypatch.setattr(memory, "_nvml", None)
+
+
+def fake_pynvml(init_error=None, handle_error=None):
+    m = types.ModuleType("pynvml")
+    m.init_calls = 0
+
+    def init():
+        m.init_calls += 1
+        if init_error:
+            raise init_error
+
+    def handle(i):
+        if handle_error:
+            raise handle_error
+        return ("handle", i)
+
+    def no_util(h):
+        raise RuntimeError("NVML_ERROR_NOT_SUPPORTED")
+
+    m.nvmlInit = init
+    m.nvmlDeviceGetHandleByIndex = handle
+    m.nvmlDeviceGetMemoryInfo = lambda h: types.SimpleNamespace(total=100, used=30, free=70)
+    m.nvmlDeviceGetName = lambda h: b"NVIDIA H200"  # older nvidia-ml-py returns bytes
+    m.nvmlDeviceGetUtilizationRates = no_util
+    return m
+
+
+def test_gpu_memory_is_none_without_a_driver(fresh_nvml):
+    # This machine has pynvml but no libnvidia-ml: None, and no exception.
+    assert memory.gpu_memory() is None
+    assert memory.gpu_memory(3) is None
+
+
+def test_gpu_memory_reads_nvml_and_inits_once(fresh_nvml, monkeypatch):
+    fake = fake_pynvml()
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    g = memory.gpu_memory(1)
+    assert g == memory.GpuMemory(index=1, name="NVIDIA H200", total_bytes=100, used_bytes=30,
+                                 free_bytes=70, utilization_pct=None)
+    memory.gpu_memory(0)
+    assert fake.init_calls == 1
+
+
+@pytest.mark.parametrize("kw", [{"init_error": RuntimeError("driver not loaded")},
+                                {"handle_error": RuntimeError("invalid argument")}])
+def test_gpu_memory_never_raises(fresh_nvml, monkeypatch, kw):
+    monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(**kw))
+    assert memory.gpu_memory(7) is None
+
+
+@pytest.mark.parametrize("visible,cuda,expected", [
+    (None, 1, 1), ("", 0, 0), ("2,3", 1, 3), ("3", 0, 3),
+    ("GPU-8a1b,GPU-77", 1, 1),  # UUIDs are not resolved
+])
+def test_nvml_index(visible, cuda, expected, monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert nvml_index(cuda, visible) == expected
+
+
+# --- host -------------------------------------------------------------------
+
+def test_process_memory_psutil_and_proc_agree(monkeypatch):
+    with_psutil = memory.process_memory()
+    monkeypatch.setattr(memory, "psutil", None)
+    from_proc = memory.process_memory()
+    assert with_psutil > 10 * MiB
+    assert abs(with_psutil - from_proc) < 64 * MiB  # two readings of a live process
+
+
+def test_system_memory_psutil_and_proc_agree(monkeypatch):
+    a = memory.system_memory()
+    monkeypatch.setattr(memory, "psutil", None)
+    b = memory.system_memory()
+    assert a.total_bytes == b.total_bytes > 0  # both are MemTotal
+    for s in (a, b):
+        assert 0 < s.available_bytes <= s.total_bytes
+        assert s.used_bytes == s.total_bytes - s.available_bytes
+
+
+def test_read_meminfo(tmp_path):
+    p = tmp_path / "meminfo"
+    p.write_text("MemTotal:       16318412 kB\nMemAvailable:    8000000 kB\nHugePages_Total:       0\n")
+    assert memory._read_meminfo(str(p)) == {"MemTotal": 16318412 * 1024,
+                                             "MemAvailable": 8000000 * 1024,
+                                             "HugePages_Total": 0}
+
+
+# --- pure helpers -------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype,expected", [
+    ("bfloat16", 3_000_000_000), ("torch.float16", 3_000_000_000), ("float32", 6_000_000_000),
+    ("fp8", 1_500_000_000), ("int4", 750_000_000),
+])
+def test_estimate_weights_bytes(dtype, expected):
+    assert estimate_weights_bytes(1_500_000_000, dtype) == expected
+
+
+def test_estimate_weights_bytes_rejects_unknown_dtype():
+    with pytest.raises(ValueError, match="unknown dtype"):
+        estimate_weights_bytes(10, "auto")
+
+
+def test_kv_tax_worked_example():
+    base, spec = engines()
+    assert base.kv_bytes_per_token == 32 * 1024
+    assert spec.kv_bytes_per_token == 48 * 1024  # the draft's layers add 16 KiB/token
+    assert kv_tax_tokens(base, spec) == 32768 - 16384
+
+
+def test_kv_tax_normalises_different_budgets():
+    # Same per-token figures, but the baseline was given 2 GiB of KV instead of 1:
+    # in the speculative engine's 3 GiB it would still hold 32768 tokens.
+    base = EngineMemory("baseline", {"target": 2 * GiB}, False, 2 * GiB, 0, 65536)
+    _, spec = engines()
+    assert kv_tax_tokens(base, spec) == 16384
+
+
+def test_kv_tax_zero_for_ngram_and_unknown():
+    base, _ = engines()
+    ngram = EngineMemory("speculative", {"target": 2 * GiB}, False, GiB, 0, 32768)
+    assert kv_tax_tokens(base, ngram) == 0
+    assert kv_tax_tokens(EngineMemory("baseline"), ngram) == 0  # no KV figures yet
+
+
+def test_engine_memory_properties():
+    base, spec = engines()
+    assert spec.total_weights_bytes == 2 * GiB + GiB // 4
+    assert spec.total_bytes == 3 * GiB
+    assert base.kv_cache_usage_ratio == 0.25
+    assert EngineMemory("baseline").kv_cache_usage_ratio == 0.0
+    assert EngineMemory("baseline").kv_bytes_per_token is None
+
+
+@pytest.mark.parametrize("n,text", [(None, "-"), (100, "100 B"), (12 * 1024, "12.0 KiB"),
+                                    (512 * MiB, "512.0 MiB"), (1.5 * GiB, "1.50 GiB"),
+                                    (-2 * MiB, "-2.0 MiB")])
+def test_fmt_bytes(n, text):
+    assert fmt_bytes(n) == text
+
+
+def test_memory_module_imports_nothing_heavy():
+    # gpu_check.py must run with only torch + pynvml: space.memory pulls in none of these.
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import space.memory; "
+            "print(sorted(m for m in ('torch', 'pynvml', 'vllm', 'gradio', 'plotly', "
+            "'prometheus_client', 'fastapi', 'space.trace') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT)], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+# --- vis/memory.py ------------------------------------------------------------
+
+def _traces(fig):
+    return {t.name: list(t.y) for t in fig.data}
+
+
+def test_figure_stacks_each_engine_and_the_gpu():
+    fig = memory_figure(engines(), h200(), None, None)
+    assert list(fig.data[0].x) == ["baseline", "speculative", "GPU 0<br>NVIDIA H200"]
+    t = _traces(fig)
+    assert t["target weights"] == [2.0, 2.0, None]
+    assert t["draft weights"] == [None, 0.25, None]
+    assert t["KV cache used"] == [0.25, 0.0, None]
+    assert t["KV cache reserved, unused"] == [0.75, 0.75, None]
+    assert t["GPU used (all processes)"] == [None, None, 60.0]
+    assert t["GPU free"] == [None, None, 80.0]
+    assert fig.layout.barmode == "stack"
+    # Each engine's bar is as tall as what it holds.
+    for i, e in enumerate(engines()):
+        assert sum(v[i] or 0 for v in t.values()) == pytest.approx(e.total_bytes / GiB)
+
+
+def test_figure_labels_estimated_weights():
+    fig = memory_figure(engines(estimated=True), h200(), None, None)
+    names = [t.name for t in fig.data]
+    assert "target weights (estimated)" in names and "draft weights (estimated)" in names
+    assert "target weights" not in names
+    assert fig.data[0].x[0] == "baseline<br>(weights estimated)"
+    assert fig.data[0].marker.pattern.shape == "/"
+
+
+def test_figure_on_cpu_shows_process_within_host():
+    host = SystemMemory(total_bytes=16 * GiB, available_bytes=10 * GiB, used_bytes=6 * GiB)
+    fig = memory_figure(engines(), None, host, 2 * GiB)
+    t = _traces(fig)
+    assert fig.data[0].x[-1] == "host (CPU)"
+    assert t["process RSS"][-1] == 2.0
+    assert t["host used, other processes"][-1] == 4.0
+    assert t["host available"][-1] == 10.0
+    assert not any(name.startswith("GPU") for name in t)
+
+
+def test_figure_with_nothing_says_so():
+    fig = memory_figure([], None, None, None)
+    assert len(fig.data) == 0
+    assert fig.layout.annotations[0].text == "no memory figures yet"
+
+
+def test_html_states_the_kv_tax_in_tokens():
+    text = memory_html(engines(), h200(), None, None)
+    assert "KV tax of the draft: 16,384 tokens (50.0% of the baseline&#x27;s 32,768; 1,024 blocks" in text
+    assert "GPU 0 (NVIDIA H200): 60.00 GiB used of 140.00 GiB, 80.00 GiB free, 37% busy." in text
+    assert "<td>target 2.00 GiB + draft 256.0 MiB</td>" in text
+    assert "(estimated)" not in text
+
+
+def test_html_marks_estimates_and_escapes_labels():
+    base, spec = engines(estimated=True)
+    text = memory_html([base, spec], None, None, 3 * GiB)
+    assert "<td>target 2.00 GiB (estimated)</td>" in text
+    assert "(weights estimated)" in text
+    assert "No GPU: process RSS 3.00 GiB." in text
+    odd = EngineMemory("<b>x</b>", {"target": GiB})
+    assert "&lt;b&gt;x&lt;/b&gt;" in memory_html([odd], None, None, None)
+
+
+def test_html_without_a_pair_or_kv_figures():
+    assert "needs both a baseline and a speculative engine" in memory_html([], None, None, None)
+    blank = [EngineMemory("baseline"), EngineMemory("speculative")]
+    assert "unknown until both engines report" in memory_html(blank, None, None, None)

@@ -1,0 +1,14 @@
+"""Pure rendering of SpecLens traces: RunTrace / CompareRecord in, HTML,
+plotly figures, DataFrames and plain text out. No gradio, no vLLM."""
+from vis.acceptance import (accepted_histogram_figure, acceptance_summary_html,
+                            per_position_figure)
+from vis.compare import compare_html, compare_table, steps_dataframe
+from vis.stepper import describe_step, verify_step_indices
+from vis.timeline import timeline_figure
+from vis.tokens import legend_html, token_entries, token_view_html
+
+__all__ = [
+    "accepted_histogram_figure", "acceptance_summary_html", "compare_html", "compare_table",
+    "describe_step", "legend_html", "per_position_figure", "steps_dataframe",
+    "timeline_figure", "token_entries", "token_view_html", "verify_step_indices",
+]

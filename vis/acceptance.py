@@ -1,0 +1,114 @@
+"""Acceptance: how much of what the proposer drafted the target kept.
+
+The numbers are RunTrace's, which follow vLLM's definitions
+(vllm/v1/spec_decode/metrics.py), so they match what ``vllm bench`` and the
+Prometheus counters report:
+  acceptance rate        = accepted draft tokens / drafted tokens
+  mean acceptance length = 1 + accepted draft tokens / verify steps
+                           (tokens emitted per verify step, counting the
+                           target's own token)
+  per-position acceptance[p] = share of verify steps whose draft at position
+                           p+1 was accepted. It can only fall with p: a draft
+                           counts only if every draft before it was accepted.
+
+Pure: trace in, HTML / plotly Figure out.
+"""
+from __future__ import annotations
+
+import html
+
+import plotly.graph_objects as go
+
+from space.trace import VERIFY, RunTrace
+
+BAR_COLOR = "#009E73"  # Okabe-Ito bluish green, the token view's "accepted"
+NO_DRAFTS = "no drafts"
+
+
+def acceptance_summary_html(run: RunTrace) -> str:
+    """Acceptance rate, mean acceptance length and the counts behind them."""
+    if run.acceptance_rate is None:
+        reason = ("the proposer found nothing to propose" if run.speculative
+                  else "this run does not use speculative decoding")
+        return (f'<div class="speclens-acceptance"><p><b>{NO_DRAFTS.capitalize()}</b>: '
+                f"{html.escape(reason)}, so there is no acceptance rate.</p></div>")
+    k = len(run.per_position_acceptance)  # the most drafts any verify step had
+    return (
+        '<div class="speclens-acceptance"><p>'
+        f"Acceptance rate <b>{run.acceptance_rate:.1%}</b>: "
+        f"{run.num_accepted_tokens} of {run.num_draft_tokens} drafted tokens accepted "
+        f"over {run.num_drafts} verify steps.<br>"
+        f"Mean acceptance length <b>{run.mean_acceptance_length:.2f}</b> tokens per verify "
+        f"step (at most {k + 1}: {k} drafts plus the target's own token).</p></div>"
+    )
+
+
+def _empty_figure(title: str) -> go.Figure:
+    fig = go.Figure()
+    fig.add_annotation(text=NO_DRAFTS, showarrow=False, x=0.5, y=0.5,
+                       xref="paper", yref="paper", font={"size": 16})
+    fig.update_layout(title={"text": title}, height=300,
+                      xaxis={"visible": False}, yaxis={"visible": False})
+    return fig
+
+
+def per_position_figure(run: RunTrace) -> go.Figure:
+    """One bar per draft position: fraction of verify steps that accepted it."""
+    title = "Acceptance by draft position"
+    fracs = run.per_position_acceptance
+    if not fracs:
+        return _empty_figure(title)
+    positions = list(range(1, len(fracs) + 1))
+    counts = [round(f * run.num_drafts) for f in fracs]
+    fig = go.Figure(go.Bar(
+        x=positions, y=fracs, marker={"color": BAR_COLOR}, name="accepted",
+        text=[f"{f:.0%}" for f in fracs], textposition="outside",
+        customdata=counts,
+        hovertemplate=("draft position %{x}: accepted in %{customdata} of "
+                       f"{run.num_drafts} verify steps (%{{y:.1%}})<extra></extra>"),
+    ))
+    fig.update_layout(
+        title={"text": f"{title} ({run.num_drafts} verify steps)"}, height=300,
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+        xaxis={"title": {"text": "draft position"}, "dtick": 1},
+        yaxis={"title": {"text": "accepted"}, "range": [0, 1.1], "tickformat": ".0%"},
+    )
+    return fig
+
+
+def accepted_counts(run: RunTrace) -> list[int]:
+    """counts[n] = verify steps that accepted exactly n drafts, for n = 0..k."""
+    verify = [s for s in run.steps if s.kind == VERIFY]
+    k = max((s.num_drafts for s in verify), default=0)
+    counts = [0] * (k + 1)
+    for s in verify:
+        counts[min(s.num_accepted, k)] += 1
+    return counts
+
+
+def accepted_histogram_figure(run: RunTrace) -> go.Figure:
+    """Histogram over verify steps of accepted drafts, with every bin 0..k shown.
+
+    Bars are computed here rather than with go.Histogram so that empty bins
+    (e.g. no step accepted exactly 2) still appear as zero.
+    """
+    title = "Accepted drafts per verify step"
+    counts = accepted_counts(run)
+    if not run.num_drafts:
+        return _empty_figure(title)
+    k = len(counts) - 1
+    fig = go.Figure(go.Bar(
+        x=list(range(k + 1)), y=counts, marker={"color": BAR_COLOR}, name="verify steps",
+        text=counts, textposition="outside",
+        hovertemplate="%{y} verify steps accepted %{x} drafts<extra></extra>",
+    ))
+    mean_accepted = run.num_accepted_tokens / run.num_drafts
+    fig.add_vline(x=mean_accepted, line={"dash": "dash", "width": 2, "color": "#444444"},
+                  annotation_text=f"mean {mean_accepted:.2f}", annotation_position="top")
+    fig.update_layout(
+        title={"text": f"{title} ({run.num_drafts} steps; {k} = all drafts accepted)"},
+        height=300, margin={"l": 10, "r": 10, "t": 50, "b": 40},
+        xaxis={"title": {"text": "drafts accepted"}, "dtick": 1, "range": [-0.6, k + 0.6]},
+        yaxis={"title": {"text": "verify steps"}},
+    )
+    return fig

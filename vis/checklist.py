@@ -1,0 +1,98 @@
+"""HTML for the "is it worth it?" checklist. Pure: Checklist in, HTML string out.
+
+The root element carries ``data-verdict``; every row carries ``data-check``
+and ``data-passed`` (true / false / context) so tests and the browser can
+read the result without parsing text. Pass and fail are marked with a symbol
+and a word, never colour alone.
+"""
+from __future__ import annotations
+
+from html import escape
+
+from space.checklist import BORDERLINE, NOT_WORTH_IT, WORTH_IT, Check, Checklist
+
+_VERDICT_TEXT = {
+    WORTH_IT: "speculation is faster on this workload.",
+    NOT_WORTH_IT: "speculation does not pay here.",
+    BORDERLINE: "the gain is within noise, or not shown yet.",
+}
+# (symbol, word, css class) per passed value; the word is what a screen reader reads.
+_MARKS = {True: ("\u2714", "pass", "pass"), False: ("\u2718", "fail", "fail"),
+          None: ("\u2022", "context", "context")}
+
+_CSS = """
+.speclens-checklist table{border-collapse:collapse;width:100%;font-size:0.9em}
+.speclens-checklist th,.speclens-checklist td{border-bottom:1px solid #ddd;padding:4px 6px;
+ text-align:left;vertical-align:top}
+.speclens-checklist .verdict{font-weight:bold;padding:6px;border:2px solid currentColor}
+.speclens-checklist .pass{color:#1a7f37}.speclens-checklist .fail{color:#cf222e}
+.speclens-checklist .context{color:#57606a}
+.speclens-checklist tr.decisive td{font-weight:bold}
+"""
+
+
+def format_value(value: float | int | str | None, unit: str = "") -> str:
+    """Human text for a check's value or threshold.
+
+    Example:
+        >>> format_value(1.523, "x"), format_value(3 * 2**30, "bytes"), format_value(4096, "tokens")
+        ('1.52x', '3.00 GiB', '4,096 tokens')
+        >>> format_value(0.45, "%"), format_value(0.7051), format_value(2.8, "tokens")
+        ('45.0%', '0.705', '2.80 tokens')
+    """
+    if value is None:
+        return "\u2014"  # em dash: not measured
+    if isinstance(value, str):
+        return value
+    if unit == "bytes":
+        return _format_bytes(value)
+    if unit == "x":
+        return f"{value:.2f}x"
+    if unit == "%":
+        return f"{value:.1%}"
+    if isinstance(value, int) or float(value).is_integer() and abs(value) >= 10:
+        text = f"{int(value):,}"
+    elif abs(value) < 1:
+        text = f"{value:.3f}"
+    else:
+        text = f"{value:.2f}"
+    return f"{text} {unit}" if unit else text
+
+
+def _format_bytes(n: float) -> str:
+    sign, n = ("-" if n < 0 else ""), abs(n)
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{sign}{n / size:.2f} {unit}"
+    return f"{sign}{int(n)} B"
+
+
+def _row(check: Check) -> str:
+    symbol, word, css = _MARKS[check.passed]
+    passed_attr = {True: "true", False: "false", None: "context"}[check.passed]
+    threshold = format_value(check.threshold, check.unit) if check.threshold is not None else ""
+    if threshold and check.op:
+        threshold = f"{escape(check.op)} {escape(threshold)}"
+    else:
+        threshold = escape(threshold)
+    decisive = ' class="decisive"' if check.decisive else ""
+    return (
+        f'<tr data-check="{escape(check.name)}" data-passed="{passed_attr}"{decisive}>'
+        f'<td class="{css}"><span aria-hidden="true">{symbol}</span> {word}</td>'
+        f"<td>{escape(check.name)}{' (decisive)' if check.decisive else ''}</td>"
+        f"<td>{escape(format_value(check.value, check.unit))}</td>"
+        f"<td>{threshold}</td><td>{escape(check.detail)}</td></tr>"
+    )
+
+
+def checklist_html(checklist: Checklist) -> str:
+    """The checklist as one self-contained HTML fragment (inline CSS, no script)."""
+    verdict = checklist.verdict
+    rows = "".join(_row(c) for c in checklist.checks)
+    return (
+        f'<div class="speclens-checklist" data-verdict="{escape(verdict)}">'
+        f"<style>{_CSS}</style>"
+        f'<p class="verdict">{escape(verdict)}: {escape(_VERDICT_TEXT.get(verdict, ""))}</p>'
+        "<table><thead><tr><th>mark</th><th>check</th><th>value</th><th>threshold</th>"
+        f"<th>detail</th></tr></thead><tbody>{rows}</tbody></table></div>"
+    )

@@ -1,0 +1,130 @@
+"""Baseline vs speculative: the numbers side by side, and whether outputs match.
+
+Also the per-step table used for CSV export, since it is the same kind of
+flat, tabular view of a trace.
+
+Pure: trace in, DataFrame / HTML out.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+from typing import Callable
+
+import pandas as pd
+
+from space.trace import CompareRecord, RunTrace
+from vis.tokens import token_view_html
+
+# (row label, how to read it from a run). Definitions are RunTrace's (vllm bench's).
+METRICS: list[tuple[str, Callable[[RunTrace], float]]] = [
+    ("TTFT ms", lambda r: r.ttft_s * 1e3),
+    ("TPOT ms", lambda r: r.tpot_s * 1e3),
+    ("tokens/s", lambda r: r.tokens_per_s),
+    ("end-to-end ms", lambda r: r.e2e_s * 1e3),
+    ("output tokens", lambda r: float(len(r.output_token_ids))),
+]
+
+STEP_COLUMNS = ["index", "kind", "start_ms", "duration_ms", "num_scheduled_tokens", "drafts",
+                "num_drafts", "num_accepted", "emitted", "target_token_kind"]
+
+# Why greedy outputs can differ at all: speculative decoding is exact in
+# distribution, but verifying k+1 tokens at once runs different kernels and
+# batch shapes than one-token decoding, and low-precision arithmetic is not
+# associative, so a near-tie between two tokens can flip.
+DIVERGENCE_NOTE = (
+    "Speculative decoding keeps the target's output distribution, so with greedy "
+    "sampling the outputs usually match. A difference typically comes from "
+    "floating-point differences between batch shapes (a near-tie between two "
+    "tokens flips), or from sampling with temperature > 0."
+)
+
+
+def compare_table(cmp: CompareRecord) -> pd.DataFrame:
+    """Rows TTFT ms, TPOT ms, tokens/s, end-to-end ms, output tokens.
+
+    Columns baseline, speculative and ratio = speculative / baseline (NaN when
+    the baseline value is 0): below 1 is better for times, above 1 for
+    tokens/s. The index is named "metric"; call ``reset_index()`` for a
+    widget that hides the index.
+    """
+    rows = []
+    for name, read in METRICS:
+        b, s = read(cmp.baseline), read(cmp.speculative)
+        rows.append({"metric": name, "baseline": b, "speculative": s,
+                     "ratio": s / b if b else math.nan})
+    return pd.DataFrame(rows).set_index("metric")
+
+
+def _speed_words(speedup: float, what: str) -> str:
+    if speedup <= 0:
+        return f"{what}: n/a"
+    verdict = "faster" if speedup > 1 else ("slower" if speedup < 1 else "the same")
+    return f"<b>{speedup:.2f}x</b> {what} ({verdict})"
+
+
+def _summary_line(cmp: CompareRecord) -> str:
+    b, s = cmp.baseline, cmp.speculative
+    tpot = (f"{_speed_words(cmp.speedup, 'TPOT speedup')}: TPOT "
+            f"{b.tpot_s * 1e3:.2f} &rarr; {s.tpot_s * 1e3:.2f} ms")
+    e2e = (f"{_speed_words(cmp.e2e_speedup, 'end-to-end speedup')}: "
+           f"{b.e2e_s * 1e3:,.0f} &rarr; {s.e2e_s * 1e3:,.0f} ms")
+    return f"<p>{tpot}; {e2e}.</p>"
+
+
+def _token_at(run: RunTrace, i: int) -> str:
+    """repr of output token i, or a note that the output had already ended."""
+    ids = run.output_token_ids
+    return html.escape(repr(run.token_str(ids[i]))) if i < len(ids) else "(output ended)"
+
+
+def _divergence_html(cmp: CompareRecord) -> str:
+    i = cmp.first_divergence
+    if i is None:  # should not happen when outputs differ; show both without a mark
+        head = "<p>Outputs <b>differ</b>.</p>"
+    else:
+        head = (f"<p>Outputs <b>differ</b> from output token {i}: baseline "
+                f"{_token_at(cmp.baseline, i)}, speculative {_token_at(cmp.speculative, i)}.</p>")
+    lanes = "".join(
+        f'<div class="cmp-lane" data-lane="{name}"><p><b>{name}</b></p>'
+        f"{token_view_html(run, highlight_index=i, show_legend=False)}</div>"
+        for name, run in (("baseline", cmp.baseline), ("speculative", cmp.speculative))
+    )
+    return f"{head}<p><small>{html.escape(DIVERGENCE_NOTE)}</small></p>{lanes}"
+
+
+def compare_html(cmp: CompareRecord) -> str:
+    """Summary: TPOT speedup, end-to-end speedup, and whether outputs are identical.
+
+    When they differ, both outputs are shown as tokens with the first
+    differing one (``cmp.first_divergence``) outlined.
+    """
+    if cmp.outputs_identical:
+        n = len(cmp.speculative.output_token_ids)
+        outputs = f"<p>Outputs <b>identical</b> ({n} tokens).</p>"
+    else:
+        outputs = _divergence_html(cmp)
+    return f'<div class="speclens-compare">{_summary_line(cmp)}{outputs}</div>'
+
+
+def _texts(run: RunTrace, ids: list[int]) -> str:
+    """Token texts as a JSON list: keeps token boundaries and whitespace in a CSV cell."""
+    return json.dumps([run.token_str(t) for t in ids], ensure_ascii=False)
+
+
+def steps_dataframe(run: RunTrace) -> pd.DataFrame:
+    """One row per engine step; times in ms since the run's arrival."""
+    rows = [{
+        "index": s.index,
+        "kind": s.kind,
+        "start_ms": (s.start_s - run.arrival_s) * 1e3,
+        "duration_ms": s.duration_s * 1e3,
+        "num_scheduled_tokens": s.num_scheduled_tokens,
+        "drafts": _texts(run, s.draft_token_ids),
+        "num_drafts": s.num_drafts,
+        "num_accepted": s.num_accepted,
+        "emitted": _texts(run, s.emitted_token_ids),
+        "target_token_kind": s.target_token_kind,
+    } for s in run.steps]
+    return pd.DataFrame(rows, columns=STEP_COLUMNS)

@@ -1,0 +1,171 @@
+"""Memory view: what each engine holds, and the device beside it.
+
+Pure: memory records in, plotly figure / HTML out; no gradio import.
+"""
+from __future__ import annotations
+
+import html
+
+import plotly.graph_objects as go
+
+from space.memory import (GiB, EngineMemory, GpuMemory, SystemMemory, fmt_bytes,
+                          kv_tax_tokens)
+
+ESTIMATED = " (estimated)"
+
+# One colour per kind of segment, so a segment reads the same on every bar.
+_COLORS = {
+    "target weights": "#1f77b4",
+    "draft weights": "#ff7f0e",
+    "KV cache used": "#2ca02c",
+    "KV cache reserved, unused": "#b7e4b0",
+    "GPU used (all processes)": "#7f7f7f",
+    "GPU free": "#e0e0e0",
+    "process RSS": "#9467bd",
+    "host used, other processes": "#7f7f7f",
+    "host available": "#e0e0e0",
+}
+
+Segment = tuple[str, int, bool]  # (legend name, bytes, estimated)
+
+
+def _weights_order(e: EngineMemory) -> list[str]:
+    """Target first, then draft, then any other role in insertion order."""
+    known = [r for r in ("target", "draft") if r in e.weights_bytes]
+    return known + [r for r in e.weights_bytes if r not in known]
+
+
+def engine_segments(e: EngineMemory) -> list[Segment]:
+    """Stacked bottom to top: weights by role, then the KV pool (used, unused)."""
+    segs = [(f"{role} weights", int(e.weights_bytes[role]), e.weights_estimated)
+            for role in _weights_order(e)]
+    used = min(e.kv_cache_used_bytes, e.kv_cache_reserved_bytes)
+    segs.append(("KV cache used", used, False))
+    segs.append(("KV cache reserved, unused", e.kv_cache_reserved_bytes - used, False))
+    return segs
+
+
+def device_segments(gpu: GpuMemory | None, system: SystemMemory | None,
+                    process_rss: int | None) -> tuple[str, list[Segment]] | None:
+    """The GPU's used/free bar, or on CPU this process's RSS within the host."""
+    if gpu is not None:
+        return (f"GPU {gpu.index}<br>{html.escape(gpu.name)}",
+                [("GPU used (all processes)", gpu.used_bytes, False),
+                 ("GPU free", gpu.free_bytes, False)])
+    if system is None and process_rss is None:
+        return None
+    segs: list[Segment] = []
+    rss = process_rss or 0
+    if process_rss is not None:
+        segs.append(("process RSS", rss, False))
+    if system is not None:
+        segs.append(("host used, other processes", max(0, system.used_bytes - rss), False))
+        segs.append(("host available", system.available_bytes, False))
+    return "host (CPU)", segs
+
+
+def _bar_label(e: EngineMemory) -> str:
+    return e.label + ("<br>(weights estimated)" if e.weights_estimated else "")
+
+
+def memory_figure(engines: list[EngineMemory], gpu: GpuMemory | None,
+                  system: SystemMemory | None, process_rss: int | None) -> go.Figure:
+    """Stacked bar per engine (weights by role, KV used / unused) and one bar
+    for the device (GPU used / free, or process RSS within the host), in GiB.
+    Estimated weights carry "(estimated)" in the legend and a hatch."""
+    bars: list[tuple[str, list[Segment]]] = [(_bar_label(e), engine_segments(e)) for e in engines]
+    device = device_segments(gpu, system, process_rss)
+    if device is not None:
+        bars.append(device)
+    fig = go.Figure()
+    categories = [name for name, _ in bars]
+    legend: list[tuple[str, bool]] = []  # (segment, estimated), first-seen order
+    for _, segs in bars:
+        for name, _, est in segs:
+            if (name, est) not in legend:
+                legend.append((name, est))
+    for name, est in legend:
+        values = [next((b for n, b, e in segs if n == name and e == est), None) for _, segs in bars]
+        fig.add_trace(go.Bar(
+            name=name + (ESTIMATED if est else ""), x=categories,
+            y=[None if v is None else v / GiB for v in values],
+            customdata=[fmt_bytes(v) for v in values],
+            hovertemplate="%{x}<br>" + html.escape(name) + (ESTIMATED if est else "")
+                          + ": %{customdata}<extra></extra>",
+            marker=dict(color=_COLORS.get(name), pattern=dict(shape="/" if est else "")),
+        ))
+    fig.update_layout(barmode="stack", title="Memory: engines and device", yaxis_title="GiB",
+                      legend_title_text="", margin=dict(t=50, b=40, l=50, r=10))
+    if not bars:
+        fig.add_annotation(text="no memory figures yet", showarrow=False,
+                           xref="paper", yref="paper", x=0.5, y=0.5)
+    return fig
+
+
+def _pair(engines: list[EngineMemory]) -> tuple[EngineMemory, EngineMemory] | None:
+    by_label = {e.label: e for e in engines}
+    if "baseline" in by_label and "speculative" in by_label:
+        return by_label["baseline"], by_label["speculative"]
+    return None
+
+
+def tax_sentence(engines: list[EngineMemory]) -> str:
+    """One sentence on the draft's KV tax, in tokens (plain text)."""
+    pair = _pair(engines)
+    if pair is None:
+        return "KV tax: needs both a baseline and a speculative engine."
+    base, spec = pair
+    if base.kv_cache_capacity_tokens <= 0 or spec.kv_cache_capacity_tokens <= 0:
+        return "KV tax: unknown until both engines report their KV cache."
+    tax = kv_tax_tokens(base, spec)
+    if tax == 0:
+        return ("KV tax: none; the speculative engine holds as many KV tokens as the "
+                "baseline would in the same memory (a proposer without weights, e.g. ngram).")
+    pct = 100 * tax / base.kv_cache_capacity_tokens
+    est = " (weights estimated)" if base.weights_estimated or spec.weights_estimated else ""
+    return (f"KV tax of the draft: {tax:,} tokens ({pct:.1f}% of the baseline's "
+            f"{base.kv_cache_capacity_tokens:,}; {tax / spec.block_size:,.0f} blocks of "
+            f"{spec.block_size}): its weights and its layers' KV take that room{est}.")
+
+
+def _weights_cell(e: EngineMemory) -> str:
+    parts = [f"{role} {fmt_bytes(e.weights_bytes[role])}" for role in _weights_order(e)]
+    return " + ".join(parts) + (ESTIMATED if e.weights_estimated else "") if parts else "-"
+
+
+def _engine_row(e: EngineMemory) -> str:
+    per_token = e.kv_bytes_per_token
+    cells = [e.label, _weights_cell(e), fmt_bytes(e.kv_cache_reserved_bytes),
+             f"{fmt_bytes(e.kv_cache_used_bytes)} ({100 * e.kv_cache_usage_ratio:.1f}%)",
+             f"{e.kv_cache_capacity_tokens:,}",
+             fmt_bytes(per_token) if per_token is not None else "-"]
+    return "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
+
+
+def device_sentence(gpu: GpuMemory | None, system: SystemMemory | None,
+                    process_rss: int | None) -> str:
+    """Plain text: the GPU reading, or this process and the host on CPU."""
+    if gpu is not None:
+        util = f", {gpu.utilization_pct:.0f}% busy" if gpu.utilization_pct is not None else ""
+        return (f"GPU {gpu.index} ({gpu.name}): {fmt_bytes(gpu.used_bytes)} used of "
+                f"{fmt_bytes(gpu.total_bytes)}, {fmt_bytes(gpu.free_bytes)} free{util}.")
+    parts = []
+    if process_rss is not None:
+        parts.append(f"process RSS {fmt_bytes(process_rss)}")
+    if system is not None:
+        parts.append(f"host {fmt_bytes(system.used_bytes)} used of {fmt_bytes(system.total_bytes)}"
+                     f", {fmt_bytes(system.available_bytes)} available")
+    return ("No GPU: " + "; ".join(parts) + ".") if parts else "No GPU or host reading."
+
+
+def memory_html(engines: list[EngineMemory], gpu: GpuMemory | None,
+                system: SystemMemory | None, process_rss: int | None) -> str:
+    """Summary table per engine, the draft's KV tax in tokens, the device line."""
+    head = "".join(f"<th>{h}</th>" for h in
+                   ("engine", "weights", "KV reserved", "KV used", "KV capacity (tokens)",
+                    "KV per token"))
+    rows = "".join(_engine_row(e) for e in engines)
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>" if engines else ""
+    return (f'<div class="speclens-memory">{table}'
+            f'<p class="kv-tax">{html.escape(tax_sentence(engines))}</p>'
+            f'<p class="device">{html.escape(device_sentence(gpu, system, process_rss))}</p></div>')

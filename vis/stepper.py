@@ -1,0 +1,157 @@
+"""Stepper: one engine step at a time, in plain words, for teaching.
+
+A "Step" button walks through ``verify_step_indices(run)``; for each,
+``describe_step`` gives the context so far, the drafts with their fate, what
+the step emitted, and a sentence saying what happened.
+
+Token texts are quoted with ``repr`` so whitespace shows: ' years' has a
+leading space, '\\n' is a newline.
+
+Pure: trace in, dict of HTML strings and text out.
+"""
+from __future__ import annotations
+
+from space.trace import BONUS, CORRECTION, DECODE, PREFILL, RunTrace, StepRecord
+from vis.tokens import (ACCEPTED, REJECTED, UNUSED, TokenEntry, step_entries, text_html,
+                        token_span, wrap)
+
+PROMPT_TAIL_CHARS = 120   # the end of the prompt is what the next tokens continue
+OUTPUT_TAIL_CHARS = 600   # keep late steps readable: show the recent output only
+
+
+def verify_step_indices(run: RunTrace) -> list[int]:
+    """Indices into ``run.steps`` of the steps that emit tokens.
+
+    That is the final prefill chunk, every verify step and every decode step;
+    earlier prefill chunks only read the prompt and are skipped.
+    """
+    return [i for i, s in enumerate(run.steps) if s.emitted_token_ids]
+
+
+def q(text: str) -> str:
+    """Quote token text so whitespace is visible: ' years', '\\n'."""
+    return repr(text)
+
+
+def _qlist(run: RunTrace, ids: list[int]) -> str:
+    return ", ".join(q(run.token_str(t)) for t in ids)
+
+
+def _tail(text: str, n: int) -> str:
+    return text if len(text) <= n else "\u2026" + text[-n:]
+
+
+def _context_html(run: RunTrace, offset: int) -> str:
+    """The end of the prompt (dimmed) and the output before this step."""
+    n = len(run.prompt_token_ids)
+    prompt = (f'<span class="ctx-prompt" title="prompt, {n} tokens (end shown)">'
+              f"{text_html(_tail(run.prompt, PROMPT_TAIL_CHARS))}</span>")
+    so_far = "".join(run.token_str(t) for t in run.output_token_ids[:offset])
+    output = f'<span class="ctx-output">{text_html(_tail(so_far, OUTPUT_TAIL_CHARS))}</span>'
+    cursor = '<span class="tok-glyph" title="this step continues here">\u258c</span>'
+    return wrap(prompt + output + cursor)
+
+
+def _draft_entries(step: StepRecord) -> list[TokenEntry]:
+    """Every draft of the step with its fate.
+
+    Drafts past a rejection are rejected too: they were conditioned on the
+    rejected token. Drafts past a max_tokens/EOS cut are 'unused'.
+    """
+    out = []
+    k, na, n_emitted = step.num_drafts, step.num_accepted, len(step.emitted_token_ids)
+    for j, d in enumerate(step.draft_token_ids):
+        if j < na and j < n_emitted:
+            status = ACCEPTED
+        elif step.target_token_kind == CORRECTION and j >= na:
+            status = REJECTED
+        else:
+            status = UNUSED
+        out.append(TokenEntry(status, d, step.index, j + 1, k, None))
+    return out
+
+
+def _drafts_html(run: RunTrace, step: StepRecord) -> str:
+    if not step.draft_token_ids:
+        return wrap("<em>no drafts in this step</em>")
+    return wrap("".join(token_span(run, e) for e in _draft_entries(step)), "tok-chips")
+
+
+def _emitted_html(run: RunTrace, entries: list[TokenEntry]) -> str:
+    spans = [token_span(run, e) for e in entries if e.status != REJECTED]
+    return wrap("".join(spans) or "<em>nothing emitted in this step</em>", "tok-chips")
+
+
+def _prefill_words(run: RunTrace, i: int) -> str:
+    step = run.steps[i]
+    n = len(run.prompt_token_ids)
+    chunks = [j for j, s in enumerate(run.steps) if s.kind == PREFILL]
+    chunk = f"chunk {chunks.index(i) + 1} of {len(chunks)}"
+    if not step.emitted_token_ids:
+        return (f"the target read {step.num_scheduled_tokens} tokens of the {n}-token prompt "
+                f"({chunk}); no token comes out until the whole prompt is read.")
+    first = q(run.token_str(step.emitted_token_ids[0]))
+    if len(chunks) == 1:
+        return f"the target read the {n}-token prompt and produced its first token {first}."
+    return (f"the target read the last {step.num_scheduled_tokens} tokens of the {n}-token "
+            f"prompt ({chunk}) and produced its first token {first}.")
+
+
+def _discarded(run: RunTrace, ids: list[int]) -> str:
+    return f"{_qlist(run, ids)} {'is' if len(ids) == 1 else 'are'} discarded"
+
+
+def _verify_words(run: RunTrace, step: StepRecord) -> str:
+    k, na = step.num_drafts, step.num_accepted
+    drafts, emitted = step.draft_token_ids, step.emitted_token_ids
+    head = f"the draft proposed {k} token{'s' if k != 1 else ''}: {_qlist(run, drafts)}. "
+    kind = step.target_token_kind
+    if kind == BONUS:
+        which = "the draft" if k == 1 else f"all {k} drafts"
+        return head + (f"The target accepted {which} and added the bonus token "
+                       f"{q(run.token_str(emitted[-1]))}.")
+    if kind == CORRECTION and na < k:
+        accepted = _qlist(run, drafts[:na]) if na else "no draft"
+        target = q(run.token_str(emitted[-1]))
+        return head + (f"The target accepted {accepted}; at {q(run.token_str(drafts[na]))} "
+                       f"the target wanted {target} instead, so "
+                       f"{_discarded(run, drafts[na:])} and {target} is emitted.")
+    # Cut by max_tokens/EOS: only accepted drafts made it into the output.
+    accepted = _qlist(run, emitted) if emitted else "nothing"
+    reason = f" (finish reason: {run.finish_reason})" if run.finish_reason else ""
+    return head + (f"The target accepted {accepted}, and the output ended there{reason}, "
+                   "so the rest of this step is dropped.")
+
+
+def _sentence(run: RunTrace, i: int) -> str:
+    step = run.steps[i]
+    head = f"Step {step.index}: "
+    if step.kind == PREFILL:
+        return head + _prefill_words(run, i)
+    if step.kind == DECODE or not step.draft_token_ids:
+        tok = _qlist(run, step.emitted_token_ids) or "nothing"
+        return head + f"the proposer found nothing to propose; the target decoded {tok} on its own."
+    return head + _verify_words(run, step)
+
+
+def describe_step(run: RunTrace, i: int) -> dict[str, object]:
+    """Everything the stepper shows for ``run.steps[i]``.
+
+    Keys: ``context_html`` (end of the prompt + output before this step),
+    ``drafts_html`` (drafts: accepted shaded, rejected struck through),
+    ``emitted_html`` (tokens this step added), ``sentence`` (plain text, not
+    HTML: escape it before putting it into HTML), plus ``step_index``,
+    ``kind`` and ``output_offset`` (output tokens before this step).
+    """
+    step = run.steps[i]
+    offset = sum(len(s.emitted_token_ids) for s in run.steps[:i])
+    return {
+        "step_index": step.index,
+        "kind": step.kind,
+        "output_offset": offset,
+        "context_html": _context_html(run, offset),
+        "drafts_html": _drafts_html(run, step),
+        "emitted_html": _emitted_html(run, step_entries(step, offset)),
+        "sentence": _sentence(run, i),
+    }
+

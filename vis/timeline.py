@@ -1,0 +1,119 @@
+"""Timeline: engine steps of one or two runs on a shared time axis.
+
+Each run is drawn relative to its own arrival, so both lanes start at 0 and
+the gap between their finish marks is the end-to-end time saved (or lost) by
+speculation. A verify step is usually a little longer than a decode step but
+emits several tokens; the timeline makes that trade visible.
+
+Pure: trace in, plotly Figure out.
+"""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from space.trace import DECODE, PREFILL, VERIFY, RunTrace
+
+SPEC_LANE = "speculative"
+BASE_LANE = "baseline"
+
+# Okabe-Ito colours plus a fill pattern, so kinds differ without colour too.
+KIND_STYLE = {
+    PREFILL: {"color": "#E69F00", "pattern": "/"},
+    VERIFY: {"color": "#009E73", "pattern": ""},
+    DECODE: {"color": "#56B4E9", "pattern": "."},
+}
+OTHER_STYLE = {"color": "#999999", "pattern": "x"}  # a kind this module does not know yet
+FINISH_COLOR = "#444444"
+
+HOVER = ("<b>%{y}</b> step %{customdata[0]} (%{customdata[1]})<br>"
+         "start %{customdata[2]:.2f} ms, duration %{customdata[3]:.2f} ms<br>"
+         "scheduled %{customdata[4]} tokens<br>"
+         "proposed %{customdata[5]}, accepted %{customdata[6]}, emitted %{customdata[7]}"
+         "<extra></extra>")
+
+
+def _ms(run: RunTrace, t_s: float) -> float:
+    """Milliseconds since the run's arrival."""
+    return (t_s - run.arrival_s) * 1e3
+
+
+def _kinds(lanes: list[tuple[str, RunTrace]]) -> list[str]:
+    """Known kinds in a fixed order, then any others in order of appearance."""
+    seen = [s.kind for _, run in lanes for s in run.steps]
+    known = [k for k in (PREFILL, VERIFY, DECODE) if k in seen]
+    return known + [k for k in dict.fromkeys(seen) if k not in known]
+
+
+def _kind_bars(kind: str, lanes: list[tuple[str, RunTrace]]) -> go.Bar:
+    """One trace per kind, bars for both lanes, so the legend has one entry per kind."""
+    ys, bases, widths, custom = [], [], [], []
+    for lane, run in lanes:
+        for s in run.steps:
+            if s.kind != kind:
+                continue
+            start, dur = _ms(run, s.start_s), s.duration_s * 1e3
+            ys.append(lane)
+            bases.append(start)
+            widths.append(dur)
+            custom.append([s.index, s.kind, start, dur, s.num_scheduled_tokens,
+                           s.num_drafts, s.num_accepted, len(s.emitted_token_ids)])
+    style = KIND_STYLE.get(kind, OTHER_STYLE)
+    return go.Bar(
+        orientation="h", y=ys, x=widths, base=bases, name=kind,
+        customdata=custom, hovertemplate=HOVER,
+        # a thin white edge keeps consecutive steps of one kind apart
+        marker={"color": style["color"], "line": {"width": 0.5, "color": "white"},
+                "pattern": {"shape": style["pattern"]}},
+    )
+
+
+def _finish_marks(fig: go.Figure, lanes: list[tuple[str, RunTrace]]) -> None:
+    """A tick and label at each run's finish, plus a dashed line across lanes."""
+    for n, (lane, run) in enumerate(lanes):
+        end = run.e2e_s * 1e3
+        fig.add_trace(go.Scatter(
+            x=[end], y=[lane], mode="markers+text", name="finish",
+            legendgroup="finish", showlegend=n == 0,
+            marker={"symbol": "line-ns-open", "size": 28, "color": FINISH_COLOR,
+                    "line": {"width": 3, "color": FINISH_COLOR}},
+            text=[f"{end:,.0f} ms"], textposition="middle right",
+            hovertemplate=f"<b>{lane}</b> finished at %{{x:.1f}} ms<extra></extra>",
+        ))
+        fig.add_vline(x=end, line={"dash": "dash", "width": 1, "color": FINISH_COLOR})
+
+
+def _title(spec: RunTrace, baseline: RunTrace | None) -> str:
+    s_ms = spec.e2e_s * 1e3
+    if baseline is None:
+        return f"Speculative run: {s_ms:,.0f} ms end to end, {len(spec.steps)} steps"
+    b_ms = baseline.e2e_s * 1e3
+    diff = b_ms - s_ms
+    verdict = f"{diff:,.0f} ms saved" if diff >= 0 else f"{-diff:,.0f} ms lost"
+    ratio = f" ({b_ms / s_ms:.2f}x)" if s_ms > 0 else ""
+    return (f"Speculative {s_ms:,.0f} ms ({len(spec.steps)} steps) vs baseline "
+            f"{b_ms:,.0f} ms ({len(baseline.steps)} steps): {verdict}{ratio}")
+
+
+def timeline_figure(spec: RunTrace, baseline: RunTrace | None = None) -> go.Figure:
+    """One horizontal bar per engine step, in ms since each run's arrival.
+
+    Lanes: "speculative" (top) and, if given, "baseline". Colours and patterns
+    tell prefill / verify / decode apart; hover gives step index, kind,
+    duration and tokens proposed / accepted / emitted.
+    """
+    lanes = [(SPEC_LANE, spec)] + ([(BASE_LANE, baseline)] if baseline is not None else [])
+    fig = go.Figure([_kind_bars(kind, lanes) for kind in _kinds(lanes)])
+    _finish_marks(fig, lanes)
+    order = [lane for lane, _ in reversed(lanes)]  # plotly draws the first category at the bottom
+    fig.update_layout(
+        title={"text": _title(spec, baseline)},
+        barmode="overlay", bargap=0.35,
+        height=170 + 80 * len(lanes),
+        margin={"l": 10, "r": 10, "t": 60, "b": 40},
+        legend={"title": {"text": "step kind"}},
+        # headroom on the right so the finish labels are not clipped
+        xaxis={"title": {"text": "time since arrival (ms)"},
+               "range": [0, 1.12 * max(run.e2e_s * 1e3 for _, run in lanes) or 1.0]},
+        yaxis={"categoryorder": "array", "categoryarray": order},
+    )
+    return fig

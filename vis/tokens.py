@@ -1,0 +1,224 @@
+"""Token view: the output as tokens, each marked with how it came to be.
+
+Every output token was produced by one engine step, in one of six ways
+(the *status*). A verify step that rejects a draft also leaves rejected drafts
+behind; they are not part of the output but are shown in place, struck
+through, between the step's accepted drafts and the target's correction, which
+is where the target turned them down.
+
+Statuses are told apart by colour (Okabe-Ito, safe for colour-blind readers)
+and, independently of colour, by decoration, so the view also reads in
+greyscale or for readers who cannot tell the colours apart.
+
+Pure: trace in, HTML string out. No gradio import.
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+from space.trace import BONUS, CORRECTION, DECODE, PREFILL, VERIFY, RunTrace, StepRecord
+
+# Token statuses. PREFILL, DECODE, CORRECTION and BONUS share the trace's spelling.
+ACCEPTED = "accepted"  # a draft token the target agreed with; part of the output
+REJECTED = "rejected"  # a draft token the target turned down (or one after it); not output
+UNUSED = "unused"      # a draft cut off by max_tokens/EOS; only the stepper shows these
+STATUSES = (PREFILL, ACCEPTED, REJECTED, CORRECTION, BONUS, DECODE)
+
+STATUS_LABELS = {
+    PREFILL: "prefill: first token, from reading the prompt",
+    ACCEPTED: "accepted draft",
+    REJECTED: "rejected draft (not in the output)",
+    CORRECTION: "correction: the target's token in place of a rejected draft",
+    BONUS: "bonus: the target's extra token after all drafts were accepted",
+    DECODE: "decode: nothing was proposed; one token from the target alone",
+}
+
+NEWLINE_GLYPH = "\u21b5"  # ↵, drawn before each real line break
+EMPTY_GLYPH = "\u2205"    # ∅, so a token with empty text still has a visible box
+CONTAINER_CLASS = "speclens-tokens"
+
+# Scoped under the container class so it cannot restyle the rest of a Gradio page.
+# Okabe-Ito: orange #E69F00, bluish green #009E73, vermillion #D55E00,
+# blue #0072B2, reddish purple #CC79A7. Backgrounds are translucent tints so
+# the text colour can stay inherited and readable in light and dark themes.
+TOKEN_CSS = """
+.speclens-tokens{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
+  font-size:14px;line-height:1.9}
+.speclens-tokens .tok-body{white-space:pre-wrap;overflow-wrap:anywhere}
+.speclens-tokens .tok{border-radius:3px;padding:0 1px;
+  -webkit-box-decoration-break:clone;box-decoration-break:clone}
+.speclens-tokens .tok-prefill{border:2px solid #E69F00}
+.speclens-tokens .tok-accepted{background:rgba(0,158,115,.30)}
+.speclens-tokens .tok-rejected{color:#D55E00;background:rgba(213,94,0,.08);
+  text-decoration-line:line-through;text-decoration-thickness:2px}
+.speclens-tokens .tok-correction{text-decoration-line:underline;
+  text-decoration-color:#0072B2;text-decoration-thickness:3px;text-underline-offset:3px}
+.speclens-tokens .tok-bonus{border:2px dotted #CC79A7}
+.speclens-tokens .tok-bonus::after{content:"+";vertical-align:super;font-size:70%;
+  font-weight:bold;color:#CC79A7}
+.speclens-tokens .tok-unused{opacity:.5;border:1px dashed currentColor}
+.speclens-tokens .tok-diverge,.speclens-tokens .tok-end{outline:3px double #D55E00;
+  outline-offset:1px}
+.speclens-tokens .tok-glyph{opacity:.55;user-select:none}
+.speclens-tokens .tok-chips .tok{margin-right:.4em}
+.speclens-tokens .tok-legend{display:flex;flex-wrap:wrap;gap:.3em 1.2em;
+  margin-bottom:.6em;font-size:90%}
+.speclens-tokens .ctx-prompt{opacity:.6}
+"""
+
+
+@dataclass(frozen=True)
+class TokenEntry:
+    """One token as the views show it."""
+
+    status: str                # one of STATUSES (or UNUSED in the stepper)
+    token_id: int
+    step: int                  # StepRecord.index of the step that produced it
+    draft_pos: int | None      # 1-based position among the step's drafts; None for target tokens
+    num_drafts: int            # drafts verified in that step (k)
+    output_index: int | None   # index in run.output_token_ids; None for rejected drafts
+
+
+def _target_status(step: StepRecord) -> str:
+    """Status of the target's own token at the end of a verify step.
+
+    The trace normally says; when it does not, infer it the way vLLM's
+    rejection sampler works: a rejected draft means the target's token replaces
+    it (correction), otherwise it follows the last draft (bonus).
+    """
+    if step.target_token_kind in (CORRECTION, BONUS):
+        return step.target_token_kind
+    if not step.draft_token_ids:
+        return DECODE
+    return CORRECTION if step.num_accepted < step.num_drafts else BONUS
+
+
+def step_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
+    """The tokens of one step in display order, rejected drafts included.
+
+    Always renders exactly ``step.emitted_token_ids`` as output tokens: a last
+    step cut by max_tokens/EOS emits fewer than ``num_accepted + 1``, and then
+    emits accepted drafts only. Rejected drafts (``drafts[num_accepted:]``) are
+    inserted just before the correction token, and only when there is one.
+
+    Example (k=4): drafts [a, b, c, d], num_accepted=1, emitted [a, X],
+    correction -> accepted a, rejected b, c, d, correction X.
+    """
+    emitted = step.emitted_token_ids
+    if step.kind != VERIFY:
+        status = PREFILL if step.kind == PREFILL else DECODE
+        return [TokenEntry(status, t, step.index, None, 0, output_offset + j)
+                for j, t in enumerate(emitted)]
+    drafts, na, k = step.draft_token_ids, step.num_accepted, step.num_drafts
+    out: list[TokenEntry] = []
+    for j, tid in enumerate(emitted):
+        if j < min(na, k):
+            out.append(TokenEntry(ACCEPTED, tid, step.index, j + 1, k, output_offset + j))
+            continue
+        status = _target_status(step)
+        if step.target_token_kind == CORRECTION:  # never guess rejections on a cut step
+            out.extend(TokenEntry(REJECTED, d, step.index, na + 1 + r, k, None)
+                       for r, d in enumerate(drafts[na:]))
+        out.append(TokenEntry(status, tid, step.index, None, k, output_offset + j))
+    return out
+
+
+def token_entries(run: RunTrace) -> list[TokenEntry]:
+    """All tokens of a run in display order; output indices count across steps."""
+    out: list[TokenEntry] = []
+    offset = 0
+    for step in run.steps:
+        entries = step_entries(step, offset)
+        offset += len(step.emitted_token_ids)
+        out.extend(entries)
+    return out
+
+
+def text_html(text: str) -> str:
+    """Escape model text; show each newline as ↵ followed by a real line break.
+
+    The glyph sits in its own unselectable span so copying the view yields the
+    model's text, and tests can strip it to compare against ``run.text``.
+    """
+    if text == "":
+        return f'<span class="tok-glyph" aria-hidden="true">{EMPTY_GLYPH}</span>'
+    mark = f'<span class="tok-glyph" aria-hidden="true">{NEWLINE_GLYPH}</span>\n'
+    return mark.join(html.escape(part, quote=False) for part in text.split("\n"))
+
+
+def entry_title(run: RunTrace, e: TokenEntry) -> str:
+    """Hover text: step, status, place in the draft, token id and repr of the text."""
+    parts = [f"step {e.step}", e.status]
+    k = e.num_drafts
+    if e.draft_pos is not None:
+        parts.append(f"draft {e.draft_pos}/{k}")
+    elif e.status == CORRECTION:
+        parts.append(f"replaces a rejected draft of {k}")
+    elif e.status == BONUS:
+        parts.append(f"after all {k} drafts")
+    if e.output_index is not None:
+        parts.append(f"output #{e.output_index}")
+    parts.append(f"id {e.token_id}")
+    parts.append(repr(run.token_str(e.token_id)))
+    return " \u00b7 ".join(parts)
+
+
+def token_span(run: RunTrace, e: TokenEntry, highlight: bool = False) -> str:
+    """One ``<span class="tok tok-STATUS" data-status data-step title>``."""
+    cls = f"tok tok-{e.status}" + (" tok-diverge" if highlight else "")
+    attrs = [f'class="{cls}"', f'data-status="{e.status}"', f'data-step="{e.step}"']
+    if e.output_index is not None:
+        attrs.append(f'data-out="{e.output_index}"')
+    if highlight:
+        attrs.append('data-diverge="1"')
+    attrs.append(f'title="{html.escape(entry_title(run, e), quote=True)}"')
+    return f"<span {' '.join(attrs)}>{text_html(run.token_str(e.token_id))}</span>"
+
+
+def wrap(body: str, extra_class: str = "", header: str = "") -> str:
+    """Put rendered tokens in the styled container.
+
+    Each fragment carries its own ``<style>`` so it is self-contained inside a
+    gr.HTML; the rules are scoped, so repeating them is harmless.
+    """
+    body_class = f"tok-body {extra_class}".strip()
+    return (f'<div class="{CONTAINER_CLASS}"><style>{TOKEN_CSS}</style>{header}'
+            f'<div class="{body_class}">{body}</div></div>')
+
+
+def _legend_items() -> str:
+    return "".join(
+        f'<span data-legend="{s}" title="{html.escape(STATUS_LABELS[s])}">'
+        f'<span class="tok tok-{s}">{s}</span></span>'
+        for s in STATUSES
+    )
+
+
+def legend_html() -> str:
+    """One sample per status, styled exactly as in the token view; hover explains it.
+
+    Samples carry ``data-legend``, not ``data-status``, so counting
+    ``data-status`` in a view counts tokens only.
+    """
+    return (f'<div class="{CONTAINER_CLASS}"><style>{TOKEN_CSS}</style>'
+            f'<div class="tok-legend">{_legend_items()}</div></div>')
+
+
+def token_view_html(run: RunTrace, highlight_index: int | None = None,
+                    show_legend: bool = True) -> str:
+    """The run's output as styled tokens, rejected drafts shown in place.
+
+    ``highlight_index`` marks the output token at that index (e.g. the first
+    divergence from a baseline) with class ``tok-diverge``; an index equal to
+    the output length marks the end of the output instead.
+    """
+    spans = [token_span(run, e, e.output_index is not None and e.output_index == highlight_index)
+             for e in token_entries(run)]
+    if highlight_index is not None and highlight_index >= len(run.output_token_ids):
+        spans.append('<span class="tok-end" data-diverge="1" title="the output ends here">'
+                     '<span class="tok-glyph">\u27c2 end</span></span>')
+    if not run.output_token_ids:
+        spans.append("<em>no output tokens</em>")
+    legend = f'<div class="tok-legend">{_legend_items()}</div>' if show_legend else ""
+    return wrap("".join(spans), header=legend)
