@@ -40,8 +40,10 @@ def _req():
 
 
 def _spec(method):
+    """ngram k=4, or the target drafting for itself (the only CPU draft that accepts)."""
     from space.config import EngineSpec
-    return EngineSpec(method=method, k=4)
+    draft = "default" if method == "draft_model" else None
+    return EngineSpec(method=method, k=4, draft_model=draft)
 
 
 def _timed(fn) -> float:
@@ -57,9 +59,13 @@ def plain_llm(method: str | None, defaults: bool):
     from space import models
     from space.config import TracingSettings
     from space.engine.core import engine_kwargs
-    kw = engine_kwargs(_spec(method), models.prepare_default(), None, TracingSettings(),
-                       tracing=False)
-    kw["async_scheduling"] = True if defaults else False
+    path = models.prepare_default()
+    draft = str(path) if method == "draft_model" else None
+    kw = engine_kwargs(_spec(method), path, draft, TracingSettings(), tracing=False)
+    if not defaults:
+        kw["async_scheduling"] = False  # the tracing setting; defaults let vLLM choose
+    from space.engine.compat import guard_kernel_scan
+    guard_kernel_scan()
     return LLM(**kw)
 
 
@@ -106,14 +112,15 @@ def section_start() -> None:
         e.close()
 
 
-def section_overhead(runs: int) -> None:
+def section_overhead(runs: int, method: str) -> None:
     from space.engine import TracedEngine
-    traced = TracedEngine(_spec("ngram"))
+    traced = TracedEngine(_spec(method))
     ids = traced.encode(_req())
     runners = {"traced": traced_runner(traced),
-               "plain": plain_runner(plain_llm("ngram", defaults=False), ids),
-               "default": plain_runner(plain_llm("ngram", defaults=True), ids)}
+               "plain": plain_runner(plain_llm(method, defaults=False), ids),
+               "default": plain_runner(plain_llm(method, defaults=True), ids)}
     res = alternate(runners, runs)
+    print(f"{method}: traced engine vs vLLM's LLM, same process, alternating")
     for k, v in res.items():
         print(f"  {k:<8} tokens/s median {statistics.median(v):6.1f}  "
               f"min {min(v):6.1f}  max {max(v):6.1f}  (n={len(v)})")
@@ -156,12 +163,13 @@ def main() -> None:
     a = p.parse_args()
     if a.child:
         return _child(a.child, a.runs)
-    print(f"prompt: code edit, max_tokens {MAX_TOKENS}, temperature 0, ngram k=4, "
+    print(f"prompt: code edit, max_tokens {MAX_TOKENS}, temperature 0, k=4, "
           f"{os.cpu_count()} CPUs")
     if a.section in ("start", "all"):
         section_start()
     if a.section in ("overhead", "all"):
-        section_overhead(a.runs)
+        for method in ("ngram", "draft_model"):
+            section_overhead(a.runs, method)
     if a.section in ("two", "all"):
         section_two(a.runs)
 

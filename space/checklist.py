@@ -94,6 +94,14 @@ class Checklist:
     def to_dict(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "checks": [dataclasses.asdict(c) for c in self.checks]}
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Checklist":
+        """Inverse of ``to_dict`` (a checklist read back from a saved compare JSON)."""
+        names = {f.name for f in dataclasses.fields(Check)}
+        return cls(verdict=d["verdict"],
+                   checks=[Check(**{k: v for k, v in c.items() if k in names})
+                           for c in d.get("checks", [])])
+
 
 @dataclass
 class _Derived:

@@ -1,17 +1,27 @@
-"""Headless CLI: ``python -m space trace|compare ...``.
+"""Headless CLI: ``python -m space trace|compare|sweep ...``.
 
 Bad input gets one line on stderr and exit code 2; nothing else is printed.
+
+  python -m space compare --prompt "..."                    one prompt, with the checklist
+  python -m space compare --workload code_editing           every prompt: medians + per prompt
+  python -m space compare --workload creative_writing --pair cpu-bad-draft
+  python -m space sweep --workload code_editing --variable k --values 1,2,4,8 \
+      --csv sweep.csv --json sweep.json --plot sweep.html
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import logging
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from space.config import ConfigError, EngineSpec, RequestSpec
 from space.models import ModelError
+from space.preflight import preflight
 
 log = logging.getLogger("space")
 
@@ -33,6 +43,10 @@ def engine_flags(p: argparse.ArgumentParser) -> None:
 
 
 def spec_from_args(a: argparse.Namespace) -> EngineSpec:
+    """The engine settings; ``--pair`` (a model-pair preset) replaces model, method,
+    draft and k."""
+    if getattr(a, "pair", None):
+        return _pair_spec(a)
     method = None if a.method in ("none", "baseline", "") else a.method
     return EngineSpec(model=a.model, method=method, draft_model=a.draft_model, k=a.k,
                       max_model_len=a.max_model_len, dtype=a.dtype,
@@ -40,65 +54,221 @@ def spec_from_args(a: argparse.Namespace) -> EngineSpec:
                       gpu_memory_utilization=a.gpu_memory_utilization)
 
 
+def _pair_spec(a: argparse.Namespace) -> EngineSpec:
+    from space import presets
+    from space.workloads import pair_status
+
+    try:
+        pair = presets.get_model_pair(a.pair)
+    except KeyError:
+        ids = ", ".join(p.id for p in presets.load_model_pairs())
+        raise ConfigError(f"no model pair {a.pair!r}: one of {ids}") from None
+    status = pair_status(pair)
+    if not status.available:
+        raise ConfigError(f"model pair {pair.id} is not available here: {status.reason}")
+    return dataclasses.replace(pair.engine_spec(), max_model_len=a.max_model_len, dtype=a.dtype,
+                               kv_cache_bytes=a.kv_cache_mib << 20,
+                               gpu_memory_utilization=a.gpu_memory_utilization)
+
+
+def _workload(a: argparse.Namespace):
+    from space import presets
+
+    try:
+        return presets.get_workload(a.workload)
+    except KeyError:
+        ids = ", ".join(w.id for w in presets.load_workloads())
+        raise ConfigError(f"no workload {a.workload!r}: one of {ids}") from None
+
+
+def preset_flags(s: argparse.ArgumentParser, workload_required: bool = False) -> None:
+    g = s.add_argument_group("presets (presets/*.json)")
+    g.add_argument("--workload", required=workload_required,
+                   help="a workload id: its prompts, temperature and max tokens")
+    g.add_argument("--prompt-id", action="append", default=None,
+                   help="only this prompt of the workload (repeatable)")
+    g.add_argument("--pair", help="a model-pair id (replaces --model/--method/--draft-model/--k)")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m space", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m space", description=__doc__.splitlines()[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="\n".join(__doc__.splitlines()[3:]))
     sub = p.add_subparsers(dest="cmd", required=True)
     for name, helptext in (("trace", "run one prompt through the speculative engine"),
-                           ("compare", "baseline vs speculative on one prompt, medians")):
+                           ("compare", "baseline vs speculative on one prompt or a workload")):
         s = sub.add_parser(name, help=helptext)
         s.add_argument("--prompt", help="the prompt text")
         s.add_argument("--prompt-file", help="read the prompt from this file")
         s.add_argument("--raw", action="store_true", help="send the prompt as is (no chat template)")
-        s.add_argument("--max-tokens", type=int, default=128)
-        s.add_argument("--temperature", type=float, default=0.0)
+        s.add_argument("--max-tokens", type=int, default=None,
+                       help="default 128, or the workload's")
+        s.add_argument("--temperature", type=float, default=None,
+                       help="default 0, or the workload's")
         s.add_argument("--top-p", type=float, default=1.0)
         s.add_argument("--seed", type=int, default=0)
         s.add_argument("--json", metavar="PATH", help="write the record as JSON here")
         s.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
         if name == "compare":
             s.add_argument("--repeats", type=int, default=3, help="measured runs per engine")
+            s.add_argument("--concurrency", type=int, default=None,
+                           help="with --workload: N requests at once (default the workload's)")
+        preset_flags(s)
         engine_flags(s)
+    _sweep_parser(sub)
     return p
 
 
+def _sweep_parser(sub) -> None:
+    from space.sweep import VARIABLES
+
+    s = sub.add_parser("sweep", help="one workload across a range of k, concurrency, "
+                                     "input length or temperature")
+    s.add_argument("--variable", required=True, choices=list(VARIABLES))
+    s.add_argument("--values", help="comma-separated, e.g. 1,2,4,8 (defaults: k 1..8, "
+                                    "concurrency 1,2,4,8,16, input_length 128..3072, "
+                                    "temperature 0..1)")
+    s.add_argument("--repeats", type=int, default=2, help="measured runs per engine and point")
+    s.add_argument("--max-tokens", type=int, default=None, help="default the workload's")
+    s.add_argument("--csv", metavar="PATH", help="write the results table as CSV")
+    s.add_argument("--json", metavar="PATH", help="write the table and every run as JSON")
+    s.add_argument("--plot", metavar="PATH", help="write the figure: .html, or .png "
+                                                  "(headless chromium)")
+    s.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
+    preset_flags(s, workload_required=True)
+    engine_flags(s)
+
+
 def request_from_args(a: argparse.Namespace) -> RequestSpec:
-    if a.prompt_file:
+    """The request from --prompt/--prompt-file, or from the workload's first (or
+    --prompt-id) prompt with its temperature and max tokens."""
+    temperature, max_tokens = a.temperature, a.max_tokens
+    if a.workload:
+        if a.prompt or a.prompt_file:
+            raise ConfigError("give --prompt/--prompt-file or --workload, not both")
+        w = _workload(a)
+        try:
+            prompt = w.prompt(a.prompt_id[0]).text if a.prompt_id else w.prompts[0].text
+        except KeyError as exc:
+            raise ConfigError(exc.args[0]) from None
+        temperature = w.temperature if temperature is None else temperature
+        max_tokens = max_tokens or w.max_tokens
+    elif a.prompt_file:
         try:
             prompt = Path(a.prompt_file).read_text()
         except OSError as exc:
             raise ConfigError(f"cannot read --prompt-file: {exc.strerror}: {a.prompt_file}")
     else:
         prompt = a.prompt or ""
-    req = RequestSpec(prompt=prompt, temperature=a.temperature, top_p=a.top_p,
-                      max_tokens=a.max_tokens, seed=a.seed, raw=a.raw)
+    req = RequestSpec(prompt=prompt, temperature=0.0 if temperature is None else temperature,
+                      top_p=a.top_p, max_tokens=max_tokens or 128, seed=a.seed, raw=a.raw)
     req.validate()
     return req
+
+
+def _progress(frac: float, msg: str) -> None:
+    print(f"  [{frac:4.0%}] {msg}", flush=True)
+
+
+def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec):
+    from space import measure, runner  # imports vLLM
+
+    if a.repeats < 1:
+        raise ConfigError("--repeats must be at least 1")
+    if a.workload:
+        from space.workloads import run_workload
+
+        w = _workload(a)
+        if a.concurrency is not None and a.concurrency < 1:
+            raise ConfigError("--concurrency must be at least 1")
+        record = run_workload(spec, w, repeats=a.repeats, progress=_progress,
+                              max_tokens=a.max_tokens, temperature=a.temperature,
+                              concurrency=a.concurrency, prompt_ids=a.prompt_id)
+        print(describe_workload(record))
+    else:
+        record = runner.compare(spec, req, repeats=a.repeats)
+        print(runner.describe_compare(record))
+    print(measure.describe_checklist(record.checklist))
+    return record
+
+
+def describe_workload(r) -> str:
+    """Per-prompt rows, then the medians."""
+    lines = [f"{'prompt':<24}{'speedup':>8}{'accept':>8}{'base ms':>9}{'spec ms':>9}"
+             f"{'tokens':>7}  verdict"]
+    for row in r.rows():
+        rate = row["acceptance_rate"]
+        lines.append(f"{row['prompt'][:23]:<24}{row['speedup']:>7.2f}x"
+                     f"{'n/a' if rate is None else f'{rate:.0%}':>8}"
+                     f"{row['baseline_tpot_ms']:>9.1f}{row['speculative_tpot_ms']:>9.1f}"
+                     f"{row['output_tokens']:>7}  {row['verdict']}")
+    rate = "n/a" if r.acceptance_rate is None else f"{r.acceptance_rate:.1%}"
+    low_high = (f" (spread {r.speedup_spread[0]:.2f}-{r.speedup_spread[1]:.2f})"
+                if r.speedup_spread else "")
+    lines.append(f"{r.workload_id}, concurrency {r.concurrency}: median speedup (TPOT) "
+                 f"{r.speedup:.2f}x{low_high}; throughput {r.baseline_tokens_per_s:.1f} -> "
+                 f"{r.speculative_tokens_per_s:.1f} tok/s ({r.throughput_speedup:.2f}x); "
+                 f"acceptance {rate}")
+    return "\n".join(lines)
+
+
+def _sweep(a: argparse.Namespace, spec: EngineSpec):
+    from space.sweep import parse_values, run_sweep
+
+    if a.repeats < 1:
+        raise ConfigError("--repeats must be at least 1")
+    try:
+        values = parse_values(a.variable, a.values)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    w = _workload(a)
+    if a.prompt_id:
+        for pid in a.prompt_id:
+            if pid not in {p.id for p in w.prompts}:
+                raise ConfigError(f"workload {w.id!r} has no prompt {pid!r}")
+    result = run_sweep(spec, w, a.variable, values, repeats=a.repeats, progress=_progress,
+                       max_tokens=a.max_tokens, prompt_ids=a.prompt_id)
+    print(result.table.drop(columns=["variable"]).to_string(index=False, float_format="%.3f"))
+    cross = "none" if result.crossover is None else f"{a.variable} = {result.crossover:.3g}"
+    print(f"crossover (speedup = 1): {cross}")
+    if a.csv:
+        result.to_csv(a.csv)
+        print(f"wrote {a.csv}")
+    if a.plot:
+        from space.snapshot import save_figure
+        from vis.sweep import sweep_figure
+
+        save_figure(sweep_figure(result.table, a.variable,
+                                 title=f"{w.title}: sweep over {a.variable}"), a.plot)
+        print(f"wrote {a.plot}")
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
     a = _parser().parse_args(argv)
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO" if a.verbose else "ERROR")
+    if not a.verbose:
+        warnings.filterwarnings("ignore", category=FutureWarning)
     logging.basicConfig(level=logging.INFO if a.verbose else logging.WARNING,
                         format="%(message)s")
     try:
-        from space import runner  # imports vLLM: after the logging level is set
-
-        req = request_from_args(a)
         spec = spec_from_args(a)
-        if a.cmd == "trace":
-            record = runner.trace_one(spec, req)
-            print(runner.describe_run(record))
+        if a.cmd == "sweep":
+            record = _sweep(a, spec)
         else:
-            if a.repeats < 1:
-                raise ConfigError("--repeats must be at least 1")
-            record = runner.compare(spec, req, repeats=a.repeats)
-            print(runner.describe_compare(record))
+            req = request_from_args(a)
+            preflight(spec, [req])
+            if a.cmd == "trace":
+                from space import runner  # imports vLLM: after the checks and the logging level
+
+                record = runner.trace_one(spec, req)
+                print(runner.describe_run(record))
+            else:
+                record = _compare(a, spec, req)
     except (ConfigError, ModelError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if a.json:
-        from space.trace import dumps
-
-        Path(a.json).write_text(dumps(record))
+        Path(a.json).write_text(json.dumps(record.to_dict(), indent=1))
         print(f"wrote {a.json}")
     return 0

@@ -206,3 +206,16 @@ def resolve_draft(method: str | None, draft: str | None, target: Path,
         raise ModelError(f"the draft's vocabulary ({d_vocab} tokens) differs from the "
                          f"target's ({t_vocab}): a draft model must share the tokenizer")
     return str(path)
+
+
+def _print_progress(frac: float, msg: str) -> None:
+    print(f"  [{frac:4.0%}] {msg}", flush=True)
+
+
+if __name__ == "__main__":  # python -m space.models prepare
+    import sys
+
+    if sys.argv[1:] != ["prepare"]:
+        raise SystemExit("usage: python -m space.models prepare")
+    print(f"  default model: {prepare_default(_print_progress)}")
+    print(f"  bad-draft copy: {prepare_truncated(_print_progress)}")

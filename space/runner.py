@@ -4,31 +4,25 @@ One process-wide ``EnginePool`` holds the engines; its lock serializes runs.
 """
 from __future__ import annotations
 
-import importlib.util
+import dataclasses
 import logging
+import weakref
+from typing import Literal
 
-from space import models, prompts
+from space import measure, models
 from space.config import ConfigError, EngineSpec, RequestSpec
-from space.engine import EnginePool, on_gpu
-from space.engine.core import StepCallback
+from space.engine import EnginePool
+from space.preflight import preflight
+from space.engine.core import StepCallback, TracedEngine
+from space.memory import EngineMemory
 from space.trace import CompareRecord, RunTrace, make_compare
 
 log = logging.getLogger(__name__)
 POOL = EnginePool()
-
-
-def preflight(spec: EngineSpec, reqs: list[RequestSpec],
-              progress: models.Progress | None = None) -> list[list[int]]:
-    """Every check that needs no engine: settings, models, draft vocabulary, prompt length."""
-    spec.validate(on_gpu())
-    if spec.method == "suffix" and importlib.util.find_spec("arctic_inference") is None:
-        raise ConfigError("suffix decoding needs the arctic-inference package, which is not "
-                          "installed here (GPU boxes only; see README)")
-    for r in reqs:
-        r.validate()
-    path = models.resolve_model(spec.model, progress)
-    models.resolve_draft(spec.method, spec.draft_model, path, progress)
-    return [prompts.encode_for(path, r, spec.max_model_len) for r in reqs]
+# A short unmeasured run pays an engine's first-run costs (buffer allocation,
+# kernel selection for each new batch shape) so that measured runs don't.
+WARMUP_TOKENS = 16
+_warmed: "weakref.WeakSet[TracedEngine]" = weakref.WeakSet()
 
 
 def trace_one(spec: EngineSpec, req: RequestSpec, pool: EnginePool = POOL,
@@ -43,17 +37,31 @@ def trace_one(spec: EngineSpec, req: RequestSpec, pool: EnginePool = POOL,
 
 def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePool = POOL,
             on_step: StepCallback | None = None, progress: models.Progress | None = None,
-            warmup: bool = True) -> CompareRecord:
-    """Warm-up run of each engine, then ``repeats`` measured runs, alternating."""
+            warmup: bool | Literal["once"] = True,
+            context: measure.Context | None = None) -> CompareRecord:
+    """Warm-up run of each engine, then ``repeats`` measured runs, alternating.
+
+    The record carries the checklist (``space.measure.attach_checklist``);
+    ``context`` names the task and what sweeps found, for its context lines.
+
+    ``warmup``: True runs ``req`` once through each engine first; "once" warms
+    only engines never warmed before, with a short run (the app: keeps
+    the page fast after the first run); False skips it.
+    ``on_step`` streams the last measured speculative run.
+    """
     if not spec.is_speculative:
         raise ConfigError("compare needs a speculative method (got none)")
+    if repeats < 1:
+        raise ConfigError(f"repeats must be at least 1, got {repeats}")
     preflight(spec, [req], progress)
     with pool.lock:
         base = pool.baseline(spec, progress)
         spec_engine = pool.speculative(spec, progress)
-        if warmup:
-            base.run(req)
-            spec_engine.run(req)
+        for e in (base, spec_engine):
+            if warmup is True:
+                e.run(req)
+            elif warmup == "once":
+                _warm_once(e, req, progress)
         bases, specs = [], []
         for i in range(repeats):
             if progress:
@@ -63,7 +71,34 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
             for e in order:
                 out = e.run(req, on_step if e is spec_engine and i == repeats - 1 else None)
                 (specs if e is spec_engine else bases).append(out)
-    return make_compare(bases, specs)
+        cmp = make_compare(bases, specs)
+        measure.attach_checklist(cmp, (base, spec_engine), req, context or measure.Context())
+    return cmp
+
+
+def _warm_once(engine: TracedEngine, req: RequestSpec,
+               progress: models.Progress | None = None) -> None:
+    if engine in _warmed:
+        return
+    if progress:
+        progress(0.0, f"warming up the {engine.spec.method or 'baseline'} engine")
+    engine.run(dataclasses.replace(req, max_tokens=min(req.max_tokens, WARMUP_TOKENS)))
+    _warmed.add(engine)
+
+
+def prepare(spec: EngineSpec, req: RequestSpec, pool: EnginePool = POOL,
+            progress: models.Progress | None = None) -> None:
+    """Build and warm the baseline and speculative engines for ``spec`` (app start)."""
+    preflight(spec, [req], progress)
+    with pool.lock:
+        for engine in (pool.baseline(spec, progress), pool.speculative(spec, progress)):
+            _warm_once(engine, req, progress)
+
+
+def engine_memory(pool: EnginePool = POOL) -> list[EngineMemory]:
+    """What the current baseline and speculative engines hold; builds nothing."""
+    with pool.lock:
+        return [e.memory() for e in pool.current()]
 
 
 def describe_run(r: RunTrace) -> str:

@@ -45,6 +45,7 @@ class StepRecord:
     target_token_kind: str | None = None  # CORRECTION | BONUS on verify steps, else None;
     # None too when max_tokens/EOS cut the step before the target's own token.
     output_offset: int = 0         # output tokens committed before this step
+    propose_s: float = 0.0         # proposer time inside this step (drafting for the next one)
 
     @property
     def duration_s(self) -> float:

@@ -4,7 +4,8 @@ from __future__ import annotations
 from space.trace import BONUS, CORRECTION, DECODE, PREFILL, VERIFY, StepRecord
 
 
-def build_steps(raws, times: list[tuple[float, float]], first_index: int = 0) -> list[StepRecord]:
+def build_steps(raws, times: list[tuple[float, float, float]],
+                first_index: int = 0) -> list[StepRecord]:
     """Join scheduler records with step times.
 
     Example: drafts [12, 7, 9, 4], sampled [12, 30], kept [12, 30]
@@ -14,7 +15,7 @@ def build_steps(raws, times: list[tuple[float, float]], first_index: int = 0) ->
     own token was cut, target_token_kind is None.
     """
     steps = []
-    for i, (raw, (t0, t1)) in enumerate(zip(raws, times)):
+    for i, (raw, (t0, t1, propose_s)) in enumerate(zip(raws, times)):
         drafts, sampled, kept = raw.draft_token_ids, raw.sampled_token_ids, raw.kept_token_ids
         if raw.num_computed_before < raw.num_prompt_tokens:
             kind = PREFILL
@@ -31,7 +32,8 @@ def build_steps(raws, times: list[tuple[float, float]], first_index: int = 0) ->
             index=first_index + i, kind=kind, start_s=t0, end_s=t1,
             num_scheduled_tokens=raw.num_scheduled_tokens, draft_token_ids=list(drafts),
             num_accepted=accepted, emitted_token_ids=list(kept),
-            target_token_kind=target_kind, output_offset=raw.output_offset))
+            target_token_kind=target_kind, output_offset=raw.output_offset,
+            propose_s=propose_s))
     return steps
 
 

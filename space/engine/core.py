@@ -12,6 +12,7 @@ import logging
 import time
 from typing import Callable
 
+import torch
 from vllm import EngineArgs, SamplingParams
 from vllm.engine.llm_engine import LLMEngine
 from vllm.inputs import TokensPrompt
@@ -20,8 +21,10 @@ from vllm.sampling_params import RequestOutputKind
 
 from space import models, prompts
 from space.config import ConfigError, EngineSpec, RequestSpec, TracingSettings
+from space.engine.compat import guard_kernel_scan
 from space.engine.build import build_steps, token_texts
 from space.engine.scheduler import TracingScheduler
+from space.memory import EngineMemory
 from space.trace import RunTrace, StepRecord
 
 log = logging.getLogger(__name__)
@@ -31,7 +34,7 @@ StepCallback = Callable[[str, StepRecord, dict[int, str]], None]
 
 
 def on_gpu() -> bool:
-    return not current_platform.is_cpu()
+    return not current_platform.is_cpu()  # vLLM's own answer, once it is imported
 
 
 class TracedEngine:
@@ -52,11 +55,15 @@ class TracedEngine:
         label = spec.method or "baseline"
         progress(0.1, f"building the {label} engine on {self.model_path.name}")
         t0 = time.perf_counter()
+        guard_kernel_scan()
         self.engine = LLMEngine.from_engine_args(self.args)
         self.build_s = time.perf_counter() - t0
         progress(1.0, f"{label} engine ready in {self.build_s:.1f} s")
         self.tokenizer = self.engine.get_tokenizer()
         self.scheduler = self.engine.engine_core.engine_core.scheduler
+        self.runner = self.engine.engine_core.engine_core.model_executor \
+            .driver_worker.worker.model_runner
+        self.proposer_timer = ProposerTimer.attach(self.runner) if spec.is_speculative else None
         self._text_cache: dict[int, str] = {}
 
     def config_record(self) -> dict:
@@ -100,12 +107,14 @@ class TracedEngine:
             self.engine.add_request(rid, TokensPrompt(prompt_token_ids=ids),
                                     self._params(req, len(ids)))
         finals: dict[str, list] = {rid: [] for rid in req_ids}
-        times: dict[str, list[tuple[float, float]]] = {rid: [] for rid in req_ids}
+        times: dict[str, list[tuple[float, float, float]]] = {rid: [] for rid in req_ids}
+        timer = self.proposer_timer
         try:
             while self.engine.has_unfinished_requests():
                 t0 = time.perf_counter()
                 outs = self.engine.step()
                 t1 = time.perf_counter()
+                propose_s = timer.take() if timer else 0.0
                 for out in outs:
                     finals[out.request_id].append(out)
                 if rec is None:
@@ -113,17 +122,18 @@ class TracedEngine:
                 for internal_id, raw in rec.take_step():
                     rid = _external_id(internal_id, times)
                     if rid is not None:
-                        times[rid].append((t0, t1))
+                        times[rid].append((t0, t1, propose_s))
                         if on_step:
-                            self._stream(rid, raw, len(times[rid]) - 1, t0, t1, on_step)
+                            self._stream(rid, raw, len(times[rid]) - 1, times[rid][-1],
+                                         on_step)
         except BaseException:
             self.engine.abort_request(req_ids)
             raise
         return [self._finish(rid, req, ids, arrival, finals[rid], times[rid])
                 for rid, req, ids in zip(req_ids, reqs, encoded)]
 
-    def _stream(self, rid, raw, index, t0, t1, on_step) -> None:
-        step = build_steps([raw], [(t0, t1)], first_index=index)[0]
+    def _stream(self, rid, raw, index, step_times, on_step) -> None:
+        step = build_steps([raw], [step_times], first_index=index)[0]
         on_step(rid, step, self.texts(step.emitted_token_ids + step.draft_token_ids))
 
     def texts(self, ids: list[int]) -> dict[int, str]:
@@ -151,6 +161,23 @@ class TracedEngine:
             vllm_spec_metrics=_metrics_dict(metrics),
         )
 
+    def memory(self) -> EngineMemory:
+        """Weights (target and draft, counted from the loaded tensors) and KV cache."""
+        weights = {"target": _param_bytes(getattr(self.runner, "model", None))}
+        drafter = getattr(self.runner, "drafter", None)
+        if drafter is not None and getattr(drafter, "model", None) is not None:
+            weights["draft"] = _param_bytes(drafter.model)
+        kv_cfg = self.scheduler.kv_cache_config
+        reserved = sum(t.size for t in kv_cfg.kv_cache_tensors)
+        usage = self.scheduler.kv_cache_manager.usage
+        block = self.scheduler.block_size
+        label = "speculative" if self.spec.is_speculative else "baseline"
+        return EngineMemory(label=label, weights_bytes=weights,
+                            weights_estimated=False, kv_cache_reserved_bytes=reserved,
+                            kv_cache_used_bytes=int(reserved * usage),
+                            kv_cache_capacity_tokens=kv_cfg.num_blocks * block,
+                            block_size=block)
+
     def close(self) -> None:
         """Shut the engine core down and drop references so memory returns."""
         engine = getattr(self, "engine", None)
@@ -162,6 +189,43 @@ class TracedEngine:
             log.debug("engine shutdown", exc_info=True)
         self.engine = self.scheduler = None
         gc.collect()
+
+
+class ProposerTimer:
+    """Times the model runner's ``propose_draft_token_ids`` (ngram lookup, draft
+    model forward passes...) so the draft cost is measured, not assumed."""
+
+    def __init__(self) -> None:
+        self.total_s = 0.0
+
+    @classmethod
+    def attach(cls, runner) -> "ProposerTimer | None":
+        original = getattr(runner, "propose_draft_token_ids", None)
+        if original is None:
+            return None
+        timer = cls()
+        sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
+
+        def timed(*args, **kwargs):
+            sync()
+            t0 = time.perf_counter()
+            out = original(*args, **kwargs)
+            sync()  # GPU kernels are asynchronous: read the clock after they finish
+            timer.total_s += time.perf_counter() - t0
+            return out
+
+        runner.propose_draft_token_ids = timed
+        return timer
+
+    def take(self) -> float:
+        out, self.total_s = self.total_s, 0.0
+        return out
+
+
+def _param_bytes(model) -> int:
+    if model is None:
+        return 0
+    return sum(p.numel() * p.element_size() for p in model.parameters())
 
 
 def engine_kwargs(spec: EngineSpec, model_path, draft_path: str | None,

@@ -53,6 +53,13 @@ class EnginePool:
     def cached_specs(self) -> list[EngineSpec]:
         return list(self._spec)
 
+    def current(self) -> list[TracedEngine]:
+        """The engines built so far: the baseline, then the most recently used
+        speculative one; nothing is built."""
+        with self.lock:
+            latest = [next(reversed(self._spec.values()))] if self._spec else []
+            return ([self._baseline] if self._baseline is not None else []) + latest
+
     def close_all(self) -> None:
         with self.lock:
             for e in self._spec.values():

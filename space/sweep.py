@@ -1,0 +1,238 @@
+"""Sweeps: one workload across a range of one variable, speedup and acceptance per point.
+
+Variables: ``k`` (num_speculative_tokens; a new speculative engine per
+value), ``concurrency`` (requests submitted together), ``input_length``
+(prompt tokens: each prompt is padded with background text to the length)
+and ``temperature``. Every point is a full ``run_workload`` (baseline and
+speculation, repeats, medians over prompts); the table has one row per point.
+
+The crossover is where the speedup line crosses 1 (the baseline): linear
+interpolation between the two points around it (in log space on a log axis).
+
+Importing this module does not import vLLM.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from space import models, prompts
+from space.config import EngineSpec, RequestSpec
+from space.presets import PRESETS_DIR, Prompt, Workload
+from space.workloads import WorkloadResult, run_workload
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    label: str                  # axis title
+    defaults: tuple[float, ...]  # values swept when none are given
+    log_axis: bool = False      # plot (and interpolate the crossover) on a log scale
+    integer: bool = True
+
+
+VARIABLES: dict[str, Variable] = {v.name: v for v in (
+    Variable("k", "k (draft tokens per verify step)", tuple(range(1, 9))),
+    Variable("concurrency", "concurrent requests", (1, 2, 4, 8, 16), log_axis=True),
+    # "short" is the prompt as written: values below its length leave it unpadded
+    Variable("input_length", "prompt tokens", (128, 512, 1024, 2048, 3072), log_axis=True),
+    Variable("temperature", "temperature", (0.0, 0.25, 0.5, 0.75, 1.0), integer=False),
+)}
+
+COLUMNS = ["variable", "value", "speedup", "speedup_low", "speedup_high", "e2e_speedup",
+           "throughput_speedup", "acceptance_rate", "mean_acceptance_length",
+           "baseline_tpot_ms", "speculative_tpot_ms", "baseline_tokens_per_s",
+           "speculative_tokens_per_s", "prompt_tokens", "output_tokens", "verdict"]
+
+# Background text that pads prompts for the input-length sweep (~3,200 tokens, cycled).
+FILLER_FILE = PRESETS_DIR / "texts" / "long_passage.txt"
+FILLER_HEADER = "Background document, for reference only:\n"
+
+
+def parse_values(variable: str, text: str | None) -> list[float]:
+    """'1,2,4' -> [1, 2, 4]; None or '' -> the variable's defaults.
+
+    Example:
+        >>> parse_values("temperature", "0, 0.5,1")
+        [0.0, 0.5, 1.0]
+    """
+    var = VARIABLES[variable]
+    if not text or not text.strip():
+        return list(var.defaults)
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"--values must be numbers separated by commas, got {text!r}") from None
+    if var.integer:
+        if any(v != int(v) or v < 1 for v in values):
+            raise ValueError(f"{variable} values must be whole numbers >= 1, got {text!r}")
+        values = [int(v) for v in values]
+    if not values:
+        raise ValueError("no values to sweep")
+    return sorted(set(values))
+
+
+def crossover(values: Sequence[float], speedups: Sequence[float],
+              log_axis: bool = False) -> float | None:
+    """The first value where speedup crosses 1, interpolated; None if it never does.
+
+    Example:
+        >>> crossover([1, 2, 4, 8], [1.6, 1.3, 0.9, 0.7])   # 1.3 -> 0.9 between 2 and 4
+        3.5
+        >>> crossover([1, 4], [1.2, 0.8], log_axis=True)     # halfway in log2: 2
+        2.0
+        >>> crossover([1, 2], [1.4, 1.2]) is None
+        True
+    """
+    pts = sorted((x, s) for x, s in zip(values, speedups) if s is not None and not math.isnan(s))
+    for (x0, s0), (x1, s1) in zip(pts, pts[1:]):
+        if s0 == 1.0:
+            return float(x0)
+        if (s0 - 1.0) * (s1 - 1.0) < 0:
+            t = (1.0 - s0) / (s1 - s0)
+            if log_axis and x0 > 0:
+                return float(math.exp(math.log(x0) + t * (math.log(x1) - math.log(x0))))
+            return float(x0 + t * (x1 - x0))
+    if pts and pts[-1][1] == 1.0:
+        return float(pts[-1][0])
+    return None
+
+
+def gain_vanishes_at(values: Sequence[float], speedups: Sequence[float]) -> float | None:
+    """The first swept value whose speedup is at most 1 (the checklist's load lines).
+
+    Example:
+        >>> gain_vanishes_at([1, 2, 4, 8], [1.5, 1.1, 0.98, 0.8])
+        4
+    """
+    for x, s in sorted(zip(values, speedups)):
+        if s is not None and s <= 1.0:
+            return x
+    return None
+
+
+def point_row(variable: str, value: float, r: WorkloadResult) -> dict[str, Any]:
+    """One table row from one point's workload result."""
+    low, high = r.speedup_spread or (math.nan, math.nan)
+    nan = math.nan
+    return {"variable": variable, "value": value, "speedup": r.speedup,
+            "speedup_low": low, "speedup_high": high, "e2e_speedup": r.e2e_speedup,
+            "throughput_speedup": r.throughput_speedup,
+            "acceptance_rate": nan if r.acceptance_rate is None else r.acceptance_rate,
+            "mean_acceptance_length": (nan if r.mean_acceptance_length is None
+                                       else r.mean_acceptance_length),
+            "baseline_tpot_ms": r.baseline_tpot_s * 1e3,
+            "speculative_tpot_ms": r.speculative_tpot_s * 1e3,
+            "baseline_tokens_per_s": r.baseline_tokens_per_s,
+            "speculative_tokens_per_s": r.speculative_tokens_per_s,
+            "prompt_tokens": r.prompt_tokens, "output_tokens": r.output_tokens,
+            "verdict": r.verdict}
+
+
+@dataclass
+class SweepResult:
+    workload_id: str
+    variable: str
+    table: "pd.DataFrame"          # COLUMNS, one row per value
+    crossover: float | None        # where speedup crosses 1, interpolated
+    gain_vanishes_at: float | None  # first value with speedup <= 1
+    results: list[WorkloadResult] = field(default_factory=list)  # the full record per point
+
+    def to_csv(self, path=None) -> str | None:
+        return self.table.to_csv(path, index=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"workload_id": self.workload_id, "variable": self.variable,
+                "crossover": self.crossover, "gain_vanishes_at": self.gain_vanishes_at,
+                "table": self.table.to_dict(orient="records"),
+                "results": [r.to_dict() for r in self.results]}
+
+
+def make_table(variable: str, values: Sequence[float],
+               results: Sequence[WorkloadResult]) -> SweepResult:
+    """The table, crossover and vanishing point of finished points (pure)."""
+    import pandas as pd  # here, so that the CLI's argument parsing stays fast
+
+    rows = [point_row(variable, v, r) for v, r in zip(values, results)]
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    xs, ss = list(table["value"]), list(table["speedup"])
+    return SweepResult(workload_id=results[0].workload_id if results else "",
+                       variable=variable, table=table,
+                       crossover=crossover(xs, ss, VARIABLES[variable].log_axis),
+                       gain_vanishes_at=gain_vanishes_at(xs, ss), results=list(results))
+
+
+def padded_workload(workload: Workload, target_tokens: int, tokenizer) -> Workload:
+    """``workload`` with each prompt padded by background text to ~target_tokens.
+
+    The background goes before the prompt, so the instruction stays last.
+    Prompts already at least that long are left as they are; the measured
+    prompt length is in the results (``prompt_tokens``).
+    """
+    filler_ids = tokenizer.encode(FILLER_FILE.read_text(encoding="utf-8"),
+                                  add_special_tokens=False)
+    header = len(tokenizer.encode(FILLER_HEADER + "\n\n", add_special_tokens=False))
+    padded = []
+    for p in workload.prompts:
+        own = len(prompts.encode(tokenizer, RequestSpec(prompt=p.text), 1 << 30))
+        need = target_tokens - own - header
+        if need <= 0:
+            padded.append(p)
+            continue
+        ids = (filler_ids * (need // len(filler_ids) + 1))[:need]
+        text = f"{FILLER_HEADER}{tokenizer.decode(ids)}\n\n{p.text}"
+        padded.append(Prompt(id=p.id, text=text, source_file=p.source_file))
+    return dataclasses.replace(workload, prompts=tuple(padded))
+
+
+def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
+              values: Sequence[float] | None = None, *, repeats: int = 2, pool=None,
+              progress: models.Progress | None = None, max_tokens: int | None = None,
+              prompt_ids: list[str] | None = None) -> SweepResult:
+    """Run ``workload`` once per value of ``variable``; return the table and crossover.
+
+    ``progress(fraction, message)`` is called before each point and during it.
+    """
+    if variable not in VARIABLES:
+        raise ValueError(f"unknown sweep variable {variable!r}: one of {', '.join(VARIABLES)}")
+    values = list(values) if values else list(VARIABLES[variable].defaults)
+    progress = progress or (lambda f, m: log.info(m))
+    n_tokens = max_tokens or workload.max_tokens
+    tokenizer = None
+    if variable == "input_length":
+        tokenizer = prompts.load_tokenizer(str(models.resolve_model(spec.model, progress)))
+        # one max_model_len for every point, so the engines are built once
+        need = int(max(values)) + n_tokens + 64
+        if need > spec.max_model_len:
+            spec = dataclasses.replace(spec, max_model_len=need)
+    results = []
+    for i, value in enumerate(values):
+        label = f"{variable}={value:g}"
+
+        def inner(f: float, msg: str, i=i, label=label) -> None:
+            progress((i + min(max(f, 0.0), 1.0)) / len(values),
+                     f"point {i + 1}/{len(values)} ({label}): {msg}")
+
+        inner(0.0, "starting")
+        point_spec, wl, kw = spec, workload, {}
+        if variable == "k":
+            point_spec = dataclasses.replace(spec, k=int(value))
+        elif variable == "concurrency":
+            kw["concurrency"] = int(value)
+        elif variable == "temperature":
+            kw["temperature"] = float(value)
+        else:
+            wl = padded_workload(workload, int(value), tokenizer)
+        results.append(run_workload(point_spec, wl, repeats=repeats, pool=pool, progress=inner,
+                                    max_tokens=n_tokens, prompt_ids=prompt_ids, **kw))
+    progress(1.0, "sweep done")
+    return make_table(variable, values, results)

@@ -1,0 +1,126 @@
+"""The page: ``build_demo`` composes one builder per panel and wires the events;
+``serve`` builds the engines, launches the page and adds ``/metrics``."""
+from __future__ import annotations
+
+import argparse
+import functools
+import logging
+
+import gradio as gr
+
+from space import runner
+from space.cli import spec_from_args
+from space.config import ConfigError, EngineSpec, RequestSpec
+from space.models import ModelError
+from space.preflight import on_gpu
+from space.prom import Metrics, mount_metrics
+from space.ui import inputs, panels
+from space.ui.handlers import UI, Handlers
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_TOKENS = 64  # keeps one baseline + one speculative run well under a minute on CPU
+
+CSS = """
+#status{min-height:44px}
+.speclens-status{padding:6px 10px;border-radius:6px;border:1px solid #8884}
+.speclens-status-error{border:2px solid #D55E00;background:rgba(213,94,0,.08)}
+.speclens-status-done{border-color:#009E73}
+.speclens-status:empty{display:none}
+"""
+# System fonts: the page needs nothing from the internet (the default theme
+# fetches web fonts, which an offline box waits on).
+THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
+                          font_mono=["ui-monospace", "SFMono-Regular", "monospace"])
+
+
+def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] | None = None,
+               max_tokens: int = DEFAULT_MAX_TOKENS) -> gr.Blocks:
+    samples = samples or inputs.sample_prompts(on_gpu())
+    with gr.Blocks(title="SpecLens") as demo:
+        state = gr.State(None)
+        gr.Markdown(panels.HEADER)
+        with gr.Row():
+            with gr.Column(scale=2, min_width=340):
+                controls = panels.build_controls(spec, samples, max_tokens)
+            with gr.Column(scale=3):
+                results = panels.build_results()
+        timeline = panels.build_timeline()
+        with gr.Tabs():
+            with gr.Tab("Acceptance"):
+                acceptance = panels.build_acceptance()
+            with gr.Tab("Step through"):
+                stepper = panels.build_stepper()
+            with gr.Tab("Checklist"):
+                checklist = panels.build_checklist()
+            with gr.Tab("Memory"):
+                memory = panels.build_memory()
+            with gr.Tab("Replay & export"):
+                files = panels.build_files()
+        ui = UI(state, controls, results, timeline, acceptance, stepper, checklist, memory, files)
+        _wire(demo, ui, Handlers(ui, spec, metrics, samples))
+    return demo
+
+
+def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:
+    c, s, m = ui.controls, ui.stepper, ui.memory
+    # One run at a time in the process: both engines share the machine, and
+    # overlapping runs would corrupt each other's timings. Others queue.
+    c.run.click(h.run, c.run_inputs(), ui.record_outputs(), api_name="run",
+                concurrency_limit=1, concurrency_id="engine",
+                show_progress="full", show_progress_on=[ui.results.status])
+    ui.files.upload.upload(h.replay, ui.files.upload, ui.record_outputs(), api_name="replay",
+                           concurrency_limit=None)
+    quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
+    c.sample.change(h.sample, c.sample, [c.prompt, c.temperature], **quick)
+    s.prev.click(functools.partial(h.step, delta=-1), [ui.state, s.slider], s.outputs(), **quick)
+    s.next.click(functools.partial(h.step, delta=1), [ui.state, s.slider], s.outputs(), **quick)
+    s.slider.release(h.step, [ui.state, s.slider], s.outputs(), **quick)
+    m.refresh.click(h.memory, None, [m.figure, m.summary], **quick)
+    demo.load(h.memory, None, [m.figure, m.summary], **quick)
+
+
+def _console(frac: float, message: str) -> None:
+    print(f"  [{frac:4.0%}] {message}", flush=True)
+
+
+def launch(demo: gr.Blocks, metrics: Metrics, host: str = "127.0.0.1", port: int = 7860,
+           share: bool = False, auth: tuple[str, str] | None = None):
+    """Queue on, start serving without blocking, add /metrics; returns launch()'s
+    (app, local_url, share_url).
+
+    demo.launch (not uvicorn on our own FastAPI app) keeps --share working;
+    /metrics is not behind the login, as Prometheus scrapers expect.
+    """
+    demo.queue(default_concurrency_limit=1)
+    app, local_url, share_url = demo.launch(
+        server_name=host, server_port=port, share=share, auth=auth,
+        prevent_thread_lock=True, theme=THEME, css=CSS)
+    mount_metrics(app, metrics)  # after launch: the route goes in front of Gradio's
+    return app, local_url, share_url
+
+
+def serve(a: argparse.Namespace) -> int:
+    """Build and warm the engines (progress on the console), then serve the page."""
+    try:
+        spec = spec_from_args(a)
+        if not spec.is_speculative:
+            raise ConfigError("the app compares a speculative engine with the baseline: "
+                              "choose a --method")
+        samples = inputs.sample_prompts(on_gpu())
+        print(f"SpecLens: building the baseline and {spec.method} engines", flush=True)
+        runner.prepare(spec, RequestSpec(samples[0].text, max_tokens=runner.WARMUP_TOKENS),
+                       progress=_console)
+    except (ConfigError, ModelError) as exc:
+        print(f"error: {exc}", flush=True)
+        return 2
+    metrics = Metrics()
+    demo = build_demo(spec, metrics, samples)
+    _, local_url, share_url = launch(demo, metrics, a.host, a.port, a.share, a.auth)
+    print(f"SpecLens is ready at {local_url} (Prometheus metrics at {local_url}metrics)"
+          + (f"; shared at {share_url}" if share_url else ""), flush=True)
+    try:
+        demo.block_thread()
+    finally:
+        runner.POOL.close_all()
+    return 0

@@ -1,0 +1,180 @@
+"""Thin event handlers: they call the engine layer (``space.runner`` through
+``LiveCompare``) and the views (``vis/`` through ``space.ui.views``), nothing else.
+
+Handlers return ``{component: value}`` dicts so each updates only what it
+changes. Bad input becomes a warning toast plus a message in the status box;
+any other failure is logged with its traceback and shown as one short line;
+the server stays up and the next run works.
+"""
+from __future__ import annotations
+
+import html
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import gradio as gr
+
+from space import memory, runner
+from space.config import ConfigError, EngineSpec
+from space.models import ModelError
+from space.prom import Metrics
+from space.trace import CompareRecord, load
+from space.ui import inputs, views
+from space.ui.live import Done, LiveCompare, Progress, Steps
+from space.ui.panels import Acceptance, Controls, Files, Memory, Results, Stepper
+
+log = logging.getLogger(__name__)
+
+
+def status_html(message: str, kind: str = "info") -> str:
+    """The status box: kind is info | working | done | error (role=alert)."""
+    role = ' role="alert"' if kind == "error" else ""
+    mark = {"error": "\u26a0 ", "working": "\u25b8 ", "done": "\u2714 "}.get(kind, "")
+    return (f'<div class="speclens-status speclens-status-{kind}" data-kind="{kind}"{role}>'
+            f"{mark}{html.escape(message)}</div>")
+
+
+@dataclass
+class UI:
+    state: gr.State
+    controls: Controls
+    results: Results
+    timeline: gr.Plot
+    acceptance: Acceptance
+    stepper: Stepper
+    checklist: gr.HTML
+    memory: Memory
+    files: Files
+
+    def record_outputs(self) -> list:
+        """Everything a run or a replay may change."""
+        r, a, f = self.results, self.acceptance, self.files
+        return ([self.state, r.status, r.tokens, r.compare, r.table, self.timeline, a.summary,
+                 a.per_position, a.histogram, self.checklist, f.trace_json, f.steps_csv]
+                + self.stepper.outputs() + [self.memory.figure, self.memory.summary])
+
+
+class Handlers:
+    def __init__(self, ui: UI, base_spec: EngineSpec, metrics: Metrics,
+                 samples: list[inputs.Sample]) -> None:
+        self.ui, self.base_spec, self.metrics, self.samples = ui, base_spec, metrics, samples
+
+    # --- runs -------------------------------------------------------------
+
+    def run(self, prompt, method, draft, k, temperature, top_p, max_tokens, seed,
+            repeats) -> Iterator[dict]:
+        """Baseline + speculative run of the prompt, the speculative one streamed live."""
+        status = self.ui.results.status
+        try:
+            spec = inputs.engine_spec(self.base_spec, method, draft, k)
+            req = inputs.request(prompt, temperature, top_p, max_tokens, seed)
+            live = LiveCompare(spec, req, inputs.repeats(repeats))
+            yield {status: status_html("checking the input", "working")}
+            record = yield from self._stream(live)
+        except (ConfigError, ModelError) as exc:
+            yield self._failed(str(exc))
+            return
+        except Exception as exc:  # anything else: log it, say it briefly, stay up
+            log.exception("run failed")
+            self.metrics.observe_error("speculative")
+            yield self._failed(f"the run failed ({type(exc).__name__}: {_short(exc)}); "
+                               "details are in the server log")
+            return
+        self.metrics.observe_run("baseline", record.baseline)
+        self.metrics.observe_run("speculative", record.speculative)
+        yield {**self._show(record, f"done: {views.summary(record)}"), **self.memory()}
+
+    def _stream(self, live: LiveCompare):
+        status, tokens = self.ui.results.status, self.ui.results.tokens
+        waiting = "running the baseline engine; the speculative run streams here next"
+        for ev in live:
+            if isinstance(ev, Progress) and ev.message.startswith("measured run"):
+                yield {status: status_html(f"{ev.message}: {waiting}", "working"),
+                       tokens: views.LIVE_PLACEHOLDER}
+            elif isinstance(ev, Progress):
+                yield {status: status_html(ev.message, "working")}
+            elif isinstance(ev, Steps):
+                n = sum(len(s.emitted_token_ids) for s in ev.steps)
+                yield {status: status_html(f"speculative run: {n} tokens so far", "working"),
+                       tokens: views.live_token_html(ev.steps, ev.texts)}
+            elif isinstance(ev, Done):
+                return ev.record
+        raise RuntimeError("the run ended without a result")
+
+    def _failed(self, message: str) -> dict:
+        gr.Warning(message)
+        return {self.ui.results.status: status_html(message, "error")}
+
+    def _show(self, record: views.Record, message: str) -> dict:
+        ui, v = self.ui, views.render(record)
+        r, a, f = ui.results, ui.acceptance, ui.files
+        json_path, csv_path = views.write_exports(record)
+        return {
+            ui.state: record, r.status: status_html(message, "done"),
+            r.tokens: v.token_html, r.compare: v.compare_html, r.table: v.compare_table,
+            ui.timeline: v.timeline, a.summary: v.acceptance_html,
+            a.per_position: v.per_position, a.histogram: v.histogram,
+            ui.checklist: v.checklist_html,
+            f.trace_json: gr.DownloadButton(value=json_path, interactive=True),
+            f.steps_csv: gr.DownloadButton(value=csv_path, interactive=True),
+            **self.step(record, 1),
+        }
+
+    # --- replay -----------------------------------------------------------
+
+    def replay(self, path: str | None) -> dict:
+        """Show a saved trace or comparison in every view; nothing runs."""
+        if not path:
+            return {}
+        name = Path(path).name
+        try:
+            record = load(Path(path).read_text(encoding="utf-8"))
+        except (ValueError, KeyError, TypeError) as exc:
+            return self._failed(f"{name} is not a SpecLens trace: {_short(exc)}")
+        kind = "comparison" if isinstance(record, CompareRecord) else "trace"
+        return self._show(record, f"replaying the saved {kind} {name}: "
+                                  f"{views.summary(record)}")
+
+    # --- stepper, samples, memory --------------------------------------------
+
+    def step(self, record: views.Record | None, value, delta: int = 0) -> dict:
+        """The stepper at slider ``value`` (1-based) moved by ``delta``."""
+        s = self.ui.stepper
+        position = int(value or 1) - 1 + delta
+        sv = views.step_view(record, position)
+        if sv is None:
+            return {s.slider: gr.Slider(minimum=1, maximum=2, value=1),
+                    s.title: views.NO_RECORD, s.context: "", s.drafts: "", s.emitted: ""}
+        # A slider needs maximum > minimum; with one step, position 2 clamps to 1.
+        return {s.slider: gr.Slider(minimum=1, maximum=max(sv.count, 2), value=sv.position + 1),
+                s.title: sv.title_html, s.context: sv.context_html,
+                s.drafts: sv.drafts_html, s.emitted: sv.emitted_html}
+
+    def sample(self, index) -> dict:
+        c = self.ui.controls
+        if index is None or not 0 <= int(index) < len(self.samples):
+            return {}
+        s = self.samples[int(index)]
+        return {c.prompt: s.text, c.temperature: s.temperature}
+
+    def memory(self) -> dict:
+        """What each engine holds, and the GPU or host beside it; feeds /metrics too."""
+        m = self.ui.memory
+        try:
+            engines = runner.engine_memory()
+        except Exception:  # an engine half-closed by a rebuild: show the device only
+            log.exception("engine memory reading failed")
+            engines = []
+        gpu = memory.gpu_memory(memory.nvml_index(0))
+        self.metrics.observe_memory(engines, gpu)
+        system = None if gpu else memory.system_memory()
+        rss = None if gpu else memory.process_memory()
+        fig, summary = views.memory_views(engines, gpu, system, rss)
+        return {m.figure: fig, m.summary: summary}
+
+
+def _short(exc: BaseException, limit: int = 200) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + "\u2026"

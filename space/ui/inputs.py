@@ -1,0 +1,101 @@
+"""Page inputs -> ``EngineSpec`` / ``RequestSpec``, and the sample prompts (pure).
+
+Values from the page (or from an API client, which can send anything) are
+coerced here; a value that makes no sense raises ``ConfigError`` with a
+one-line message for the user. Ranges are checked by the specs' own
+``validate`` (in ``preflight``), so the page and the CLI agree.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass
+
+from space import presets
+from space.config import NEEDS_DRAFT, ConfigError, EngineSpec, RequestSpec
+
+log = logging.getLogger(__name__)
+
+# Longest sample prompt offered on CPU: prefill of a few thousand tokens takes
+# tens of seconds on a small CPU box, which defeats a quick first look.
+CPU_SAMPLE_MAX_TOKENS = 1024
+
+
+@dataclass(frozen=True)
+class Sample:
+    label: str
+    text: str
+    temperature: float
+
+
+# Used only if the presets cannot be read: one code edit (ngram's best case),
+# one structured, one creative.
+BUILTIN_SAMPLES = (
+    Sample("Code editing (built-in)",
+           "Rename the variable x to total in this code and output the whole code:\n\n"
+           "def add(a, b):\n    x = a + b\n    print(x)\n    return x\n", 0.0),
+    Sample("Structured output (built-in)",
+           "Extract the name, age and city from this text as JSON with keys name, age, "
+           "city: 'Maria Lopez is 34 years old and lives in Porto.'", 0.0),
+    Sample("Creative writing (built-in)", "Write a short poem about the sea at night.", 0.8),
+)
+
+
+def sample_prompts(on_gpu: bool = False) -> list[Sample]:
+    """First prompt of each single-request workload preset (short ones on CPU).
+
+    The concurrency workload is left out: the page runs one request at a time.
+    """
+    try:
+        workloads = presets.load_workloads()
+    except presets.PresetError as exc:
+        log.warning("sample prompts: %s; using the built-in ones", exc)
+        return list(BUILTIN_SAMPLES)
+    out = []
+    for w in workloads:
+        p = w.prompts[0]
+        if w.concurrency != 1 or (not on_gpu and p.estimated_tokens > CPU_SAMPLE_MAX_TOKENS):
+            continue
+        out.append(Sample(w.title, p.text, w.temperature))
+    return out or list(BUILTIN_SAMPLES)
+
+
+def _number(value, name: str, kind=float):
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a number, got {value!r}") from None
+
+
+def _whole(value, name: str) -> int:
+    x = _number(value, name)
+    if not float(x).is_integer():
+        raise ConfigError(f"{name} must be a whole number, got {value!r}")
+    return int(x)
+
+
+def engine_spec(base: EngineSpec, method: str | None, draft: str | None, k) -> EngineSpec:
+    """``base`` (from the command line) with the page's method, draft and k.
+
+    The draft is kept only for methods that take one, so that a leftover
+    draft name does not build a second, identical ngram engine.
+    """
+    method = (method or "").strip() or None
+    draft = (draft or "").strip() or None
+    if method not in NEEDS_DRAFT and method != "mtp":
+        draft = None
+    return dataclasses.replace(base, method=method, draft_model=draft, k=_whole(k, "k"))
+
+
+def request(prompt: str | None, temperature, top_p, max_tokens, seed) -> RequestSpec:
+    seed_value = None if seed is None or seed == "" else _whole(seed, "seed")
+    return RequestSpec(prompt=prompt or "", temperature=_number(temperature, "temperature"),
+                       top_p=_number(top_p, "top_p"),
+                       max_tokens=_whole(max_tokens, "max_tokens"), seed=seed_value)
+
+
+def repeats(value) -> int:
+    n = _whole(value, "repeats")
+    if not 1 <= n <= 10:
+        raise ConfigError(f"repeats must be in 1..10, got {n}")
+    return n

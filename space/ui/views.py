@@ -1,0 +1,169 @@
+"""What each panel shows for a record: calls ``vis/`` only (pure, no gradio).
+
+A record is a ``CompareRecord`` (the page's runs, ``python -m space compare
+--json``) or a ``RunTrace`` (``python -m space trace --json``); both replay in
+every view, a lone trace without the baseline lane and comparison.
+"""
+from __future__ import annotations
+
+import html
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+import vis
+from space.checklist import Checklist
+from space.memory import EngineMemory, GpuMemory, SystemMemory
+from space.trace import CompareRecord, RunTrace, StepRecord, dumps
+from vis.checklist import checklist_html
+from vis.memory import memory_figure, memory_html
+
+Record = CompareRecord | RunTrace
+
+NO_RECORD = "<p><em>Run a prompt, or open a saved trace, to see this view.</em></p>"
+LIVE_PLACEHOLDER = ("<p><em>The speculative run's tokens appear here as they are "
+                    "generated.</em></p>")
+NO_VERDICT = ('<p class="speclens-no-verdict">Run a comparison to get a verdict: '
+              "this record has no checklist.</p>")
+NO_BASELINE = ("<p>This is a single speculative run (saved by <code>python -m space trace"
+               "</code>): there is no baseline run to compare with.</p>")
+
+
+def runs(record: Record) -> tuple[RunTrace, RunTrace | None]:
+    """(speculative run, baseline run or None)."""
+    if isinstance(record, CompareRecord):
+        return record.speculative, record.baseline
+    return record, None
+
+
+@dataclass
+class RecordViews:
+    token_html: str
+    compare_html: str
+    compare_table: pd.DataFrame | None
+    timeline: Any            # plotly Figure
+    acceptance_html: str
+    per_position: Any        # plotly Figure
+    histogram: Any           # plotly Figure
+    checklist_html: str
+    summary: str             # one line of plain text for the status box
+
+
+def render(record: Record) -> RecordViews:
+    run, baseline = runs(record)
+    is_cmp = isinstance(record, CompareRecord)
+    return RecordViews(
+        token_html=vis.token_view_html(run),
+        compare_html=vis.compare_html(record) if is_cmp else NO_BASELINE,
+        compare_table=compare_display_table(record) if is_cmp else None,
+        timeline=vis.timeline_figure(run, baseline),
+        acceptance_html=vis.acceptance_summary_html(run),
+        per_position=vis.per_position_figure(run),
+        histogram=vis.accepted_histogram_figure(run),
+        checklist_html=_checklist(record),
+        summary=summary(record),
+    )
+
+
+def compare_display_table(cmp: CompareRecord) -> pd.DataFrame:
+    """vis.compare_table with the metric as a column and values rounded for reading."""
+    return vis.compare_table(cmp).reset_index().round(3)
+
+
+def _checklist(record: Record) -> str:
+    if isinstance(record, CompareRecord) and record.checklist:
+        return checklist_html(Checklist.from_dict(record.checklist))
+    return NO_VERDICT
+
+
+def config_words(run: RunTrace) -> str:
+    """'ngram, k=4, on SmolLM2-135M-Instruct (cpu)' from the trace's config."""
+    c = run.config
+    spec = c.get("speculative_config") or {}
+    method = spec.get("method") or c.get("method") or "baseline"
+    k = spec.get("num_speculative_tokens") or c.get("k")
+    draft = f", draft {c['draft_model']}" if c.get("draft_model") else ""
+    model = Path(str(c.get("model_path") or c.get("model") or "?")).name
+    device = f" ({c['device']})" if c.get("device") else ""
+    return f"{method}{f', k={k}' if k else ''}{draft}, on {model}{device}"
+
+
+def summary(record: Record) -> str:
+    run, baseline = runs(record)
+    head = f"{config_words(run)}: {len(run.output_token_ids)} tokens in {run.e2e_s:.2f} s"
+    if baseline is None:
+        return head + " (a single run, no baseline)"
+    same = "identical" if record.outputs_identical else "different"
+    return (f"{head}; baseline {baseline.e2e_s:.2f} s; TPOT speedup {record.speedup:.2f}x; "
+            f"outputs {same}")
+
+
+def live_token_html(steps: list[StepRecord], texts: dict[int, str]) -> str:
+    """The token view of a run still in progress, from the steps streamed so far."""
+    return vis.token_view_html(_partial(steps, texts))
+
+
+def _partial(steps: list[StepRecord], texts: dict[int, str]) -> RunTrace:
+    out = [t for s in steps for t in s.emitted_token_ids]
+    t0 = steps[0].start_s if steps else 0.0
+    t1 = steps[-1].end_s if steps else 0.0
+    return RunTrace(config={}, prompt="", prompt_token_ids=[], output_token_ids=out, text="",
+                    arrival_s=t0, first_token_s=t1, finish_s=t1, finish_reason=None,
+                    steps=list(steps), token_text=dict(texts))
+
+
+@dataclass
+class StepView:
+    position: int      # 0-based among the emitting steps
+    count: int         # emitting steps in the run
+    title_html: str
+    context_html: str
+    drafts_html: str
+    emitted_html: str
+
+
+def step_view(record: Record | None, position: int | float | None) -> StepView | None:
+    """The stepper at ``position`` (clamped) among the run's emitting steps."""
+    if record is None:
+        return None
+    run, _ = runs(record)
+    indices = vis.verify_step_indices(run)
+    if not indices:
+        return None
+    pos = min(max(int(position or 0), 0), len(indices) - 1)
+    d = vis.describe_step(run, indices[pos])
+    # The sentence names the engine step ("Step 12: ..."); the slider counts
+    # only steps that emit tokens, so the two numbers can differ.
+    title = (f'<p class="speclens-step" data-step="{d["step_index"]}" '
+             f'data-kind="{html.escape(str(d["kind"]))}">{html.escape(str(d["sentence"]))}</p>')
+    return StepView(pos, len(indices), title, str(d["context_html"]), str(d["drafts_html"]),
+                    str(d["emitted_html"]))
+
+
+def steps_csv_frame(record: Record) -> pd.DataFrame:
+    """vis.steps_dataframe of each run, with a leading ``run`` column."""
+    run, baseline = runs(record)
+    frames = [("speculative", run)] + ([("baseline", baseline)] if baseline else [])
+    return pd.concat([vis.steps_dataframe(r).assign(run=name) for name, r in frames],
+                     ignore_index=True)[["run"] + vis.compare.STEP_COLUMNS]
+
+
+def write_exports(record: Record) -> tuple[str, str]:
+    """Trace JSON and steps CSV in a fresh temporary folder; returns their paths."""
+    folder = Path(tempfile.mkdtemp(prefix="speclens-"))
+    kind = "compare" if isinstance(record, CompareRecord) else "trace"
+    json_path = folder / f"speclens-{kind}.json"
+    json_path.write_text(dumps(record))
+    csv_path = folder / "speclens-steps.csv"
+    steps_csv_frame(record).to_csv(csv_path, index=False)
+    return str(json_path), str(csv_path)
+
+
+def memory_views(engines: list[EngineMemory], gpu: GpuMemory | None,
+                 system: SystemMemory | None, rss: int | None) -> tuple[Any, str]:
+    """Figure and table. On CPU the figure leaves the host out: a bar of the
+    whole host's RAM would flatten the engines' bars; the table names it."""
+    return memory_figure(engines, gpu, None, rss), memory_html(engines, gpu, system, rss)

@@ -1,0 +1,109 @@
+"""The headless CLI as a user runs it: a subprocess, its exit code and output."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from space import models
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "space", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def other_vocab_model(tmp_path_factory):
+    """A model folder whose vocabulary differs from the default's."""
+    src = models.prepare_default()
+    dest = tmp_path_factory.mktemp("other-vocab")
+    cfg = json.loads((src / "config.json").read_text())
+    cfg["vocab_size"] = 32000
+    (dest / "config.json").write_text(json.dumps(cfg))
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(src / name, dest / name)
+    return dest
+
+
+BAD_INPUTS = {
+    "empty prompt": (["--prompt", "   "], "prompt is empty"),
+    "overlong prompt": (["--prompt", "word " * 300, "--max-model-len", "128"], "longer than"),
+    "k = 0": (["--prompt", "hi", "--k", "0"], "must be in 1..16"),
+    "k = 17": (["--prompt", "hi", "--k", "17"], "must be in 1..16"),
+    "unknown method": (["--prompt", "hi", "--method", "medusa2"], "unknown method"),
+    "missing model": (["--prompt", "hi", "--model", "/nonexistent/model"], "not found"),
+    "missing draft": (["--prompt", "hi", "--method", "draft_model", "--draft-model",
+                       "./no-such-draft"], "not found"),
+    "missing prompt file": (["--prompt-file", "/nonexistent.txt"], "cannot read"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+@pytest.mark.parametrize("cmd", ["trace", "compare"])
+def test_bad_input_is_one_line_and_exit_2(cmd, case):
+    args, needle = BAD_INPUTS[case]
+    r = cli(cmd, *args)
+    assert r.returncode == 2, r.stderr
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("error: ") and needle in lines[0]
+
+
+def test_draft_with_other_vocabulary_is_refused(other_vocab_model):
+    r = cli("trace", "--prompt", "hi", "--method", "draft_model",
+            "--draft-model", str(other_vocab_model))
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        "error: the draft's vocabulary (32000 tokens) differs from the target's (49152): "
+        "a draft model must share the tokenizer"]
+
+
+RUN_KEYS = {"config", "prompt_token_ids", "output_token_ids", "text", "ttft_s", "tpot_s",
+            "tokens_per_s", "acceptance_rate", "mean_acceptance_length", "steps"}
+STEP_KEYS = {"kind", "start_s", "end_s", "draft_token_ids", "num_accepted", "emitted_token_ids"}
+
+
+def check_run_record(run):
+    assert RUN_KEYS <= set(run)
+    assert {"model", "model_path", "speculative_config"} <= set(run["config"])
+    assert Path(run["config"]["model_path"]).is_dir()
+    for s in run["steps"]:
+        assert STEP_KEYS <= set(s)
+    assert [t for s in run["steps"] for t in s["emitted_token_ids"]] == run["output_token_ids"]
+
+
+@pytest.mark.engine
+def test_trace_writes_the_json_contract(tmp_path):
+    out = tmp_path / "trace.json"
+    r = cli("trace", "--prompt", "Repeat after me: one two three four", "--max-tokens", "16",
+            "--json", str(out))
+    assert r.returncode == 0, r.stderr[-2000:]
+    run = json.loads(out.read_text())
+    check_run_record(run)
+    assert run["config"]["speculative_config"]["method"] == "ngram"
+    assert run["text"] in r.stdout
+
+
+@pytest.mark.engine
+def test_compare_writes_the_json_contract(tmp_path):
+    out = tmp_path / "compare.json"
+    r = cli("compare", "--prompt", "Repeat after me: one two three four", "--max-tokens", "16",
+            "--repeats", "1", "--json", str(out))
+    assert r.returncode == 0, r.stderr[-2000:]
+    rec = json.loads(out.read_text())
+    for side in ("baseline", "speculative"):
+        check_run_record(rec[side])
+    assert rec["baseline"]["config"]["speculative_config"] is None
+    assert {"speedup", "e2e_speedup", "outputs_identical"} <= set(rec)
+    b, s = rec["baseline"], rec["speculative"]
+    assert rec["speedup"] == pytest.approx(b["tpot_s"] / s["tpot_s"])
+    assert rec["outputs_identical"] == (b["output_token_ids"] == s["output_token_ids"])
+    assert "speedup (TPOT)" in r.stdout

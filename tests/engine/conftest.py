@@ -1,0 +1,54 @@
+"""Real vLLM engines on the CPU default model, shared across the engine tests.
+
+Engines are built once per session (a few seconds each) and reused; tests must
+not leave requests running.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+
+from space.config import MiB, EngineSpec, RequestSpec  # noqa: E402
+from space.engine import EnginePool  # noqa: E402
+
+KV = 256 * MiB
+CODE_PROMPT = ("Rewrite this Python function with the variable x renamed to total. "
+               "Output only the code.\n\n```python\ndef add(a, b):\n    x = a + b\n"
+               "    print(x)\n    return x\n```")
+JSON_PROMPT = ("Extract the name, age and city from this text as JSON with keys name, age, "
+               "city: 'Maria Lopez is 34 years old and lives in Porto.'")
+POEM_PROMPT = "Write a short poem about the sea at night."
+
+
+@pytest.fixture(scope="session")
+def pool():
+    p = EnginePool(max_speculative=3)
+    yield p
+    p.close_all()
+
+
+@pytest.fixture(scope="session")
+def ngram_engine(pool):
+    return pool.speculative(EngineSpec(method="ngram", k=4, kv_cache_bytes=KV, max_model_len=2048))
+
+
+@pytest.fixture(scope="session")
+def self_draft_engine(pool):
+    """The target as its own draft: the only CPU draft that accepts, so the
+    accepted and bonus paths are exercised (the truncated draft accepts ~0)."""
+    return pool.speculative(EngineSpec(method="draft_model", draft_model="default", k=3,
+                                       kv_cache_bytes=KV, max_model_len=2048))
+
+
+@pytest.fixture(scope="session")
+def baseline_engine(pool, ngram_engine):
+    return pool.baseline(ngram_engine.spec)
+
+
+def req(prompt=CODE_PROMPT, **kw) -> RequestSpec:
+    kw.setdefault("max_tokens", 48)
+    return RequestSpec(prompt=prompt, **kw)

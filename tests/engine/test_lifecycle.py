@@ -1,0 +1,55 @@
+"""Engines are rebuilt when method, draft or k change, and their memory returns."""
+from __future__ import annotations
+
+import gc
+
+import psutil
+import pytest
+
+from space.config import MiB, EngineSpec
+from space.engine import EnginePool
+from tests.engine.conftest import KV, req
+
+pytestmark = pytest.mark.engine
+
+
+def rss() -> int:
+    gc.collect()
+    return psutil.Process().memory_info().rss
+
+
+def test_replacing_engines_frees_memory():
+    """Cycle through 4 speculative configurations with room for one engine:
+    each build must free the previous one. Every engine holds ~270 MB of
+    weights plus its KV cache (256 MiB here); if none were freed, RSS would
+    grow by more than 1.5 GB over the cycle."""
+    pool = EnginePool(max_speculative=1)
+    specs = [EngineSpec(method="ngram", k=k, kv_cache_bytes=KV, max_model_len=1024)
+             for k in (2, 3, 4, 5)]
+    try:
+        first = pool.speculative(specs[0])
+        first.run(req(max_tokens=8))
+        start = rss()
+        for spec in specs[1:] + specs[:1]:
+            engine = pool.speculative(spec)
+            assert pool.cached_specs() == [spec]
+            run = engine.run(req(max_tokens=8))
+            assert run.config["speculative_config"]["num_speculative_tokens"] == spec.k
+        growth = rss() - start
+        assert growth < 400 * MiB, f"RSS grew {growth / MiB:.0f} MiB over 4 rebuilds"
+    finally:
+        pool.close_all()
+    assert pool.cached_specs() == []
+
+
+def test_cache_keeps_recent_engines_and_reuses_them():
+    pool = EnginePool(max_speculative=2)
+    a = EngineSpec(method="ngram", k=2, kv_cache_bytes=KV, max_model_len=1024)
+    b = EngineSpec(method="ngram", k=3, kv_cache_bytes=KV, max_model_len=1024)
+    try:
+        ea = pool.speculative(a)
+        pool.speculative(b)
+        assert pool.speculative(a) is ea  # cached: no rebuild
+        assert pool.cached_specs() == [b, a]  # least recently used first
+    finally:
+        pool.close_all()

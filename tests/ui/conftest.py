@@ -1,0 +1,120 @@
+"""The app in a subprocess on a free port, with the real CPU engine.
+
+One app serves the whole session (building and warming two engines takes
+about half a minute); tests drive it through gradio_client or chromium.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# Smaller than the defaults: tests use short prompts, and less KV starts faster.
+APP_FLAGS = ["--kv-cache-mib", "256", "--max-model-len", "2048"]
+READY_TIMEOUT_S = 300
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _tail(path: Path, n: int = 30) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
+
+
+def _wait_ready(url: str, proc: subprocess.Popen, log: Path) -> None:
+    """Ready when /metrics answers: it is added after the page is up."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"the app exited with code {proc.returncode}:\n{_tail(log)}")
+        try:
+            with urllib.request.urlopen(url + "metrics", timeout=5) as r:
+                if r.status == 200 and b"speclens_" in r.read():
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(1)
+    pytest.fail(f"the app was not ready within {READY_TIMEOUT_S} s:\n{_tail(log)}")
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory):
+    port = _free_port()
+    log = tmp_path_factory.mktemp("app") / "app.log"
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *APP_FLAGS],
+                                cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        _wait_ready(url, proc, log)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def code_edit_prompt() -> str:
+    """A code edit where ngram drafts are both accepted and rejected within 32
+    tokens (greedy, so the same every run); the renaming prompts copy the code
+    so well that no draft is rejected early on."""
+    from space.presets import get_workload
+
+    return get_workload("code_editing").prompt("add_rounding").text
+
+
+class TokenSpans(HTMLParser):
+    """``span[data-status]`` elements: attributes and the token's own text
+    (the ↵ / ∅ marks in ``tok-glyph`` spans left out)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.spans: list[dict] = []
+        self._stack: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag != "span":
+            return
+        a = dict(attrs)
+        if "data-status" in a:
+            self._stack.append("tok")
+            self.spans.append({**a, "text": ""})
+        else:
+            self._stack.append("glyph" if "tok-glyph" in (a.get("class") or "") else "other")
+
+    def handle_endtag(self, tag):
+        if tag == "span" and self._stack:
+            self._stack.pop()
+
+    def handle_data(self, data):
+        if "tok" in self._stack and "glyph" not in self._stack:
+            self.spans[-1]["text"] += data
+
+
+def parse_spans(html_text: str) -> list[dict]:
+    p = TokenSpans()
+    p.feed(html_text)
+    return p.spans
+
+
+@pytest.fixture
+def spans():
+    """parse_spans: HTML -> list of token spans (attributes + text)."""
+    return parse_spans

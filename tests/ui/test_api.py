@@ -1,0 +1,133 @@
+"""The page's run event through gradio_client, on the real CPU engine."""
+from __future__ import annotations
+
+import urllib.request
+
+import pytest
+
+from space.trace import CompareRecord, load
+from vis.tokens import token_entries
+
+pytestmark = pytest.mark.engine
+
+DEFAULTS = dict(method="ngram", draft="", k=4, temperature=0.0, top_p=1.0, max_tokens=48,
+                seed=0, repeats=1)
+
+
+@pytest.fixture(scope="module")
+def client(app_url):
+    from gradio_client import Client
+
+    return Client(app_url, verbose=False)
+
+
+@pytest.fixture(scope="module")
+def outputs(client) -> list[str]:
+    """Labels of the run event's outputs, in order (the API names them so)."""
+    api = client.view_api(return_format="dict", print_info=False)
+    return [r["label"] for r in api["named_endpoints"]["/run"]["returns"]]
+
+
+def run(client, prompt, **kw):
+    a = {**DEFAULTS, **kw}
+    return client.predict(prompt, a["method"], a["draft"], a["k"], a["temperature"],
+                          a["top_p"], a["max_tokens"], a["seed"], a["repeats"], api_name="/run")
+
+
+def fetch_record(app_url: str, update: dict) -> CompareRecord:
+    """The trace JSON behind the page's download button."""
+    with urllib.request.urlopen(f"{app_url}gradio_api/file={update['value']}") as r:
+        return load(r.read().decode())
+
+
+def error_message(client, outputs, prompt, **kw) -> str:
+    """The message a bad input gets: our status box (role=alert), or Gradio's own
+    range check on a slider, which the client raises as AppError."""
+    from gradio_client.exceptions import AppError
+
+    try:
+        out = run(client, prompt, **kw)
+    except AppError as exc:
+        return str(exc)
+    status = out[outputs.index("Status")]
+    assert 'data-kind="error"' in status, status
+    return status
+
+
+@pytest.mark.parametrize("prompt, kw, message", [
+    ("", {}, "the prompt is empty"),
+    ("   ", {}, "the prompt is empty"),
+    ("word " * 3000, {}, "longer than max_model_len"),
+    ("Hi", {"k": 99}, "16"),  # Gradio's slider check: "greater than maximum value 16"
+    ("Hi", {"k": 0}, "1"),
+    ("Hi", {"method": "eagle3", "draft": "x/y"}, "needs trained heads and a GPU"),
+    ("Hi", {"method": "suffix"}, "arctic-inference"),
+    ("Hi", {"method": "draft_model", "draft": ""}, "needs --draft-model"),
+    ("Hi", {"method": "draft_model", "draft": "/no/such/folder"}, "not found"),
+])
+def test_bad_input_gets_a_message(client, outputs, prompt, kw, message):
+    text = error_message(client, outputs, prompt, **kw)
+    assert message in text and "Traceback" not in text
+
+
+def test_run_markup_matches_trace(client, outputs, app_url, code_edit_prompt, spans):
+    out = run(client, code_edit_prompt)  # after the bad inputs: the server still runs
+    status = out[outputs.index("Status")]
+    assert 'data-kind="done"' in status, status
+    record = fetch_record(app_url, out[outputs.index("Download trace (JSON)")])
+    assert isinstance(record, CompareRecord)
+    spec = record.speculative
+    assert spec.config["speculative_config"]["method"] == "ngram"
+    assert len(spec.output_token_ids) > 0 and len(record.baseline.output_token_ids) > 0
+
+    got = spans(out[outputs.index("Tokens")])
+    want = token_entries(spec)
+    assert [(s["data-status"], int(s["data-step"])) for s in got] == \
+        [(e.status, e.step) for e in want]
+    assert [s["text"] for s in got] == [spec.token_str(e.token_id) for e in want]
+    emitted = [s for s in got if "data-out" in s]
+    assert [int(s["data-out"]) for s in emitted] == list(range(len(spec.output_token_ids)))
+    assert "".join(s["text"] for s in emitted) == \
+        "".join(spec.token_str(t) for t in spec.output_token_ids)
+    # ngram on a code edit: drafts are both accepted and rejected.
+    assert {"accepted", "rejected"} <= {s["data-status"] for s in got}
+    assert _metric(app_url, 'speclens_requests_total{engine="speculative",status="ok"}') >= 1
+    assert _metric(app_url, 'speclens_spec_decode_num_draft_tokens_total{engine="speculative"}') \
+        >= spec.num_draft_tokens
+
+
+def test_runs_queue_one_at_a_time(client, outputs, app_url):
+    """Two runs submitted together: the second waits; their engine steps never overlap."""
+    args = ("Name three colours.", "ngram", "", 4, 0.0, 1.0, 16, 0, 1)
+    jobs = [client.submit(*args, api_name="/run") for _ in range(2)]
+    results = [j.result(timeout=300) for j in jobs]
+    records = [fetch_record(app_url, r[outputs.index("Download trace (JSON)")])
+               for r in results]
+    spans_s = sorted((min(r.baseline.arrival_s, r.speculative.arrival_s),
+                      max(r.baseline.finish_s, r.speculative.finish_s)) for r in records)
+    # One server process, one perf_counter clock: the second starts after the first ends.
+    assert spans_s[0][1] <= spans_s[1][0]
+
+
+def _metric(app_url: str, series: str) -> float:
+    with urllib.request.urlopen(app_url + "metrics") as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith(series + " "):
+                return float(line.split()[-1])
+    raise AssertionError(f"{series} not in /metrics")
+
+
+def test_new_k_rebuilds_with_progress_and_streams_tokens(client, outputs, spans):
+    """k=3 is a new engine: its build shows in the status; tokens arrive before the end."""
+    job = client.submit("Name three colours.", "ngram", "", 3, 0.0, 1.0, 24, 0, 1,
+                        api_name="/run")
+    final = job.result(timeout=300)
+    updates = job.outputs()
+    statuses = [u[outputs.index("Status")] for u in updates]
+    assert any("building the ngram engine" in str(s) for s in statuses)
+    assert 'data-kind="done"' in final[outputs.index("Status")]
+    n_final = len([s for s in spans(final[outputs.index("Tokens")]) if "data-out" in s])
+    live = [u[outputs.index("Tokens")] for u in updates[:-1]
+            if isinstance(u[outputs.index("Tokens")], str)]
+    counts = [len([s for s in spans(h) if "data-out" in s]) for h in live]
+    assert any(0 < n < n_final for n in counts), counts  # a partial view was streamed

@@ -1,0 +1,69 @@
+"""The page in a real browser: Debian chromium, headless, driven by Playwright.
+
+Saves the README screenshot (docs/screenshots/app.png) and one of the
+stepper and of a replayed trace.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.engine, pytest.mark.browser]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+RUN_TIMEOUT_MS = 180_000
+
+
+@pytest.fixture(scope="module")
+def page():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Debian chromium is not installed at {CHROMIUM} "
+                    "(bash scripts/setup.sh --test installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser.new_page(viewport={"width": 1400, "height": 1000})
+        browser.close()
+
+
+def test_run_shows_tokens_and_timeline(page, app_url, code_edit_prompt, tmp_path):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.goto(app_url, wait_until="domcontentloaded")
+    page.fill("#prompt textarea", code_edit_prompt)
+    page.click("#run")
+    page.wait_for_selector("#status [data-kind=done]", timeout=RUN_TIMEOUT_MS)
+    assert page.locator("#tokens [data-status=accepted]").count() > 0
+    assert page.locator("#tokens [data-status=rejected]").count() > 0
+    page.wait_for_selector("#timeline svg.main-svg", timeout=30_000)
+    page.wait_for_timeout(500)  # let plotly finish its first layout
+    page.screenshot(path=str(SHOTS / "app.png"), full_page=True)
+
+    # Step through to the first step where the target rejected a draft.
+    page.get_by_role("tab", name="Step through").click()
+    for _ in range(60):
+        if page.locator("#step-drafts [data-status=rejected]").count():
+            break
+        page.click("#step-next")
+        page.wait_for_timeout(150)
+    assert page.locator("#step-drafts [data-status=rejected]").count() > 0
+    assert "wanted" in page.inner_text("#step-title")
+    page.locator("#step-title").locator("xpath=ancestor::div[@role='tabpanel']").first \
+        .screenshot(path=str(SHOTS / "stepper.png"))
+
+    # Save the trace from the page and open it again: replay, nothing runs.
+    page.get_by_role("tab", name="Replay & export").click()
+    with page.expect_download() as dl:
+        page.click("#download-json")
+    saved = tmp_path / "trace.json"
+    dl.value.save_as(saved)
+    tokens_before = page.inner_html("#tokens")
+    page.set_input_files("#replay-file input[type=file]", str(saved))
+    page.wait_for_selector("#status :text('replaying')", timeout=60_000)
+    assert page.locator("#tokens [data-status=rejected]").count() > 0
+    assert page.inner_html("#tokens").count("data-status") == tokens_before.count("data-status")

@@ -1,0 +1,94 @@
+"""The page served in-process with a fake engine: login, /metrics, replay,
+and what a user sees when a run fails. No engine is built."""
+from __future__ import annotations
+
+import socket
+import urllib.error
+import urllib.request
+
+import pytest
+
+from space.config import EngineSpec
+from space.prom import Metrics
+from space.trace import dumps, make_compare
+from space.ui import inputs
+from space.ui.live import LiveCompare
+from tests.unit.handmade import baseline_run, spec_run
+
+AUTH = ("ada", "lovelace")
+
+
+def fake_compare(spec, req, repeats, on_step, progress, warmup):
+    """The hand-written comparison, streamed; the prompt 'boom' fails like a bug would."""
+    if req.prompt == "boom":
+        raise RuntimeError("engine exploded")
+    req.validate()
+    cmp = make_compare([baseline_run()], [spec_run()])
+    for s in cmp.speculative.steps:
+        on_step("r", s, {})
+    return cmp
+
+
+@pytest.fixture(scope="module")
+def url():
+    from space.ui import app, handlers
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(handlers, "LiveCompare",
+                   lambda spec, req, repeats: LiveCompare(spec, req, repeats,
+                                                          compare=fake_compare))
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        demo = app.build_demo(EngineSpec(), Metrics(), inputs.sample_prompts())
+        _, local_url, _ = app.launch(demo, Metrics(), port=port, auth=AUTH)
+        yield local_url
+        demo.close()
+
+
+@pytest.fixture(scope="module")
+def client(url):
+    from gradio_client import Client
+
+    return Client(url, auth=AUTH, verbose=False)
+
+
+def status_of(client, out) -> str:
+    api = client.view_api(return_format="dict", print_info=False)
+    labels = [r["label"] for r in api["named_endpoints"]["/run"]["returns"]]
+    return out[labels.index("Status")]
+
+
+def run(client, prompt):
+    return client.predict(prompt, "ngram", "", 4, 0.0, 1.0, 16, 0, 1, api_name="/run")
+
+
+def test_login_is_required_but_metrics_are_open(url):
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(url + "config")
+    assert e.value.code == 401
+    with urllib.request.urlopen(url + "metrics") as r:
+        assert b"speclens_requests_total" in r.read()
+
+
+def test_a_failing_run_says_so_briefly_and_the_next_works(client):
+    status = status_of(client, run(client, "boom"))
+    assert 'data-kind="error"' in status
+    assert "the run failed (RuntimeError: engine exploded)" in status
+    assert "Traceback" not in status
+    status = status_of(client, run(client, "Write a haiku."))
+    assert 'data-kind="done"' in status
+
+
+def test_replay_a_saved_record_and_reject_other_json(client, tmp_path):
+    from gradio_client import handle_file
+
+    saved = tmp_path / "cmp.json"
+    saved.write_text(dumps(make_compare([baseline_run()], [spec_run()])))
+    out = client.predict(handle_file(str(saved)), api_name="/replay")
+    status = status_of(client, out)
+    assert "replaying the saved comparison cmp.json" in status
+    other = tmp_path / "other.json"
+    other.write_text('{"hello": 1}')
+    status = status_of(client, client.predict(handle_file(str(other)), api_name="/replay"))
+    assert 'data-kind="error"' in status and "not a SpecLens trace" in status

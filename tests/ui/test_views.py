@@ -1,0 +1,126 @@
+"""The page's pure parts, on hand-written traces: no engine, no server."""
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+import pytest
+
+from space.checklist import ChecklistInputs, evaluate
+from space.config import ConfigError, EngineSpec
+from space.trace import dumps, load, make_compare
+from space.ui import inputs, views
+from space.ui.live import Done, LiveCompare, Progress, Steps
+from tests.unit.handmade import baseline_run, spec_run
+
+
+def lanes(fig) -> set[str]:
+    return {y for t in fig.data if t.type == "bar" for y in t.y}
+
+
+@pytest.fixture
+def cmp():
+    return make_compare([baseline_run()], [spec_run()])
+
+
+def test_render_compare_fills_every_view(cmp):
+    v = views.render(cmp)
+    assert v.token_html.count('data-status="rejected"') == 3 + 4  # steps 1 and 3
+    assert "TPOT speedup" in v.compare_html
+    assert list(v.compare_table["metric"])[:2] == ["TTFT ms", "TPOT ms"]
+    assert lanes(v.timeline) == {"speculative", "baseline"}
+    assert "Acceptance rate" in v.acceptance_html
+    assert v.checklist_html == views.NO_VERDICT
+    assert "TPOT speedup" in v.summary
+
+
+def test_render_single_trace_has_no_baseline():
+    v = views.render(spec_run())
+    assert v.compare_html == views.NO_BASELINE and v.compare_table is None
+    assert lanes(v.timeline) == {"speculative"}
+
+
+def test_checklist_from_the_record(cmp):
+    checklist = evaluate(ChecklistInputs(method="ngram", k=4, speedup_median=1.5,
+                                         speedup_spread=(1.4, 1.6)))
+    cmp.checklist = checklist.to_dict()
+    html = views.render(load(dumps(cmp))).checklist_html  # as read back from a saved JSON
+    assert f'data-verdict="{checklist.verdict}"' in html
+
+
+def test_step_view_clamps_and_describes(cmp):
+    first = views.step_view(cmp, -5)
+    assert first.position == 0 and first.count == 5 and "prefill" in first.title_html
+    last = views.step_view(cmp, 99)
+    assert last.position == 4 and "decoded" in last.title_html
+    rejected = views.step_view(cmp, 1)
+    assert rejected.drafts_html.count('data-status="rejected"') == 3
+    assert views.step_view(None, 0) is None
+
+
+def test_exports_round_trip(cmp):
+    json_path, csv_path = views.write_exports(cmp)
+    assert load(open(json_path).read()).to_dict() == cmp.to_dict()
+    frame = pd.read_csv(csv_path)
+    assert list(frame.columns[:2]) == ["run", "index"]
+    assert (frame["run"] == "speculative").sum() == len(cmp.speculative.steps)
+    assert (frame["run"] == "baseline").sum() == len(cmp.baseline.steps)
+
+
+def test_live_view_shows_steps_so_far():
+    run = spec_run()
+    html = views.live_token_html(run.steps[:2], {})
+    assert html.count('data-status="accepted"') == 1
+    assert html.count('data-status="rejected"') == 3
+    assert "no output tokens" in views.live_token_html([], {})
+
+
+def test_inputs_coerce_and_reject():
+    base = EngineSpec()
+    spec = inputs.engine_spec(base, "ngram", "default-truncated", 6.0)
+    assert spec.k == 6 and spec.draft_model is None  # ngram takes no draft
+    assert inputs.engine_spec(base, "draft_model", " d ", 3).draft_model == "d"
+    for bad in ("many", None, 2.5):
+        with pytest.raises(ConfigError, match="k must be"):
+            inputs.engine_spec(base, "ngram", "", bad)
+    req = inputs.request("hi", "0.5", 1, 64.0, "")
+    assert (req.temperature, req.max_tokens, req.seed) == (0.5, 64, None)
+    with pytest.raises(ConfigError):
+        inputs.repeats(0)
+
+
+def test_samples_cover_structured_and_creative():
+    samples = inputs.sample_prompts(on_gpu=False)
+    labels = " ".join(s.label.lower() for s in samples)
+    assert "structured" in labels and "creative" in labels and "code" in labels
+    assert all(s.text.strip() for s in samples)
+    assert "concurrency" not in labels  # one request at a time in the page
+
+
+def test_live_compare_streams_then_finishes(cmp):
+    def fake_compare(spec, req, repeats, on_step, progress, warmup):
+        progress(0.0, "building")
+        for s in cmp.speculative.steps:
+            on_step("r", s, {})
+        return cmp
+
+    events = list(LiveCompare(EngineSpec(), None, compare=fake_compare))
+    assert isinstance(events[0], Progress) and isinstance(events[-1], Done)
+    steps = [e for e in events if isinstance(e, Steps)]
+    assert steps and len(steps[-1].steps) == len(cmp.speculative.steps)
+    assert events[-1].record is cmp
+
+
+def test_live_compare_raises_the_runs_error():
+    def failing(*a, **kw):
+        raise ConfigError("the prompt is empty")
+
+    with pytest.raises(ConfigError, match="empty"):
+        list(LiveCompare(EngineSpec(), None, compare=failing))
+
+
+def test_summary_names_the_config(cmp):
+    cmp.speculative = dataclasses.replace(cmp.speculative, config={
+        "speculative_config": {"method": "ngram", "num_speculative_tokens": 4},
+        "model_path": "/c/SmolLM2-135M-Instruct", "device": "cpu"})
+    assert views.summary(cmp).startswith("ngram, k=4, on SmolLM2-135M-Instruct (cpu)")

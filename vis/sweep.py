@@ -1,0 +1,101 @@
+"""A sweep as a figure: speedup and acceptance against the swept variable.
+
+Top panel: speedup (baseline TPOT / speculative TPOT, median over prompts),
+with the spread over prompts (or repeats) as error bars, the baseline
+(speedup = 1) as a dashed line and the crossover, where speedup crosses 1,
+as a marked vertical line. Bottom panel: vLLM's acceptance rate (accepted /
+drafted). Pure: the sweep table (``space.sweep.COLUMNS``) in, a plotly Figure out.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from space.sweep import VARIABLES, crossover
+
+SPEEDUP_COLOR = "#0072B2"    # Okabe-Ito blue
+ACCEPT_COLOR = "#009E73"     # Okabe-Ito bluish green, the token view's "accepted"
+CROSS_COLOR = "#D55E00"      # Okabe-Ito vermillion
+BASELINE_COLOR = "#444444"
+
+
+def _error_bars(table: pd.DataFrame) -> dict | None:
+    low, high = table["speedup_low"], table["speedup_high"]
+    if low.isna().all():
+        return None
+    return {"type": "data", "symmetric": False, "array": (high - table["speedup"]).tolist(),
+            "arrayminus": (table["speedup"] - low).tolist(), "color": SPEEDUP_COLOR,
+            "thickness": 1.5}
+
+
+def sweep_figure(table: pd.DataFrame, variable: str | None = None,
+                 title: str | None = None) -> go.Figure:
+    """Two panels sharing the x axis: speedup (top) and acceptance rate (bottom)."""
+    variable = variable or (str(table["variable"].iloc[0]) if len(table) else "k")
+    var = VARIABLES[variable]
+    table = table.sort_values("value")
+    xs, speedups = table["value"].tolist(), table["speedup"].tolist()
+    cross = crossover(xs, speedups, var.log_axis)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        row_heights=[0.62, 0.38],
+                        subplot_titles=("speedup (baseline TPOT / speculative TPOT)",
+                                        "acceptance rate (accepted / drafted)"))
+    fig.add_trace(go.Scatter(
+        x=xs, y=speedups, mode="lines+markers", name="speedup",
+        line={"color": SPEEDUP_COLOR, "width": 2.5}, marker={"size": 9},
+        error_y=_error_bars(table), customdata=table["verdict"].fillna("").tolist(),
+        hovertemplate=f"{variable} %{{x}}: %{{y:.2f}}x (%{{customdata}})<extra></extra>",
+    ), row=1, col=1)
+    fig.add_hline(y=1.0, line={"dash": "dash", "color": BASELINE_COLOR, "width": 1.5},
+                  annotation_text="baseline (1x)", annotation_position="bottom right",
+                  row=1, col=1)
+    if cross is not None:
+        _mark_crossover(fig, cross, variable, var.log_axis)
+    acc = table["acceptance_rate"].tolist()
+    fig.add_trace(go.Scatter(
+        x=xs, y=acc, mode="lines+markers", name="acceptance rate",
+        line={"color": ACCEPT_COLOR, "width": 2.5}, marker={"size": 9, "symbol": "square"},
+        customdata=table["mean_acceptance_length"].tolist(),
+        hovertemplate=(f"{variable} %{{x}}: %{{y:.1%}} accepted, "
+                       "%{customdata:.2f} tokens per verify step<extra></extra>"),
+    ), row=2, col=1)
+    _axes(fig, var, xs, speedups + table["speedup_high"].tolist())
+    fig.update_layout(
+        title={"text": title or f"Sweep over {var.label}"}, height=560,
+        margin={"l": 60, "r": 20, "t": 80, "b": 50}, showlegend=False,
+        template="plotly_white",
+    )
+    return fig
+
+
+def _mark_crossover(fig: go.Figure, x: float, variable: str, log_axis: bool) -> None:
+    fig.add_vline(x=x, line={"dash": "dot", "color": CROSS_COLOR, "width": 2})
+    fig.add_trace(go.Scatter(
+        x=[x], y=[1.0], mode="markers", name="crossover",
+        marker={"symbol": "x", "size": 14, "color": CROSS_COLOR, "line": {"width": 2}},
+        hovertemplate=f"crossover: speedup = 1 at {variable} \u2248 {x:.3g}<extra></extra>",
+    ), row=1, col=1)
+    # plotly places annotations on a log axis by log10 of the value (shapes and traces not)
+    fig.add_annotation(x=math.log10(x) if log_axis else x, y=1.0,
+                       text=f"crossover \u2248 {x:.3g}", showarrow=True, arrowhead=0,
+                       ax=60, ay=-40, xanchor="left", font={"color": CROSS_COLOR},
+                       row=1, col=1)
+
+
+def _axes(fig: go.Figure, var, xs: list[float], heights: list[float]) -> None:
+    xaxis: dict = {"title": {"text": var.label}}
+    if var.log_axis and xs and min(xs) > 0:
+        xaxis.update(type="log", tickvals=xs, ticktext=[f"{x:g}" for x in xs])
+    elif var.integer:
+        xaxis.update(tickvals=xs)
+    fig.update_xaxes(**{k: v for k, v in xaxis.items() if k != "title"}, row=1, col=1)
+    fig.update_xaxes(**xaxis, row=2, col=1)
+    finite = [s for s in heights if s is not None and not math.isnan(s)]
+    top = max(finite + [1.0]) * 1.15
+    fig.update_yaxes(title={"text": "speedup"}, ticksuffix="x", rangemode="tozero",
+                     range=[0, top], row=1, col=1)
+    fig.update_yaxes(title={"text": "accepted"}, tickformat=".0%", range=[0, 1.05],
+                     row=2, col=1)
