@@ -38,7 +38,13 @@ class EngineSpec:
     extra_speculative: tuple[tuple[str, Any], ...] = ()  # more vLLM keys, passed as is
 
     def baseline(self) -> "EngineSpec":
-        return dataclasses.replace(self, method=None, draft_model=None)
+        """The same target without speculation. Speculative settings go back to
+        their defaults, so that changing k or the method keeps one baseline engine."""
+        plain = EngineSpec()
+        return dataclasses.replace(self, method=None, draft_model=None, k=plain.k,
+                                   prompt_lookup_min=plain.prompt_lookup_min,
+                                   prompt_lookup_max=plain.prompt_lookup_max,
+                                   extra_speculative=())
 
     @property
     def is_speculative(self) -> bool:

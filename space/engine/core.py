@@ -223,9 +223,22 @@ class ProposerTimer:
 
 
 def _param_bytes(model) -> int:
+    """Bytes of every tensor the model holds: parameters, buffers, and plain
+    tensor attributes. The CPU backend repacks linear weights for oneDNN into
+    plain attributes and leaves the parameters empty, so parameters alone
+    would count only the embeddings."""
     if model is None:
         return 0
-    return sum(p.numel() * p.element_size() for p in model.parameters())
+    seen: set[int] = set()
+    total = 0
+    for mod in model.modules():
+        tensors = list(mod.parameters(recurse=False)) + list(mod.buffers(recurse=False))
+        tensors += [v for v in vars(mod).values() if isinstance(v, torch.Tensor)]
+        for t in tensors:
+            if t.numel() and t.data_ptr() not in seen:
+                seen.add(t.data_ptr())
+                total += t.numel() * t.element_size()
+    return total
 
 
 def engine_kwargs(spec: EngineSpec, model_path, draft_path: str | None,

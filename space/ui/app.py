@@ -119,6 +119,9 @@ def serve(a: argparse.Namespace) -> int:
     _, local_url, share_url = launch(demo, metrics, a.host, a.port, a.share, a.auth)
     print(f"SpecLens is ready at {local_url} (Prometheus metrics at {local_url}metrics)"
           + (f"; shared at {share_url}" if share_url else ""), flush=True)
+    if a.share and not share_url:
+        print("no share link could be created (see Gradio's message above); "
+              "serving locally only", flush=True)
     try:
         demo.block_thread()
     finally:

@@ -118,3 +118,17 @@ def parse_spans(html_text: str) -> list[dict]:
 def spans():
     """parse_spans: HTML -> list of token spans (attributes + text)."""
     return parse_spans
+
+
+@pytest.fixture(scope="session")
+def client(app_url):
+    from gradio_client import Client
+
+    return Client(app_url, verbose=False)
+
+
+@pytest.fixture(scope="session")
+def outputs(client) -> list[str]:
+    """Labels of the run event's outputs, in order (the API names them so)."""
+    api = client.view_api(return_format="dict", print_info=False)
+    return [r["label"] for r in api["named_endpoints"]["/run"]["returns"]]

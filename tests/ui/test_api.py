@@ -14,20 +14,6 @@ DEFAULTS = dict(method="ngram", draft="", k=4, temperature=0.0, top_p=1.0, max_t
                 seed=0, repeats=1)
 
 
-@pytest.fixture(scope="module")
-def client(app_url):
-    from gradio_client import Client
-
-    return Client(app_url, verbose=False)
-
-
-@pytest.fixture(scope="module")
-def outputs(client) -> list[str]:
-    """Labels of the run event's outputs, in order (the API names them so)."""
-    api = client.view_api(return_format="dict", print_info=False)
-    return [r["label"] for r in api["named_endpoints"]["/run"]["returns"]]
-
-
 def run(client, prompt, **kw):
     a = {**DEFAULTS, **kw}
     return client.predict(prompt, a["method"], a["draft"], a["k"], a["temperature"],
@@ -125,6 +111,7 @@ def test_new_k_rebuilds_with_progress_and_streams_tokens(client, outputs, spans)
     updates = job.outputs()
     statuses = [u[outputs.index("Status")] for u in updates]
     assert any("building the ngram engine" in str(s) for s in statuses)
+    assert not any("building the baseline engine" in str(s) for s in statuses)  # kept
     assert 'data-kind="done"' in final[outputs.index("Status")]
     n_final = len([s for s in spans(final[outputs.index("Tokens")]) if "data-out" in s])
     live = [u[outputs.index("Tokens")] for u in updates[:-1]

@@ -124,3 +124,9 @@ def test_summary_names_the_config(cmp):
         "speculative_config": {"method": "ngram", "num_speculative_tokens": 4},
         "model_path": "/c/SmolLM2-135M-Instruct", "device": "cpu"})
     assert views.summary(cmp).startswith("ngram, k=4, on SmolLM2-135M-Instruct (cpu)")
+
+
+def test_changing_method_or_k_keeps_one_baseline():
+    base = EngineSpec()
+    changed = inputs.engine_spec(base, "draft_model", "default-truncated", 7)
+    assert changed.baseline() == base.baseline()
