@@ -109,6 +109,7 @@ def accepted_histogram_figure(run: RunTrace) -> go.Figure:
         title={"text": f"{title} ({run.num_drafts} steps; {k} = all drafts accepted)"},
         height=300, margin={"l": 10, "r": 10, "t": 50, "b": 40},
         xaxis={"title": {"text": "drafts accepted"}, "dtick": 1, "range": [-0.6, k + 0.6]},
-        yaxis={"title": {"text": "verify steps"}},
+        # Headroom so the count above the tallest bar is not clipped.
+        yaxis={"title": {"text": "verify steps"}, "range": [0, max(counts) * 1.2 + 0.5]},
     )
     return fig

@@ -48,8 +48,11 @@ def _context_html(run: RunTrace, offset: int) -> str:
               f"{text_html(_tail(run.prompt, PROMPT_TAIL_CHARS))}</span>")
     so_far = "".join(run.token_str(t) for t in run.output_token_ids[:offset])
     output = f'<span class="ctx-output">{text_html(_tail(so_far, OUTPUT_TAIL_CHARS))}</span>'
+    # The prompt and the answer are separate turns: a break and a label keep a
+    # prompt ending in ``` from running into an answer starting with ```.
+    turn = '\n<span class="tok-glyph" title="the model\'s answer starts here">\u2192 answer: </span>'
     cursor = '<span class="tok-glyph" title="this step continues here">\u258c</span>'
-    return wrap(prompt + output + cursor)
+    return wrap(prompt + turn + output + cursor)
 
 
 def _draft_entries(step: StepRecord) -> list[TokenEntry]:
