@@ -26,6 +26,7 @@ echo "==> SpecLens setup: $device build of vLLM"
 
 if [ "$system" = 1 ]; then
   py=python3
+  export PIP_BREAK_SYSTEM_PACKAGES=1  # an image's own Python (Docker), not the OS's
 else
   [ -x .venv/bin/python ] || python3 -m venv .venv
   py=.venv/bin/python

@@ -22,6 +22,7 @@ from pathlib import Path
 from space.config import ConfigError, EngineSpec, RequestSpec
 from space.models import ModelError
 from space.preflight import preflight
+from space.versions import warn_if_untested
 
 log = logging.getLogger("space")
 
@@ -226,11 +227,16 @@ def _sweep(a: argparse.Namespace, spec: EngineSpec):
         for pid in a.prompt_id:
             if pid not in {p.id for p in w.prompts}:
                 raise ConfigError(f"workload {w.id!r} has no prompt {pid!r}")
+    warn_if_untested(log)  # after the input checks: bad input stays one line
     result = run_sweep(spec, w, a.variable, values, repeats=a.repeats, progress=_progress,
                        max_tokens=a.max_tokens, prompt_ids=a.prompt_id)
     print(result.table.drop(columns=["variable"]).to_string(index=False, float_format="%.3f"))
     cross = "none" if result.crossover is None else f"{a.variable} = {result.crossover:.3g}"
     print(f"crossover (speedup = 1): {cross}")
+    if a.variable == "concurrency":
+        tc = result.throughput_crossover
+        print("throughput crossover (aggregate tokens/s = baseline): "
+              + ("none" if tc is None else f"concurrency = {tc:.3g}"))
     if a.csv:
         result.to_csv(a.csv)
         print(f"wrote {a.csv}")
@@ -258,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             req = request_from_args(a)
             preflight(spec, [req])
+            warn_if_untested(log)  # after the input checks: bad input stays one line
             if a.cmd == "trace":
                 from space import runner  # imports vLLM: after the checks and the logging level
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from space import memory, theory
-from space.checklist import LOOKUP_METHODS, Checklist, ChecklistInputs, evaluate
+from space.checklist import LOOKUP_METHODS, Check, Checklist, ChecklistInputs, evaluate
 from space.trace import DECODE, VERIFY, CompareRecord, RunTrace
 
 
@@ -199,6 +199,11 @@ def attach_checklist(cmp: CompareRecord, engines: Sequence[Any] | None, req,
     result = evaluate(inputs)
     cmp.checklist = result.to_dict()
     return result
+
+
+def checklist_from_dict(d: dict[str, Any]) -> Checklist:
+    """The ``Checklist`` back from a record's ``checklist`` dict (for vis.checklist)."""
+    return Checklist(verdict=d["verdict"], checks=[Check(**c) for c in d["checks"]])
 
 
 def describe_checklist(checklist: dict[str, Any] | Checklist) -> str:

@@ -144,7 +144,8 @@ class SweepResult:
     variable: str
     table: "pd.DataFrame"          # COLUMNS, one row per value
     crossover: float | None        # where speedup crosses 1, interpolated
-    gain_vanishes_at: float | None  # first value with speedup <= 1
+    gain_vanishes_at: float | None  # first value with speedup <= 1 (concurrency: throughput)
+    throughput_crossover: float | None = None  # where aggregate tokens/s crosses baseline
     results: list[WorkloadResult] = field(default_factory=list)  # the full record per point
 
     def to_csv(self, path=None) -> str | None:
@@ -153,6 +154,7 @@ class SweepResult:
     def to_dict(self) -> dict[str, Any]:
         return {"workload_id": self.workload_id, "variable": self.variable,
                 "crossover": self.crossover, "gain_vanishes_at": self.gain_vanishes_at,
+                "throughput_crossover": self.throughput_crossover,
                 "table": self.table.to_dict(orient="records"),
                 "results": [r.to_dict() for r in self.results]}
 
@@ -165,10 +167,16 @@ def make_table(variable: str, values: Sequence[float],
     rows = [point_row(variable, v, r) for v, r in zip(values, results)]
     table = pd.DataFrame(rows, columns=COLUMNS)
     xs, ss = list(table["value"]), list(table["speedup"])
+    ts = list(table["throughput_speedup"])
+    log_axis = VARIABLES[variable].log_axis
+    # Under load a server loses aggregate tokens/s before per-request TPOT suffers:
+    # for concurrency the gain vanishes where throughput falls to the baseline's.
+    vanishes = gain_vanishes_at(xs, ts if variable == "concurrency" else ss)
     return SweepResult(workload_id=results[0].workload_id if results else "",
                        variable=variable, table=table,
-                       crossover=crossover(xs, ss, VARIABLES[variable].log_axis),
-                       gain_vanishes_at=gain_vanishes_at(xs, ss), results=list(results))
+                       crossover=crossover(xs, ss, log_axis), gain_vanishes_at=vanishes,
+                       throughput_crossover=crossover(xs, ts, log_axis),
+                       results=list(results))
 
 
 def padded_workload(workload: Workload, target_tokens: int, tokenizer) -> Workload:

@@ -24,7 +24,7 @@ from typing import Any
 
 from space import measure, models
 from space.checklist import evaluate
-from space.config import EngineSpec, RequestSpec
+from space.config import ConfigError, EngineSpec, RequestSpec
 from space.preflight import on_gpu as detect_gpu
 from space.preflight import preflight
 from space.presets import ModelPair, Workload
@@ -213,6 +213,10 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool
     adds what sweeps found (gain_vanishes_at_*); task and concurrency are
     filled in from the workload.
     """
+    if repeats < 1:
+        raise ConfigError(f"repeats must be at least 1, got {repeats}")
+    if concurrency is not None and concurrency < 1:
+        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
     from space import runner  # imports vLLM
 
     pool = pool or runner.POOL

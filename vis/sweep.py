@@ -20,6 +20,7 @@ SPEEDUP_COLOR = "#0072B2"    # Okabe-Ito blue
 ACCEPT_COLOR = "#009E73"     # Okabe-Ito bluish green, the token view's "accepted"
 CROSS_COLOR = "#D55E00"      # Okabe-Ito vermillion
 BASELINE_COLOR = "#444444"
+THROUGHPUT_COLOR = "#CC79A7"  # Okabe-Ito reddish purple
 
 
 def _error_bars(table: pd.DataFrame) -> dict | None:
@@ -33,59 +34,97 @@ def _error_bars(table: pd.DataFrame) -> dict | None:
 
 def sweep_figure(table: pd.DataFrame, variable: str | None = None,
                  title: str | None = None) -> go.Figure:
-    """Two panels sharing the x axis: speedup (top) and acceptance rate (bottom)."""
+    """Two panels sharing the x axis: speedup (top) and acceptance rate (bottom).
+
+    A concurrency sweep also draws the aggregate throughput speedup (all
+    requests' tokens / the batch's wall time), which is what a server sees.
+    """
     variable = variable or (str(table["variable"].iloc[0]) if len(table) else "k")
     var = VARIABLES[variable]
     table = table.sort_values("value")
-    xs, speedups = table["value"].tolist(), table["speedup"].tolist()
-    cross = crossover(xs, speedups, var.log_axis)
+    xs = table["value"].tolist()
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         row_heights=[0.62, 0.38],
                         subplot_titles=("speedup (baseline TPOT / speculative TPOT)",
                                         "acceptance rate (accepted / drafted)"))
-    fig.add_trace(go.Scatter(
-        x=xs, y=speedups, mode="lines+markers", name="speedup",
-        line={"color": SPEEDUP_COLOR, "width": 2.5}, marker={"size": 9},
-        error_y=_error_bars(table), customdata=table["verdict"].fillna("").tolist(),
-        hovertemplate=f"{variable} %{{x}}: %{{y:.2f}}x (%{{customdata}})<extra></extra>",
-    ), row=1, col=1)
+    _speedup_line(fig, table, variable, var.log_axis)
+    heights = table["speedup"].tolist() + table["speedup_high"].tolist()
+    if variable == "concurrency":
+        _throughput_line(fig, table, variable, var.log_axis)
+        heights += table["throughput_speedup"].tolist()
     fig.add_hline(y=1.0, line={"dash": "dash", "color": BASELINE_COLOR, "width": 1.5},
                   annotation_text="baseline (1x)", annotation_position="bottom right",
                   row=1, col=1)
-    if cross is not None:
-        _mark_crossover(fig, cross, variable, var.log_axis)
-    acc = table["acceptance_rate"].tolist()
     fig.add_trace(go.Scatter(
-        x=xs, y=acc, mode="lines+markers", name="acceptance rate",
-        line={"color": ACCEPT_COLOR, "width": 2.5}, marker={"size": 9, "symbol": "square"},
+        x=xs, y=table["acceptance_rate"].tolist(), mode="lines+markers",
+        name="acceptance rate", line={"color": ACCEPT_COLOR, "width": 2.5}, showlegend=False,
+        marker={"size": 9, "symbol": "square"},
         customdata=table["mean_acceptance_length"].tolist(),
         hovertemplate=(f"{variable} %{{x}}: %{{y:.1%}} accepted, "
                        "%{customdata:.2f} tokens per verify step<extra></extra>"),
     ), row=2, col=1)
-    _axes(fig, var, xs, speedups + table["speedup_high"].tolist())
+    _axes(fig, var, xs, heights)
     fig.update_layout(
         title={"text": title or f"Sweep over {var.label}"}, height=560,
-        margin={"l": 60, "r": 20, "t": 80, "b": 50}, showlegend=False,
-        template="plotly_white",
+        margin={"l": 60, "r": 20, "t": 80, "b": 50}, template="plotly_white",
+        showlegend=variable == "concurrency",  # two speedup lines to tell apart
+        legend={"orientation": "h", "x": 0.99, "xanchor": "right", "y": 0.98,
+                "yanchor": "top", "yref": "paper", "bgcolor": "rgba(255,255,255,0.8)"},
     )
     return fig
 
 
-def _mark_crossover(fig: go.Figure, x: float, variable: str, log_axis: bool) -> None:
+def _speedup_line(fig: go.Figure, table: pd.DataFrame, variable: str, log_axis: bool) -> None:
+    xs, speedups = table["value"].tolist(), table["speedup"].tolist()
+    fig.add_trace(go.Scatter(
+        x=xs, y=speedups, mode="lines+markers", name="speedup (TPOT)",
+        line={"color": SPEEDUP_COLOR, "width": 2.5}, marker={"size": 9},
+        error_y=_error_bars(table), customdata=table["verdict"].fillna("").tolist(),
+        hovertemplate=f"{variable} %{{x}}: %{{y:.2f}}x (%{{customdata}})<extra></extra>",
+    ), row=1, col=1)
+    cross = crossover(xs, speedups, log_axis)
+    if cross is not None:
+        _mark_crossover(fig, cross, variable, log_axis, "crossover")
+    elif speedups:
+        side = "above" if min(speedups) > 1.0 else "at or below" if max(speedups) <= 1.0 \
+            else "on both sides of"
+        fig.add_annotation(text=f"no crossover: TPOT speedup stays {side} 1 over this range",
+                           x=0.01, y=0.98, xref="x domain", yref="y domain", xanchor="left",
+                           yanchor="top", showarrow=False, font={"color": BASELINE_COLOR})
+
+
+def _throughput_line(fig: go.Figure, table: pd.DataFrame, variable: str,
+                     log_axis: bool) -> None:
+    xs, ys = table["value"].tolist(), table["throughput_speedup"].tolist()
+    fig.add_trace(go.Scatter(
+        x=xs, y=ys, mode="lines+markers", name="throughput speedup (batch)",
+        line={"color": THROUGHPUT_COLOR, "width": 2, "dash": "dot"},
+        marker={"size": 8, "symbol": "diamond"},
+        hovertemplate=(f"{variable} %{{x}}: aggregate tokens/s %{{y:.2f}}x of baseline"
+                       "<extra></extra>"),
+    ), row=1, col=1)
+    cross = crossover(xs, ys, log_axis)
+    if cross is not None:
+        _mark_crossover(fig, cross, variable, log_axis, "throughput crossover")
+
+
+def _mark_crossover(fig: go.Figure, x: float, variable: str, log_axis: bool,
+                    label: str) -> None:
     fig.add_vline(x=x, line={"dash": "dot", "color": CROSS_COLOR, "width": 2})
     fig.add_trace(go.Scatter(
-        x=[x], y=[1.0], mode="markers", name="crossover",
+        x=[x], y=[1.0], mode="markers", name=label, showlegend=False,
         marker={"symbol": "x", "size": 14, "color": CROSS_COLOR, "line": {"width": 2}},
-        hovertemplate=f"crossover: speedup = 1 at {variable} \u2248 {x:.3g}<extra></extra>",
+        hovertemplate=f"{label}: speedup = 1 at {variable} \u2248 {x:.3g}<extra></extra>",
     ), row=1, col=1)
     # plotly places annotations on a log axis by log10 of the value (shapes and traces not)
     fig.add_annotation(x=math.log10(x) if log_axis else x, y=1.0,
-                       text=f"crossover \u2248 {x:.3g}", showarrow=True, arrowhead=0,
+                       text=f"{label} \u2248 {x:.3g}", showarrow=True, arrowhead=0,
                        ax=60, ay=-40, xanchor="left", font={"color": CROSS_COLOR},
                        row=1, col=1)
 
 
 def _axes(fig: go.Figure, var, xs: list[float], heights: list[float]) -> None:
+    """x ticks at the swept values (log scale where asked); y from 0 to above the top."""
     xaxis: dict = {"title": {"text": var.label}}
     if var.log_axis and xs and min(xs) > 0:
         xaxis.update(type="log", tickvals=xs, ticktext=[f"{x:g}" for x in xs])

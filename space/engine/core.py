@@ -6,10 +6,12 @@ recorded, producing one ``RunTrace`` per request.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import logging
 import time
+import weakref
 from typing import Callable
 
 import torch
@@ -21,7 +23,7 @@ from vllm.sampling_params import RequestOutputKind
 
 from space import models, prompts
 from space.config import ConfigError, EngineSpec, RequestSpec, TracingSettings
-from space.engine.compat import guard_kernel_scan
+from space.engine.compat import fix_cpu_expand_kernel, guard_kernel_scan
 from space.engine.build import build_steps, token_texts
 from space.engine.scheduler import TracingScheduler
 from space.memory import EngineMemory
@@ -29,6 +31,7 @@ from space.trace import RunTrace, StepRecord
 
 log = logging.getLogger(__name__)
 _ids = itertools.count()
+_LIVE: "weakref.WeakSet[TracedEngine]" = weakref.WeakSet()  # engines built and not closed
 
 StepCallback = Callable[[str, StepRecord, dict[int, str]], None]
 
@@ -56,7 +59,9 @@ class TracedEngine:
         progress(0.1, f"building the {label} engine on {self.model_path.name}")
         t0 = time.perf_counter()
         guard_kernel_scan()
+        fix_cpu_expand_kernel()
         self.engine = LLMEngine.from_engine_args(self.args)
+        _LIVE.add(self)
         self.build_s = time.perf_counter() - t0
         progress(1.0, f"{label} engine ready in {self.build_s:.1f} s")
         self.tokenizer = self.engine.get_tokenizer()
@@ -183,11 +188,15 @@ class TracedEngine:
         engine = getattr(self, "engine", None)
         if engine is None:
             return
+        _LIVE.discard(self)
+        # The last engine tears vLLM's process-wide state down; earlier ones keep it.
+        keep = keep_parallel_state() if _LIVE else contextlib.nullcontext()
         try:
-            engine.engine_core.shutdown()
+            with keep:
+                engine.engine_core.shutdown()
         except Exception:  # shutting down twice or half-built: nothing left to free
             log.debug("engine shutdown", exc_info=True)
-        self.engine = self.scheduler = None
+        self.engine = self.scheduler = self.runner = None
         gc.collect()
 
 

@@ -10,6 +10,7 @@ import gradio as gr
 
 from space import runner
 from space.cli import spec_from_args
+from space.versions import warn_if_untested
 from space.config import ConfigError, EngineSpec, RequestSpec
 from space.models import ModelError
 from space.preflight import on_gpu
@@ -108,6 +109,7 @@ def serve(a: argparse.Namespace) -> int:
             raise ConfigError("the app compares a speculative engine with the baseline: "
                               "choose a --method")
         samples = inputs.sample_prompts(on_gpu())
+        warn_if_untested(log)
         print(f"SpecLens: building the baseline and {spec.method} engines", flush=True)
         runner.prepare(spec, RequestSpec(samples[0].text, max_tokens=runner.WARMUP_TOKENS),
                        progress=_console)

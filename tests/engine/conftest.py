@@ -5,6 +5,7 @@ not leave requests running.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import pytest
@@ -47,6 +48,16 @@ def self_draft_engine(pool):
 @pytest.fixture(scope="session")
 def baseline_engine(pool, ngram_engine):
     return pool.baseline(ngram_engine.spec)
+
+
+@pytest.fixture(scope="session")
+def bad_draft_spec():
+    """The cpu-bad-draft model pair (a layer-truncated copy as draft), with the
+    test engines' memory settings; built by the pool when first run."""
+    from space import presets
+
+    pair = presets.get_model_pair("cpu-bad-draft")
+    return dataclasses.replace(pair.engine_spec(), kv_cache_bytes=KV, max_model_len=2048)
 
 
 def req(prompt=CODE_PROMPT, **kw) -> RequestSpec:

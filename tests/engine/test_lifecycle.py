@@ -53,3 +53,19 @@ def test_cache_keeps_recent_engines_and_reuses_them():
         assert pool.cached_specs() == [b, a]  # least recently used first
     finally:
         pool.close_all()
+
+
+def test_closing_one_engine_leaves_the_other_working():
+    """vLLM's shutdown destroys process-wide parallel state; SpecLens keeps it
+    while another engine lives (space/engine/compat.keep_parallel_state)."""
+    from space.engine import TracedEngine
+
+    a = TracedEngine(EngineSpec(method="ngram", k=2, kv_cache_bytes=KV, max_model_len=1024))
+    b = TracedEngine(EngineSpec(method=None, kv_cache_bytes=KV, max_model_len=1024))
+    try:
+        a.close()
+        run = b.run(req(max_tokens=8))
+        assert len(run.output_token_ids) > 0
+    finally:
+        a.close()
+        b.close()

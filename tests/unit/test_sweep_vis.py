@@ -95,18 +95,20 @@ def test_parse_values():
 
 # --- the figure ---------------------------------------------------------------
 
-def table(variable="k", values=(1, 2, 4, 8), speedups=(1.5, 1.2, 0.9, 0.6)) -> pd.DataFrame:
+def table(variable="k", values=(1, 2, 4, 8), speedups=(1.5, 1.2, 0.9, 0.6),
+          throughput=None) -> pd.DataFrame:
+    throughput = throughput or speedups
     rows = [{"variable": variable, "value": v, "speedup": s, "speedup_low": s - 0.1,
-             "speedup_high": s + 0.1, "acceptance_rate": 0.5, "mean_acceptance_length": 2.0,
-             "verdict": WORTH_IT if s > 1.1 else NOT_WORTH_IT}
-            for v, s in zip(values, speedups)]
+             "speedup_high": s + 0.1, "throughput_speedup": t, "acceptance_rate": 0.5,
+             "mean_acceptance_length": 2.0, "verdict": WORTH_IT if s > 1.1 else NOT_WORTH_IT}
+            for v, s, t in zip(values, speedups, throughput)]
     return pd.DataFrame(rows, columns=sweep.COLUMNS)
 
 
 def test_figure_has_speedup_acceptance_baseline_and_crossover():
     fig = sweep_figure(table())
     names = [t.name for t in fig.data]
-    assert names == ["speedup", "crossover", "acceptance rate"]
+    assert names == ["speedup (TPOT)", "crossover", "acceptance rate"]
     speed = fig.data[0]
     assert list(speed.x) == [1, 2, 4, 8] and list(speed.y) == [1.5, 1.2, 0.9, 0.6]
     assert list(speed.error_y.array) == pytest.approx([0.1] * 4)
@@ -123,10 +125,24 @@ def test_figure_has_speedup_acceptance_baseline_and_crossover():
 
 
 def test_figure_without_crossover_and_log_axis():
-    fig = sweep_figure(table("concurrency", (1, 2, 4), (1.5, 1.3, 1.2)))
-    assert [t.name for t in fig.data] == ["speedup", "acceptance rate"]
-    assert fig.layout.xaxis2.type == "log"
-    assert not any(a.text.startswith("crossover") for a in fig.layout.annotations)
+    fig = sweep_figure(table("temperature", (0.0, 0.5, 1.0), (1.5, 1.3, 1.2)))
+    assert [t.name for t in fig.data] == ["speedup (TPOT)", "acceptance rate"]
+    texts = [a.text for a in fig.layout.annotations]
+    assert not any(t.startswith("crossover") for t in texts)
+    assert "no crossover: TPOT speedup stays above 1 over this range" in texts
+
+
+def test_concurrency_figure_adds_throughput_and_its_crossover():
+    fig = sweep_figure(table("concurrency", (1, 2, 4, 8), (1.5, 1.4, 1.3, 1.2),
+                             throughput=(1.8, 1.1, 1.05, 0.9)))
+    names = [t.name for t in fig.data]
+    assert names == ["speedup (TPOT)", "throughput speedup (batch)", "throughput crossover",
+                     "acceptance rate"]
+    assert fig.layout.xaxis2.type == "log" and fig.layout.showlegend
+    # between 4 (1.05) and 8 (0.9), a third of the way in log2: 4 * 2^(1/3)
+    assert fig.data[2].x[0] == pytest.approx(4 * 2 ** (1 / 3))
+    label = next(a for a in fig.layout.annotations if a.text.startswith("throughput crossover"))
+    assert label.x == pytest.approx(math.log10(4 * 2 ** (1 / 3)))  # log axes place by log10
 
 
 def test_figure_without_spread_has_no_error_bars():
@@ -190,6 +206,7 @@ def test_attach_checklist_stores_the_verdict():
     assert result.check("spare memory").value > 0
     assert "16,384 tokens of KV cache" in result.check("spare memory").detail
     assert result.check("task type").value == "t"
+    assert measure.checklist_from_dict(cmp.checklist) == result
     text = measure.describe_checklist(cmp.checklist)
     assert text.splitlines()[0] == f"verdict: {result.verdict}"
     assert len(text.splitlines()) == 1 + len(result.checks)
@@ -236,8 +253,24 @@ def test_make_table_from_results():
     res = sweep.make_table("k", [2, 6], results)
     assert list(res.table.columns) == sweep.COLUMNS
     assert res.crossover == pytest.approx(2 + 4 * (0.4 / 0.6))
+    assert res.throughput_crossover == pytest.approx(res.crossover)  # tokens/s = 1 / TPOT here
     assert res.gain_vanishes_at == 6
     assert res.to_csv().splitlines()[0] == ",".join(sweep.COLUMNS)
+
+
+def test_concurrency_gain_vanishes_where_throughput_falls():
+    results = []
+    for tpot_speedup, tps in ((1.5, (10.0, 18.0)), (1.4, (40.0, 36.0))):
+        c = compare_of(base_run(), spec_run(), [0.010], [0.010 / tpot_speedup])
+        c.speedup = tpot_speedup
+        r = WorkloadResult("w", c.speculative.config, 0.0, 48, 4, 1, [PromptResult("p#1", c)],
+                           batch_runs=[{"baseline_tokens_per_s": tps[0],
+                                        "speculative_tokens_per_s": tps[1]}])
+        results.append(summarize(r))
+    assert [r.throughput_speedup for r in results] == pytest.approx([1.8, 0.9])
+    res = sweep.make_table("concurrency", [1, 8], results)
+    assert res.crossover is None and res.gain_vanishes_at == 8
+    assert 1 < res.throughput_crossover < 8
 
 
 def test_pair_status_on_cpu():
