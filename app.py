@@ -1,7 +1,8 @@
 """SpecLens web app: ``python app.py`` serves it on http://127.0.0.1:7860.
 
-Flags: --host, --port, --share, --auth user:password, and the engine flags
-of the CLI (--model, --method, --draft-model, --k, ...; see --help).
+Flags: --host, --port, --share, --auth user:password, --pair ID (a model-pair
+preset), --workload ID (its first prompt is the initial prompt), and the engine
+flags of the CLI (--model, --method, --draft-model, --k, ...; see --help).
 """
 from __future__ import annotations
 
@@ -30,6 +31,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     g.add_argument("--auth", type=parse_auth, default=None, metavar="USER:PASSWORD",
                    help="require this login (Gradio's login page)")
     g.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
+    g = p.add_argument_group("presets (presets/*.json)")
+    g.add_argument("--pair", metavar="ID",
+                   help="a model-pair preset (replaces --model/--method/--draft-model/--k)")
+    g.add_argument("--workload", metavar="ID",
+                   help="start with this workload's first prompt (and select it for sweeps)")
     engine_flags(p)
     return p.parse_args(argv)
 

@@ -23,7 +23,7 @@ from vllm.sampling_params import RequestOutputKind
 
 from space import models, prompts
 from space.config import ConfigError, EngineSpec, RequestSpec, TracingSettings
-from space.engine.compat import fix_cpu_expand_kernel, guard_kernel_scan
+from space.engine.compat import fix_cpu_expand_kernel, guard_kernel_scan, keep_parallel_state
 from space.engine.build import build_steps, token_texts
 from space.engine.scheduler import TracingScheduler
 from space.memory import EngineMemory

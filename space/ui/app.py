@@ -17,6 +17,7 @@ from space.preflight import on_gpu
 from space.prom import Metrics, mount_metrics
 from space.ui import inputs, panels
 from space.ui.handlers import UI, Handlers
+from space.ui.sweep_panel import SweepHandlers, SweepPanel, build_sweep_panel
 
 log = logging.getLogger(__name__)
 
@@ -36,14 +37,16 @@ THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
 
 
 def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] | None = None,
-               max_tokens: int = DEFAULT_MAX_TOKENS) -> gr.Blocks:
+               max_tokens: int = DEFAULT_MAX_TOKENS, pair_id: str | None = None,
+               workload_id: str | None = None) -> gr.Blocks:
     samples = samples or inputs.sample_prompts(on_gpu())
+    pairs = inputs.pair_choices(on_gpu())
     with gr.Blocks(title="SpecLens") as demo:
         state = gr.State(None)
         gr.Markdown(panels.HEADER)
         with gr.Row():
             with gr.Column(scale=2, min_width=340):
-                controls = panels.build_controls(spec, samples, max_tokens)
+                controls = panels.build_controls(spec, samples, max_tokens, pairs, pair_id)
             with gr.Column(scale=3):
                 results = panels.build_results()
         timeline = panels.build_timeline()
@@ -58,8 +61,11 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                 memory = panels.build_memory()
             with gr.Tab("Replay & export"):
                 files = panels.build_files()
+            with gr.Tab("Sweep"):
+                sweep = build_sweep_panel(workload_id)
         ui = UI(state, controls, results, timeline, acceptance, stepper, checklist, memory, files)
         _wire(demo, ui, Handlers(ui, spec, metrics, samples))
+        _wire_sweep(ui.controls, sweep, SweepHandlers(sweep, spec))
     return demo
 
 
@@ -74,11 +80,22 @@ def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:
                            concurrency_limit=None)
     quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
     c.sample.change(h.sample, c.sample, [c.prompt, c.temperature], **quick)
+    c.pair.input(h.pair, c.pair, [c.method, c.draft, c.k, c.pair_note], api_name="pair",
+                 concurrency_limit=None, show_progress="hidden")
     s.prev.click(functools.partial(h.step, delta=-1), [ui.state, s.slider], s.outputs(), **quick)
     s.next.click(functools.partial(h.step, delta=1), [ui.state, s.slider], s.outputs(), **quick)
     s.slider.release(h.step, [ui.state, s.slider], s.outputs(), **quick)
     m.refresh.click(h.memory, None, [m.figure, m.summary], **quick)
     demo.load(h.memory, None, [m.figure, m.summary], **quick)
+
+
+def _wire_sweep(c: panels.Controls, p: SweepPanel, h: SweepHandlers) -> None:
+    # Same queue slot as page runs ("engine"): one engine job at a time.
+    p.run.click(h.sweep, p.inputs() + [c.method, c.draft, c.k], p.outputs(), api_name="sweep",
+                concurrency_limit=1, concurrency_id="engine", show_progress="full",
+                show_progress_on=[p.status, p.plot])
+    p.variable.change(h.values_for, p.variable, p.values, concurrency_limit=None,
+                      show_progress="hidden", api_visibility="undocumented")
 
 
 def _console(frac: float, message: str) -> None:
@@ -109,6 +126,10 @@ def serve(a: argparse.Namespace) -> int:
             raise ConfigError("the app compares a speculative engine with the baseline: "
                               "choose a --method")
         samples = inputs.sample_prompts(on_gpu())
+        workload_id = getattr(a, "workload", None)
+        if workload_id:  # its first prompt first: the initial prompt of the page
+            first = inputs.workload_sample(workload_id)
+            samples = [first] + [s for s in samples if s.label != first.label]
         warn_if_untested(log)
         print(f"SpecLens: building the baseline and {spec.method} engines", flush=True)
         runner.prepare(spec, RequestSpec(samples[0].text, max_tokens=runner.WARMUP_TOKENS),
@@ -117,7 +138,8 @@ def serve(a: argparse.Namespace) -> int:
         print(f"error: {exc}", flush=True)
         return 2
     metrics = Metrics()
-    demo = build_demo(spec, metrics, samples)
+    demo = build_demo(spec, metrics, samples, pair_id=getattr(a, "pair", None),
+                      workload_id=workload_id)
     _, local_url, share_url = launch(demo, metrics, a.host, a.port, a.share, a.auth)
     print(f"SpecLens is ready at {local_url} (Prometheus metrics at {local_url}metrics)"
           + (f"; shared at {share_url}" if share_url else ""), flush=True)

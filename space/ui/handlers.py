@@ -16,9 +16,10 @@ from typing import Iterator
 
 import gradio as gr
 
-from space import memory, runner
+from space import memory, presets, runner
 from space.config import ConfigError, EngineSpec
 from space.models import ModelError
+from space.preflight import on_gpu
 from space.prom import Metrics
 from space.trace import CompareRecord, load
 from space.ui import inputs, views
@@ -151,6 +152,24 @@ class Handlers:
         return {s.slider: gr.Slider(minimum=1, maximum=max(sv.count, 2), value=sv.position + 1),
                 s.title: sv.title_html, s.context: sv.context_html,
                 s.drafts: sv.drafts_html, s.emitted: sv.emitted_html}
+
+    def pair(self, pair_id) -> dict:
+        """Fill method / draft / k from a model-pair preset, or say why it cannot run here."""
+        c = self.ui.controls
+        choice = next((p for p in inputs.pair_choices(on_gpu()) if p.id == pair_id), None)
+        if choice is None:
+            return {c.pair_note: ""}
+        if not choice.available:
+            return {c.pair_note: status_html(f"{choice.label}: {choice.reason}; not applied",
+                                             "error")}
+        pair = presets.get_model_pair(choice.id)
+        if pair.target != self.base_spec.model:
+            return {c.pair_note: status_html(
+                f"{pair.title} uses the target {pair.target}, but this app runs "
+                f"{self.base_spec.model}: the target is fixed at start with --model; restart "
+                f"with `python app.py --pair {pair.id}`; not applied", "error")}
+        return {c.method: pair.method, c.draft: pair.draft or "", c.k: pair.k,
+                c.pair_note: status_html(f"{pair.title}: {pair.note}", "info")}
 
     def sample(self, index) -> dict:
         c = self.ui.controls

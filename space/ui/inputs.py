@@ -94,8 +94,50 @@ def request(prompt: str | None, temperature, top_p, max_tokens, seed) -> Request
                        max_tokens=_whole(max_tokens, "max_tokens"), seed=seed_value)
 
 
-def repeats(value) -> int:
-    n = _whole(value, "repeats")
-    if not 1 <= n <= 10:
-        raise ConfigError(f"repeats must be in 1..10, got {n}")
+def whole_in(value, name: str, low: int, high: int) -> int:
+    n = _whole(value, name)
+    if not low <= n <= high:
+        raise ConfigError(f"{name} must be in {low}..{high}, got {n}")
     return n
+
+
+def repeats(value) -> int:
+    return whole_in(value, "repeats", 1, 10)
+
+
+@dataclass(frozen=True)
+class PairChoice:
+    id: str
+    label: str        # the title, with "(GPU only)" / "(needs ...)" when it cannot run here
+    available: bool
+    reason: str       # why not, "" when available
+
+
+def pair_choices(on_gpu: bool) -> list[PairChoice]:
+    """The model-pair presets, each marked with whether it can run on this machine."""
+    from space.workloads import pair_status
+
+    try:
+        pairs = presets.load_model_pairs()
+    except presets.PresetError as exc:
+        log.warning("model pairs: %s", exc)
+        return []
+    out = []
+    for p in pairs:
+        st = pair_status(p, on_gpu)
+        suffix = ""
+        if not st.available:
+            suffix = (" (GPU only)" if p.needs_gpu and not on_gpu
+                      else f" (needs {', '.join(p.requires)})")
+        out.append(PairChoice(p.id, p.title + suffix, st.available, st.reason))
+    return out
+
+
+def workload_sample(workload_id: str) -> Sample:
+    """The first prompt of a workload preset as a sample (``app.py --workload``)."""
+    try:
+        w = presets.get_workload(workload_id)
+    except KeyError:
+        ids = ", ".join(w.id for w in presets.load_workloads())
+        raise ConfigError(f"no workload {workload_id!r}: one of {ids}") from None
+    return Sample(w.title, w.prompts[0].text, w.temperature)

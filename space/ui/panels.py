@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from space.config import GPU_ONLY_METHODS, K_RANGE, METHODS, EngineSpec
-from space.ui.inputs import Sample
+from space.ui.inputs import PairChoice, Sample
 from space.ui.views import NO_RECORD, NO_VERDICT
 
 HEADER = """# SpecLens: is speculative decoding worth it for my workload?
@@ -19,6 +19,8 @@ METHOD_INFO = ("ngram and draft_model run anywhere; suffix needs arctic-inferenc
                f"{', '.join(GPU_ONLY_METHODS)} need trained heads and a GPU")
 READY = ('<div class="speclens-status" data-kind="ready">Ready: pick a sample prompt or '
          "write your own, then press Run.</div>")
+PAIR_INFO = ("fills method, draft and k; pairs marked GPU only or needs ... cannot run "
+             "on this machine")
 ENGINE_NOTE = ("Changing method, draft or k builds a new speculative engine on the next run "
                "(progress shows above); the most recently used ones are kept.")
 
@@ -36,6 +38,8 @@ class Controls:
     seed: gr.Number
     repeats: gr.Slider
     run: gr.Button
+    pair: gr.Dropdown
+    pair_note: gr.HTML
 
     def run_inputs(self) -> list:
         """In the order of ``Handlers.run``'s parameters (and of the API)."""
@@ -43,12 +47,16 @@ class Controls:
                 self.max_tokens, self.seed, self.repeats]
 
 
-def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int) -> Controls:
+def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
+                   pairs: list[PairChoice] | None = None, pair_id: str | None = None) -> Controls:
     sample = gr.Dropdown([(s.label, i) for i, s in enumerate(samples)], value=0,
                          label="Sample prompts", info="from the workload presets")
     prompt = gr.Textbox(samples[0].text, lines=8, max_lines=20, label="Prompt",
                         elem_id="prompt")
     run = gr.Button("Run: baseline vs speculative", variant="primary", elem_id="run")
+    pair = gr.Dropdown([(p.label, p.id) for p in pairs or []], value=pair_id,
+                       label="Model pair (presets)", info=PAIR_INFO, elem_id="pair")
+    pair_note = gr.HTML("", label="Model pair note", elem_id="pair-note")
     with gr.Row():
         method = gr.Dropdown(list(METHODS), value=spec.method, label="Method",
                              info=METHOD_INFO, elem_id="method")
@@ -69,7 +77,7 @@ def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int) -> 
         repeats = gr.Slider(1, 10, value=1, step=1, label="Measured runs per engine",
                             info="medians over repeats; more is steadier but slower")
     return Controls(prompt, sample, method, draft, k, temperature, top_p, max_tokens, seed,
-                    repeats, run)
+                    repeats, run, pair, pair_note)
 
 
 @dataclass

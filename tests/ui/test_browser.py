@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
+
+from space.trace import load
 
 pytestmark = [pytest.mark.engine, pytest.mark.browser]
 
@@ -62,6 +65,14 @@ def test_run_shows_tokens_and_timeline(page, app_url, code_edit_prompt, tmp_path
         page.click("#download-json")
     saved = tmp_path / "trace.json"
     dl.value.save_as(saved)
+    with page.expect_download() as dl_csv:
+        page.click("#download-csv")
+    steps_csv = tmp_path / "steps.csv"
+    dl_csv.value.save_as(steps_csv)
+    record = load(saved.read_text())
+    counts = pd.read_csv(steps_csv)["run"].value_counts()
+    assert counts["speculative"] == len(record.speculative.steps)
+    assert counts["baseline"] == len(record.baseline.steps)
     tokens_before = page.inner_html("#tokens")
     page.set_input_files("#replay-file input[type=file]", str(saved))
     page.wait_for_selector("#status :text('replaying')", timeout=60_000)

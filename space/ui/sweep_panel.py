@@ -1,0 +1,151 @@
+"""The Sweep tab: one workload across a range of one variable (``space.sweep``),
+speedup and acceptance plotted against it, the table downloadable as CSV.
+
+The builder lays out the components; ``SweepHandlers`` runs the sweep through
+``space.sweep.run_sweep`` (which takes ``runner.POOL``'s lock, like page runs)
+and draws it with ``vis.sweep.sweep_figure``.
+"""
+from __future__ import annotations
+
+import logging
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import gradio as gr
+
+from space import presets
+from space.config import ConfigError, EngineSpec
+from space.models import ModelError
+from space.ui import inputs
+from space.ui.handlers import status_html
+
+log = logging.getLogger(__name__)
+
+# Short defaults: every point is a baseline and a speculative run of every
+# prompt of the workload, so a CPU sweep of 3 points takes a minute or two.
+DEFAULT_VALUES = {"k": "1,2,4", "concurrency": "1,2,4", "input_length": "128,512,1024",
+                  "temperature": "0,0.5,1"}
+DEFAULT_MAX_TOKENS = 32
+INTRO = ("Run one workload at several values of one variable: each point is a baseline "
+         "and a speculative run of every prompt of the workload, with the method and draft "
+         "chosen above. Speedup = baseline TPOT / speculative TPOT; below the dashed line "
+         "(1x) speculation is slower. One sweep or run at a time; others queue.")
+
+
+@dataclass
+class SweepPanel:
+    workload: gr.Dropdown
+    variable: gr.Radio
+    values: gr.Textbox
+    max_tokens: gr.Number
+    repeats: gr.Number
+    run: gr.Button
+    status: gr.HTML
+    plot: gr.Plot
+    table: gr.Dataframe
+    csv: gr.DownloadButton
+
+    def inputs(self) -> list:
+        """In the order of ``SweepHandlers.sweep``'s first parameters (and of the API)."""
+        return [self.workload, self.variable, self.values, self.max_tokens, self.repeats]
+
+    def outputs(self) -> list:
+        return [self.status, self.plot, self.table, self.csv]
+
+
+def workload_choices() -> list[tuple[str, str]]:
+    try:
+        return [(f"{w.title} ({w.id})", w.id) for w in presets.load_workloads()]
+    except presets.PresetError as exc:
+        log.warning("sweep workloads: %s", exc)
+        return []
+
+
+def build_sweep_panel(workload_id: str | None = None) -> SweepPanel:
+    gr.Markdown(INTRO)
+    choices = workload_choices()
+    ids = [v for _, v in choices]
+    value = workload_id if workload_id in ids else ("code_editing" if "code_editing" in ids
+                                                    else (ids[0] if ids else None))
+    with gr.Row():
+        workload = gr.Dropdown(choices, value=value, label="Workload", elem_id="sweep-workload")
+        variable = gr.Radio(list(DEFAULT_VALUES), value="k", label="Variable",
+                            elem_id="sweep-variable")
+    with gr.Row():
+        values = gr.Textbox(DEFAULT_VALUES["k"], label="Values (comma-separated)",
+                            elem_id="sweep-values")
+        max_tokens = gr.Number(DEFAULT_MAX_TOKENS, precision=0, minimum=1, maximum=1024,
+                               label="Max tokens per request")
+        repeats = gr.Number(1, precision=0, minimum=1, maximum=10,
+                            label="Measured runs per engine and point")
+    run = gr.Button("Run sweep", variant="primary", elem_id="sweep-run")
+    status = gr.HTML("", label="Sweep status", elem_id="sweep-status")
+    plot = gr.Plot(label="Speedup and acceptance", elem_id="sweep-plot")
+    table = gr.Dataframe(label="One row per point", interactive=False, elem_id="sweep-table")
+    csv = gr.DownloadButton("Download table (CSV)", interactive=False, elem_id="sweep-csv")
+    return SweepPanel(workload, variable, values, max_tokens, repeats, run, status, plot,
+                      table, csv)
+
+
+def display_table(table):
+    """The table as shown: floats to 3 places, NaN as empty (NaN is not JSON)."""
+    shown = table.drop(columns=["variable"]).round(3).astype(object)
+    return shown.where(shown.notna(), None)
+
+
+class SweepHandlers:
+    def __init__(self, panel: SweepPanel, base_spec: EngineSpec) -> None:
+        self.panel, self.base_spec = panel, base_spec
+
+    def values_for(self, variable: str) -> str:
+        return DEFAULT_VALUES.get(variable, "")
+
+    def sweep(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
+              progress=gr.Progress()) -> dict:
+        """Run the sweep (queued behind page runs: same pool lock, same queue)."""
+        from space.sweep import parse_values, run_sweep  # run_sweep imports vLLM lazily
+        from vis.sweep import sweep_figure
+
+        p = self.panel
+        try:
+            spec = inputs.engine_spec(self.base_spec, method, draft, k)
+            if not spec.is_speculative:
+                raise ConfigError("choose a speculative method above")
+            if variable not in DEFAULT_VALUES:
+                raise ConfigError(f"unknown sweep variable {variable!r}")
+            try:
+                points = parse_values(variable, values)
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
+            workload = presets.get_workload(str(workload_id or ""))
+            result = run_sweep(spec, workload, variable, points,
+                               repeats=inputs.repeats(repeats),
+                               max_tokens=_tokens(max_tokens),
+                               progress=lambda f, m: progress(f, desc=m))
+        except KeyError:
+            return self._failed(f"no workload {workload_id!r}")
+        except (ConfigError, ModelError, presets.PresetError) as exc:
+            return self._failed(str(exc))
+        except Exception as exc:  # anything else: log it, say it briefly, stay up
+            log.exception("sweep failed")
+            return self._failed(f"the sweep failed ({type(exc).__name__}); "
+                                "details are in the server log")
+        csv_path = Path(tempfile.mkdtemp(prefix="speclens-sweep-")) / f"sweep-{variable}.csv"
+        result.to_csv(csv_path)
+        cross = ("the speedup never crosses 1 here" if result.crossover is None
+                 else f"speedup crosses 1 at {variable} = {result.crossover:.3g}")
+        return {p.status: status_html(f"done: {len(points)} points of {workload.id}; {cross}",
+                                      "done"),
+                p.plot: sweep_figure(result.table, variable,
+                                     title=f"{workload.title}: sweep over {variable}"),
+                p.table: display_table(result.table),
+                p.csv: gr.DownloadButton(value=str(csv_path), interactive=True)}
+
+    def _failed(self, message: str) -> dict:
+        gr.Warning(message)
+        return {self.panel.status: status_html(message, "error")}
+
+
+def _tokens(value) -> int:
+    return inputs.whole_in(value, "max tokens", 1, 1024)

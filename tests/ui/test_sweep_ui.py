@@ -1,0 +1,47 @@
+"""The Sweep tab and the model-pair dropdown through gradio_client, on the real
+CPU engine: a tiny sweep returns a figure and a CSV equal to its table; a GPU
+pair on CPU is refused with the reason."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+pytestmark = pytest.mark.engine
+
+
+def test_tiny_sweep_returns_plot_and_csv_equal_to_table(client):
+    status, plot, table, csv = client.predict(
+        "structured_output", "k", "1,2", 16, 1, "ngram", "", 4, api_name="/sweep")
+    assert 'data-kind="done"' in status, status
+    figure = json.loads(plot["plot"]) if isinstance(plot, dict) else plot
+    names = [t.get("name") for t in figure["data"]]
+    assert "acceptance rate" in names
+    shown = pd.DataFrame(table["data"], columns=table["headers"])
+    saved = pd.read_csv(csv["value"] if isinstance(csv, dict) else csv)
+    assert len(saved) == len(shown) == 2
+    assert list(saved["value"]) == [1, 2] == list(shown["value"])
+    for col in ("speedup", "acceptance_rate", "baseline_tpot_ms", "speculative_tpot_ms"):
+        assert saved[col].round(3).tolist() == pd.to_numeric(shown[col]).tolist(), col
+    assert (saved["variable"] == "k").all()
+
+
+def test_bad_sweep_values_give_a_message(client):
+    status, *_ = client.predict("structured_output", "k", "1,x", 16, 1, "ngram", "", 4,
+                                api_name="/sweep")
+    assert 'data-kind="error"' in status and "comma" in status
+
+
+def test_gpu_pair_on_cpu_is_refused_with_the_reason(client):
+    method, draft, k, note = client.predict("gpu-llama8b-llama1b", api_name="/pair")
+    assert "GPU" in note and "not applied" in note
+    # the controls are left as they were: a no-op update, not the pair's values
+    assert isinstance(method, dict) and "value" not in method
+    assert isinstance(k, dict) and "value" not in k
+
+
+def test_cpu_pair_fills_method_draft_and_k(client):
+    method, draft, k, note = client.predict("cpu-bad-draft", api_name="/pair")
+    assert (method, draft, k) == ("draft_model", "default-truncated", 4)
+    assert "untrained" in note
