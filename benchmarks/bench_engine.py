@@ -159,6 +159,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--section", choices=["start", "overhead", "two", "all"], default="all")
     p.add_argument("--runs", type=int, default=10)
+    p.add_argument("--methods", default="ngram,draft_model",
+                   help="methods for the overhead section (draft_model: the target drafts for itself)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.child:
@@ -168,7 +170,7 @@ def main() -> None:
     if a.section in ("start", "all"):
         section_start()
     if a.section in ("overhead", "all"):
-        for method in ("ngram", "draft_model"):
+        for method in a.methods.split(","):
             section_overhead(a.runs, method)
     if a.section in ("two", "all"):
         section_two(a.runs)
