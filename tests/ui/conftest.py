@@ -12,10 +12,11 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+
+from tests.spans import parse_spans
 
 ROOT = Path(__file__).resolve().parents[2]
 # Smaller than the defaults: tests use short prompts, and less KV starts faster.
@@ -78,40 +79,6 @@ def code_edit_prompt() -> str:
     from space.presets import get_workload
 
     return get_workload("code_editing").prompt("add_rounding").text
-
-
-class TokenSpans(HTMLParser):
-    """``span[data-status]`` elements: attributes and the token's own text
-    (the ↵ / ∅ marks in ``tok-glyph`` spans left out)."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.spans: list[dict] = []
-        self._stack: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag != "span":
-            return
-        a = dict(attrs)
-        if "data-status" in a:
-            self._stack.append("tok")
-            self.spans.append({**a, "text": ""})
-        else:
-            self._stack.append("glyph" if "tok-glyph" in (a.get("class") or "") else "other")
-
-    def handle_endtag(self, tag):
-        if tag == "span" and self._stack:
-            self._stack.pop()
-
-    def handle_data(self, data):
-        if "tok" in self._stack and "glyph" not in self._stack:
-            self.spans[-1]["text"] += data
-
-
-def parse_spans(html_text: str) -> list[dict]:
-    p = TokenSpans()
-    p.feed(html_text)
-    return p.spans
 
 
 @pytest.fixture

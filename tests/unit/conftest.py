@@ -12,9 +12,10 @@
 """
 from __future__ import annotations
 
-from html.parser import HTMLParser
 
 import pytest
+
+from tests.spans import parse_spans
 
 from space.trace import (BONUS, CORRECTION, DECODE, PREFILL, VERIFY, CompareRecord, RunTrace,
                          StepRecord, first_divergence)
@@ -93,44 +94,6 @@ def make_compare(baseline: RunTrace, spec: RunTrace) -> CompareRecord:
         speedup=baseline.tpot_s / spec.tpot_s, e2e_speedup=baseline.e2e_s / spec.e2e_s,
         outputs_identical=div is None, first_divergence=div,
     )
-
-
-class TokenSpans(HTMLParser):
-    """Collects ``span.tok`` elements: their attributes and visible model text.
-
-    Text inside ``tok-glyph`` spans (the ↵ and ∅ marks) is left out, so a
-    span's text is the token's own text.
-    """
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.spans: list[dict] = []
-        self._stack: list[str] = []  # role of each open span: "tok", "glyph" or "other"
-
-    def handle_starttag(self, tag, attrs):
-        if tag != "span":
-            return
-        a = dict(attrs)
-        classes = (a.get("class") or "").split()
-        if "data-status" in a:
-            self._stack.append("tok")
-            self.spans.append({**a, "text": ""})
-        else:
-            self._stack.append("glyph" if "tok-glyph" in classes else "other")
-
-    def handle_endtag(self, tag):
-        if tag == "span" and self._stack:
-            self._stack.pop()
-
-    def handle_data(self, data):
-        if "tok" in self._stack and "glyph" not in self._stack:
-            self.spans[-1]["text"] += data
-
-
-def parse_spans(html_text: str) -> list[dict]:
-    p = TokenSpans()
-    p.feed(html_text)
-    return p.spans
 
 
 @pytest.fixture
