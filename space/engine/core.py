@@ -70,9 +70,10 @@ class TracedEngine:
             .driver_worker.worker.model_runner
         self.proposer_timer = ProposerTimer.attach(self.runner) if spec.is_speculative else None
         self._text_cache: dict[int, str] = {}
+        self.config = self._config_record()
 
-    def config_record(self) -> dict:
-        """The configuration written into every trace."""
+    def _config_record(self) -> dict:
+        """The configuration written into every trace (built once per engine)."""
         return {
             "model": self.spec.model, "model_path": str(self.model_path),
             "method": self.spec.method, "draft_model": self.spec.draft_model,
@@ -81,8 +82,7 @@ class TracedEngine:
             "max_model_len": self.spec.max_model_len, "dtype": self.spec.dtype,
             "device": "gpu" if on_gpu() else "cpu",
             "tracing_settings": {"async_scheduling": self.settings.async_scheduling,
-                                 "enforce_eager": self.settings.enforce_eager
-                                 if not on_gpu() else False,
+                                 "enforce_eager": self.settings.enforce_eager,
                                  "per_request_spec_decode_metrics":
                                      self.settings.per_request_spec_decode_metrics},
         }
@@ -113,6 +113,7 @@ class TracedEngine:
                                     self._params(req, len(ids)))
         finals: dict[str, list] = {rid: [] for rid in req_ids}
         times: dict[str, list[tuple[float, float, float]]] = {rid: [] for rid in req_ids}
+        raws: dict[str, list] = {rid: [] for rid in req_ids}
         timer = self.proposer_timer
         try:
             while self.engine.has_unfinished_requests():
@@ -127,6 +128,7 @@ class TracedEngine:
                 for internal_id, raw in rec.take_step():
                     rid = _external_id(internal_id, times)
                     if rid is not None:
+                        raws[rid].append(raw)
                         times[rid].append((t0, t1, propose_s))
                         if on_step:
                             self._stream(rid, raw, len(times[rid]) - 1, times[rid][-1],
@@ -134,7 +136,7 @@ class TracedEngine:
         except BaseException:
             self.engine.abort_request(req_ids)
             raise
-        return [self._finish(rid, req, ids, arrival, finals[rid], times[rid])
+        return [self._finish(req, ids, arrival, finals[rid], build_steps(raws[rid], times[rid]))
                 for rid, req, ids in zip(req_ids, reqs, encoded)]
 
     def _stream(self, rid, raw, index, step_times, on_step) -> None:
@@ -144,12 +146,7 @@ class TracedEngine:
     def texts(self, ids: list[int]) -> dict[int, str]:
         return token_texts(self.tokenizer, ids, self._text_cache)
 
-    def _finish(self, rid, req, ids, arrival, outs, times) -> RunTrace:
-        rec = self.scheduler.recorder if self.tracing else None
-        raws = []
-        for internal_id in [i for i in rec.steps if _external_id(i, {rid: 0})] if rec else []:
-            raws = rec.steps.pop(internal_id)
-        steps = build_steps(raws, times)
+    def _finish(self, req, ids, arrival, outs, steps) -> RunTrace:
         out_ids = [t for o in outs for t in o.outputs[0].token_ids]
         last = outs[-1].outputs[0]
         text = "".join(o.outputs[0].text for o in outs)
@@ -158,7 +155,7 @@ class TracedEngine:
         metrics = getattr(last, "spec_decode_metrics", None)
         ids_seen = out_ids + [t for s in steps for t in s.draft_token_ids]
         return RunTrace(
-            config=self.config_record(), prompt=req.prompt, prompt_token_ids=ids,
+            config=self.config, prompt=req.prompt, prompt_token_ids=ids,
             output_token_ids=out_ids, text=text, arrival_s=arrival,
             first_token_s=first if first is not None else finish, finish_s=finish,
             finish_reason=last.finish_reason, steps=steps,

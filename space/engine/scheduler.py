@@ -32,9 +32,8 @@ class RawStep:
 
 @dataclass
 class Recorder:
-    """Per-request step lists, filled by ``TracingScheduler``; one per engine."""
+    """What ``TracingScheduler`` saw in the last step; drained by the step loop."""
 
-    steps: dict[str, list[RawStep]] = field(default_factory=dict)
     new_in_step: list[tuple[str, RawStep]] = field(default_factory=list)
 
     def take_step(self) -> list[tuple[str, RawStep]]:
@@ -76,6 +75,5 @@ class TracingScheduler(Scheduler):
                 kept_token_ids=list(req.output_token_ids[n_out:]),
                 output_offset=n_out,
             )
-            self.recorder.steps.setdefault(req_id, []).append(raw)
             self.recorder.new_in_step.append((req_id, raw))
         return result
