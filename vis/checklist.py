@@ -13,8 +13,8 @@ from space.checklist import BORDERLINE, NOT_WORTH_IT, WORTH_IT, Check, Checklist
 
 _VERDICT_TEXT = {
     WORTH_IT: "speculation is faster on this workload.",
-    NOT_WORTH_IT: "speculation does not pay here.",
-    BORDERLINE: "the gain is within noise, or not shown yet.",
+    NOT_WORTH_IT: "speculation does not pay here: no gain beyond noise, or slower.",
+    BORDERLINE: "a small or uneven gain, one earned on a loop, or not measured yet.",
 }
 # (symbol, word, css class) per passed value; the word is what a screen reader reads.
 _MARKS = {True: ("\u2714", "pass", "pass"), False: ("\u2718", "fail", "fail"),

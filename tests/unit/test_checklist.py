@@ -22,9 +22,9 @@ BAD_DRAFT = dict(
     target_decode_step_s=0.050, verify_step_s=0.110, temperature=0.0,
     task_type="structured_output", repetition_share=0.05)
 
-# JSON extraction whose output looped: ngram accepts a lot, speedup within noise.
+# JSON extraction whose output looped: ngram accepts a lot, a small uneven gain.
 LOOPED = dict(
-    method="ngram", k=4, speedup_median=1.04, speedup_spread=(0.98, 1.10),
+    method="ngram", k=4, speedup_median=1.07, speedup_spread=(0.98, 1.15),
     acceptance_rate=0.43, mean_acceptance_length=2.72, proposer_share=0.03,
     temperature=0.0, task_type="structured_output", repetition_share=0.72)
 
@@ -80,18 +80,33 @@ def test_speedup_thresholds():
         return evaluate(ChecklistInputs(speedup_median=s, speedup_spread=spread)).verdict
     assert verdict(1.10) == cl.WORTH_IT
     assert verdict(1.20, (0.9, 1.4)) == cl.BORDERLINE   # a repeat was slower than baseline
-    assert verdict(1.05) == cl.BORDERLINE
-    assert verdict(0.95) == cl.NOT_WORTH_IT
-    assert verdict(None) == cl.BORDERLINE
+    assert verdict(1.05) == cl.BORDERLINE               # a small gain
+    assert verdict(1.049) == cl.NOT_WORTH_IT            # no gain beyond noise
+    assert verdict(0.97, (0.84, 1.16)) == cl.NOT_WORTH_IT
+    assert verdict(0.60) == cl.NOT_WORTH_IT
+
+
+def test_speedup_line_says_why():
+    def detail(s):
+        return evaluate(ChecklistInputs(speedup_median=s)).check("measured speedup").detail
+    assert "slower than baseline" in detail(0.9)
+    assert "no gain beyond noise" in detail(1.02)
+    assert "not a clear one" in detail(1.07)
+    assert detail(1.2).endswith("faster.")
+
+
+def test_unmeasured_speedup_is_borderline():
+    assert evaluate(ChecklistInputs()).verdict == cl.BORDERLINE
 
 
 def test_failed_necessary_condition_only_pushes_down():
     # alpha ~ 0.1 (tau 1.11 at k=4) against c = 0.3
     weak = dict(method="draft_model", k=4, mean_acceptance_length=1.11,
                 draft_step_s=0.015, target_decode_step_s=0.050)
-    borderline = evaluate(ChecklistInputs(**weak, speedup_median=1.02))
+    borderline = evaluate(ChecklistInputs(**weak, speedup_median=1.07))
     assert borderline.verdict == cl.NOT_WORTH_IT
     assert borderline.check("per-token acceptance vs draft cost").decisive
+    assert evaluate(ChecklistInputs(speedup_median=1.07)).verdict == cl.BORDERLINE
     unmeasured = evaluate(ChecklistInputs(**weak))
     assert unmeasured.verdict == cl.NOT_WORTH_IT
     # a speedup clearly above 1 is not overridden by the prediction
