@@ -13,6 +13,9 @@ and a second app in one process from colliding on names.
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import hmac
 import logging
 from collections.abc import Iterable
 
@@ -141,16 +144,45 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-def mount_metrics(app, metrics: Metrics, path: str = "/metrics") -> None:
+def mount_metrics(app, metrics: Metrics, path: str = "/metrics",
+                  auth: tuple[str, str] | None = None) -> None:
     """Serve ``metrics.render()`` at GET ``path`` on a FastAPI/Starlette app.
 
-    The route goes first in the route table: Gradio mounts itself at "/",
-    and a mount at "/" placed earlier would swallow /metrics.
+    With ``auth`` (the page's --auth login), the route asks for the same user
+    and password as HTTP basic auth, which Prometheus sends with
+    ``basic_auth:`` in its scrape config; a shared link then does not expose
+    the counters. The route goes first in the route table: Gradio mounts
+    itself at "/", and a mount at "/" placed earlier would swallow /metrics.
     """
     from starlette.responses import Response
     from starlette.routing import Route
 
     def endpoint(request) -> Response:  # sync: Starlette runs it in its thread pool
+        if auth is not None and not basic_auth_ok(request.headers.get("authorization"), auth):
+            return Response("login required: use the app's --auth user and password\n",
+                            status_code=401, media_type="text/plain",
+                            headers={"WWW-Authenticate": 'Basic realm="speclens metrics"'})
         return Response(metrics.render(), media_type=CONTENT_TYPE)
 
     app.router.routes.insert(0, Route(path, endpoint, methods=["GET"], name="metrics"))
+
+
+def basic_auth_ok(header: str | None, auth: tuple[str, str]) -> bool:
+    """Whether an Authorization header carries exactly this user and password.
+
+    Example:
+        >>> basic_auth_ok("Basic " + base64.b64encode(b"ann:pw").decode(), ("ann", "pw"))
+        True
+        >>> basic_auth_ok("Basic " + base64.b64encode(b"ann:no").decode(), ("ann", "pw"))
+        False
+        >>> basic_auth_ok(None, ("ann", "pw")), basic_auth_ok("Basic !!!", ("ann", "pw"))
+        (False, False)
+    """
+    if not header or not header.lower().startswith("basic "):
+        return False
+    try:
+        given = base64.b64decode(header[6:].strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    expected = f"{auth[0]}:{auth[1]}"
+    return hmac.compare_digest(given.encode(), expected.encode())

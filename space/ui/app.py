@@ -108,13 +108,13 @@ def launch(demo: gr.Blocks, metrics: Metrics, host: str = "127.0.0.1", port: int
     (app, local_url, share_url).
 
     demo.launch (not uvicorn on our own FastAPI app) keeps --share working;
-    /metrics is not behind the login, as Prometheus scrapers expect.
+    With ``auth``, /metrics asks for the same login (HTTP basic auth).
     """
     demo.queue(default_concurrency_limit=1)
     app, local_url, share_url = demo.launch(
         server_name=host, server_port=port, share=share, auth=auth,
         prevent_thread_lock=True, theme=THEME, css=CSS)
-    mount_metrics(app, metrics)  # after launch: the route goes in front of Gradio's
+    mount_metrics(app, metrics, auth=auth)  # after launch: the route goes in front of Gradio's
     return app, local_url, share_url
 
 

@@ -2,6 +2,7 @@
 and what a user sees when a run fails. No engine is built."""
 from __future__ import annotations
 
+import base64
 import socket
 import urllib.error
 import urllib.request
@@ -63,11 +64,21 @@ def run(client, prompt):
     return client.predict(prompt, "ngram", "", 4, 0.0, 1.0, 16, 0, 1, api_name="/run")
 
 
-def test_login_is_required_but_metrics_are_open(url):
+def test_login_is_required_for_the_page_and_metrics(url):
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(url + "config")
     assert e.value.code == 401
-    with urllib.request.urlopen(url + "metrics") as r:
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(url + "metrics")
+    assert e.value.code == 401 and "Basic" in e.value.headers["WWW-Authenticate"]
+    wrong = base64.b64encode(f"{AUTH[0]}:nope".encode()).decode()
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(urllib.request.Request(
+            url + "metrics", headers={"Authorization": f"Basic {wrong}"}))
+    assert e.value.code == 401
+    token = base64.b64encode(f"{AUTH[0]}:{AUTH[1]}".encode()).decode()
+    with urllib.request.urlopen(urllib.request.Request(
+            url + "metrics", headers={"Authorization": f"Basic {token}"})) as r:
         assert b"speclens_requests_total" in r.read()
 
 
