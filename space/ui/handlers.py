@@ -65,11 +65,11 @@ class Handlers:
     # --- runs -------------------------------------------------------------
 
     def run(self, prompt, method, draft, k, temperature, top_p, max_tokens, seed,
-            repeats) -> Iterator[dict]:
+            repeats, pair_id=None) -> Iterator[dict]:
         """Baseline + speculative run of the prompt, the speculative one streamed live."""
         status = self.ui.results.status
         try:
-            spec = inputs.engine_spec(self.base_spec, method, draft, k)
+            spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id)
             req = inputs.request(prompt, temperature, top_p, max_tokens, seed)
             live = LiveCompare(spec, req, inputs.repeats(repeats))
             yield {status: status_html("checking the input", "working")}
@@ -168,8 +168,10 @@ class Handlers:
                 f"{pair.title} uses the target {pair.target}, but this app runs "
                 f"{self.base_spec.model}: the target is fixed at start with --model; restart "
                 f"with `python app.py --pair {pair.id}`; not applied", "error")}
+        keys = ", ".join(f"{k}={v}" for k, v in pair.speculative.items())
+        note = f"{pair.title}: {pair.note}" + (f" Also sets {keys}." if keys else "")
         return {c.method: pair.method, c.draft: pair.draft or "", c.k: pair.k,
-                c.pair_note: status_html(f"{pair.title}: {pair.note}", "info")}
+                c.pair_note: status_html(note, "info")}
 
     def sample(self, index) -> dict:
         c = self.ui.controls

@@ -74,17 +74,36 @@ def _whole(value, name: str) -> int:
     return int(x)
 
 
-def engine_spec(base: EngineSpec, method: str | None, draft: str | None, k) -> EngineSpec:
+def engine_spec(base: EngineSpec, method: str | None, draft: str | None, k,
+                pair_id: str | None = None) -> EngineSpec:
     """``base`` (from the command line) with the page's method, draft and k.
 
     The draft is kept only for methods that take one, so that a leftover
-    draft name does not build a second, identical ngram engine.
+    draft name does not build a second, identical ngram engine. vLLM keys
+    beyond method/draft/k (e.g. ngram's ``prompt_lookup_min/max``) come from
+    the model pair chosen in the page, or else from the command line's, and
+    only while the method and draft are still that pair's: a lookup window
+    must not travel to a draft-model engine.
     """
     method = (method or "").strip() or None
     draft = (draft or "").strip() or None
     if method not in NEEDS_DRAFT and method != "mtp":
         draft = None
-    return dataclasses.replace(base, method=method, draft_model=draft, k=_whole(k, "k"))
+    source = base
+    if pair_id:
+        try:
+            pair = presets.get_model_pair(str(pair_id)).engine_spec()
+        except (KeyError, presets.PresetError):
+            raise ConfigError(f"no model pair {pair_id!r}") from None
+        if pair.model == base.model:
+            source = pair
+    spec = dataclasses.replace(base, method=method, draft_model=draft, k=_whole(k, "k"),
+                               extra_speculative=())
+    if source.method == method and (source.draft_model or None) == draft:
+        spec = dataclasses.replace(spec, extra_speculative=source.extra_speculative,
+                                   prompt_lookup_min=source.prompt_lookup_min,
+                                   prompt_lookup_max=source.prompt_lookup_max)
+    return spec
 
 
 def request(prompt: str | None, temperature, top_p, max_tokens, seed) -> RequestSpec:

@@ -19,8 +19,8 @@ METHOD_INFO = ("ngram and draft_model run anywhere; suffix needs arctic-inferenc
                f"{', '.join(GPU_ONLY_METHODS)} need trained heads and a GPU")
 READY = ('<div class="speclens-status" data-kind="ready">Ready: pick a sample prompt or '
          "write your own, then press Run.</div>")
-PAIR_INFO = ("fills method, draft and k; pairs marked GPU only or needs ... cannot run "
-             "on this machine")
+PAIR_INFO = ("fills method, draft and k (and the pair's other vLLM keys, while its method "
+             "stays); pairs marked GPU only or needs ... cannot run on this machine")
 ENGINE_NOTE = ("Changing method, draft or k builds a new speculative engine on the next run "
                "(progress shows above); the most recently used ones are kept.")
 
@@ -44,7 +44,7 @@ class Controls:
     def run_inputs(self) -> list:
         """In the order of ``Handlers.run``'s parameters (and of the API)."""
         return [self.prompt, self.method, self.draft, self.k, self.temperature, self.top_p,
-                self.max_tokens, self.seed, self.repeats]
+                self.max_tokens, self.seed, self.repeats, self.pair]
 
 
 def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,

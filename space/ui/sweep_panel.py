@@ -102,14 +102,14 @@ class SweepHandlers:
         return DEFAULT_VALUES.get(variable, "")
 
     def sweep(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
-              progress=gr.Progress()) -> dict:
+              pair_id=None, progress=gr.Progress()) -> dict:
         """Run the sweep (queued behind page runs: same pool lock, same queue)."""
         from space.sweep import parse_values, run_sweep  # run_sweep imports vLLM lazily
         from vis.sweep import sweep_figure
 
         p = self.panel
         try:
-            spec = inputs.engine_spec(self.base_spec, method, draft, k)
+            spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id)
             if not spec.is_speculative:
                 raise ConfigError("choose a speculative method above")
             if variable not in DEFAULT_VALUES:

@@ -89,6 +89,28 @@ def test_inputs_coerce_and_reject():
         inputs.repeats(0)
 
 
+def test_a_pairs_vllm_keys_travel_only_with_its_method():
+    def window(spec):
+        return spec.prompt_lookup_min, spec.prompt_lookup_max
+
+    # started with --prompt-lookup-min 3 and a key vLLM takes as is
+    base = EngineSpec(prompt_lookup_min=3, extra_speculative=(("some_key", 1),))
+    assert window(inputs.engine_spec(base, "ngram", "", 4)) == (3, 5)
+    assert inputs.engine_spec(base, "ngram", "", 6).extra_speculative == (("some_key", 1),)
+    # the cpu-ngram pair chosen in the page brings its own window, and no other keys
+    chosen = inputs.engine_spec(base, "ngram", "", 4, "cpu-ngram")
+    assert window(chosen) == (2, 5) and chosen.extra_speculative == ()
+    # the method changed after the pair was chosen: the keys stay behind
+    spec = inputs.engine_spec(base, "draft_model", "default-truncated", 4, "cpu-ngram")
+    assert spec.extra_speculative == ()
+    assert inputs.engine_spec(base, "draft_model", "d", 4).extra_speculative == ()
+    # a GPU pair's target is not this app's: the command line's settings stay
+    gpu = inputs.engine_spec(base, "ngram", "", 4, "gpu-llama8b-ngram")
+    assert window(gpu) == (3, 5) and gpu.extra_speculative == (("some_key", 1),)
+    with pytest.raises(ConfigError, match="no model pair"):
+        inputs.engine_spec(base, "ngram", "", 4, "no-such-pair")
+
+
 def test_samples_cover_structured_and_creative():
     samples = inputs.sample_prompts(on_gpu=False)
     labels = " ".join(s.label.lower() for s in samples)
