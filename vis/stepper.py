@@ -128,7 +128,7 @@ def _verify_words(run: RunTrace, step: StepRecord) -> str:
 
 def _sentence(run: RunTrace, i: int) -> str:
     step = run.steps[i]
-    head = f"Step {step.index}: "
+    head = f"Engine step {step.index}: "
     if step.kind == PREFILL:
         return head + _prefill_words(run, i)
     if step.kind == DECODE or not step.draft_token_ids:

@@ -135,10 +135,11 @@ def step_view(record: Record | None, position: int | float | None) -> StepView |
         return None
     pos = min(max(int(position or 0), 0), len(indices) - 1)
     d = vis.describe_step(run, indices[pos])
-    # The sentence names the engine step ("Step 12: ..."); the slider counts
-    # only steps that emit tokens, so the two numbers can differ.
+    # The slider counts only the passes that emit tokens; the sentence names the
+    # engine step ("Engine step 12: ..."), which the timeline and CSV also use.
     title = (f'<p class="speclens-step" data-step="{d["step_index"]}" '
-             f'data-kind="{html.escape(str(d["kind"]))}">{html.escape(str(d["sentence"]))}</p>')
+             f'data-kind="{html.escape(str(d["kind"]))}"><b>Pass {pos + 1} of {len(indices)}.'
+             f'</b> {html.escape(str(d["sentence"]))}</p>')
     return StepView(pos, len(indices), title, str(d["context_html"]), str(d["drafts_html"]),
                     str(d["emitted_html"]))
 

@@ -53,6 +53,7 @@ def test_step_view_clamps_and_describes(cmp):
     assert first.position == 0 and first.count == 5 and "prefill" in first.title_html
     last = views.step_view(cmp, 99)
     assert last.position == 4 and "decoded" in last.title_html
+    assert "Pass 5 of 5." in last.title_html and "Engine step" in last.title_html
     rejected = views.step_view(cmp, 1)
     assert rejected.drafts_html.count('data-status="rejected"') == 3
     assert views.step_view(None, 0) is None

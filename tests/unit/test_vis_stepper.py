@@ -18,7 +18,7 @@ def test_sentence_matches_the_docstring_example(spec_trace):
         draft_token_ids=[101, 102, 103, 104], num_accepted=1, emitted_token_ids=[101, 105],
         target_token_kind=CORRECTION)
     assert describe_step(spec_trace, 2)["sentence"] == (
-        "Step 7: the draft proposed 4 tokens: '2', ' years', ' old', ' and'. The target "
+        "Engine step 7: the draft proposed 4 tokens: '2', ' years', ' old', ' and'. The target "
         "accepted '2'; at ' years' the target wanted ',' instead, so ' years', ' old', "
         "' and' are discarded and ',' is emitted.")
 
@@ -30,7 +30,7 @@ def test_sentences_for_each_kind(spec_trace):
     assert "accepted all 3 drafts and added the bonus token ' ok'" in said[3]
     assert "'\\n'" in said[3]  # whitespace is visible in quotes
     assert "accepted no draft; at 'x'" in said[4] and "'x' is discarded" in said[4]
-    assert said[5] == ("Step 5: the proposer found nothing to propose; "
+    assert said[5] == ("Engine step 5: the proposer found nothing to propose; "
                        "the target decoded ' fine' on its own.")
     assert "accepted '.', ' end'" in said[6] and "length" in said[6]
 
