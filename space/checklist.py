@@ -11,8 +11,12 @@ Verdict rule (thresholds below):
   otherwise (a small gain, or one that a repeat or prompt loses)      -> borderline
   A failed necessary condition (alpha <= c) turns borderline (or an
   unmeasured speedup) into not-worth-it; it never overrides a speedup that
-  is clearly above 1. A looping output turns worth-it into borderline
-  (LOOP_DOWNGRADES_WORTH_IT): a speedup earned on a loop measures the loop.
+  is clearly above 1. Drafts made and none accepted is not-worth-it whatever
+  the clock says: every step then emits one token, as a plain decode step
+  does, plus the drafting, so a measured gain can only be noise. A looping
+  output turns worth-it into borderline (LOOP_DOWNGRADES_WORTH_IT): a
+  speedup earned on a loop measures the loop. So does a workload on which
+  some prompts, on their own, are not worth it (MIXED_DOWNGRADES_WORTH_IT).
 """
 from __future__ import annotations
 
@@ -40,6 +44,9 @@ SPREAD_FLOOR = 1.0
 LOOP_SHARE_THRESHOLD = 0.5
 # A worth-it speedup measured on a looping output is reported as borderline.
 LOOP_DOWNGRADES_WORTH_IT = True
+# A workload whose median is worth-it while some of its prompts, each on its
+# own, are not-worth-it is reported as borderline: it pays only on part of it.
+MIXED_DOWNGRADES_WORTH_IT = True
 # Lookup proposers (cost is a share of each step, not per draft token).
 LOOKUP_METHODS = frozenset({"ngram", "suffix"})
 
@@ -70,6 +77,7 @@ class ChecklistInputs:
     task_type: str | None = None          # workload id, e.g. "code_editing"
     task_note: str | None = None          # the workload's one-line reason, shown as context
     repetition_share: float | None = None  # theory.repetition_share of the speculative output
+    prompt_verdicts: dict[str, str] | None = None  # a workload's prompts, each on its own
 
 
 @dataclass
@@ -141,6 +149,8 @@ def evaluate(inputs: ChecklistInputs) -> Checklist:
         _task_check(inputs),
         _repetition_check(inputs, d),
     ]
+    if inputs.prompt_verdicts and len(inputs.prompt_verdicts) > 1:
+        checks.append(_prompts_check(inputs.prompt_verdicts))
     verdict = _verdict(inputs, d, {c.name: c for c in checks})
     return Checklist(verdict=verdict, checks=checks)
 
@@ -183,6 +193,8 @@ def _loop_discount(passed: bool | None, d: _Derived) -> bool | None:
     return None if (d.looped and passed) else passed
 
 
+_NONE_ACCEPTED = ("No draft token was accepted: every step emitted one token, as a plain"
+                  " decode step does, and paid for the drafts too. A measured gain is noise.")
 _LOOP_NOTE = " Not counted: the output loops, and the loop inflates acceptance."
 
 
@@ -214,10 +226,13 @@ def _acceptance_rate_check(i: ChecklistInputs, d: _Derived) -> Check:
     name = "acceptance rate"
     if d.rate is None:
         return Check(name, None, None, None, "No drafts were verified.", op=">", unit="%")
-    if d.tau_break_even is None:
+    be_rate = (None if d.tau_break_even is None
+               else theory.acceptance_rate_from_length(d.tau_break_even, i.k))
+    if d.rate == 0.0:
+        return Check(name, 0.0, be_rate, False, _NONE_ACCEPTED, op=">", unit="%")
+    if be_rate is None:
         return Check(name, d.rate, None, None, "Draft cost not measured: no break-even.",
                      op=">", unit="%")
-    be_rate = theory.acceptance_rate_from_length(d.tau_break_even, i.k)
     passed = d.rate > be_rate
     detail = (f"vLLM acceptance rate (accepted / drafted) {d.rate:.1%} against {be_rate:.1%}"
               f" at break-even for the measured draft cost.")
@@ -358,14 +373,37 @@ def _repetition_check(i: ChecklistInputs, d: _Derived) -> Check:
     return Check(name, share, LOOP_SHARE_THRESHOLD, not d.looped, detail, op="<=", unit="%")
 
 
+def _prompts_check(verdicts: dict[str, str]) -> Check:
+    """A workload's prompts, each judged on its own: how many are not worth it."""
+    losing = [p for p, v in verdicts.items() if v == NOT_WORTH_IT]
+    counts = ", ".join(f"{sum(v == w for v in verdicts.values())} {w}"
+                       for w in (WORTH_IT, BORDERLINE, NOT_WORTH_IT))
+    detail = f"Each prompt on its own: {counts}."
+    if losing:
+        detail += f" Not worth it on {', '.join(losing)}: the gain depends on the input."
+    return Check("prompts", len(losing), 0, not losing, detail, op="<=", unit="prompts")
+
+
 def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[str, Check]) -> str:
     """Apply the module's verdict rule; mark the lines that decided it."""
     necessary = checks["per-token acceptance vs draft cost"]
     necessary_failed = necessary.passed is False
     s = i.speedup_median
+    if d.rate == 0.0:
+        checks["acceptance rate"].decisive = True
+        speed = checks["measured speedup"]
+        speed.decisive = False
+        if speed.passed:
+            speed.passed = None
+            speed.detail += " Not counted: no draft was accepted, so the gain is noise."
+        return NOT_WORTH_IT
     if _clearly_above(i):
         if d.looped and LOOP_DOWNGRADES_WORTH_IT:
             checks["repetition"].decisive = True
+            return BORDERLINE
+        if "prompts" in checks and checks["prompts"].passed is False \
+                and MIXED_DOWNGRADES_WORTH_IT:
+            checks["prompts"].decisive = True
             return BORDERLINE
         return WORTH_IT
     if s is not None and s < NO_GAIN_SPEEDUP:

@@ -198,6 +198,9 @@ def workload_checklist(result: WorkloadResult, context: measure.Context,
         [c.baseline for c in cmps], [c.speculative for c in cmps], speedup=result.speedup,
         speedup_spread=result.speedup_spread, temperature=result.temperature,
         context=context, memory_now=memory_now)
+    if not result.batch_runs:  # distinct prompts, each with its own verdict
+        inputs.prompt_verdicts = {it.prompt_id: it.compare.checklist["verdict"]
+                                  for it in result.items if it.compare.checklist}
     return evaluate(inputs).to_dict()
 
 

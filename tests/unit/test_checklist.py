@@ -180,3 +180,37 @@ def test_docstring_examples_hold():
 def test_meaningless_inputs_raise(bad):
     with pytest.raises(ValueError):
         evaluate(ChecklistInputs(**bad))
+
+
+def test_no_accepted_draft_is_not_worth_it_whatever_the_clock_says():
+    # the story prompt with nothing to copy: ngram drafted, nothing accepted, and
+    # the machine's noise put the measured ratio at 1.12x
+    story = dict(GOOD_NGRAM, acceptance_rate=0.0, mean_acceptance_length=1.0,
+                 speedup_median=1.12, speedup_spread=(1.07, 1.16), task_type="creative_writing")
+    result = evaluate(ChecklistInputs(**story))
+    assert result.verdict == cl.NOT_WORTH_IT
+    rate = result.check("acceptance rate")
+    assert rate.decisive and rate.passed is False and "noise" in rate.detail
+    speed = result.check("measured speedup")
+    assert not speed.decisive and speed.passed is None and "Not counted" in speed.detail
+    unmeasured_cost = evaluate(ChecklistInputs(k=4, acceptance_rate=0.0, speedup_median=1.2))
+    assert unmeasured_cost.verdict == cl.NOT_WORTH_IT
+
+
+def test_a_workload_that_loses_on_some_prompts_is_borderline():
+    mixed = {"lighthouse_poem": cl.WORTH_IT, "letter": cl.WORTH_IT,
+             "market_story": cl.NOT_WORTH_IT}
+    result = evaluate(ChecklistInputs(**GOOD_NGRAM, prompt_verdicts=mixed))
+    assert result.verdict == cl.BORDERLINE
+    line = result.check("prompts")
+    assert line.decisive and line.passed is False and line.value == 1
+    assert "2 worth-it, 0 borderline, 1 not-worth-it" in line.detail
+    assert "market_story" in line.detail
+    agreeing = {"a": cl.WORTH_IT, "b": cl.BORDERLINE}
+    result = evaluate(ChecklistInputs(**GOOD_NGRAM, prompt_verdicts=agreeing))
+    assert result.verdict == cl.WORTH_IT and result.check("prompts").passed is True
+    # a slow workload stays not-worth-it; one prompt gets no such line
+    assert evaluate(ChecklistInputs(**BAD_DRAFT, prompt_verdicts=mixed)).verdict == \
+        cl.NOT_WORTH_IT
+    single = evaluate(ChecklistInputs(**GOOD_NGRAM, prompt_verdicts={"a": cl.WORTH_IT}))
+    assert "prompts" not in [c.name for c in single.checks]
