@@ -39,6 +39,8 @@ def format_value(value: float | int | str | None, unit: str = "") -> str:
         ('1.52x', '3.00 GiB', '4,096 tokens')
         >>> format_value(0.45, "%"), format_value(0.7051), format_value(2.8, "tokens")
         ('45.0%', '0.705', '2.80 tokens')
+        >>> format_value(1, "prompts"), format_value(0, "prompts"), format_value(1, "requests")
+        ('1 prompt', '0 prompts', '1 request')
     """
     if value is None:
         return "\u2014"  # em dash: not measured
@@ -56,6 +58,8 @@ def format_value(value: float | int | str | None, unit: str = "") -> str:
         text = f"{value:.3f}"
     else:
         text = f"{value:.2f}"
+    if text == "1" and unit.endswith("s"):
+        unit = unit[:-1]  # 1 prompt, 1 request, 1 token
     return f"{text} {unit}" if unit else text
 
 
