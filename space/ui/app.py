@@ -91,9 +91,9 @@ def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:
 
 def _wire_sweep(c: panels.Controls, p: SweepPanel, h: SweepHandlers) -> None:
     # Same queue slot as page runs ("engine"): one engine job at a time.
-    p.run.click(h.sweep, p.inputs() + [c.method, c.draft, c.k, c.pair], p.outputs(), api_name="sweep",
-                concurrency_limit=1, concurrency_id="engine", show_progress="full",
-                show_progress_on=[p.status, p.plot])
+    p.run.click(h.sweep, p.inputs() + [c.method, c.draft, c.k, c.pair], p.outputs(),
+                api_name="sweep", concurrency_limit=1, concurrency_id="engine",
+                show_progress="full", show_progress_on=[p.status, p.plot])
     p.variable.change(h.values_for, p.variable, p.values, concurrency_limit=None,
                       show_progress="hidden", api_visibility="undocumented")
 
