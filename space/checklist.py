@@ -219,7 +219,11 @@ def _speedup_check(i: ChecklistInputs, d: _Derived) -> Check:
         detail = (f"{s:.2f}x{spread_txt}: a gain, but not a clear one; worth-it needs >= "
                   f"{WORTH_IT_SPEEDUP:.2f}x with every repeat >= {SPREAD_FLOOR:.2f}x.")
         passed = False
-    return Check(name, s, threshold, passed, detail, decisive=True, op=">=", unit="x")
+    none_accepted = d.rate == 0.0  # the acceptance line decides, not the clock
+    if none_accepted and passed:
+        passed, detail = None, detail + " Not counted: no draft was accepted, so the gain is noise."
+    return Check(name, s, threshold, passed, detail, decisive=not none_accepted, op=">=",
+                 unit="x")
 
 
 def _acceptance_rate_check(i: ChecklistInputs, d: _Derived) -> Check:
@@ -391,11 +395,6 @@ def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[str, Check]) -> str:
     s = i.speedup_median
     if d.rate == 0.0:
         checks["acceptance rate"].decisive = True
-        speed = checks["measured speedup"]
-        speed.decisive = False
-        if speed.passed:
-            speed.passed = None
-            speed.detail += " Not counted: no draft was accepted, so the gain is noise."
         return NOT_WORTH_IT
     if _clearly_above(i):
         if d.looped and LOOP_DOWNGRADES_WORTH_IT:
