@@ -56,6 +56,7 @@ def _timed(fn) -> float:
 def plain_llm(method: str | None, defaults: bool):
     """``vllm.LLM`` with the engine settings SpecLens uses, minus its scheduler."""
     from vllm import LLM
+
     from space import models
     from space.config import TracingSettings
     from space.engine.core import engine_kwargs
@@ -98,7 +99,7 @@ def alternate(runners: dict, runs: int) -> dict[str, list[float]]:
 
 
 def ratio_line(label, num, den) -> str:
-    ratios = [a / b for a, b in zip(num, den)]
+    ratios = [a / b for a, b in zip(num, den, strict=False)]
     q = statistics.quantiles(ratios, n=4) if len(ratios) >= 4 else [min(ratios), 0, max(ratios)]
     return (f"{label:<44} median {statistics.median(ratios):.3f}  "
             f"IQR {q[0]:.3f}-{q[2]:.3f}  min {min(ratios):.3f}  max {max(ratios):.3f}")
@@ -140,7 +141,7 @@ def _child(which: str, runs: int) -> None:
 def _spawn(which: str, runs: int) -> dict:
     out = subprocess.run([sys.executable, __file__, "--child", which, "--runs", str(runs)],
                          capture_output=True, text=True, check=True)
-    line = next(l for l in out.stdout.splitlines() if l.startswith("RESULT "))
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("RESULT "))
     return json.loads(line[7:])
 
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root, for space/
-from space.memory import MiB, GpuMemory, gpu_memory, nvml_index  # noqa: E402
+from space.memory import GpuMemory, MiB, gpu_memory, nvml_index  # noqa: E402
 
 TOLERANCE = 0.02
 
@@ -101,7 +101,7 @@ def table(rows: list[Row], tolerance: float) -> str:
                       "-" if vs_res is None else f"{100 * vs_res:+.2f}%",
                       "yes" if r.ok(tolerance) else "NO"))
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
-    return "\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in lines)
+    return "\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths, strict=False)) for line in lines)
 
 
 def torch_probe(cuda_index: int) -> tuple[Probe, str]:

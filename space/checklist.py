@@ -106,7 +106,7 @@ class Checklist:
         return {"verdict": self.verdict, "checks": [dataclasses.asdict(c) for c in self.checks]}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Checklist":
+    def from_dict(cls, d: dict[str, Any]) -> Checklist:
         """Inverse of ``to_dict`` (a checklist read back from a saved compare JSON)."""
         names = {f.name for f in dataclasses.fields(Check)}
         return cls(verdict=d["verdict"],

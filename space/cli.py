@@ -158,7 +158,7 @@ def request_from_args(a: argparse.Namespace) -> RequestSpec:
         try:
             prompt = Path(a.prompt_file).read_text()
         except OSError as exc:
-            raise ConfigError(f"cannot read --prompt-file: {exc.strerror}: {a.prompt_file}")
+            raise ConfigError(f"cannot read --prompt-file: {exc.strerror}: {a.prompt_file}") from None
     else:
         prompt = a.prompt or ""
     req = RequestSpec(prompt=prompt, temperature=0.0 if temperature is None else temperature,

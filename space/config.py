@@ -37,7 +37,7 @@ class EngineSpec:
     max_num_batched_tokens: int | None = None  # prefill chunk size; None: vLLM's default
     extra_speculative: tuple[tuple[str, Any], ...] = ()  # more vLLM keys, passed as is
 
-    def baseline(self) -> "EngineSpec":
+    def baseline(self) -> EngineSpec:
         """The same target without speculation. Speculative settings go back to
         their defaults, so that changing k or the method keeps one baseline engine."""
         plain = EngineSpec()

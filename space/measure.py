@@ -56,7 +56,7 @@ def repeat_speedups(cmp: CompareRecord) -> list[float]:
     Example: baseline TPOTs [0.10, 0.12], speculative [0.05, 0.08] -> [2.0, 1.5].
     """
     return [b["tpot_s"] / s["tpot_s"]
-            for b, s in zip(cmp.baseline_runs, cmp.speculative_runs) if s.get("tpot_s")]
+            for b, s in zip(cmp.baseline_runs, cmp.speculative_runs, strict=False) if s.get("tpot_s")]
 
 
 def spread(values: Sequence[float]) -> tuple[float, float] | None:

@@ -13,8 +13,8 @@ import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 log = logging.getLogger(__name__)
 
@@ -141,8 +141,8 @@ def prepare_truncated(progress: Progress | None = None) -> Path:
 
 def _download(repo_id: str, progress: Progress) -> Path:
     """Fetch a hub model (``HF_TOKEN`` for gated ones) and say plainly why not."""
-    from huggingface_hub import snapshot_download
     from huggingface_hub import errors as hf_errors
+    from huggingface_hub import snapshot_download
 
     progress(0.0, f"downloading {repo_id} from the Hugging Face hub")
     try:

@@ -19,8 +19,15 @@ import hmac
 import logging
 from collections.abc import Iterable
 
-from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge,
-                               Histogram, ProcessCollector, generate_latest)
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
 
 from space.memory import EngineMemory, GpuMemory
 from space.trace import VERIFY, RunTrace

@@ -12,9 +12,9 @@ from typing import Literal
 from space import measure, models
 from space.config import ConfigError, EngineSpec, RequestSpec
 from space.engine import EnginePool
-from space.preflight import preflight
 from space.engine.core import StepCallback, TracedEngine
 from space.memory import EngineMemory
+from space.preflight import preflight
 from space.trace import CompareRecord, RunTrace, make_compare
 
 log = logging.getLogger(__name__)
@@ -22,7 +22,7 @@ POOL = EnginePool()
 # A short unmeasured run pays an engine's first-run costs (buffer allocation,
 # kernel selection for each new batch shape) so that measured runs don't.
 WARMUP_TOKENS = 16
-_warmed: "weakref.WeakSet[TracedEngine]" = weakref.WeakSet()
+_warmed: weakref.WeakSet[TracedEngine] = weakref.WeakSet()
 
 
 def trace_one(spec: EngineSpec, req: RequestSpec, pool: EnginePool = POOL,

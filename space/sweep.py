@@ -93,8 +93,9 @@ def crossover(values: Sequence[float], speedups: Sequence[float],
         >>> crossover([1, 2], [1.4, 1.2]) is None
         True
     """
-    pts = sorted((x, s) for x, s in zip(values, speedups) if s is not None and not math.isnan(s))
-    for (x0, s0), (x1, s1) in zip(pts, pts[1:]):
+    pts = sorted((x, s) for x, s in zip(values, speedups, strict=False)
+                 if s is not None and not math.isnan(s))
+    for (x0, s0), (x1, s1) in zip(pts, pts[1:], strict=False):
         if s0 == 1.0:
             return float(x0)
         if (s0 - 1.0) * (s1 - 1.0) < 0:
@@ -114,7 +115,7 @@ def gain_vanishes_at(values: Sequence[float], speedups: Sequence[float]) -> floa
         >>> gain_vanishes_at([1, 2, 4, 8], [1.5, 1.1, 0.98, 0.8])
         4
     """
-    for x, s in sorted(zip(values, speedups)):
+    for x, s in sorted(zip(values, speedups, strict=False)):
         if s is not None and s <= 1.0:
             return x
     return None
@@ -142,7 +143,7 @@ def point_row(variable: str, value: float, r: WorkloadResult) -> dict[str, Any]:
 class SweepResult:
     workload_id: str
     variable: str
-    table: "pd.DataFrame"          # COLUMNS, one row per value
+    table: pd.DataFrame          # COLUMNS, one row per value
     crossover: float | None        # where speedup crosses 1, interpolated
     gain_vanishes_at: float | None  # first value with speedup <= 1 (concurrency: throughput)
     throughput_crossover: float | None = None  # where aggregate tokens/s crosses baseline
@@ -164,7 +165,7 @@ def make_table(variable: str, values: Sequence[float],
     """The table, crossover and vanishing point of finished points (pure)."""
     import pandas as pd  # here, so that the CLI's argument parsing stays fast
 
-    rows = [point_row(variable, v, r) for v, r in zip(values, results)]
+    rows = [point_row(variable, v, r) for v, r in zip(values, results, strict=False)]
     table = pd.DataFrame(rows, columns=COLUMNS)
     xs, ss = list(table["value"]), list(table["speedup"])
     ts = list(table["throughput_speedup"])

@@ -129,12 +129,12 @@ class RunTrace:
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["token_text"] = {str(k): v for k, v in self.token_text.items()}
-        for s, rec in zip(d["steps"], self.steps):
+        for s, rec in zip(d["steps"], self.steps, strict=False):
             s["duration_s"] = rec.duration_s
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "RunTrace":
+    def from_dict(cls, d: dict[str, Any]) -> RunTrace:
         names = {f.name for f in dataclasses.fields(StepRecord)}
         steps = [StepRecord(**{k: v for k, v in s.items() if k in names}) for s in d["steps"]]
         raw = {f.name for f in dataclasses.fields(cls) if f.init}
@@ -171,7 +171,7 @@ class CompareRecord:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "CompareRecord":
+    def from_dict(cls, d: dict[str, Any]) -> CompareRecord:
         kw = dict(d)
         kw["baseline"] = RunTrace.from_dict(d["baseline"])
         kw["speculative"] = RunTrace.from_dict(d["speculative"])
@@ -181,7 +181,7 @@ class CompareRecord:
 
 def first_divergence(a: list[int], b: list[int]) -> int | None:
     """Index of the first differing token, or None if the lists are equal."""
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             return i
     return None if len(a) == len(b) else min(len(a), len(b))

@@ -124,7 +124,7 @@ class WorkloadResult:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "WorkloadResult":
+    def from_dict(cls, d: dict[str, Any]) -> WorkloadResult:
         kw = {k: v for k, v in d.items() if k in {f.name for f in dataclasses.fields(cls)}}
         kw["items"] = [PromptResult(it["prompt_id"], CompareRecord.from_dict(it["compare"]))
                        for it in d["items"]]
@@ -280,7 +280,7 @@ def compare_batch(spec: EngineSpec, reqs: list[tuple[str, RequestSpec]], repeats
         measure.attach_checklist(cmp, (base, spec_engine), req, context)
         items.append(PromptResult(pid, cmp))
     batch_runs = [dict(**_batch_figures("baseline", b), **_batch_figures("speculative", s))
-                  for b, s in zip(runs["baseline"], runs["speculative"])]
+                  for b, s in zip(runs["baseline"], runs["speculative"], strict=False)]
     return items, batch_runs
 
 

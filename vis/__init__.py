@@ -1,7 +1,6 @@
 """Pure rendering of SpecLens traces: RunTrace / CompareRecord in, HTML,
 plotly figures, DataFrames and plain text out. No gradio, no vLLM."""
-from vis.acceptance import (accepted_histogram_figure, acceptance_summary_html,
-                            per_position_figure)
+from vis.acceptance import acceptance_summary_html, accepted_histogram_figure, per_position_figure
 from vis.compare import compare_html, compare_table, steps_dataframe
 from vis.stepper import describe_step, verify_step_indices
 from vis.timeline import timeline_figure

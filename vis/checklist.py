@@ -75,10 +75,7 @@ def _row(check: Check) -> str:
     symbol, word, css = _MARKS[check.passed]
     passed_attr = {True: "true", False: "false", None: "context"}[check.passed]
     threshold = format_value(check.threshold, check.unit) if check.threshold is not None else ""
-    if threshold and check.op:
-        threshold = f"{escape(check.op)} {escape(threshold)}"
-    else:
-        threshold = escape(threshold)
+    threshold = f"{escape(check.op)} {escape(threshold)}" if threshold and check.op else escape(threshold)
     decisive = ' class="decisive"' if check.decisive else ""
     return (
         f'<tr data-check="{escape(check.name)}" data-passed="{passed_attr}"{decisive}>'

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import json
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import pandas as pd
 

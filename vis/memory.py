@@ -8,8 +8,7 @@ import html
 
 import plotly.graph_objects as go
 
-from space.memory import (GiB, EngineMemory, GpuMemory, SystemMemory, fmt_bytes,
-                          kv_tax_tokens)
+from space.memory import EngineMemory, GiB, GpuMemory, SystemMemory, fmt_bytes, kv_tax_tokens
 
 ESTIMATED = " (estimated)"
 

@@ -12,8 +12,16 @@ Pure: trace in, dict of HTML strings and text out.
 from __future__ import annotations
 
 from space.trace import BONUS, CORRECTION, DECODE, PREFILL, RunTrace, StepRecord
-from vis.tokens import (ACCEPTED, REJECTED, UNUSED, TokenEntry, step_entries, text_html,
-                        token_span, wrap)
+from vis.tokens import (
+    ACCEPTED,
+    REJECTED,
+    UNUSED,
+    TokenEntry,
+    step_entries,
+    text_html,
+    token_span,
+    wrap,
+)
 
 PROMPT_TAIL_CHARS = 120   # the end of the prompt is what the next tokens continue
 OUTPUT_TAIL_CHARS = 600   # keep late steps readable: show the recent output only

@@ -15,7 +15,7 @@ def build_steps(raws, times: list[tuple[float, float, float]],
     own token was cut, target_token_kind is None.
     """
     steps = []
-    for i, (raw, (t0, t1, propose_s)) in enumerate(zip(raws, times)):
+    for i, (raw, (t0, t1, propose_s)) in enumerate(zip(raws, times, strict=False)):
         drafts, sampled, kept = raw.draft_token_ids, raw.sampled_token_ids, raw.kept_token_ids
         if raw.num_computed_before < raw.num_prompt_tokens:
             kind = PREFILL

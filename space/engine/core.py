@@ -12,7 +12,7 @@ import itertools
 import logging
 import time
 import weakref
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from vllm import EngineArgs, SamplingParams
@@ -22,16 +22,16 @@ from vllm.platforms import current_platform
 from vllm.sampling_params import RequestOutputKind
 
 from space import models, prompts
-from space.config import ConfigError, EngineSpec, RequestSpec, TracingSettings
-from space.engine.compat import fix_cpu_expand_kernel, guard_kernel_scan, keep_parallel_state
+from space.config import EngineSpec, RequestSpec, TracingSettings
 from space.engine.build import build_steps, token_texts
+from space.engine.compat import fix_cpu_expand_kernel, guard_kernel_scan, keep_parallel_state
 from space.engine.scheduler import TracingScheduler
 from space.memory import EngineMemory
 from space.trace import RunTrace, StepRecord
 
 log = logging.getLogger(__name__)
 _ids = itertools.count()
-_LIVE: "weakref.WeakSet[TracedEngine]" = weakref.WeakSet()  # engines built and not closed
+_LIVE: weakref.WeakSet[TracedEngine] = weakref.WeakSet()  # engines built and not closed
 
 StepCallback = Callable[[str, StepRecord, dict[int, str]], None]
 
@@ -108,7 +108,7 @@ class TracedEngine:
         req_ids = [f"sl-{next(_ids)}" for _ in reqs]
         rec = self.scheduler.recorder if self.tracing else None
         arrival = time.perf_counter()
-        for rid, req, ids in zip(req_ids, reqs, encoded):
+        for rid, req, ids in zip(req_ids, reqs, encoded, strict=False):
             self.engine.add_request(rid, TokensPrompt(prompt_token_ids=ids),
                                     self._params(req, len(ids)))
         finals: dict[str, list] = {rid: [] for rid in req_ids}
@@ -137,7 +137,7 @@ class TracedEngine:
             self.engine.abort_request(req_ids)
             raise
         return [self._finish(req, ids, arrival, finals[rid], build_steps(raws[rid], times[rid]))
-                for rid, req, ids in zip(req_ids, reqs, encoded)]
+                for rid, req, ids in zip(req_ids, reqs, encoded, strict=False)]
 
     def _stream(self, rid, raw, index, step_times, on_step) -> None:
         step = build_steps([raw], [step_times], first_index=index)[0]
@@ -205,7 +205,7 @@ class ProposerTimer:
         self.total_s = 0.0
 
     @classmethod
-    def attach(cls, runner) -> "ProposerTimer | None":
+    def attach(cls, runner) -> ProposerTimer | None:
         original = getattr(runner, "propose_draft_token_ids", None)
         if original is None:
             return None

@@ -10,7 +10,6 @@ import gradio as gr
 
 from space import runner
 from space.cli import spec_from_args
-from space.versions import warn_if_untested
 from space.config import ConfigError, EngineSpec, RequestSpec
 from space.models import ModelError
 from space.preflight import on_gpu
@@ -18,6 +17,7 @@ from space.prom import Metrics, mount_metrics
 from space.ui import inputs, panels
 from space.ui.handlers import UI, Handlers
 from space.ui.sweep_panel import SweepHandlers, SweepPanel, build_sweep_panel
+from space.versions import warn_if_untested
 
 log = logging.getLogger(__name__)
 

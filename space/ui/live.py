@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextvars
 import queue
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
 from space.config import EngineSpec, RequestSpec
 from space.trace import CompareRecord, StepRecord

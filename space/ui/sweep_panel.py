@@ -102,7 +102,7 @@ class SweepHandlers:
         return DEFAULT_VALUES.get(variable, "")
 
     def sweep(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
-              pair_id=None, progress=gr.Progress()) -> dict:
+              pair_id=None, progress=gr.Progress()) -> dict:  # noqa: B008 (Gradio injects it)
         """Run the sweep (queued behind page runs: same pool lock, same queue)."""
         from space.sweep import parse_values, run_sweep  # run_sweep imports vLLM lazily
         from vis.sweep import sweep_figure

@@ -72,11 +72,11 @@ STEP_KEYS = {"kind", "start_s", "end_s", "draft_token_ids", "num_accepted", "emi
 
 
 def check_run_record(run):
-    assert RUN_KEYS <= set(run)
+    assert set(run) >= RUN_KEYS
     assert {"model", "model_path", "speculative_config"} <= set(run["config"])
     assert Path(run["config"]["model_path"]).is_dir()
     for s in run["steps"]:
-        assert STEP_KEYS <= set(s)
+        assert set(s) >= STEP_KEYS
     assert [t for s in run["steps"] for t in s["emitted_token_ids"]] == run["output_token_ids"]
 
 

@@ -13,7 +13,7 @@ import pytest
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
 
-from space.config import MiB, EngineSpec, RequestSpec  # noqa: E402
+from space.config import EngineSpec, MiB, RequestSpec  # noqa: E402
 from space.engine import EnginePool  # noqa: E402
 
 KV = 256 * MiB

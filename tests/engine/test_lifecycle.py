@@ -6,7 +6,7 @@ import gc
 import psutil
 import pytest
 
-from space.config import MiB, EngineSpec
+from space.config import EngineSpec, MiB
 from space.engine import EnginePool
 from tests.engine.conftest import KV, req
 

@@ -10,9 +10,9 @@ import socket
 import subprocess
 import sys
 import time
-import warnings
 import urllib.error
 import urllib.request
+import warnings
 from pathlib import Path
 
 import pytest
@@ -88,7 +88,7 @@ def app_url(tmp_path_factory):
             _stop(proc)
             if attempt == 2:
                 pytest.fail(str(exc))
-            warnings.warn(f"the app did not start, retrying once: {exc}")
+            warnings.warn(f"the app did not start, retrying once: {exc}", stacklevel=2)
     try:
         yield url
     finally:

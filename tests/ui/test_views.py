@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -61,7 +62,7 @@ def test_step_view_clamps_and_describes(cmp):
 
 def test_exports_round_trip(cmp):
     json_path, csv_path = views.write_exports(cmp)
-    assert load(open(json_path).read()).to_dict() == cmp.to_dict()
+    assert load(Path(json_path).read_text()).to_dict() == cmp.to_dict()
     frame = pd.read_csv(csv_path)
     assert list(frame.columns[:2]) == ["run", "index"]
     assert (frame["run"] == "speculative").sum() == len(cmp.speculative.steps)

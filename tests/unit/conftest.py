@@ -12,13 +12,20 @@
 """
 from __future__ import annotations
 
-
 import pytest
 
+from space.trace import (
+    BONUS,
+    CORRECTION,
+    DECODE,
+    PREFILL,
+    VERIFY,
+    CompareRecord,
+    RunTrace,
+    StepRecord,
+    first_divergence,
+)
 from tests.spans import parse_spans
-
-from space.trace import (BONUS, CORRECTION, DECODE, PREFILL, VERIFY, CompareRecord, RunTrace,
-                         StepRecord, first_divergence)
 
 TOKEN_TEXT = {
     1: "Q", 2: ":", 3: " How", 4: " old", 5: " is", 6: " <b>", 7: "Bob", 8: "</b>",

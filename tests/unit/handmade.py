@@ -8,7 +8,7 @@ The speculative run (ngram, k=4), outputs 10 tokens in 0.3 s:
   decode (no proposal)                     -> [31]
 so drafts=3, draft tokens=12, accepted=5, accepted per position [2, 1, 1, 1].
 """
-from space.memory import GiB, EngineMemory, GpuMemory
+from space.memory import EngineMemory, GiB, GpuMemory
 from space.trace import BONUS, CORRECTION, DECODE, PREFILL, VERIFY, RunTrace, StepRecord
 
 SPEC_COUNTS = {"drafts": 3, "draft_tokens": 12, "accepted": 5, "per_pos": [2, 1, 1, 1]}

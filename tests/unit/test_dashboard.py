@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from handmade import baseline_run, engines, h200, spec_run
 from prometheus_client.parser import text_string_to_metric_families
 
-from handmade import baseline_run, engines, h200, spec_run
 from space.prom import Metrics
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"

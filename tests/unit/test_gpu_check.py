@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from space.memory import GiB, MiB, GpuMemory
+from space.memory import GiB, GpuMemory, MiB
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_check.py"
 

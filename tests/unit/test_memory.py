@@ -5,11 +5,19 @@ import types
 from pathlib import Path
 
 import pytest
-
 from handmade import engines, h200
+
 from space import memory
-from space.memory import (GiB, MiB, EngineMemory, SystemMemory, estimate_weights_bytes,
-                          fmt_bytes, kv_tax_tokens, nvml_index)
+from space.memory import (
+    EngineMemory,
+    GiB,
+    MiB,
+    SystemMemory,
+    estimate_weights_bytes,
+    fmt_bytes,
+    kv_tax_tokens,
+    nvml_index,
+)
 from vis.memory import memory_figure, memory_html
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,12 +2,12 @@
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from handmade import SPEC_COUNTS, baseline_run, engines, h200, spec_run
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 
-from handmade import SPEC_COUNTS, baseline_run, engines, h200, spec_run
 from space.prom import CONTENT_TYPE, Metrics, accepted_per_position, mount_metrics
 
 

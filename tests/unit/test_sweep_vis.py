@@ -13,10 +13,8 @@ import pytest
 from space import measure, presets, sweep
 from space.checklist import NOT_WORTH_IT, WORTH_IT
 from space.trace import DECODE, PREFILL, VERIFY, CompareRecord, RunTrace, StepRecord
-from space.workloads import (PromptResult, WorkloadResult, pair_status, requests_for,
-                             summarize)
+from space.workloads import PromptResult, WorkloadResult, pair_status, requests_for, summarize
 from vis.sweep import sweep_figure
-
 
 # --- hand-written runs ------------------------------------------------------
 
@@ -101,7 +99,7 @@ def table(variable="k", values=(1, 2, 4, 8), speedups=(1.5, 1.2, 0.9, 0.6),
     rows = [{"variable": variable, "value": v, "speedup": s, "speedup_low": s - 0.1,
              "speedup_high": s + 0.1, "throughput_speedup": t, "acceptance_rate": 0.5,
              "mean_acceptance_length": 2.0, "verdict": WORTH_IT if s > 1.1 else NOT_WORTH_IT}
-            for v, s, t in zip(values, speedups, throughput)]
+            for v, s, t in zip(values, speedups, throughput, strict=False)]
     return pd.DataFrame(rows, columns=sweep.COLUMNS)
 
 
@@ -229,7 +227,7 @@ def test_requests_cycle_prompts_for_concurrency():
 
 def test_summarize_takes_medians_over_prompts():
     cmps = [compare_of(base_run(), spec_run(), [0.010], [t]) for t in (0.005, 0.010, 0.020)]
-    for c, s in zip(cmps, (2.0, 1.0, 0.5)):
+    for c, s in zip(cmps, (2.0, 1.0, 0.5), strict=False):
         c.speedup = s
     r = WorkloadResult("w", cmps[0].speculative.config, 0.0, 48, 1, 1,
                        [PromptResult(f"p{i}", c) for i, c in enumerate(cmps)])

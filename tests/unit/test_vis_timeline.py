@@ -14,7 +14,7 @@ def _lane_bars(fig, lane):
     """(step index, kind, start ms, duration ms) of every bar in one lane."""
     out = []
     for t in _bars(fig):
-        for y, base, width, cd in zip(t.y, t.base, t.x, t.customdata):
+        for y, base, width, cd in zip(t.y, t.base, t.x, t.customdata, strict=False):
             if y == lane:
                 out.append((cd[0], t.name, base, width))
     return sorted(out)
