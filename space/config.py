@@ -50,6 +50,12 @@ class EngineSpec:
     def is_speculative(self) -> bool:
         return self.method is not None
 
+    @property
+    def synthetic(self) -> bool:
+        """Acceptance forced by vLLM's synthetic rejection sampler: timings are real,
+        the text is not the model's (``space.tipping``)."""
+        return dict(self.extra_speculative).get("rejection_sample_method") == "synthetic"
+
     def speculative_config(self, draft_path: str | None = None) -> dict[str, Any] | None:
         """vLLM's ``speculative_config`` dict, or None for the baseline."""
         if self.method is None:
@@ -92,6 +98,7 @@ class RequestSpec:
     seed: int | None = 0
     raw: bool = False           # True: send the prompt as is, no chat template
     system: str | None = None   # optional system message for the chat template
+    ignore_eos: bool = False    # True: always max_tokens tokens (timing runs of fixed length)
 
     def validate(self) -> None:
         if not self.prompt or not self.prompt.strip():

@@ -24,7 +24,12 @@ from vllm.sampling_params import RequestOutputKind
 from space import models, prompts
 from space.config import EngineSpec, RequestSpec, TracingSettings
 from space.engine.build import build_steps, token_texts
-from space.engine.compat import fix_cpu_expand_kernel, guard_kernel_scan, keep_parallel_state
+from space.engine.compat import (
+    fix_cpu_expand_kernel,
+    fix_cpu_synthetic_kernels,
+    guard_kernel_scan,
+    keep_parallel_state,
+)
 from space.engine.scheduler import TracingScheduler
 from space.memory import EngineMemory
 from space.trace import RunTrace, StepRecord
@@ -60,6 +65,7 @@ class TracedEngine:
         t0 = time.perf_counter()
         guard_kernel_scan()
         fix_cpu_expand_kernel()
+        fix_cpu_synthetic_kernels()
         self.engine = LLMEngine.from_engine_args(self.args)
         _LIVE.add(self)
         self.build_s = time.perf_counter() - t0
@@ -81,6 +87,8 @@ class TracedEngine:
             "speculative_config": self.spec.speculative_config(self.draft_path),
             "max_model_len": self.spec.max_model_len, "dtype": self.spec.dtype,
             "device": "gpu" if on_gpu() else "cpu",
+            # forced acceptance: timings only, kept out of /metrics and checklists
+            "synthetic": self.spec.synthetic,
             "tracing_settings": {"async_scheduling": self.settings.async_scheduling,
                                  "enforce_eager": self.settings.enforce_eager,
                                  "per_request_spec_decode_metrics":
@@ -94,6 +102,7 @@ class TracedEngine:
         room = self.spec.max_model_len - prompt_len
         return SamplingParams(temperature=req.temperature, top_p=req.top_p,
                               max_tokens=min(req.max_tokens, room), seed=req.seed,
+                              ignore_eos=req.ignore_eos,
                               output_kind=RequestOutputKind.DELTA)
 
     def run(self, req: RequestSpec, on_step: StepCallback | None = None) -> RunTrace:
