@@ -22,11 +22,17 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal, get_args
 
 from space import theory
 
-WORTH_IT, NOT_WORTH_IT, BORDERLINE = "worth-it", "not-worth-it", "borderline"
+Verdict = Literal["worth-it", "borderline", "not-worth-it"]
+WORTH_IT: Final = "worth-it"
+BORDERLINE: Final = "borderline"
+NOT_WORTH_IT: Final = "not-worth-it"
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+# How a line's value compares with its threshold to pass ('' : context only).
+CHECK_OPS = (">=", ">", "<=", "<", "")
 
 # A 10 % gain is the smallest that survives run-to-run noise on a shared CPU
 # and is worth an extra model in memory; below it the answer is "measure more".
@@ -96,7 +102,7 @@ class Check:
 
 @dataclass
 class Checklist:
-    verdict: str
+    verdict: Verdict
     checks: list[Check] = field(default_factory=list)
 
     def check(self, name: str) -> Check:

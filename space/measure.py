@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from space import memory, theory
-from space.checklist import LOOKUP_METHODS, Check, Checklist, ChecklistInputs, evaluate
+from space.checklist import LOOKUP_METHODS, Checklist, ChecklistInputs, evaluate
 from space.trace import DECODE, VERIFY, CompareRecord, RunTrace
 
 
@@ -197,21 +197,15 @@ def attach_checklist(cmp: CompareRecord, engines: Sequence[Any] | None, req,
     device = cmp.speculative.config.get("device", "cpu")
     inputs = compare_inputs(cmp, req.temperature, context, memory_figures(engines, device))
     result = evaluate(inputs)
-    cmp.checklist = result.to_dict()
+    cmp.checklist = result
     return result
 
 
-def checklist_from_dict(d: dict[str, Any]) -> Checklist:
-    """The ``Checklist`` back from a record's ``checklist`` dict (for vis.checklist)."""
-    return Checklist(verdict=d["verdict"], checks=[Check(**c) for c in d["checks"]])
-
-
-def describe_checklist(checklist: dict[str, Any] | Checklist) -> str:
+def describe_checklist(checklist: Checklist) -> str:
     """The verdict and one line per check, for the terminal."""
-    d = checklist.to_dict() if isinstance(checklist, Checklist) else checklist
     marks = {True: "pass", False: "FAIL", None: "  - "}
-    lines = [f"verdict: {d['verdict']}"]
-    for c in d["checks"]:
-        star = " *" if c.get("decisive") else ""
-        lines.append(f"  [{marks[c['passed']]}] {c['name']}{star}: {c['detail']}")
+    lines = [f"verdict: {checklist.verdict}"]
+    for c in checklist.checks:
+        star = " *" if c.decisive else ""
+        lines.append(f"  [{marks[c.passed]}] {c.name}{star}: {c.detail}")
     return "\n".join(lines)

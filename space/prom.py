@@ -30,7 +30,7 @@ from prometheus_client import (
 )
 
 from space.memory import EngineMemory, GpuMemory
-from space.trace import VERIFY, RunTrace
+from space.trace import RunTrace
 
 log = logging.getLogger(__name__)
 
@@ -44,18 +44,6 @@ TTFT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5,
 # TPOT spans a small model on an H200 (~2 ms) to a CPU decode step (~1 s).
 TPOT_BUCKETS = (0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1,
                 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 2.5, 5.0)
-
-
-def accepted_per_position(run: RunTrace) -> list[int]:
-    """Verify steps whose draft at position p was accepted, for p < k.
-
-    vLLM accepts a prefix, so position p is accepted iff num_accepted > p.
-    Example: verify steps with 4 drafts each and num_accepted [1, 4, 0]
-    -> [2, 1, 1, 1].
-    """
-    verify = [s for s in run.steps if s.kind == VERIFY]
-    k = max((s.num_drafts for s in verify), default=0)
-    return [sum(1 for s in verify if s.num_accepted > p) for p in range(k)]
 
 
 def _check_engine(label: str) -> str:
@@ -122,7 +110,7 @@ class Metrics:
         self.num_drafts.labels(engine=e).inc(run.num_drafts)
         self.num_draft_tokens.labels(engine=e).inc(run.num_draft_tokens)
         self.num_accepted_tokens.labels(engine=e).inc(run.num_accepted_tokens)
-        for p, n in enumerate(accepted_per_position(run)):
+        for p, n in enumerate(run.num_accepted_tokens_per_pos):
             self.num_accepted_per_pos.labels(engine=e, position=str(p)).inc(n)
         if run.output_token_ids:
             self.ttft.labels(engine=e).observe(run.ttft_s)

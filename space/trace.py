@@ -10,18 +10,31 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal, NoReturn, get_args
 
-# Step kinds.
-PREFILL = "prefill"  # the target reads (a chunk of) the prompt; the last chunk emits one token
-VERIFY = "verify"    # the target checks k draft tokens and emits accepted drafts + one token of its own
-DECODE = "decode"    # the proposer had nothing to propose: a plain one-token decode step
+from space.checklist import CHECK_OPS, VERDICTS, Checklist
+
+# The JSON contract's version. Bump it with every change to the contract, keep
+# a fixture of the older version under tests/fixtures/ and teach ``_upgrade``
+# to read it. Version 1 (no ``version`` key) is the format before the counts
+# were renamed to vLLM's vocabulary (README, "JSON contract").
+TRACE_VERSION: Final = 2
+
+StepKind = Literal["prefill", "verify", "decode"]
+PREFILL: Final = "prefill"  # the target reads (a chunk of) the prompt; the last chunk emits a token
+VERIFY: Final = "verify"    # the target checks k draft tokens: accepted drafts + one token of its own
+DECODE: Final = "decode"    # the proposer had nothing to propose: a plain one-token decode step
+STEP_KINDS: tuple[StepKind, ...] = get_args(StepKind)
 
 # What the target's own token at the end of a step is.
-CORRECTION = "correction"  # a draft was rejected; the target's token replaces it
-BONUS = "bonus"            # every draft was accepted; the target adds one more token
+TargetTokenKind = Literal["correction", "bonus"]
+CORRECTION: Final = "correction"  # a draft was rejected; the target's token replaces it
+BONUS: Final = "bonus"            # every draft was accepted; the target adds one more token
+TARGET_TOKEN_KINDS: tuple[TargetTokenKind, ...] = get_args(TargetTokenKind)
 
 
 @dataclass
@@ -29,21 +42,22 @@ class StepRecord:
     """One engine step of one request.
 
     Example (ngram, k=4): drafts ['2',' years',' old',' and'] -> the target
-    sampled ['2', ','] : num_accepted=1, emitted ['2', ','], target_token_kind
-    'correction' (',' replaced ' years'; ' old' and ' and' were never checked
-    against the target's own choice, they are discarded with ' years').
+    sampled ['2', ','] : num_accepted_tokens=1, emitted ['2', ','],
+    target_token_kind 'correction' (',' replaced ' years'; ' old' and ' and'
+    were never checked against the target's own choice, they are discarded
+    with ' years').
     """
 
     index: int                     # engine step number within the request, from 0
-    kind: str                      # PREFILL | VERIFY | DECODE
+    kind: StepKind
     start_s: float                 # perf_counter at the start of the engine step
     end_s: float                   # perf_counter when the step's outputs reached the caller
     num_scheduled_tokens: int      # prompt tokens on a prefill step; 1 + len(drafts) otherwise
     draft_token_ids: list[int] = field(default_factory=list)   # drafts verified in this step
-    num_accepted: int = 0          # vLLM's count: sampled tokens - 1 on a verify step
+    num_accepted_tokens: int = 0   # vLLM's count: sampled tokens - 1 on a verify step
     emitted_token_ids: list[int] = field(default_factory=list)  # tokens committed to the output
-    target_token_kind: str | None = None  # CORRECTION | BONUS on verify steps, else None;
-    # None too when max_tokens/EOS cut the step before the target's own token.
+    target_token_kind: TargetTokenKind | None = None  # on verify steps, else None; None too
+    # when max_tokens/EOS cut the step before the target's own token.
     output_offset: int = 0         # output tokens committed before this step
     propose_s: float = 0.0         # proposer time inside this step (drafting for the next one)
 
@@ -52,19 +66,21 @@ class StepRecord:
         return self.end_s - self.start_s
 
     @property
-    def num_drafts(self) -> int:
+    def num_draft_tokens(self) -> int:
         return len(self.draft_token_ids)
 
 
 @dataclass
 class RunTrace:
-    """One request through one engine, with run-level metrics.
+    """One request through one engine, with run-level counts and metrics.
 
-    Metric definitions follow vLLM's (vllm/v1/spec_decode/metrics.py):
-      acceptance_rate        = accepted draft tokens / drafted tokens
-      mean_acceptance_length = 1 + accepted draft tokens / number of verify steps
-      per_position_acceptance[p] = verify steps that accepted the draft at
-                                   position p / number of verify steps
+    Counts are stored (integers, vLLM's names); rates are derived from them in
+    one place, the properties below, with vLLM's definitions
+    (vllm/v1/spec_decode/metrics.py):
+      acceptance_rate        = num_accepted_tokens / num_draft_tokens
+      mean_acceptance_length = 1 + num_accepted_tokens / num_drafts
+      per_position_acceptance[p] = num_accepted_tokens_per_pos[p] / num_drafts
+    where num_drafts counts verify steps (a draft is one step's proposal).
     Latency definitions follow ``vllm bench``:
       ttft_s   = first token time - arrival
       tpot_s   = (e2e_s - ttft_s) / (output tokens - 1)
@@ -81,24 +97,23 @@ class RunTrace:
     finish_s: float
     finish_reason: str | None
     steps: list[StepRecord]
-    token_text: dict[int, str] = field(default_factory=dict)  # id -> text, for ids in outputs and drafts
-    vllm_spec_metrics: dict[str, Any] | None = None  # vLLM's own per-request counts, for cross-checks
-    ttft_s: float = 0.0
-    tpot_s: float = 0.0
-    e2e_s: float = 0.0
-    tokens_per_s: float = 0.0
-    num_drafts: int = 0
-    num_draft_tokens: int = 0
-    num_accepted_tokens: int = 0
-    acceptance_rate: float | None = None
-    mean_acceptance_length: float | None = None
-    per_position_acceptance: list[float] = field(default_factory=list)
+    token_text: dict[int, str] = field(default_factory=dict)  # id -> text: outputs and drafts
+    vllm_spec_metrics: dict[str, Any] | None = None  # vLLM's own per-request counts
+    # Derived from the fields above by ``recompute`` (never read from a file).
+    ttft_s: float = field(init=False, default=0.0)
+    tpot_s: float = field(init=False, default=0.0)
+    e2e_s: float = field(init=False, default=0.0)
+    tokens_per_s: float = field(init=False, default=0.0)
+    num_drafts: int = field(init=False, default=0)          # verify steps
+    num_draft_tokens: int = field(init=False, default=0)
+    num_accepted_tokens: int = field(init=False, default=0)
+    num_accepted_tokens_per_pos: list[int] = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
         self.recompute()
 
     def recompute(self) -> None:
-        """Derive the run-level metrics from the raw times and steps."""
+        """Derive the run-level figures and counts from the raw times and steps."""
         n = len(self.output_token_ids)
         self.e2e_s = self.finish_s - self.arrival_s
         self.ttft_s = self.first_token_s - self.arrival_s
@@ -106,18 +121,29 @@ class RunTrace:
         self.tokens_per_s = n / self.e2e_s if self.e2e_s > 0 else 0.0
         verify = [s for s in self.steps if s.kind == VERIFY]
         self.num_drafts = len(verify)
-        self.num_draft_tokens = sum(s.num_drafts for s in verify)
-        self.num_accepted_tokens = sum(s.num_accepted for s in verify)
-        if self.num_draft_tokens:  # guarded: no drafts means no rate, not zero
-            self.acceptance_rate = self.num_accepted_tokens / self.num_draft_tokens
-            self.mean_acceptance_length = 1 + self.num_accepted_tokens / self.num_drafts
-        else:
-            self.acceptance_rate = None
-            self.mean_acceptance_length = None
-        k = max((s.num_drafts for s in verify), default=0)
-        self.per_position_acceptance = [
-            sum(1 for s in verify if s.num_accepted > p) / self.num_drafts for p in range(k)
-        ]
+        self.num_draft_tokens = sum(s.num_draft_tokens for s in verify)
+        self.num_accepted_tokens = sum(s.num_accepted_tokens for s in verify)
+        # vLLM accepts a prefix of the drafts: position p is accepted iff more than p were.
+        k = max((s.num_draft_tokens for s in verify), default=0)
+        self.num_accepted_tokens_per_pos = [
+            sum(1 for s in verify if s.num_accepted_tokens > p) for p in range(k)]
+
+    @property
+    def acceptance_rate(self) -> float | None:
+        """None when nothing was drafted: no drafts means no rate, not zero."""
+        if not self.num_draft_tokens:
+            return None
+        return self.num_accepted_tokens / self.num_draft_tokens
+
+    @property
+    def mean_acceptance_length(self) -> float | None:
+        if not self.num_drafts:
+            return None
+        return 1 + self.num_accepted_tokens / self.num_drafts
+
+    @property
+    def per_position_acceptance(self) -> list[float]:
+        return [c / self.num_drafts for c in self.num_accepted_tokens_per_pos]
 
     @property
     def speculative(self) -> bool:
@@ -127,18 +153,22 @@ class RunTrace:
         return self.token_text.get(token_id, f"<{token_id}>")
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
+        d: dict[str, Any] = {"version": TRACE_VERSION, **dataclasses.asdict(self)}
         d["token_text"] = {str(k): v for k, v in self.token_text.items()}
-        for s, rec in zip(d["steps"], self.steps, strict=False):
+        # The rates are written too, so readers of the JSON need not derive them.
+        d.update(acceptance_rate=self.acceptance_rate,
+                 mean_acceptance_length=self.mean_acceptance_length,
+                 per_position_acceptance=self.per_position_acceptance)
+        for s, rec in zip(d["steps"], self.steps, strict=True):
             s["duration_s"] = rec.duration_s
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunTrace:
-        names = {f.name for f in dataclasses.fields(StepRecord)}
+        """Inverse of ``to_dict``, for a dict already checked by ``load``."""
+        names = _init_names(StepRecord)
         steps = [StepRecord(**{k: v for k, v in s.items() if k in names}) for s in d["steps"]]
-        raw = {f.name for f in dataclasses.fields(cls) if f.init}
-        kw = {k: v for k, v in d.items() if k in raw}
+        kw = {k: v for k, v in d.items() if k in _init_names(cls)}
         kw["steps"] = steps
         kw["token_text"] = {int(k): v for k, v in d.get("token_text", {}).items()}
         return cls(**kw)
@@ -162,21 +192,28 @@ class CompareRecord:
     e2e_speedup: float = 0.0
     outputs_identical: bool = False
     first_divergence: int | None = None  # index in output tokens of the first difference
-    checklist: dict[str, Any] | None = None
+    checklist: Checklist | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["version"] = TRACE_VERSION
         d["baseline"] = self.baseline.to_dict()
         d["speculative"] = self.speculative.to_dict()
+        d["checklist"] = self.checklist.to_dict() if self.checklist else None
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CompareRecord:
-        kw = dict(d)
+        """Inverse of ``to_dict``, for a dict already checked by ``load``."""
+        kw = {k: v for k, v in d.items() if k in _init_names(cls)}
         kw["baseline"] = RunTrace.from_dict(d["baseline"])
         kw["speculative"] = RunTrace.from_dict(d["speculative"])
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in kw.items() if k in names})
+        kw["checklist"] = Checklist.from_dict(d["checklist"]) if d.get("checklist") else None
+        return cls(**kw)
+
+
+def _init_names(cls) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls) if f.init}
 
 
 def first_divergence(a: list[int], b: list[int]) -> int | None:
@@ -218,10 +255,193 @@ def dumps(obj: RunTrace | CompareRecord) -> str:
 
 
 def load(text: str) -> RunTrace | CompareRecord:
-    """Load a trace or compare JSON written by the CLI or the app."""
-    d = json.loads(text)
-    if "baseline" in d and "speculative" in d:
-        return CompareRecord.from_dict(d)
-    if "steps" in d:
-        return RunTrace.from_dict(d)
-    raise ValueError("not a SpecLens trace: expected 'steps' or 'baseline'/'speculative' keys")
+    """Load a trace or compare JSON written by the CLI or the app, any version.
+
+    Everything is checked against the schema (``space.trace_schema``) before
+    a record is built: a bad file raises ``TraceFormatError`` with one line
+    naming the first bad field, e.g. "not a SpecLens trace:
+    steps[3].index must be an integer".
+    """
+    try:
+        d = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise TraceFormatError(f"not a SpecLens trace: not valid JSON ({_first_line(exc)})") \
+            from None
+    d = validate_record(_upgrade(d))
+    return CompareRecord.from_dict(d) if "baseline" in d else RunTrace.from_dict(d)
+
+
+def _upgrade(d: Any) -> Any:
+    """An older version's dict in today's names (in place; checked afterwards).
+
+    Version 1 (no ``version`` key): a step's accepted count was ``num_accepted``.
+    """
+    if not isinstance(d, dict) or "version" in d:
+        return d
+    runs = [d.get("baseline"), d.get("speculative")] if "baseline" in d else [d]
+    for run in runs:
+        steps = run.get("steps") if isinstance(run, dict) else None
+        for s in steps if isinstance(steps, list) else []:
+            if isinstance(s, dict) and "num_accepted" in s:
+                s.setdefault("num_accepted_tokens", s.pop("num_accepted"))
+    return d
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:120]
+
+
+
+# --- The schema: every field a visitor's file may carry, with types and bounds ---
+# ``load`` checks a file against it before any record is built, so views and
+# exports only ever see well-typed values (escaping is still done where HTML is
+# written). Unknown keys are ignored; derived figures are recomputed, not read.
+
+class TraceFormatError(ValueError):
+    """A file that is not a valid trace; the message is one line for the user."""
+
+
+MAX_COUNT = 2**31 - 1   # ids, indices and counts: vLLM's token ids are int32
+Check = Callable[[Any, str], Any]
+
+
+def _fail(path: str, what: str) -> NoReturn:
+    raise TraceFormatError(f"not a SpecLens trace: {path} must be {what}")
+
+
+def _int(value: Any, path: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        _fail(path, f"an integer in 0..{MAX_COUNT}")
+    return value
+
+
+def _number(value: Any, path: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        _fail(path, "a finite number")
+    return value
+
+
+def _bool(value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        _fail(path, "true or false")
+    return value
+
+
+def _str(value: Any, path: str) -> str:
+    if not isinstance(value, str):
+        _fail(path, "a string")
+    return value
+
+
+def _optional(check: Check) -> Check:
+    return lambda v, path: None if v is None else check(v, path)
+
+
+def _one_of(*allowed: str) -> Check:
+    def check(value: Any, path: str) -> str:
+        if value not in allowed:
+            _fail(path, "one of " + ", ".join(allowed))
+        return value
+    return check
+
+
+def _list(check: Check) -> Check:
+    def each(value: Any, path: str) -> list:
+        if not isinstance(value, list):
+            _fail(path, "a list")
+        return [check(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    return each
+
+
+def _json_object(value: Any, path: str) -> dict:
+    """Free-form settings (vLLM's keys): a JSON object, its values not rendered as markup."""
+    if not isinstance(value, dict):
+        _fail(path, "an object")
+    return value
+
+
+def _record(fields: dict[str, tuple[Check, bool]]) -> Check:
+    """An object whose known keys pass their checks; (check, required) per key."""
+    def check(value: Any, path: str) -> dict:
+        if not isinstance(value, dict):
+            _fail(path, "an object")
+        out = dict(value)
+        for key, (check_field, required) in fields.items():
+            where = f"{path}.{key}" if path else key
+            if key in value:
+                out[key] = check_field(value[key], where)
+            elif required:
+                _fail(where, "present")
+        return out
+    return check
+
+
+def _token_text(value: Any, path: str) -> dict:
+    if not isinstance(value, dict):
+        _fail(path, "an object of token id -> text")
+    for key, text in value.items():
+        if not (isinstance(key, str) and key.isdigit() and int(key) <= MAX_COUNT):
+            _fail(f"{path} key {key[:20]!r}", "a token id")
+        _str(text, f"{path}[{key}]")
+    return value
+
+
+_ids = _list(_int)
+STEP_SCHEMA = _record({
+    "index": (_int, True), "kind": (_one_of(*STEP_KINDS), True),
+    "start_s": (_number, True), "end_s": (_number, True),
+    "num_scheduled_tokens": (_int, True), "draft_token_ids": (_ids, False),
+    "num_accepted_tokens": (_int, False), "emitted_token_ids": (_ids, False),
+    "target_token_kind": (_optional(_one_of(*TARGET_TOKEN_KINDS)), False),
+    "output_offset": (_int, False), "propose_s": (_number, False),
+})
+CONFIG_SCHEMA = _record({
+    key: (_optional(_str), False)
+    for key in ("model", "model_path", "method", "draft_model", "draft_path", "dtype", "device")
+} | {"k": (_optional(_int), False), "max_model_len": (_optional(_int), False),
+     "speculative_config": (_optional(_json_object), False),
+     "tracing_settings": (_optional(_json_object), False)})
+RUN_SCHEMA = _record({
+    "version": (_int, False), "config": (CONFIG_SCHEMA, True), "prompt": (_str, True),
+    "prompt_token_ids": (_ids, True), "output_token_ids": (_ids, True), "text": (_str, True),
+    "arrival_s": (_number, True), "first_token_s": (_number, True),
+    "finish_s": (_number, True), "finish_reason": (_optional(_str), True),
+    "steps": (_list(STEP_SCHEMA), True), "token_text": (_token_text, False),
+    "vllm_spec_metrics": (_optional(_json_object), False),
+})
+CHECK_SCHEMA = _record({
+    "name": (_str, True), "detail": (_str, True),
+    "value": (_optional(lambda v, p: v if isinstance(v, str) else _number(v, p)), True),
+    "threshold": (_optional(lambda v, p: v if isinstance(v, str) else _number(v, p)), True),
+    "passed": (_optional(_bool), True), "decisive": (_bool, False),
+    "op": (_one_of(*CHECK_OPS), False), "unit": (_str, False),
+})
+CHECKLIST_SCHEMA = _record({"verdict": (_one_of(*VERDICTS), True),
+                            "checks": (_list(CHECK_SCHEMA), True)})
+_figures = _list(lambda v, p: {k: _number(x, f"{p}.{k}") for k, x in _json_object(v, p).items()})
+COMPARE_SCHEMA = _record({
+    "version": (_int, False), "baseline": (RUN_SCHEMA, True), "speculative": (RUN_SCHEMA, True),
+    "baseline_runs": (_figures, False), "speculative_runs": (_figures, False),
+    "speedup": (_number, False), "e2e_speedup": (_number, False),
+    "outputs_identical": (_bool, False), "first_divergence": (_optional(_int), False),
+    "checklist": (_optional(CHECKLIST_SCHEMA), False),
+})
+
+
+def validate_record(d: Any) -> dict:
+    """``d`` checked against the compare or the run schema; raises TraceFormatError.
+
+    Example:
+        >>> validate_record({"steps": [{"index": "<b>"}]})
+        Traceback (most recent call last):
+        ...
+        space.trace.TraceFormatError: not a SpecLens trace: config must be present
+    """
+    if not isinstance(d, dict) or not ("steps" in d or "baseline" in d):
+        raise TraceFormatError("not a SpecLens trace: expected 'steps' or "
+                               "'baseline'/'speculative' keys")
+    version = d.get("version", 1)
+    if isinstance(version, int) and not isinstance(version, bool) and version > TRACE_VERSION:
+        raise TraceFormatError(f"this trace was written by a newer SpecLens (version "
+                               f"{version}; this one reads up to {TRACE_VERSION})")
+    return COMPARE_SCHEMA(d, "") if "baseline" in d else RUN_SCHEMA(d, "")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from space import measure, models
-from space.checklist import evaluate
+from space.checklist import Checklist, Verdict, evaluate
 from space.config import ConfigError, EngineSpec, RequestSpec
 from space.preflight import on_gpu as detect_gpu
 from space.preflight import preflight
@@ -80,7 +80,7 @@ class PromptResult:
                 "prompt_tokens": len(c.speculative.prompt_token_ids),
                 "output_tokens": len(c.speculative.output_token_ids),
                 "outputs_identical": c.outputs_identical,
-                "verdict": (c.checklist or {}).get("verdict")}
+                "verdict": c.checklist.verdict if c.checklist else None}
 
 
 @dataclass
@@ -107,11 +107,11 @@ class WorkloadResult:
     prompt_tokens: int = 0               # median over items
     output_tokens: int = 0
     batch_runs: list[dict[str, float]] = field(default_factory=list)  # per repeat, N > 1
-    checklist: dict[str, Any] | None = None
+    checklist: Checklist | None = None
 
     @property
-    def verdict(self) -> str | None:
-        return (self.checklist or {}).get("verdict")
+    def verdict(self) -> Verdict | None:
+        return self.checklist.verdict if self.checklist else None
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per prompt (or request), for a table or a CSV."""
@@ -121,6 +121,7 @@ class WorkloadResult:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["items"] = [{"prompt_id": it.prompt_id, "compare": it.compare.to_dict()}
                       for it in self.items]
+        d["checklist"] = self.checklist.to_dict() if self.checklist else None
         return d
 
     @classmethod
@@ -128,6 +129,7 @@ class WorkloadResult:
         kw = {k: v for k, v in d.items() if k in {f.name for f in dataclasses.fields(cls)}}
         kw["items"] = [PromptResult(it["prompt_id"], CompareRecord.from_dict(it["compare"]))
                        for it in d["items"]]
+        kw["checklist"] = Checklist.from_dict(d["checklist"]) if d.get("checklist") else None
         if kw.get("speedup_spread") is not None:
             kw["speedup_spread"] = tuple(kw["speedup_spread"])
         return cls(**kw)
@@ -191,7 +193,7 @@ def _median_of(rows: list[dict[str, float]], key: str) -> float:
 
 
 def workload_checklist(result: WorkloadResult, context: measure.Context,
-                       memory_now: dict[str, int | None] | None = None) -> dict[str, Any]:
+                       memory_now: dict[str, int | None] | None = None) -> Checklist:
     """The checklist over all items: pooled steps and counters, the workload's speedup."""
     cmps = [it.compare for it in result.items]
     inputs = measure.inputs_from_runs(
@@ -199,9 +201,9 @@ def workload_checklist(result: WorkloadResult, context: measure.Context,
         speedup_spread=result.speedup_spread, temperature=result.temperature,
         context=context, memory_now=memory_now)
     if not result.batch_runs:  # distinct prompts, each with its own verdict
-        inputs.prompt_verdicts = {it.prompt_id: it.compare.checklist["verdict"]
+        inputs.prompt_verdicts = {it.prompt_id: it.compare.checklist.verdict
                                   for it in result.items if it.compare.checklist}
-    return evaluate(inputs).to_dict()
+    return evaluate(inputs)
 
 
 def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool=None,

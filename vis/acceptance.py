@@ -32,7 +32,7 @@ def acceptance_summary_html(run: RunTrace) -> str:
                   else "this run does not use speculative decoding")
         return (f'<div class="speclens-acceptance"><p><b>{NO_DRAFTS.capitalize()}</b>: '
                 f"{html.escape(reason)}, so there is no acceptance rate.</p></div>")
-    k = len(run.per_position_acceptance)  # the most drafts any verify step had
+    k = len(run.num_accepted_tokens_per_pos)  # the most drafts any verify step had
     return (
         '<div class="speclens-acceptance"><p>'
         f"Acceptance rate <b>{run.acceptance_rate:.1%}</b>: "
@@ -59,7 +59,7 @@ def per_position_figure(run: RunTrace) -> go.Figure:
     if not fracs:
         return _empty_figure(title)
     positions = list(range(1, len(fracs) + 1))
-    counts = [round(f * run.num_drafts) for f in fracs]
+    counts = run.num_accepted_tokens_per_pos
     fig = go.Figure(go.Bar(
         x=positions, y=fracs, marker={"color": BAR_COLOR}, name="accepted",
         text=[f"{f:.0%}" for f in fracs], textposition="outside",
@@ -79,10 +79,10 @@ def per_position_figure(run: RunTrace) -> go.Figure:
 def accepted_counts(run: RunTrace) -> list[int]:
     """counts[n] = verify steps that accepted exactly n drafts, for n = 0..k."""
     verify = [s for s in run.steps if s.kind == VERIFY]
-    k = max((s.num_drafts for s in verify), default=0)
+    k = max((s.num_draft_tokens for s in verify), default=0)
     counts = [0] * (k + 1)
     for s in verify:
-        counts[min(s.num_accepted, k)] += 1
+        counts[min(s.num_accepted_tokens, k)] += 1
     return counts
 
 

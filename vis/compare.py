@@ -27,7 +27,7 @@ METRICS: list[tuple[str, Callable[[RunTrace], float]]] = [
 ]
 
 STEP_COLUMNS = ["index", "kind", "start_ms", "duration_ms", "num_scheduled_tokens", "drafts",
-                "num_drafts", "num_accepted", "emitted", "target_token_kind"]
+                "num_draft_tokens", "num_accepted_tokens", "emitted", "target_token_kind"]
 
 # Why greedy outputs can differ at all: speculative decoding is exact in
 # distribution, but verifying k+1 tokens at once runs different kernels and
@@ -122,8 +122,8 @@ def steps_dataframe(run: RunTrace) -> pd.DataFrame:
         "duration_ms": s.duration_s * 1e3,
         "num_scheduled_tokens": s.num_scheduled_tokens,
         "drafts": _texts(run, s.draft_token_ids),
-        "num_drafts": s.num_drafts,
-        "num_accepted": s.num_accepted,
+        "num_draft_tokens": s.num_draft_tokens,
+        "num_accepted_tokens": s.num_accepted_tokens,
         "emitted": _texts(run, s.emitted_token_ids),
         "target_token_kind": s.target_token_kind,
     } for s in run.steps]

@@ -70,7 +70,7 @@ def _draft_entries(step: StepRecord) -> list[TokenEntry]:
     rejected token. Drafts past a max_tokens/EOS cut are 'unused'.
     """
     out = []
-    k, na, n_emitted = step.num_drafts, step.num_accepted, len(step.emitted_token_ids)
+    k, na, n_emitted = step.num_draft_tokens, step.num_accepted_tokens, len(step.emitted_token_ids)
     for j, d in enumerate(step.draft_token_ids):
         if j < na and j < n_emitted:
             status = ACCEPTED
@@ -113,7 +113,7 @@ def _discarded(run: RunTrace, ids: list[int]) -> str:
 
 
 def _verify_words(run: RunTrace, step: StepRecord) -> str:
-    k, na = step.num_drafts, step.num_accepted
+    k, na = step.num_draft_tokens, step.num_accepted_tokens
     drafts, emitted = step.draft_token_ids, step.emitted_token_ids
     head = f"the draft proposed {k} token{'s' if k != 1 else ''}: {_qlist(run, drafts)}. "
     kind = step.target_token_kind

@@ -56,7 +56,7 @@ def _kind_bars(kind: str, lanes: list[tuple[str, RunTrace]]) -> go.Bar:
             bases.append(start)
             widths.append(dur)
             custom.append([s.index, s.kind, start, dur, s.num_scheduled_tokens,
-                           s.num_drafts, s.num_accepted, len(s.emitted_token_ids)])
+                           s.num_draft_tokens, s.num_accepted_tokens, len(s.emitted_token_ids)])
     style = KIND_STYLE.get(kind, OTHER_STYLE)
     return go.Bar(
         orientation="h", y=ys, x=widths, base=bases, name=kind,

@@ -76,7 +76,7 @@ class TokenEntry:
     token_id: int
     step: int                  # StepRecord.index of the step that produced it
     draft_pos: int | None      # 1-based position among the step's drafts; None for target tokens
-    num_drafts: int            # drafts verified in that step (k)
+    num_draft_tokens: int      # drafts verified in that step (k)
     output_index: int | None   # index in run.output_token_ids; None for rejected drafts
 
 
@@ -91,7 +91,7 @@ def _target_status(step: StepRecord) -> str:
         return step.target_token_kind
     if not step.draft_token_ids:
         return DECODE
-    return CORRECTION if step.num_accepted < step.num_drafts else BONUS
+    return CORRECTION if step.num_accepted_tokens < step.num_draft_tokens else BONUS
 
 
 def step_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
@@ -102,7 +102,7 @@ def step_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
     emits accepted drafts only. Rejected drafts (``drafts[num_accepted:]``) are
     inserted just before the correction token, and only when there is one.
 
-    Example (k=4): drafts [a, b, c, d], num_accepted=1, emitted [a, X],
+    Example (k=4): drafts [a, b, c, d], num_accepted_tokens=1, emitted [a, X],
     correction -> accepted a, rejected b, c, d, correction X.
     """
     emitted = step.emitted_token_ids
@@ -110,7 +110,7 @@ def step_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
         status = PREFILL if step.kind == PREFILL else DECODE
         return [TokenEntry(status, t, step.index, None, 0, output_offset + j)
                 for j, t in enumerate(emitted)]
-    drafts, na, k = step.draft_token_ids, step.num_accepted, step.num_drafts
+    drafts, na, k = step.draft_token_ids, step.num_accepted_tokens, step.num_draft_tokens
     out: list[TokenEntry] = []
     for j, tid in enumerate(emitted):
         if j < min(na, k):
@@ -150,7 +150,7 @@ def text_html(text: str) -> str:
 def entry_title(run: RunTrace, e: TokenEntry) -> str:
     """Hover text: step, status, place in the draft, token id and repr of the text."""
     parts = [f"step {e.step}", e.status]
-    k = e.num_drafts
+    k = e.num_draft_tokens
     if e.draft_pos is not None:
         parts.append(f"draft {e.draft_pos}/{k}")
     elif e.status == CORRECTION:

@@ -9,7 +9,7 @@ def build_steps(raws, times: list[tuple[float, float, float]],
     """Join scheduler records with step times.
 
     Example: drafts [12, 7, 9, 4], sampled [12, 30], kept [12, 30]
-      -> VERIFY, num_accepted=1, emitted [12, 30], target_token_kind CORRECTION.
+      -> VERIFY, num_accepted_tokens=1, emitted [12, 30], target_token_kind CORRECTION.
     If max_tokens or EOS stopped the request inside the step, ``kept`` is a
     prefix of ``sampled``: emitted is what the user got, and when the target's
     own token was cut, target_token_kind is None.
@@ -31,7 +31,7 @@ def build_steps(raws, times: list[tuple[float, float, float]],
         steps.append(StepRecord(
             index=first_index + i, kind=kind, start_s=t0, end_s=t1,
             num_scheduled_tokens=raw.num_scheduled_tokens, draft_token_ids=list(drafts),
-            num_accepted=accepted, emitted_token_ids=list(kept),
+            num_accepted_tokens=accepted, emitted_token_ids=list(kept),
             target_token_kind=target_kind, output_offset=raw.output_offset,
             propose_s=propose_s))
     return steps

@@ -21,7 +21,7 @@ from space.config import ConfigError, EngineSpec
 from space.models import ModelError
 from space.preflight import on_gpu
 from space.prom import Metrics
-from space.trace import CompareRecord, load
+from space.trace import CompareRecord, TraceFormatError, load
 from space.ui import inputs, views
 from space.ui.live import Done, LiveCompare, Progress, Steps
 from space.ui.panels import Acceptance, Controls, Files, Memory, Results, Stepper
@@ -132,8 +132,10 @@ class Handlers:
         name = Path(path).name
         try:
             record = load(Path(path).read_text(encoding="utf-8"))
-        except (ValueError, KeyError, TypeError) as exc:
-            return self._failed(f"{name} is not a SpecLens trace: {_short(exc)}")
+        except UnicodeDecodeError:
+            return self._failed(f"{name}: not a SpecLens trace: not UTF-8 text")
+        except TraceFormatError as exc:  # one line naming the first bad field
+            return self._failed(f"{name}: {_short(exc)}")
         kind = "comparison" if isinstance(record, CompareRecord) else "trace"
         return self._show(record, f"replaying the saved {kind} {name}: "
                                   f"{views.summary(record)}")

@@ -15,7 +15,6 @@ from typing import Any
 import pandas as pd
 
 import vis
-from space.checklist import Checklist
 from space.memory import EngineMemory, GpuMemory, SystemMemory
 from space.trace import CompareRecord, RunTrace, StepRecord, dumps
 from vis.checklist import checklist_html
@@ -75,7 +74,7 @@ def compare_display_table(cmp: CompareRecord) -> pd.DataFrame:
 
 def _checklist(record: Record) -> str:
     if isinstance(record, CompareRecord) and record.checklist:
-        return checklist_html(Checklist.from_dict(record.checklist))
+        return checklist_html(record.checklist)
     return NO_VERDICT
 
 

@@ -68,7 +68,7 @@ def test_draft_with_other_vocabulary_is_refused(other_vocab_model):
 
 RUN_KEYS = {"config", "prompt_token_ids", "output_token_ids", "text", "ttft_s", "tpot_s",
             "tokens_per_s", "acceptance_rate", "mean_acceptance_length", "steps"}
-STEP_KEYS = {"kind", "start_s", "end_s", "draft_token_ids", "num_accepted", "emitted_token_ids"}
+STEP_KEYS = {"kind", "start_s", "end_s", "draft_token_ids", "num_accepted_tokens", "emitted_token_ids"}
 
 
 def check_run_record(run):

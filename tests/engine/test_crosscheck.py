@@ -18,8 +18,8 @@ def check_against_vllm(run):
     verify = [s for s in run.steps if s.kind == VERIFY]
     m = run.vllm_spec_metrics
     assert m is not None, "vLLM reported no per-request spec decode metrics"
-    assert [s.num_drafts for s in verify] == m["per_step_drafted"]
-    assert [s.num_accepted for s in verify] == m["per_step_accepted"]
+    assert [s.num_draft_tokens for s in verify] == m["per_step_drafted"]
+    assert [s.num_accepted_tokens for s in verify] == m["per_step_accepted"]
     assert [t for s in run.steps for t in s.emitted_token_ids] == run.output_token_ids
     if verify:
         assert run.acceptance_rate == pytest.approx(m["draft_acceptance_rate"])
@@ -27,7 +27,7 @@ def check_against_vllm(run):
     for s in verify:
         assert all(t >= 0 for t in s.draft_token_ids), "placeholder draft ids (-1)"
         # Accepted drafts are exactly the first emitted tokens of the step.
-        n = min(s.num_accepted, len(s.emitted_token_ids))
+        n = min(s.num_accepted_tokens, len(s.emitted_token_ids))
         assert s.emitted_token_ids[:n] == s.draft_token_ids[:n]
 
 
@@ -59,7 +59,7 @@ def test_ngram_code_edit_accepts_and_rejects(ngram_engine):
     run = ngram_engine.run(req(CODE_PROMPT, max_tokens=64))
     check_against_vllm(run)
     verify = [s for s in run.steps if s.kind == VERIFY]
-    assert sum(s.num_accepted for s in verify) > 0
+    assert sum(s.num_accepted_tokens for s in verify) > 0
     assert any(s.target_token_kind == CORRECTION for s in verify)
 
 

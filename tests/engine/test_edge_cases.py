@@ -30,7 +30,7 @@ def test_last_step_cut_by_max_tokens(self_draft_engine):
     last = run.steps[-1]
     assert last.kind == VERIFY
     assert last.emitted_token_ids == run.output_token_ids[last.output_offset:]
-    assert len(last.emitted_token_ids) < last.num_accepted + 1
+    assert len(last.emitted_token_ids) < last.num_accepted_tokens + 1
     assert last.target_token_kind is None  # the target's own token was cut
 
 

@@ -64,9 +64,8 @@ def test_concurrency_runs_requests_together(pool, spec):
     assert r.baseline_tokens_per_s == pytest.approx(run["baseline_tokens_per_s"])
     assert r.throughput_speedup == pytest.approx(
         run["speculative_tokens_per_s"] / run["baseline_tokens_per_s"])
-    assert r.checklist["verdict"] and all(it.compare.checklist for it in r.items)
-    conc = next(c for c in r.checklist["checks"] if c["name"] == "concurrency")
-    assert conc["value"] == 3
+    assert r.checklist.verdict and all(it.compare.checklist for it in r.items)
+    assert r.checklist.check("concurrency").value == 3
 
 
 def test_input_length_and_temperature_sweeps(pool, spec):
@@ -82,8 +81,7 @@ def test_input_length_and_temperature_sweeps(pool, spec):
     res = run_sweep(spec, w, "temperature", [0.0, 1.0], repeats=1, pool=pool,
                     max_tokens=TOKENS, prompt_ids=pick)
     assert [r.temperature for r in res.results] == [0.0, 1.0]
-    temp = next(c for c in res.results[1].checklist["checks"] if c["name"] == "temperature")
-    assert temp["value"] == 1.0
+    assert res.results[1].checklist.check("temperature").value == 1.0
 
 
 def test_cli_sweep_writes_csv_json_and_plot(tmp_path):

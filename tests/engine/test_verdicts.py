@@ -15,6 +15,8 @@ Run with ``-s`` to see the measured figures. About 2-3 minutes.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from space import measure, presets, runner
@@ -32,8 +34,8 @@ LOOP_PROMPT = ("List the days of the week as a JSON array, repeated for four wee
 
 
 def check(result, name: str) -> dict:
-    checks = result.checklist["checks"] if hasattr(result, "checklist") else result["checks"]
-    return next(c for c in checks if c["name"] == name)
+    """One line of a checklist (or of a workload's), as a dict."""
+    return dataclasses.asdict(getattr(result, "checklist", result).check(name))
 
 
 def report(tag: str, r: WorkloadResult) -> None:
@@ -107,10 +109,10 @@ def test_looped_structured_prompt_gets_the_repetition_line(pool, ngram_engine):
     rep = check(cmp.checklist, "repetition")
     print(f"\nlooped prompt: speedup {cmp.speedup:.2f}x, acceptance "
           f"{cmp.speculative.acceptance_rate:.1%}, repetition {rep['value']:.0%}, "
-          f"verdict {cmp.checklist['verdict']}")
+          f"verdict {cmp.checklist.verdict}")
     assert rep["passed"] is False and rep["detail"].startswith("The output loops")
     assert rep["value"] > 0.5
-    assert cmp.checklist["verdict"] != WORTH_IT  # a loop's speedup measures the loop
+    assert cmp.checklist.verdict != WORTH_IT  # a loop's speedup measures the loop
     rate = check(cmp.checklist, "acceptance rate")
     assert rate["passed"] is not True  # acceptance earned on the loop is not counted
 

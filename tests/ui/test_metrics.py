@@ -42,12 +42,12 @@ def test_counters_equal_the_trace(client, outputs, app_url, code_edit_prompt):
     e = "speculative"
     assert delta(before, after, "speclens_spec_decode_num_drafts_total", engine=e) == len(verify)
     assert delta(before, after, "speclens_spec_decode_num_draft_tokens_total", engine=e) == \
-        sum(s.num_drafts for s in verify)
+        sum(s.num_draft_tokens for s in verify)
     assert delta(before, after, "speclens_spec_decode_num_accepted_tokens_total", engine=e) == \
-        sum(s.num_accepted for s in verify)
-    for p in range(max(s.num_drafts for s in verify)):
+        sum(s.num_accepted_tokens for s in verify)
+    for p in range(max(s.num_draft_tokens for s in verify)):
         assert delta(before, after, "speclens_spec_decode_num_accepted_tokens_per_pos_total",
-                     engine=e, position=p) == sum(1 for s in verify if s.num_accepted > p)
+                     engine=e, position=p) == sum(1 for s in verify if s.num_accepted_tokens > p)
     assert delta(before, after, "speclens_spec_decode_num_drafts_total", engine="baseline") == 0
     assert delta(before, after, "speclens_requests_total", engine=e, status="ok") == 1
     assert delta(before, after, "speclens_tpot_seconds_count", engine=e) == 1

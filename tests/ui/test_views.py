@@ -44,7 +44,7 @@ def test_render_single_trace_has_no_baseline():
 def test_checklist_from_the_record(cmp):
     checklist = evaluate(ChecklistInputs(method="ngram", k=4, speedup_median=1.5,
                                          speedup_spread=(1.4, 1.6)))
-    cmp.checklist = checklist.to_dict()
+    cmp.checklist = checklist
     html = views.render(load(dumps(cmp))).checklist_html  # as read back from a saved JSON
     assert f'data-verdict="{checklist.verdict}"' in html
 

@@ -52,7 +52,7 @@ def make_trace() -> RunTrace:
         start, t = t, t + dur_ms / 1e3
         return StepRecord(index=i, kind=kind, start_s=start, end_s=t,
                           num_scheduled_tokens=sched, draft_token_ids=list(drafts),
-                          num_accepted=na, emitted_token_ids=list(emitted),
+                          num_accepted_tokens=na, emitted_token_ids=list(emitted),
                           target_token_kind=kind_t)
 
     steps = [

@@ -8,7 +8,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 
-from space.prom import CONTENT_TYPE, Metrics, accepted_per_position, mount_metrics
+from space.prom import CONTENT_TYPE, Metrics, mount_metrics
 
 
 def samples(metrics: Metrics) -> dict[tuple, float]:
@@ -24,10 +24,9 @@ def value(metrics, name, **labels) -> float:
 
 def test_accepted_per_position_is_the_prefix_count():
     run = spec_run()
-    assert accepted_per_position(run) == SPEC_COUNTS["per_pos"]
-    # the same numbers as the trace's own fractions x verify steps
-    assert [round(f * run.num_drafts) for f in run.per_position_acceptance] == SPEC_COUNTS["per_pos"]
-    assert accepted_per_position(baseline_run()) == []
+    assert run.num_accepted_tokens_per_pos == SPEC_COUNTS["per_pos"]
+    assert run.per_position_acceptance == [n / run.num_drafts for n in SPEC_COUNTS["per_pos"]]
+    assert baseline_run().num_accepted_tokens_per_pos == []
 
 
 def test_counters_equal_the_trace():

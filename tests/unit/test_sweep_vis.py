@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from space import measure, presets, sweep
-from space.checklist import NOT_WORTH_IT, WORTH_IT
+from space.checklist import NOT_WORTH_IT, WORTH_IT, Checklist
 from space.trace import DECODE, PREFILL, VERIFY, CompareRecord, RunTrace, StepRecord
 from space.workloads import PromptResult, WorkloadResult, pair_status, requests_for, summarize
 from vis.sweep import sweep_figure
@@ -199,12 +199,11 @@ def test_attach_checklist_stores_the_verdict():
     from space.config import RequestSpec
     result = measure.attach_checklist(cmp, (Engine(base_mem), Engine(spec_mem)),
                                       RequestSpec(prompt="p"), measure.Context(task_type="t"))
-    assert cmp.checklist == result.to_dict()
-    assert cmp.checklist["verdict"] == result.verdict
+    assert cmp.checklist is result
     assert result.check("spare memory").value > 0
     assert "16,384 tokens of KV cache" in result.check("spare memory").detail
     assert result.check("task type").value == "t"
-    assert measure.checklist_from_dict(cmp.checklist) == result
+    assert Checklist.from_dict(result.to_dict()) == result  # round trip through the JSON
     text = measure.describe_checklist(cmp.checklist)
     assert text.splitlines()[0] == f"verdict: {result.verdict}"
     assert len(text.splitlines()) == 1 + len(result.checks)

@@ -15,7 +15,7 @@ def test_sentence_matches_the_docstring_example(spec_trace):
     spec_trace.token_text.update({101: "2", 102: " years", 103: " old", 104: " and", 105: ","})
     spec_trace.steps[2] = StepRecord(
         index=7, kind=VERIFY, start_s=0.0, end_s=0.0, num_scheduled_tokens=5,
-        draft_token_ids=[101, 102, 103, 104], num_accepted=1, emitted_token_ids=[101, 105],
+        draft_token_ids=[101, 102, 103, 104], num_accepted_tokens=1, emitted_token_ids=[101, 105],
         target_token_kind=CORRECTION)
     assert describe_step(spec_trace, 2)["sentence"] == (
         "Engine step 7: the draft proposed 4 tokens: '2', ' years', ' old', ' and'. The target "

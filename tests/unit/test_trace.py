@@ -1,0 +1,133 @@
+"""The trace records and their JSON contract (space/trace.py): counts, rates
+derived from them, the version, old files, and the schema's one-line errors."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from space.checklist import Checklist
+from space.trace import (
+    TRACE_VERSION,
+    CompareRecord,
+    RunTrace,
+    StepRecord,
+    TraceFormatError,
+    dumps,
+    load,
+)
+from space.ui import views
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+
+
+def test_counts_are_integers_and_rates_derive_from_them(spec_trace):
+    t = spec_trace
+    # verify steps accepted 1 of 4, 3 of 3, 0 of 1, 3 of 3 (the last cut by max_tokens)
+    assert (t.num_drafts, t.num_draft_tokens, t.num_accepted_tokens) == (4, 11, 7)
+    assert t.num_accepted_tokens_per_pos == [3, 2, 2, 0]
+    assert t.acceptance_rate == 7 / 11
+    assert t.mean_acceptance_length == 1 + 7 / 4
+    assert t.per_position_acceptance == [3 / 4, 2 / 4, 2 / 4, 0.0]
+
+
+def test_no_drafts_means_no_rate(base_trace):
+    assert base_trace.num_drafts == 0 and base_trace.acceptance_rate is None
+    assert base_trace.mean_acceptance_length is None
+    assert base_trace.per_position_acceptance == []
+
+
+def test_json_writes_version_counts_and_the_rates(spec_trace):
+    d = json.loads(dumps(spec_trace))
+    assert d["version"] == TRACE_VERSION
+    assert d["num_drafts"] == 4 and d["num_accepted_tokens_per_pos"] == [3, 2, 2, 0]
+    assert d["acceptance_rate"] == pytest.approx(7 / 11)
+    assert d["mean_acceptance_length"] == pytest.approx(2.75)
+    assert d["per_position_acceptance"] == [0.75, 0.5, 0.5, 0.0]
+    assert d["steps"][2]["num_accepted_tokens"] == 1 and "num_accepted" not in d["steps"][2]
+
+
+def test_round_trip(spec_trace, base_trace, compare_factory):
+    cmp = compare_factory(base_trace, spec_trace)
+    cmp.checklist = Checklist(verdict="borderline")
+    again = load(dumps(cmp))
+    assert isinstance(again, CompareRecord) and again.to_dict() == cmp.to_dict()
+    assert isinstance(again.checklist, Checklist)
+    assert load(dumps(spec_trace)).to_dict() == spec_trace.to_dict()
+
+
+@pytest.mark.parametrize("name", ["compare-v1.json", "trace-v1-handmade.json"])
+def test_version_1_files_still_replay_in_every_view(name):
+    """Files written before the rename (no version key, steps' ``num_accepted``)."""
+    text = (FIXTURES / name).read_text()
+    old = json.loads(text)
+    assert "version" not in old
+    record = load(text)
+    run, _ = views.runs(record)
+    old_run = old.get("speculative", old)
+    assert run.num_accepted_tokens == old_run["num_accepted_tokens"]
+    assert run.num_drafts == old_run["num_drafts"]
+    assert run.acceptance_rate == pytest.approx(old_run["acceptance_rate"])
+    assert run.per_position_acceptance == pytest.approx(old_run["per_position_acceptance"])
+    assert [s.num_accepted_tokens for s in run.steps] == [s["num_accepted"]
+                                                          for s in old_run["steps"]]
+    shown = views.render(record)
+    assert 'data-status="accepted"' in shown.token_html
+    if isinstance(record, CompareRecord):
+        assert record.checklist is not None and "data-verdict" in shown.checklist_html
+
+
+def _bad(mutate) -> str:
+    d = json.loads((FIXTURES / "compare-v1.json").read_text())
+    mutate(d)
+    with pytest.raises(TraceFormatError) as err:
+        load(json.dumps(d))
+    message = str(err.value)
+    assert "\n" not in message and message.startswith(("not a SpecLens trace", "this trace"))
+    return message
+
+
+@pytest.mark.parametrize("mutate, expected", [
+    (lambda d: d["speculative"]["steps"][3].update(index='"><img src=x onerror=alert(1)>'),
+     "speculative.steps[3].index must be an integer"),
+    (lambda d: d["speculative"]["steps"][0].update(kind="<script>"),
+     "speculative.steps[0].kind must be one of prefill, verify, decode"),
+    (lambda d: d["baseline"]["steps"][1].update(draft_token_ids=[-1]),
+     "baseline.steps[1].draft_token_ids[0] must be an integer"),
+    (lambda d: d["speculative"].update(arrival_s=float("inf")),
+     "speculative.arrival_s must be a finite number"),
+    (lambda d: d["speculative"]["token_text"].update({"<b>": "x"}), "a token id"),
+    (lambda d: d["speculative"]["token_text"].update({"5": 5}), "must be a string"),
+    (lambda d: d["speculative"].pop("steps"), "speculative.steps must be present"),
+    (lambda d: d["checklist"].update(verdict="<i>yes</i>"), "checklist.verdict must be one of"),
+    (lambda d: d["checklist"]["checks"][0].update(passed="yes"), "passed must be true or false"),
+    (lambda d: d["speculative"]["config"].update(model=["x"]), "config.model must be a string"),
+    (lambda d: d.update(speedup="fast"), "speedup must be a finite number"),
+    (lambda d: d.update(version=99), "written by a newer SpecLens (version 99"),
+])
+def test_schema_names_the_first_bad_field(mutate, expected):
+    assert expected in _bad(mutate)
+
+
+@pytest.mark.parametrize("text", ["", "[]", "{}", '{"steps": 3}', "nul", "[" * 100_000,
+                                  '{"baseline": {}, "speculative": {}}'])
+def test_not_a_trace_at_all(text):
+    with pytest.raises(TraceFormatError) as err:
+        load(text)
+    assert str(err.value).startswith("not a SpecLens trace")
+
+
+def test_every_record_field_is_in_the_schema():
+    """A field added to a record without a schema entry would never be checked."""
+    import dataclasses
+
+    from space import trace
+
+    def fields(schema) -> set[str]:
+        return set(schema.__closure__[0].cell_contents)  # _record's field table
+
+    for cls, schema in ((StepRecord, trace.STEP_SCHEMA), (RunTrace, trace.RUN_SCHEMA),
+                        (CompareRecord, trace.COMPARE_SCHEMA)):
+        init = {f.name for f in dataclasses.fields(cls) if f.init}
+        assert init <= fields(schema), f"{cls.__name__}: {init - fields(schema)}"
