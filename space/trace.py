@@ -400,7 +400,8 @@ CONFIG_SCHEMA = _record({
     for key in ("model", "model_path", "method", "draft_model", "draft_path", "dtype", "device")
 } | {"k": (_optional(_int), False), "max_model_len": (_optional(_int), False),
      "speculative_config": (_optional(_json_object), False),
-     "tracing_settings": (_optional(_json_object), False)})
+     "tracing_settings": (_optional(_json_object), False),
+     "synthetic": (_bool, False)})
 RUN_SCHEMA = _record({
     "version": (_int, False), "config": (CONFIG_SCHEMA, True), "prompt": (_str, True),
     "prompt_token_ids": (_ids, True), "output_token_ids": (_ids, True), "text": (_str, True),
