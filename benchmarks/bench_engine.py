@@ -89,7 +89,7 @@ def traced_runner(engine):
 def alternate(runners: dict, runs: int) -> dict[str, list[float]]:
     for r in runners.values():
         r()  # warm-up
-    out = {k: [] for k in runners}
+    out: dict[str, list[float]] = {k: [] for k in runners}
     names = list(runners)
     for i in range(runs):
         order = names if i % 2 == 0 else names[::-1]

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root, for space/
 from space.memory import GpuMemory, MiB, gpu_memory, nvml_index  # noqa: E402
@@ -61,8 +62,8 @@ class Probe:
 
     read: Callable[[], GpuMemory]       # an NVML reading of the device under test
     reserved: Callable[[], int]         # torch.cuda.memory_reserved
-    alloc: Callable[[int], object]      # allocate and touch n bytes, synced; returns a handle
-    release: Callable[[object], None]   # drop the handle's memory and return it to the driver
+    alloc: Callable[[int], Any]         # allocate and touch n bytes, synced; returns a handle
+    release: Callable[[Any], None]      # drop the handle's memory and return it to the driver
 
 
 def _settled(read: Callable[[], GpuMemory], tries: int = 20) -> GpuMemory:
@@ -133,7 +134,13 @@ def torch_probe(cuda_index: int) -> tuple[Probe, str]:
         torch.cuda.empty_cache()  # back to the driver, so the next 'before' is clean
         torch.cuda.synchronize(device)
 
-    probe = Probe(read=lambda: gpu_memory(index), alloc=alloc, release=release,
+    def read() -> GpuMemory:
+        reading = gpu_memory(index)
+        if reading is None:  # it read the device above: the driver went away mid-check
+            raise RuntimeError(f"NVML stopped answering for GPU {index}")
+        return reading
+
+    probe = Probe(read=read, alloc=alloc, release=release,
                   reserved=lambda: torch.cuda.memory_reserved(device))
     return probe, f"torch {torch.__version__}, cuda:{cuda_index} = NVML {index}"
 

@@ -216,6 +216,7 @@ def _speedup_check(i: ChecklistInputs, d: _Derived) -> Check:
         return Check(name, None, threshold, None, "Not measured: run baseline and speculative.",
                      op=">=", unit="x")
     spread_txt = f" (spread {spread[0]:.2f}-{spread[1]:.2f})" if spread else " (no spread: one run)"
+    passed: bool | None
     if _clearly_above(i):
         detail, passed = f"Baseline TPOT / speculative TPOT = {s:.2f}x{spread_txt}: faster.", True
     elif s < NO_GAIN_SPEEDUP:
@@ -236,7 +237,7 @@ def _acceptance_rate_check(i: ChecklistInputs, d: _Derived) -> Check:
     name = "acceptance rate"
     if d.rate is None:
         return Check(name, None, None, None, "No drafts were verified.", op=">", unit="%")
-    be_rate = (None if d.tau_break_even is None
+    be_rate = (None if d.tau_break_even is None or i.k is None  # a break-even needs k
                else theory.acceptance_rate_from_length(d.tau_break_even, i.k))
     if d.rate == 0.0:
         return Check(name, 0.0, be_rate, False, _NONE_ACCEPTED, op=">", unit="%")
@@ -290,7 +291,7 @@ def _necessary_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 def _ideal_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
     name = "predicted speedup (ideal)"
-    if d.alpha is None or d.c is None:
+    if d.alpha is None or d.c is None or i.k is None:  # alpha is only derived with a k
         return Check(name, None, 1.0, None, "Needs acceptance and draft cost.", op=">", unit="x")
     if d.per_step:
         s = theory.proposer_share_speedup(d.alpha, i.k, d.c)
@@ -394,7 +395,7 @@ def _prompts_check(verdicts: dict[str, str]) -> Check:
     return Check("prompts", len(losing), 0, not losing, detail, op="<=", unit="prompts")
 
 
-def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[str, Check]) -> str:
+def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[str, Check]) -> Verdict:
     """Apply the module's verdict rule; mark the lines that decided it."""
     necessary = checks["per-token acceptance vs draft cost"]
     necessary_failed = necessary.passed is False

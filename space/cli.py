@@ -7,6 +7,9 @@ Bad input gets one line on stderr and exit code 2; nothing else is printed.
   python -m space compare --workload creative_writing --pair cpu-bad-draft
   python -m space sweep --workload code_editing --variable k --values 1,2,4,8 \
       --csv sweep.csv --json sweep.json --plot sweep.html
+  python -m space app --port 7860                          the web page (python app.py's flags)
+
+Installed (pip install -e .), the speclens command takes the same commands.
 """
 from __future__ import annotations
 
@@ -18,11 +21,16 @@ import os
 import sys
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from space.config import ConfigError, EngineSpec, RequestSpec
 from space.models import ModelError
 from space.preflight import preflight
 from space.versions import warn_if_untested
+
+if TYPE_CHECKING:  # space.workloads imports vLLM: at run time only after the input checks
+    from space.trace import CompareRecord
+    from space.workloads import WorkloadResult
 
 log = logging.getLogger("space")
 
@@ -176,6 +184,7 @@ def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec):
 
     if a.repeats < 1:
         raise ConfigError("--repeats must be at least 1")
+    record: WorkloadResult | CompareRecord
     if a.workload:
         from space.workloads import run_workload
 
@@ -189,7 +198,8 @@ def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec):
     else:
         record = runner.compare(spec, req, repeats=a.repeats)
         print(runner.describe_compare(record))
-    print(measure.describe_checklist(record.checklist))
+    if record.checklist is not None:  # always set by compare and run_workload
+        print(measure.describe_checklist(record.checklist))
     return record
 
 

@@ -62,7 +62,8 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
                 e.run(req)
             elif warmup == "once":
                 _warm_once(e, req, progress)
-        bases, specs = [], []
+        bases: list[RunTrace] = []
+        specs: list[RunTrace] = []
         for i in range(repeats):
             if progress:
                 progress(i / repeats, f"measured run {i + 1}/{repeats}")

@@ -232,16 +232,19 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
                      f"point {i + 1}/{len(values)} ({label}): {msg}")
 
         inner(0.0, "starting")
-        point_spec, wl, kw = spec, workload, {}
+        point_spec, wl = spec, workload
+        concurrency: int | None = None
+        temperature: float | None = None
         if variable == "k":
             point_spec = dataclasses.replace(spec, k=int(value))
         elif variable == "concurrency":
-            kw["concurrency"] = int(value)
+            concurrency = int(value)
         elif variable == "temperature":
-            kw["temperature"] = float(value)
+            temperature = float(value)
         else:
             wl = padded_workload(workload, int(value), tokenizer)
         results.append(run_workload(point_spec, wl, repeats=repeats, pool=pool, progress=inner,
-                                    max_tokens=n_tokens, prompt_ids=prompt_ids, **kw))
+                                    max_tokens=n_tokens, prompt_ids=prompt_ids,
+                                    concurrency=concurrency, temperature=temperature))
     progress(1.0, "sweep done")
     return make_table(variable, values, results)

@@ -234,7 +234,8 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool
     preflight(spec, [r for _, r in reqs], progress)
     with pool.lock:
         if n <= 1:
-            items, batch_runs = [], []
+            items: list[PromptResult] = []
+            batch_runs: list[dict[str, float]] = []
             for i, (pid, req) in enumerate(reqs):
                 progress(i / len(reqs), f"{workload.id}: prompt {pid} ({i + 1}/{len(reqs)})")
                 items.append(PromptResult(pid, runner.compare(

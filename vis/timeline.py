@@ -39,7 +39,7 @@ def _ms(run: RunTrace, t_s: float) -> float:
 
 def _kinds(lanes: list[tuple[str, RunTrace]]) -> list[str]:
     """Known kinds in a fixed order, then any others in order of appearance."""
-    seen = [s.kind for _, run in lanes for s in run.steps]
+    seen: list[str] = [s.kind for _, run in lanes for s in run.steps]
     known = [k for k in (PREFILL, VERIFY, DECODE) if k in seen]
     return known + [k for k in dict.fromkeys(seen) if k not in known]
 

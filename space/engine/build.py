@@ -1,7 +1,16 @@
 """Turn what the scheduler recorded into ``StepRecord``s (no vLLM import)."""
 from __future__ import annotations
 
-from space.trace import BONUS, CORRECTION, DECODE, PREFILL, VERIFY, StepRecord
+from space.trace import (
+    BONUS,
+    CORRECTION,
+    DECODE,
+    PREFILL,
+    VERIFY,
+    StepKind,
+    StepRecord,
+    TargetTokenKind,
+)
 
 
 def build_steps(raws, times: list[tuple[float, float, float]],
@@ -17,6 +26,7 @@ def build_steps(raws, times: list[tuple[float, float, float]],
     steps = []
     for i, (raw, (t0, t1, propose_s)) in enumerate(zip(raws, times, strict=False)):
         drafts, sampled, kept = raw.draft_token_ids, raw.sampled_token_ids, raw.kept_token_ids
+        kind: StepKind
         if raw.num_computed_before < raw.num_prompt_tokens:
             kind = PREFILL
         elif drafts:
@@ -25,7 +35,7 @@ def build_steps(raws, times: list[tuple[float, float, float]],
             kind = DECODE
         # vLLM's count (scheduler.update_from_output): sampled - 1 (the target's own token).
         accepted = max(len(sampled) - 1, 0) if (kind == VERIFY and sampled) else 0
-        target_kind = None
+        target_kind: TargetTokenKind | None = None
         if kind == VERIFY and sampled and len(kept) == len(sampled):
             target_kind = CORRECTION if accepted < len(drafts) else BONUS
         steps.append(StepRecord(

@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
+from typing import Any
 
 
 def guard_kernel_scan() -> None:
@@ -103,15 +104,15 @@ def _with_synthetic_branch(original, synthetic):
 
     signature = inspect.signature(original)
 
-    @functools.wraps(original)
     def kernel(*args, **kwargs):
         bound = signature.bind(*args, **kwargs)
         if bound.arguments.get("SYNTHETIC_MODE", False):
             return synthetic(*args, **kwargs)
         return original(*args, **kwargs)
 
-    kernel._speclens_synthetic = True
-    return kernel
+    wrapped: Any = functools.wraps(original)(kernel)  # Any: a function takes new attributes
+    wrapped._speclens_synthetic = True  # so that fix_cpu_synthetic_kernels wraps only once
+    return wrapped
 
 
 def _request_ranges(cu_num_draft_tokens) -> list[tuple[int, int]]:

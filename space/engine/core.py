@@ -135,12 +135,12 @@ class TracedEngine:
                 if rec is None:
                     continue
                 for internal_id, raw in rec.take_step():
-                    rid = _external_id(internal_id, times)
-                    if rid is not None:
-                        raws[rid].append(raw)
-                        times[rid].append((t0, t1, propose_s))
+                    req_id = _external_id(internal_id, times)
+                    if req_id is not None:
+                        raws[req_id].append(raw)
+                        times[req_id].append((t0, t1, propose_s))
                         if on_step:
-                            self._stream(rid, raw, len(times[rid]) - 1, times[rid][-1],
+                            self._stream(req_id, raw, len(times[req_id]) - 1, times[req_id][-1],
                                          on_step)
         except BaseException:
             self.engine.abort_request(req_ids)

@@ -14,6 +14,7 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Literal
 
 from space.config import EngineSpec, RequestSpec
 from space.trace import CompareRecord, StepRecord
@@ -44,7 +45,7 @@ class LiveCompare:
     """Iterate to run ``runner.compare``; exceptions from the run re-raise here."""
 
     def __init__(self, spec: EngineSpec, req: RequestSpec, repeats: int = 1,
-                 warmup: bool | str = "once",
+                 warmup: bool | Literal["once"] = "once",
                  compare: Callable[..., CompareRecord] | None = None) -> None:
         self.spec, self.req, self.repeats, self.warmup = spec, req, repeats, warmup
         self.compare = compare  # None: space.runner.compare (tests pass a fake)

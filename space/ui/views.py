@@ -53,11 +53,11 @@ class RecordViews:
 
 def render(record: Record) -> RecordViews:
     run, baseline = runs(record)
-    is_cmp = isinstance(record, CompareRecord)
+    cmp = record if isinstance(record, CompareRecord) else None
     return RecordViews(
         token_html=vis.token_view_html(run),
-        compare_html=vis.compare_html(record) if is_cmp else NO_BASELINE,
-        compare_table=compare_display_table(record) if is_cmp else None,
+        compare_html=vis.compare_html(cmp) if cmp is not None else NO_BASELINE,
+        compare_table=compare_display_table(cmp) if cmp is not None else None,
         timeline=vis.timeline_figure(run, baseline),
         acceptance_html=vis.acceptance_summary_html(run),
         per_position=vis.per_position_figure(run),
@@ -93,7 +93,7 @@ def config_words(run: RunTrace) -> str:
 def summary(record: Record) -> str:
     run, baseline = runs(record)
     head = f"{config_words(run)}: {len(run.output_token_ids)} tokens in {run.e2e_s:.2f} s"
-    if baseline is None:
+    if baseline is None or not isinstance(record, CompareRecord):
         return head + " (a single run, no baseline)"
     same = "identical" if record.outputs_identical else "different"
     return (f"{head}; baseline {baseline.e2e_s:.2f} s; TPOT speedup {record.speedup:.2f}x; "
