@@ -24,15 +24,6 @@ log = logging.getLogger(__name__)
 GiB = 1 << 30
 MiB = 1 << 20
 
-# Bytes per parameter, by the names vLLM, torch and HF configs use.
-_DTYPE_BYTES = {
-    "float64": 8, "double": 8,
-    "float32": 4, "float": 4, "fp32": 4,
-    "float16": 2, "half": 2, "fp16": 2, "bfloat16": 2, "bf16": 2,
-    "float8": 1, "fp8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1, "int8": 1, "uint8": 1,
-    "int4": 0.5, "uint4": 0.5,
-}
-
 
 @dataclass
 class GpuMemory:
@@ -63,15 +54,13 @@ class EngineMemory:
 
     ``weights_bytes`` maps a model role to its weights, e.g.
     ``{'target': 1_000_000_000, 'draft': 150_000_000}``; a baseline engine has
-    no 'draft'. ``weights_estimated`` is True when the figures come from
-    ``estimate_weights_bytes`` (params x dtype) instead of vLLM's own count.
-    In vLLM a draft model's layers keep their KV in the same blocks as the
-    target's, so ``kv_cache_capacity_tokens`` already pays for the draft.
+    no 'draft'; the engine layer counts them from the loaded tensors. In vLLM
+    a draft model's layers keep their KV in the same blocks as the target's,
+    so ``kv_cache_capacity_tokens`` already pays for the draft.
     """
 
     label: str                                   # 'baseline' | 'speculative'
     weights_bytes: dict[str, int] = field(default_factory=dict)
-    weights_estimated: bool = False
     kv_cache_reserved_bytes: int = 0             # the KV pool vLLM allocated at start-up
     kv_cache_used_bytes: int = 0                 # blocks held by requests now
     kv_cache_capacity_tokens: int = 0            # num_gpu_blocks x block_size
@@ -211,18 +200,6 @@ def system_memory() -> SystemMemory:
 
 
 # --- pure helpers -----------------------------------------------------------
-
-def estimate_weights_bytes(num_params: int, dtype) -> int:
-    """Weights size from a parameter count and a dtype (str or torch.dtype).
-
-    Example: estimate_weights_bytes(1_500_000_000, 'bfloat16') == 3_000_000_000.
-    Ignores quantisation scales and tied embeddings; label the figure estimated.
-    """
-    name = str(dtype).lower().removeprefix("torch.")
-    if name not in _DTYPE_BYTES:
-        raise ValueError(f"unknown dtype {dtype!r}; known: {sorted(_DTYPE_BYTES)}")
-    return int(num_params * _DTYPE_BYTES[name])
-
 
 def kv_tax_tokens(baseline: EngineMemory, speculative: EngineMemory) -> int:
     """KV-cache tokens the draft costs: what the baseline engine would hold in

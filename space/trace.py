@@ -257,7 +257,7 @@ def dumps(obj: RunTrace | CompareRecord) -> str:
 def load(text: str) -> RunTrace | CompareRecord:
     """Load a trace or compare JSON written by the CLI or the app, any version.
 
-    Everything is checked against the schema (``space.trace_schema``) before
+    Everything is checked against the schema (below in this module) before
     a record is built: a bad file raises ``TraceFormatError`` with one line
     naming the first bad field, e.g. "not a SpecLens trace:
     steps[3].index must be an integer".

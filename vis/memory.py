@@ -10,8 +10,6 @@ import plotly.graph_objects as go
 
 from space.memory import EngineMemory, GiB, GpuMemory, SystemMemory, fmt_bytes, kv_tax_tokens
 
-ESTIMATED = " (estimated)"
-
 # One colour per kind of segment, so a segment reads the same on every bar.
 _COLORS = {
     "target weights": "#1f77b4",
@@ -25,7 +23,7 @@ _COLORS = {
     "host available": "#e0e0e0",
 }
 
-Segment = tuple[str, int, bool]  # (legend name, bytes, estimated)
+Segment = tuple[str, int]  # (legend name, bytes)
 
 
 def _weights_order(e: EngineMemory) -> list[str]:
@@ -36,11 +34,10 @@ def _weights_order(e: EngineMemory) -> list[str]:
 
 def engine_segments(e: EngineMemory) -> list[Segment]:
     """Stacked bottom to top: weights by role, then the KV pool (used, unused)."""
-    segs = [(f"{role} weights", int(e.weights_bytes[role]), e.weights_estimated)
-            for role in _weights_order(e)]
+    segs = [(f"{role} weights", int(e.weights_bytes[role])) for role in _weights_order(e)]
     used = min(e.kv_cache_used_bytes, e.kv_cache_reserved_bytes)
-    segs.append(("KV cache used", used, False))
-    segs.append(("KV cache reserved, unused", e.kv_cache_reserved_bytes - used, False))
+    segs.append(("KV cache used", used))
+    segs.append(("KV cache reserved, unused", e.kv_cache_reserved_bytes - used))
     return segs
 
 
@@ -49,49 +46,39 @@ def device_segments(gpu: GpuMemory | None, system: SystemMemory | None,
     """The GPU's used/free bar, or on CPU this process's RSS within the host."""
     if gpu is not None:
         return (f"GPU {gpu.index}<br>{html.escape(gpu.name)}",
-                [("GPU used (all processes)", gpu.used_bytes, False),
-                 ("GPU free", gpu.free_bytes, False)])
+                [("GPU used (all processes)", gpu.used_bytes),
+                 ("GPU free", gpu.free_bytes)])
     if system is None and process_rss is None:
         return None
     segs: list[Segment] = []
     rss = process_rss or 0
     if process_rss is not None:
-        segs.append(("process RSS", rss, False))
+        segs.append(("process RSS", rss))
     if system is not None:
-        segs.append(("host used, other processes", max(0, system.used_bytes - rss), False))
-        segs.append(("host available", system.available_bytes, False))
+        segs.append(("host used, other processes", max(0, system.used_bytes - rss)))
+        segs.append(("host available", system.available_bytes))
     return "host (CPU)", segs
-
-
-def _bar_label(e: EngineMemory) -> str:
-    return e.label + ("<br>(weights estimated)" if e.weights_estimated else "")
 
 
 def memory_figure(engines: list[EngineMemory], gpu: GpuMemory | None,
                   system: SystemMemory | None, process_rss: int | None) -> go.Figure:
     """Stacked bar per engine (weights by role, KV used / unused) and one bar
-    for the device (GPU used / free, or process RSS within the host), in GiB.
-    Estimated weights carry "(estimated)" in the legend and a hatch."""
-    bars: list[tuple[str, list[Segment]]] = [(_bar_label(e), engine_segments(e)) for e in engines]
+    for the device (GPU used / free, or process RSS within the host), in GiB."""
+    bars: list[tuple[str, list[Segment]]] = [(e.label, engine_segments(e)) for e in engines]
     device = device_segments(gpu, system, process_rss)
     if device is not None:
         bars.append(device)
     fig = go.Figure()
     categories = [name for name, _ in bars]
-    legend: list[tuple[str, bool]] = []  # (segment, estimated), first-seen order
-    for _, segs in bars:
-        for name, _, est in segs:
-            if (name, est) not in legend:
-                legend.append((name, est))
-    for name, est in legend:
-        values = [next((b for n, b, e in segs if n == name and e == est), None) for _, segs in bars]
+    legend = list(dict.fromkeys(name for _, segs in bars for name, _ in segs))  # first-seen order
+    for name in legend:
+        values = [next((b for n, b in segs if n == name), None) for _, segs in bars]
         fig.add_trace(go.Bar(
-            name=name + (ESTIMATED if est else ""), x=categories,
+            name=name, x=categories,
             y=[None if v is None else v / GiB for v in values],
             customdata=[fmt_bytes(v) for v in values],
-            hovertemplate="%{x}<br>" + html.escape(name) + (ESTIMATED if est else "")
-                          + ": %{customdata}<extra></extra>",
-            marker=dict(color=_COLORS.get(name), pattern=dict(shape="/" if est else "")),
+            hovertemplate="%{x}<br>" + html.escape(name) + ": %{customdata}<extra></extra>",
+            marker=dict(color=_COLORS.get(name)),
         ))
     fig.update_layout(barmode="stack", title="Memory: engines and device", yaxis_title="GiB",
                       legend_title_text="", margin=dict(t=50, b=40, l=50, r=10))
@@ -121,15 +108,14 @@ def tax_sentence(engines: list[EngineMemory]) -> str:
         return ("KV tax: none; the speculative engine holds as many KV tokens as the "
                 "baseline would in the same memory (a proposer without weights, e.g. ngram).")
     pct = 100 * tax / base.kv_cache_capacity_tokens
-    est = " (weights estimated)" if base.weights_estimated or spec.weights_estimated else ""
     return (f"KV tax of the draft: {tax:,} tokens ({pct:.1f}% of the baseline's "
             f"{base.kv_cache_capacity_tokens:,}; {tax / spec.block_size:,.0f} blocks of "
-            f"{spec.block_size}): its weights and its layers' KV take that room{est}.")
+            f"{spec.block_size}): its weights and its layers' KV take that room.")
 
 
 def _weights_cell(e: EngineMemory) -> str:
     parts = [f"{role} {fmt_bytes(e.weights_bytes[role])}" for role in _weights_order(e)]
-    return " + ".join(parts) + (ESTIMATED if e.weights_estimated else "") if parts else "-"
+    return " + ".join(parts) if parts else "-"
 
 
 def _engine_row(e: EngineMemory) -> str:

@@ -183,8 +183,7 @@ class TracedEngine:
         usage = self.scheduler.kv_cache_manager.usage
         block = self.scheduler.block_size
         label = "speculative" if self.spec.is_speculative else "baseline"
-        return EngineMemory(label=label, weights_bytes=weights,
-                            weights_estimated=False, kv_cache_reserved_bytes=reserved,
+        return EngineMemory(label=label, weights_bytes=weights, kv_cache_reserved_bytes=reserved,
                             kv_cache_used_bytes=int(reserved * usage),
                             kv_cache_capacity_tokens=kv_cfg.num_blocks * block,
                             block_size=block)

@@ -95,7 +95,7 @@ def test_a_pairs_vllm_keys_travel_only_with_its_method():
     def window(spec):
         return spec.prompt_lookup_min, spec.prompt_lookup_max
 
-    # started with --prompt-lookup-min 3 and a key vLLM takes as is
+    # started with a --pair whose window starts at 3 and a key vLLM takes as is
     base = EngineSpec(prompt_lookup_min=3, extra_speculative=(("some_key", 1),))
     assert window(inputs.engine_spec(base, "ngram", "", 4)) == (3, 5)
     assert inputs.engine_spec(base, "ngram", "", 6).extra_speculative == (("some_key", 1),)

@@ -38,11 +38,11 @@ def baseline_run() -> RunTrace:
                     first_token_s=0.1, finish_s=0.4, finish_reason="length", steps=steps)
 
 
-def engines(estimated: bool = False) -> list[EngineMemory]:
+def engines() -> list[EngineMemory]:
     """The worked example of space.memory.kv_tax_tokens: the tax is 16384 tokens."""
-    base = EngineMemory("baseline", {"target": 2 * GiB}, estimated, GiB, GiB // 4, 32768, 16)
-    spec = EngineMemory("speculative", {"target": 2 * GiB, "draft": GiB // 4}, estimated,
-                        3 * GiB // 4, 0, 16384, 16)
+    base = EngineMemory("baseline", {"target": 2 * GiB}, GiB, GiB // 4, 32768, 16)
+    spec = EngineMemory("speculative", {"target": 2 * GiB, "draft": GiB // 4}, 3 * GiB // 4, 0,
+                        16384, 16)
     return [base, spec]
 
 

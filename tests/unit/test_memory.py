@@ -13,7 +13,6 @@ from space.memory import (
     GiB,
     MiB,
     SystemMemory,
-    estimate_weights_bytes,
     fmt_bytes,
     kv_tax_tokens,
     nvml_index,
@@ -119,19 +118,6 @@ def test_read_meminfo(tmp_path):
 
 # --- pure helpers -------------------------------------------------------------
 
-@pytest.mark.parametrize("dtype,expected", [
-    ("bfloat16", 3_000_000_000), ("torch.float16", 3_000_000_000), ("float32", 6_000_000_000),
-    ("fp8", 1_500_000_000), ("int4", 750_000_000),
-])
-def test_estimate_weights_bytes(dtype, expected):
-    assert estimate_weights_bytes(1_500_000_000, dtype) == expected
-
-
-def test_estimate_weights_bytes_rejects_unknown_dtype():
-    with pytest.raises(ValueError, match="unknown dtype"):
-        estimate_weights_bytes(10, "auto")
-
-
 def test_kv_tax_worked_example():
     base, spec = engines()
     assert base.kv_bytes_per_token == 32 * 1024
@@ -142,14 +128,14 @@ def test_kv_tax_worked_example():
 def test_kv_tax_normalises_different_budgets():
     # Same per-token figures, but the baseline was given 2 GiB of KV instead of 1:
     # in the speculative engine's 3 GiB it would still hold 32768 tokens.
-    base = EngineMemory("baseline", {"target": 2 * GiB}, False, 2 * GiB, 0, 65536)
+    base = EngineMemory("baseline", {"target": 2 * GiB}, 2 * GiB, 0, 65536)
     _, spec = engines()
     assert kv_tax_tokens(base, spec) == 16384
 
 
 def test_kv_tax_zero_for_ngram_and_unknown():
     base, _ = engines()
-    ngram = EngineMemory("speculative", {"target": 2 * GiB}, False, GiB, 0, 32768)
+    ngram = EngineMemory("speculative", {"target": 2 * GiB}, GiB, 0, 32768)
     assert kv_tax_tokens(base, ngram) == 0
     assert kv_tax_tokens(EngineMemory("baseline"), ngram) == 0  # no KV figures yet
 
@@ -202,15 +188,6 @@ def test_figure_stacks_each_engine_and_the_gpu():
         assert sum(v[i] or 0 for v in t.values()) == pytest.approx(e.total_bytes / GiB)
 
 
-def test_figure_labels_estimated_weights():
-    fig = memory_figure(engines(estimated=True), h200(), None, None)
-    names = [t.name for t in fig.data]
-    assert "target weights (estimated)" in names and "draft weights (estimated)" in names
-    assert "target weights" not in names
-    assert fig.data[0].x[0] == "baseline<br>(weights estimated)"
-    assert fig.data[0].marker.pattern.shape == "/"
-
-
 def test_figure_on_cpu_shows_process_within_host():
     host = SystemMemory(total_bytes=16 * GiB, available_bytes=10 * GiB, used_bytes=6 * GiB)
     fig = memory_figure(engines(), None, host, 2 * GiB)
@@ -233,14 +210,10 @@ def test_html_states_the_kv_tax_in_tokens():
     assert "KV tax of the draft: 16,384 tokens (50.0% of the baseline&#x27;s 32,768; 1,024 blocks" in text
     assert "GPU 0 (NVIDIA H200): 60.00 GiB used of 140.00 GiB, 80.00 GiB free, 37% busy." in text
     assert "<td>target 2.00 GiB + draft 256.0 MiB</td>" in text
-    assert "(estimated)" not in text
 
 
-def test_html_marks_estimates_and_escapes_labels():
-    base, spec = engines(estimated=True)
-    text = memory_html([base, spec], None, None, 3 * GiB)
-    assert "<td>target 2.00 GiB (estimated)</td>" in text
-    assert "(weights estimated)" in text
+def test_html_on_cpu_and_escaped_labels():
+    text = memory_html(engines(), None, None, 3 * GiB)
     assert "No GPU: process RSS 3.00 GiB." in text
     odd = EngineMemory("<b>x</b>", {"target": GiB})
     assert "&lt;b&gt;x&lt;/b&gt;" in memory_html([odd], None, None, None)
