@@ -84,6 +84,11 @@ class ChecklistInputs:
     task_note: str | None = None          # the workload's one-line reason, shown as context
     repetition_share: float | None = None  # theory.repetition_share of the speculative output
     prompt_verdicts: dict[str, str] | None = None  # a workload's prompts, each on its own
+    # From a tipping-point curve measured on this machine (space/curves.py), when one
+    # is cached for this pair and k: the acceptance rate at which speedup = 1.
+    break_even_acceptance_rate: float | None = None
+    break_even_concurrency: int | None = None  # the curve's concurrency it was read at
+    break_even_source: str | None = None  # "measured curve", "derived curve (...)", ...
 
 
 @dataclass
@@ -157,6 +162,8 @@ def evaluate(inputs: ChecklistInputs) -> Checklist:
     ]
     if inputs.prompt_verdicts and len(inputs.prompt_verdicts) > 1:
         checks.append(_prompts_check(inputs.prompt_verdicts))
+    if inputs.break_even_acceptance_rate is not None:
+        checks.append(_headroom_check(inputs, d))
     verdict = _verdict(inputs, d, {c.name: c for c in checks})
     return Checklist(verdict=verdict, checks=checks)
 
@@ -382,6 +389,23 @@ def _repetition_check(i: ChecklistInputs, d: _Derived) -> Check:
     else:
         detail = f"{share:.0%} of output tokens repeat an earlier 4-gram: no loop."
     return Check(name, share, LOOP_SHARE_THRESHOLD, not d.looped, detail, op="<=", unit="%")
+
+
+def _headroom_check(i: ChecklistInputs, d: _Derived) -> Check:
+    """The workload's acceptance against the break-even of this machine's curve."""
+    name, be = "acceptance headroom", i.break_even_acceptance_rate
+    where = f" at concurrency {i.break_even_concurrency}" if i.break_even_concurrency else ""
+    source = f" ({i.break_even_source})" if i.break_even_source else ""
+    if d.rate is None:
+        return Check(name, None, be, None, f"No drafts were verified; break-even {be:.2f}"
+                     f"{where}{source}.", op=">", unit="%")
+    passed = d.rate > be
+    detail = (f"acceptance headroom on this machine: {d.rate:.2f} measured vs {be:.2f} "
+              f"break-even{where}{source}: "
+              + (f"{d.rate - be:+.2f} above it." if passed else f"{d.rate - be:+.2f}, below it."))
+    if d.looped and passed:
+        detail += _LOOP_NOTE
+    return Check(name, d.rate, be, _loop_discount(passed, d), detail, op=">", unit="%")
 
 
 def _prompts_check(verdicts: dict[str, str]) -> Check:

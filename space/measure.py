@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from space import memory, theory
+from space import curves, memory, theory
 from space.checklist import LOOKUP_METHODS, Checklist, ChecklistInputs, evaluate
 from space.trace import DECODE, VERIFY, CompareRecord, RunTrace
 
@@ -165,7 +165,31 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
         gain_vanishes_at_context=context.gain_vanishes_at_context,
         temperature=temperature, task_type=context.task_type, task_note=context.task_note,
         repetition_share=_pooled_repetition(speculatives),
+        **headroom(speculatives[0].config, context.concurrency),
     )
+
+
+def curve_for(config: dict[str, Any]) -> curves.TippingCurve | None:
+    """This machine's cached tipping curve for a run's pair and k (none for synthetic runs)."""
+    if config.get("synthetic"):
+        return None
+    return curves.find_for_config(config, curves.vllm_version())
+
+
+def headroom(config: dict[str, Any], concurrency: int) -> dict[str, Any]:
+    """The checklist's break-even inputs from the cached curve, read at the curve's
+    concurrency nearest to ``concurrency``; {} when no curve is cached."""
+    curve = curve_for(config)
+    if curve is None or not curve.concurrencies:
+        return {}
+    c = min(curve.concurrencies, key=lambda x: (abs(x - concurrency), x))
+    rate, source = curve.break_even_rate(c)
+    if rate is None:
+        return {}
+    kind = "measured curve" if curve.kind == curves.MEASURED else "curve " + curve.kind
+    how = "interpolated" if source == curves.MEASURED else "model"
+    return {"break_even_acceptance_rate": rate, "break_even_concurrency": c,
+            "break_even_source": f"{kind}, {how}, {curve.date[:10]}"}
 
 
 def _pooled_repetition(runs: Sequence[RunTrace]) -> float | None:
@@ -188,16 +212,23 @@ def compare_inputs(cmp: CompareRecord, temperature: float | None,
 
 
 def attach_checklist(cmp: CompareRecord, engines: Sequence[Any] | None, req,
-                     context: Context = Context()) -> Checklist:
+                     context: Context = Context()) -> Checklist | None:
     """Evaluate the checklist for ``cmp`` and store it in ``cmp.checklist``.
 
     ``engines``: (baseline, speculative) ``TracedEngine``s, for the memory
     lines (None skips the KV tax); ``req``: the ``RequestSpec`` that was run.
+    Runs with forced (synthetic) acceptance get none: their acceptance is not
+    the workload's.
     """
+    if cmp.speculative.config.get("synthetic"):
+        cmp.checklist = None
+        return None
     device = cmp.speculative.config.get("device", "cpu")
     inputs = compare_inputs(cmp, req.temperature, context, memory_figures(engines, device))
     result = evaluate(inputs)
     cmp.checklist = result
+    curve = curve_for(cmp.speculative.config)
+    cmp.tipping_curve = curve.to_dict() if curve else None
     return result
 
 

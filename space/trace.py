@@ -193,6 +193,9 @@ class CompareRecord:
     outputs_identical: bool = False
     first_divergence: int | None = None  # index in output tokens of the first difference
     checklist: Checklist | None = None
+    # This pair's tipping-point curve on this machine (space.curves.TippingCurve.to_dict),
+    # when one was cached at compare time: data for the reader, never drawn from a file.
+    tipping_curve: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -426,6 +429,7 @@ COMPARE_SCHEMA = _record({
     "speedup": (_number, False), "e2e_speedup": (_number, False),
     "outputs_identical": (_bool, False), "first_divergence": (_optional(_int), False),
     "checklist": (_optional(CHECKLIST_SCHEMA), False),
+    "tipping_curve": (_optional(_json_object), False),
 })
 
 

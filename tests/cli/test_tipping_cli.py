@@ -1,0 +1,28 @@
+"""``python -m space tipping``: bad input is one line and exit code 2, before
+any engine is built (the measurement itself is not run in CI)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.cli.test_cli import cli
+
+BAD = {
+    "concurrency not a number": (["--concurrency", "1,four"], "--concurrency must be whole"),
+    "one point": (["--points", "1"], "at least 2 points"),
+    "no speculation": (["--method", "none"], "needs a speculative method"),
+    "ngram without a measured curve": (["--pair", "cpu-ngram"], "measure one first"),
+    "gpu pair on cpu": (["--pair", "gpu-llama8b-llama1b"], "not available here"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD), ids=list(BAD))
+def test_bad_input_is_one_line_and_exit_2(case, tmp_path, monkeypatch):
+    from space import models
+
+    # an empty data folder; the models stay where they are
+    (tmp_path / "models").symlink_to(models.cache_dir() / "models")
+    monkeypatch.setenv("SPECLENS_CACHE", str(tmp_path))
+    args, message = BAD[case]
+    r = cli("tipping", *args, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -1,0 +1,155 @@
+"""Tipping-point curves (space/curves.py): break-even, the model, the cache, the
+checklist's headroom line, and the figure. Literal curves, no engine."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from space import checklist, curves, measure
+from space.checklist import ChecklistInputs, evaluate
+from space.curves import CurvePoint, StepCosts, TippingCurve
+from space.trace import load
+from tests.unit.handmade import spec_run
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _point(c: int, tau: float, speedup: float, k: int = 4, steps: int = 100) -> CurvePoint:
+    accepted = round((tau - 1) * steps)
+    return CurvePoint(concurrency=c, asked_acceptance_length=tau, num_drafts=steps,
+                      num_draft_tokens=k * steps, num_accepted_tokens=accepted,
+                      baseline_tpot_s=0.036, speculative_tpot_s=0.036 / speedup,
+                      speedup=speedup, speedup_low=speedup * 0.95, speedup_high=speedup * 1.05)
+
+
+def _curve(method="draft_model", draft="default-truncated", **kw) -> TippingCurve:
+    pts = [_point(1, t, s) for t, s in ((1.0, 0.41), (1.8, 0.74), (2.6, 1.08), (3.4, 1.40))]
+    pts += [_point(4, t, s) for t, s in ((1.0, 0.30), (2.6, 0.81), (3.4, 1.04))]
+    kw.setdefault("points", pts)
+    kw.setdefault("step_costs", [StepCosts(1, 0.035, 0.087, 0.047), StepCosts(4, 0.045, 0.15, 0.06)])
+    return TippingCurve(curves.MEASURED, "default", method, draft, 4, "cpu", "0.32.0",
+                        "2026-11-30T15:00:00", **kw)
+
+
+@pytest.mark.parametrize("xs, ys, expected", [
+    ([1.0, 1.8, 2.6, 3.4], [0.41, 0.74, 1.08, 1.40], 1.8 + 0.26 / 0.34 * 0.8),
+    ([3.4, 1.0, 2.6], [1.4, 0.4, 0.6], 2.6 + 0.4 / 0.8 * 0.8),   # unsorted input
+    ([1.0, 2.0, 3.0, 4.0], [0.5, 1.1, 0.95, 1.5], 1.0 + 0.5 / 0.6),  # a later dip is noise
+    ([1.0, 2.0], [1.1, 1.3], None),          # faster at every measured point
+    ([1.0, 2.0], [0.4, 0.9], None),          # never reaches 1
+    ([1.0, 2.0, None], [0.4, float("nan"), 1.2], None),  # unmeasured points are skipped
+])
+def test_break_even_interpolates_literal_points(xs, ys, expected):
+    got = curves.break_even(xs, ys)
+    assert got == (None if expected is None else pytest.approx(expected))
+
+
+def test_break_even_falls_back_to_the_model_where_points_never_cross():
+    curve = _curve(points=[_point(1, 3.0, 1.3), _point(1, 5.0, 1.9)])
+    tau, source = curve.break_even_length(1)
+    assert source == "model" and tau == pytest.approx(0.087 / 0.035)
+    assert curve.break_even_length(4) == (pytest.approx(0.15 / 0.045), "model")
+    assert curve.break_even_rate(1)[0] == pytest.approx((0.087 / 0.035 - 1) / 4)
+
+
+def test_point_rates_derive_from_counts():
+    p = _point(1, 2.6, 1.0)
+    assert (p.num_accepted_tokens, p.mean_acceptance_length) == (160, pytest.approx(2.6))
+    assert p.acceptance_rate == pytest.approx(0.4)
+
+
+def test_derived_lookup_curve_takes_the_drafter_out_and_adds_the_lookup():
+    lookup = curves.derive_lookup_curve(_curve(), "ngram", 4, lookup_step_s=0.0005)
+    c1 = lookup.costs_at(1)
+    # target verify of 5 tokens = 0.087 - 0.047; same k, so no extrapolation
+    assert c1.verify_step_s == pytest.approx(0.040 + 0.0005)
+    assert lookup.kind == curves.DERIVED and not lookup.points and lookup.draft_model is None
+    assert lookup.break_even_length(1) == (pytest.approx(0.0405 / 0.035), "model")
+    assert lookup.source == curves.cache_name(_curve())
+
+
+def test_cache_round_trip_and_lookup_by_run_config(tmp_path):
+    curve = _curve()
+    path = curves.save(curve, tmp_path)
+    assert path.parent == tmp_path / "tipping"
+    back = curves.find("default", "draft_model", "default-truncated", 4, "cpu", "0.32.0", tmp_path)
+    assert back.to_dict() == curve.to_dict()
+    config = {"model": "default", "method": "draft_model", "draft_model": "default-truncated",
+              "k": 4, "device": "cpu"}
+    assert curves.find_for_config(config, "0.32.0", tmp_path) is not None
+    assert curves.find_for_config({**config, "k": 3}, "0.32.0", tmp_path) is None
+    assert curves.find_for_config(config, "0.33.0", tmp_path) is None
+    (tmp_path / "tipping" / "broken.json").write_text("{not json")
+    assert [c.method for c in curves.all_curves(tmp_path)] == ["draft_model"]
+
+
+def test_csv_has_points_and_the_model_curve():
+    import io
+
+    import pandas as pd
+
+    frame = pd.read_csv(io.StringIO(curves.to_csv(_curve())))
+    assert (frame["series"] == "measured").sum() == 7
+    assert (frame["series"] == "model").sum() == 2 * curves.MODEL_GRID_POINTS
+    assert set(curves.CSV_COLUMNS) == set(frame.columns)
+
+
+def test_headroom_line_reads_like_the_issue():
+    inputs = ChecklistInputs(method="ngram", k=4, acceptance_rate=0.61,
+                             break_even_acceptance_rate=0.34, break_even_concurrency=1,
+                             break_even_source="measured curve, interpolated, 2026-11-30")
+    line = evaluate(inputs).check("acceptance headroom")
+    assert line.detail.startswith("acceptance headroom on this machine: 0.61 measured vs "
+                                  "0.34 break-even at concurrency 1")
+    assert line.passed is True and line.op in checklist.CHECK_OPS
+    below = evaluate(ChecklistInputs(method="ngram", k=4, acceptance_rate=0.2,
+                                     break_even_acceptance_rate=0.34))
+    assert below.check("acceptance headroom").passed is False
+    assert "acceptance headroom" not in {c.name for c in evaluate(ChecklistInputs()).checks}
+
+
+def test_compare_of_a_pair_with_a_cached_curve_gets_the_line(tmp_path, monkeypatch):
+    """The stored ngram k=4 compare, with this machine's cached ngram k=4 curve."""
+    monkeypatch.setenv("SPECLENS_CACHE", str(tmp_path))
+    monkeypatch.setattr(curves, "vllm_version", lambda: "0.32.0")
+    cmp = load((FIXTURES / "compare-v1.json").read_text())
+    req = type("Req", (), {"temperature": 0.0})()
+    assert "acceptance headroom" not in {c.name for c in measure.attach_checklist(cmp, None, req).checks}
+    curves.save(curves.derive_lookup_curve(_curve(), "ngram", 4, 0.0005), curves.data_dir())
+    result = measure.attach_checklist(cmp, None, req)
+    line = result.check("acceptance headroom")
+    assert line.value == pytest.approx(cmp.speculative.acceptance_rate)
+    assert "derived from measured step costs" in line.detail
+    assert cmp.tipping_curve["method"] == "ngram"
+    assert json.loads(json.dumps(cmp.to_dict()))["tipping_curve"]["k"] == 4
+    assert load(json.dumps(cmp.to_dict())).tipping_curve["kind"] == curves.DERIVED
+
+
+def test_synthetic_runs_stay_out_of_metrics_and_checklists(tmp_path, monkeypatch):
+    from space.prom import Metrics
+
+    run = spec_run()
+    run.config["synthetic"] = True
+    metrics = Metrics()
+    metrics.observe_run("speculative", run)
+    assert metrics.num_drafts.labels(engine="speculative")._value.get() == 0
+    assert measure.curve_for(run.config) is None
+
+
+def test_figure_marks_break_even_and_the_workload():
+    from vis.tipping import tipping_figure
+
+    fig = tipping_figure(_curve(), "rate", workload_acceptance=0.61, workload_concurrency=1)
+    texts = [a.text for a in fig.layout.annotations]
+    assert any(t.startswith("break-even") and "c=1" in t for t in texts)
+    assert any(t.startswith("break-even") and "c=4" in t for t in texts)
+    assert any(t.startswith("this workload: 61%") for t in texts)
+    assert {s.x0 for s in fig.layout.shapes if s.type == "line" and s.x0 == s.x1} == {0.61}
+    names = [t.name for t in fig.data]
+    assert "measured, concurrency 1" in names and "model (measured step costs), concurrency 4" in names
+    measured = next(t for t in fig.data if t.name == "measured, concurrency 1")
+    assert measured.error_y.array is not None  # the spread over repeats
+    with pytest.raises(ValueError):
+        tipping_figure(_curve(), "speed")

@@ -1,0 +1,132 @@
+"""The tipping-point curve as a figure: speedup against acceptance, per concurrency.
+
+Measured points (forced acceptance, with the spread over repeats), the curve
+the measured-cost model predicts, the 1x line, the interpolated break-even
+marked and labelled, one colour per concurrency, and the real workload's
+measured acceptance as a vertical marker. Pure: a ``space.curves.TippingCurve``
+in, a plotly Figure out.
+"""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from space import theory
+from space.curves import MEASURED, TippingCurve
+
+# Okabe-Ito, one per concurrency (colour-blind safe); symbols differ too.
+COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star")
+BASELINE_COLOR = "#444444"
+WORKLOAD_COLOR = "#000000"
+AXES = {"length": "mean acceptance length (tokens per verify step)",
+        "rate": "acceptance rate (accepted / drafted)"}
+SYNTHETIC_NOTE = ("points measured with forced (synthetic) acceptance: their timings are real,"
+                  " their text is not the model's")
+
+
+def _x(curve: TippingCurve, tau: float | None, axis: str) -> float | None:
+    if tau is None or axis == "length":
+        return tau
+    return theory.acceptance_rate_from_length(tau, curve.k)
+
+
+def tipping_figure(curve: TippingCurve, axis: str = "length",
+                   workload_acceptance: float | None = None,
+                   workload_concurrency: int | None = None, compact: bool = False,
+                   title: str | None = None) -> go.Figure:
+    """Speedup (y) against acceptance (x: ``axis`` "length" or "rate").
+
+    ``workload_acceptance`` (in the x axis' unit) draws the vertical marker.
+    """
+    if axis not in AXES:
+        raise ValueError(f"axis must be one of {', '.join(AXES)}, got {axis!r}")
+    fig = go.Figure()
+    top = 1.0
+    for i, c in enumerate(curve.concurrencies):
+        color, symbol = COLORS[i % len(COLORS)], SYMBOLS[i % len(SYMBOLS)]
+        top = max(top, _points(fig, curve, c, axis, color, symbol),
+                  _model_line(fig, curve, c, axis, color))
+        _break_even(fig, curve, c, axis, color, i, compact)
+    fig.add_hline(y=1.0, line={"dash": "dash", "color": BASELINE_COLOR, "width": 1.5},
+                  annotation_text="baseline (1x)", annotation_position="top left")
+    if workload_acceptance is not None:
+        _workload_marker(fig, workload_acceptance, workload_concurrency, axis)
+    lo, hi = (1.0, curve.k + 1.0) if axis == "length" else (0.0, 1.0)
+    pad = (hi - lo) * 0.03
+    fig.update_xaxes(title={"text": AXES[axis]}, range=[lo - pad, hi + pad],
+                     tickformat=".0%" if axis == "rate" else None)
+    fig.update_yaxes(title={"text": "speedup (baseline TPOT / speculative TPOT)"},
+                     ticksuffix="x", range=[0, top * 1.15], rangemode="tozero")
+    kind = "measured" if curve.kind == MEASURED else curve.kind
+    head = title or f"Where speculation pays: {curve.label} ({kind}, {curve.date[:10]})"
+    sub = SYNTHETIC_NOTE if curve.kind == MEASURED else curve.note
+    fig.update_layout(
+        title={"text": head if compact else f"{head}<br><sup>{sub}</sup>",
+               "font": {"size": 13 if compact else 16}},
+        height=320 if compact else 520, template="plotly_white",
+        margin={"l": 60, "r": 20, "t": 60 if compact else 90, "b": 50},
+        legend={"orientation": "h", "x": 0.0, "y": -0.22 if not compact else -0.35},
+        showlegend=True)
+    return fig
+
+
+def _points(fig, curve, c, axis, color, symbol) -> float:
+    pts = curve.points_at(c)
+    if not pts:
+        return 1.0
+    xs = [_x(curve, p.mean_acceptance_length, axis) for p in pts]
+    ys = [p.speedup for p in pts]
+    spread = all(p.speedup_low is not None for p in pts)
+    fig.add_trace(go.Scatter(
+        x=xs, y=ys, mode="markers", name=f"measured, concurrency {c}",
+        marker={"color": color, "symbol": symbol, "size": 10},
+        error_y=({"type": "data", "symmetric": False, "color": color, "thickness": 1.5,
+                  "array": [p.speedup_high - p.speedup for p in pts],
+                  "arrayminus": [p.speedup - p.speedup_low for p in pts]} if spread else None),
+        customdata=[[p.asked_acceptance_length, p.acceptance_rate or 0.0] for p in pts],
+        hovertemplate=("concurrency " + str(c) + ": %{y:.2f}x at %{x:.2f} (asked tau "
+                       "%{customdata[0]:.2f}, rate %{customdata[1]:.0%})<extra></extra>")))
+    return max([p.speedup_high or p.speedup for p in pts] + ys)
+
+
+def _model_line(fig, curve, c, axis, color) -> float:
+    costs = curve.costs_at(c)
+    if costs is None:
+        return 1.0
+    taus = [1.0 + curve.k * i / 40 for i in range(41)]
+    ys = [costs.speedup(t) for t in taus]
+    fig.add_trace(go.Scatter(
+        x=[_x(curve, t, axis) for t in taus], y=ys, mode="lines",
+        name=f"model (measured step costs), concurrency {c}",
+        line={"color": color, "width": 2, "dash": "dot" if curve.points else "solid"},
+        hovertemplate=(f"model, concurrency {c}: %{{y:.2f}}x at %{{x:.2f}} (decode "
+                       f"{costs.decode_step_s * 1e3:.1f} ms, verify "
+                       f"{costs.verify_step_s * 1e3:.1f} ms)<extra></extra>")))
+    return max(ys)
+
+
+def _break_even(fig, curve, c, axis, color, i: int, compact: bool) -> None:
+    tau, source = curve.break_even_length(c)
+    x = _x(curve, tau, axis)
+    if x is None:
+        return
+    text = (f"break-even {x:.0%}" if axis == "rate" else f"break-even {x:.2f}") + \
+        f" (c={c}{', model' if source == 'model' else ''})"
+    fig.add_trace(go.Scatter(
+        x=[x], y=[1.0], mode="markers", name=f"break-even, concurrency {c}",
+        showlegend=False, marker={"symbol": "x", "size": 15, "color": color,
+                                  "line": {"width": 2, "color": color}},
+        hovertemplate=f"{text}<extra></extra>"))
+    fig.add_annotation(x=x, y=1.0, text=text, showarrow=True, arrowhead=0, ax=40,
+                       ay=-40 - 28 * i, xanchor="left", font={"color": color,
+                                                             "size": 11 if compact else 12},
+                       bgcolor="rgba(255,255,255,0.85)")
+
+
+def _workload_marker(fig, x: float, concurrency: int | None, axis: str) -> None:
+    value = f"{x:.0%}" if axis == "rate" else f"{x:.2f}"
+    where = f" at concurrency {concurrency}" if concurrency else ""
+    fig.add_vline(x=x, line={"color": WORKLOAD_COLOR, "width": 2, "dash": "solid"})
+    fig.add_annotation(x=x, y=1.0, yref="paper", text=f"this workload: {value}{where}",
+                       showarrow=False, xanchor="left", yanchor="top", xshift=4,
+                       font={"color": WORKLOAD_COLOR}, bgcolor="rgba(255,255,255,0.85)")
