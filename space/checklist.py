@@ -394,6 +394,7 @@ def _repetition_check(i: ChecklistInputs, d: _Derived) -> Check:
 def _headroom_check(i: ChecklistInputs, d: _Derived) -> Check:
     """The workload's acceptance against the break-even of this machine's curve."""
     name, be = "acceptance headroom", i.break_even_acceptance_rate
+    assert be is not None  # evaluate adds this line only with a break-even
     where = f" at concurrency {i.break_even_concurrency}" if i.break_even_concurrency else ""
     source = f" ({i.break_even_source})" if i.break_even_source else ""
     if d.rate is None:

@@ -125,7 +125,9 @@ def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CO
     pool = pool or runner.POOL
     progress = progress or (lambda f, m: log.info(m))
     preflight(spec, _requests(max(concurrencies), max_tokens), progress)
-    points, all_bases, all_specs = [], {c: [] for c in concurrencies}, {c: [] for c in concurrencies}
+    points: list[curves.CurvePoint] = []
+    all_bases: dict[int, list[RunTrace]] = {c: [] for c in concurrencies}
+    all_specs: dict[int, list[RunTrace]] = {c: [] for c in concurrencies}
     with pool.lock:
         base = pool.baseline(spec, progress)
         for c in concurrencies:  # a batch has its own shapes: warm each one up
@@ -146,7 +148,7 @@ def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CO
                 engine.close()
     progress(1.0, "curve measured")
     return curves.TippingCurve(
-        kind=curves.MEASURED, model=spec.model, method=spec.method, draft_model=spec.draft_model,
+        kind=curves.MEASURED, model=spec.model, method=str(spec.method), draft_model=spec.draft_model,
         k=spec.k, device=base.config["device"], vllm_version=vllm_version(),
         date=dt.datetime.now().isoformat(timespec="seconds"), max_tokens=max_tokens,
         repeats=repeats, pair_id=pair_id, points=points,
@@ -157,7 +159,8 @@ def _alternate(base, engine, concurrency: int, max_tokens: int, repeats: int):
     """A warm-up batch, then ``repeats`` batches on each engine, alternating which goes first."""
     reqs = _requests(concurrency, max_tokens)
     engine.run_many(_requests(concurrency, WARMUP_TOKENS))
-    bases, specs = [], []
+    bases: list[list[RunTrace]] = []
+    specs: list[list[RunTrace]] = []
     for r in range(repeats):
         order = (base, engine) if r % 2 == 0 else (engine, base)
         for e in order:
@@ -195,7 +198,7 @@ def derive_curve(spec: EngineSpec, measured: curves.TippingCurve, pool=None,
         raise ConfigError(f"the measured curve is for {measured.model}, not {spec.model}")
     if lookup_step_s is None:
         lookup_step_s = measure_lookup_step_s(spec, pool)
-    return curves.derive_lookup_curve(measured, spec.method, spec.k, lookup_step_s,
+    return curves.derive_lookup_curve(measured, str(spec.method), spec.k, lookup_step_s,
                                       date=dt.datetime.now().isoformat(timespec="seconds"))
 
 
