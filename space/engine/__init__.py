@@ -7,7 +7,7 @@ import os
 
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 
-from space.engine.core import TracedEngine, on_gpu  # noqa: E402
+from space.engine.core import TracedEngine  # noqa: E402
 from space.engine.pool import EnginePool  # noqa: E402
 
-__all__ = ["TracedEngine", "EnginePool", "on_gpu"]
+__all__ = ["TracedEngine", "EnginePool"]

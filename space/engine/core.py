@@ -18,7 +18,6 @@ import torch
 from vllm import EngineArgs, SamplingParams
 from vllm.engine.llm_engine import LLMEngine
 from vllm.inputs import TokensPrompt
-from vllm.platforms import current_platform
 from vllm.sampling_params import RequestOutputKind
 
 from space import models, prompts
@@ -32,6 +31,7 @@ from space.engine.compat import (
 )
 from space.engine.scheduler import TracingScheduler
 from space.memory import EngineMemory
+from space.preflight import on_gpu
 from space.trace import RunTrace, StepRecord
 
 log = logging.getLogger(__name__)
@@ -39,10 +39,6 @@ _ids = itertools.count()
 _LIVE: weakref.WeakSet[TracedEngine] = weakref.WeakSet()  # engines built and not closed
 
 StepCallback = Callable[[str, StepRecord, dict[int, str]], None]
-
-
-def on_gpu() -> bool:
-    return not current_platform.is_cpu()  # vLLM's own answer, once it is imported
 
 
 class TracedEngine:

@@ -9,11 +9,12 @@ import logging
 import gradio as gr
 
 from space import runner
-from space.cli import spec_from_args
+from space.args import spec_from_args
 from space.config import ConfigError, EngineSpec, RequestSpec
-from space.models import ModelError
+from space.models import ModelError, print_progress
 from space.preflight import on_gpu
 from space.prom import Metrics, mount_metrics
+from space.repeats import WARMUP_TOKENS
 from space.ui import inputs, panels
 from space.ui.handlers import UI, Handlers
 from space.ui.sweep_panel import SweepHandlers, SweepPanel, build_sweep_panel
@@ -98,10 +99,6 @@ def _wire_sweep(c: panels.Controls, p: SweepPanel, h: SweepHandlers) -> None:
                       show_progress="hidden", api_visibility="undocumented")
 
 
-def _console(frac: float, message: str) -> None:
-    print(f"  [{frac:4.0%}] {message}", flush=True)
-
-
 def launch(demo: gr.Blocks, metrics: Metrics, host: str = "127.0.0.1", port: int = 7860,
            share: bool = False, auth: tuple[str, str] | None = None):
     """Queue on, start serving without blocking, add /metrics; returns launch()'s
@@ -132,8 +129,8 @@ def serve(a: argparse.Namespace) -> int:
             samples = [first] + [s for s in samples if s.label != first.label]
         warn_if_untested(log)
         print(f"SpecLens: building the baseline and {spec.method} engines", flush=True)
-        runner.prepare(spec, RequestSpec(samples[0].text, max_tokens=runner.WARMUP_TOKENS),
-                       progress=_console)
+        runner.prepare(spec, RequestSpec(samples[0].text, max_tokens=WARMUP_TOKENS),
+                       progress=print_progress)
     except (ConfigError, ModelError) as exc:
         print(f"error: {exc}", flush=True)
         return 2

@@ -25,6 +25,7 @@ from space.trace import CompareRecord, TraceFormatError, load
 from space.ui import inputs, views
 from space.ui.live import Done, LiveCompare, Progress, Steps
 from space.ui.panels import Acceptance, Controls, Files, Memory, Results, Stepper
+from vis import text
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +86,7 @@ class Handlers:
             return
         self.metrics.observe_run("baseline", record.baseline)
         self.metrics.observe_run("speculative", record.speculative)
-        yield {**self._show(record, f"done: {views.summary(record)}"), **self.memory()}
+        yield {**self._show(record, f"done: {text.summary(record)}"), **self.memory()}
 
     def _stream(self, live: LiveCompare):
         status, tokens = self.ui.results.status, self.ui.results.tokens
@@ -138,7 +139,7 @@ class Handlers:
             return self._failed(f"{name}: {_short(exc)}")
         kind = "comparison" if isinstance(record, CompareRecord) else "trace"
         return self._show(record, f"replaying the saved {kind} {name}: "
-                                  f"{views.summary(record)}")
+                                  f"{text.summary(record)}")
 
     # --- stepper, samples, memory --------------------------------------------
 

@@ -11,8 +11,8 @@ import dataclasses
 import logging
 from dataclasses import dataclass
 
-from space import presets
-from space.config import NEEDS_DRAFT, ConfigError, EngineSpec, RequestSpec
+from space import methods, presets
+from space.config import ConfigError, EngineSpec, RequestSpec
 
 log = logging.getLogger(__name__)
 
@@ -87,14 +87,12 @@ def engine_spec(base: EngineSpec, method: str | None, draft: str | None, k,
     """
     method = (method or "").strip() or None
     draft = (draft or "").strip() or None
-    if method not in NEEDS_DRAFT and method != "mtp":
+    row = methods.info(method) if method else None
+    if row is None or not row.takes_draft:
         draft = None
     source = base
     if pair_id:
-        try:
-            pair = presets.get_model_pair(str(pair_id)).engine_spec()
-        except (KeyError, presets.PresetError):
-            raise ConfigError(f"no model pair {pair_id!r}") from None
+        pair = presets.get_model_pair(str(pair_id)).engine_spec()
         if pair.model == base.model:
             source = pair
     spec = dataclasses.replace(base, method=method, draft_model=draft, k=_whole(k, "k"),
@@ -154,9 +152,5 @@ def pair_choices(on_gpu: bool) -> list[PairChoice]:
 
 def workload_sample(workload_id: str) -> Sample:
     """The first prompt of a workload preset as a sample (``app.py --workload``)."""
-    try:
-        w = presets.get_workload(workload_id)
-    except KeyError:
-        ids = ", ".join(w.id for w in presets.load_workloads())
-        raise ConfigError(f"no workload {workload_id!r}: one of {ids}") from None
+    w = presets.get_workload(workload_id)
     return Sample(w.title, w.prompts[0].text, w.temperature)

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from space.config import GPU_ONLY_METHODS, K_RANGE, METHODS, EngineSpec
+from space.config import K_RANGE, EngineSpec
+from space.methods import METHODS, names
 from space.ui.inputs import PairChoice, Sample
 from space.ui.views import NO_RECORD, NO_VERDICT
 
@@ -16,7 +17,7 @@ the same machine, then shows every engine step: which drafted tokens the target 
 accepted, which it rejected, and what that did to the time per token."""
 
 METHOD_INFO = ("ngram and draft_model run anywhere; suffix needs arctic-inference; "
-               f"{', '.join(GPU_ONLY_METHODS)} need trained heads and a GPU")
+               f"{', '.join(names(needs_gpu=True))} need trained heads and a GPU")
 READY = ('<div class="speclens-status" data-kind="ready">Ready: pick a sample prompt or '
          "write your own, then press Run.</div>")
 PAIR_INFO = ("fills method, draft and k (and the pair's other vLLM keys, while its method "

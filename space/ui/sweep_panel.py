@@ -123,8 +123,6 @@ class SweepHandlers:
                                repeats=inputs.repeats(repeats),
                                max_tokens=_tokens(max_tokens),
                                progress=lambda f, m: progress(f, desc=m))
-        except KeyError:
-            return self._failed(f"no workload {workload_id!r}")
         except (ConfigError, ModelError, presets.PresetError) as exc:
             return self._failed(str(exc))
         except Exception as exc:  # anything else: log it, say it briefly, stay up
@@ -137,8 +135,7 @@ class SweepHandlers:
                  else f"speedup crosses 1 at {variable} = {result.crossover:.3g}")
         return {p.status: status_html(f"done: {len(points)} points of {workload.id}; {cross}",
                                       "done"),
-                p.plot: sweep_figure(result.table, variable,
-                                     title=f"{workload.title}: sweep over {variable}"),
+                p.plot: sweep_figure(result, title=f"{workload.title}: sweep over {variable}"),
                 p.table: display_table(result.table),
                 p.csv: gr.DownloadButton(value=str(csv_path), interactive=True)}
 

@@ -17,6 +17,7 @@ import pandas as pd
 import vis
 from space.memory import EngineMemory, GpuMemory, SystemMemory
 from space.trace import CompareRecord, RunTrace, StepRecord, dumps
+from vis import text
 from vis.checklist import checklist_html
 from vis.memory import memory_figure, memory_html
 
@@ -63,7 +64,7 @@ def render(record: Record) -> RecordViews:
         per_position=vis.per_position_figure(run),
         histogram=vis.accepted_histogram_figure(run),
         checklist_html=_checklist(record),
-        summary=summary(record),
+        summary=text.summary(record),
     )
 
 
@@ -76,28 +77,6 @@ def _checklist(record: Record) -> str:
     if isinstance(record, CompareRecord) and record.checklist:
         return checklist_html(record.checklist)
     return NO_VERDICT
-
-
-def config_words(run: RunTrace) -> str:
-    """'ngram, k=4, on SmolLM2-135M-Instruct (cpu)' from the trace's config."""
-    c = run.config
-    spec = c.get("speculative_config") or {}
-    method = spec.get("method") or c.get("method") or "baseline"
-    k = spec.get("num_speculative_tokens") or c.get("k")
-    draft = f", draft {c['draft_model']}" if c.get("draft_model") else ""
-    model = Path(str(c.get("model_path") or c.get("model") or "?")).name
-    device = f" ({c['device']})" if c.get("device") else ""
-    return f"{method}{f', k={k}' if k else ''}{draft}, on {model}{device}"
-
-
-def summary(record: Record) -> str:
-    run, baseline = runs(record)
-    head = f"{config_words(run)}: {len(run.output_token_ids)} tokens in {run.e2e_s:.2f} s"
-    if baseline is None or not isinstance(record, CompareRecord):
-        return head + " (a single run, no baseline)"
-    same = "identical" if record.outputs_identical else "different"
-    return (f"{head}; baseline {baseline.e2e_s:.2f} s; TPOT speedup {record.speedup:.2f}x; "
-            f"outputs {same}")
 
 
 def live_token_html(steps: list[StepRecord], texts: dict[int, str]) -> str:

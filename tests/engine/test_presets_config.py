@@ -132,3 +132,14 @@ def test_gpu_engine_keywords_build_vllm_engine_args(pair, monkeypatch):
     args = EngineArgs(**kw)
     assert args.speculative_config == presets.speculative_config(pair, pair.draft)
     assert args.per_request_spec_decode_metrics == "detailed"
+
+
+def test_the_methods_table_speaks_vllms_config(vllm_spec_fields):
+    """Every method SpecLens offers is a vLLM SpeculativeMethod, and every key
+    the table lets travel with a method is a SpeculativeConfig field."""
+    from space.methods import COMMON_VLLM_KEYS, METHODS
+
+    vllm_methods = set(_flatten_literal(vllm_spec_fields["method"].annotation))
+    assert set(METHODS) <= vllm_methods
+    keys = {k for row in METHODS.values() for k in row.vllm_keys} | set(COMMON_VLLM_KEYS)
+    assert keys <= set(vllm_spec_fields), keys - set(vllm_spec_fields)

@@ -13,6 +13,7 @@ from space.trace import dumps, load, make_compare
 from space.ui import inputs, views
 from space.ui.live import Done, LiveCompare, Progress, Steps
 from tests.unit.handmade import baseline_run, spec_run
+from vis import text
 
 
 def lanes(fig) -> set[str]:
@@ -147,7 +148,7 @@ def test_summary_names_the_config(cmp):
     cmp.speculative = dataclasses.replace(cmp.speculative, config={
         "speculative_config": {"method": "ngram", "num_speculative_tokens": 4},
         "model_path": "/c/SmolLM2-135M-Instruct", "device": "cpu"})
-    assert views.summary(cmp).startswith("ngram, k=4, on SmolLM2-135M-Instruct (cpu)")
+    assert text.summary(cmp).startswith("ngram, k=4, on SmolLM2-135M-Instruct (cpu)")
 
 
 def test_changing_method_or_k_keeps_one_baseline():

@@ -14,6 +14,7 @@ from space import measure, presets, sweep
 from space.checklist import NOT_WORTH_IT, WORTH_IT, Checklist
 from space.trace import DECODE, PREFILL, VERIFY, CompareRecord, RunTrace, StepRecord
 from space.workloads import PromptResult, WorkloadResult, pair_status, requests_for, summarize
+from vis import text
 from vis.sweep import sweep_figure
 
 # --- hand-written runs ------------------------------------------------------
@@ -103,8 +104,19 @@ def table(variable="k", values=(1, 2, 4, 8), speedups=(1.5, 1.2, 0.9, 0.6),
     return pd.DataFrame(rows, columns=sweep.COLUMNS)
 
 
+def result(variable="k", values=(1, 2, 4, 8), speedups=(1.5, 1.2, 0.9, 0.6),
+           throughput=None, frame: pd.DataFrame | None = None) -> sweep.SweepResult:
+    """A sweep's result around ``table``, its crossovers computed as make_table does."""
+    frame = table(variable, values, speedups, throughput) if frame is None else frame
+    log_axis = sweep.VARIABLES[variable].log_axis
+    return sweep.SweepResult(
+        "w", variable, frame, crossover=sweep.crossover(values, speedups, log_axis),
+        gain_vanishes_at=None,
+        throughput_crossover=sweep.crossover(values, throughput or speedups, log_axis))
+
+
 def test_figure_has_speedup_acceptance_baseline_and_crossover():
-    fig = sweep_figure(table())
+    fig = sweep_figure(result())
     names = [t.name for t in fig.data]
     assert names == ["speedup (TPOT)", "crossover", "acceptance rate"]
     speed = fig.data[0]
@@ -123,7 +135,7 @@ def test_figure_has_speedup_acceptance_baseline_and_crossover():
 
 
 def test_figure_without_crossover_and_log_axis():
-    fig = sweep_figure(table("temperature", (0.0, 0.5, 1.0), (1.5, 1.3, 1.2)))
+    fig = sweep_figure(result("temperature", (0.0, 0.5, 1.0), (1.5, 1.3, 1.2)))
     assert [t.name for t in fig.data] == ["speedup (TPOT)", "acceptance rate"]
     texts = [a.text for a in fig.layout.annotations]
     assert not any(t.startswith("crossover") for t in texts)
@@ -131,8 +143,8 @@ def test_figure_without_crossover_and_log_axis():
 
 
 def test_concurrency_figure_adds_throughput_and_its_crossover():
-    fig = sweep_figure(table("concurrency", (1, 2, 4, 8), (1.5, 1.4, 1.3, 1.2),
-                             throughput=(1.8, 1.1, 1.05, 0.9)))
+    fig = sweep_figure(result("concurrency", (1, 2, 4, 8), (1.5, 1.4, 1.3, 1.2),
+                              throughput=(1.8, 1.1, 1.05, 0.9)))
     names = [t.name for t in fig.data]
     assert names == ["speedup (TPOT)", "throughput speedup (batch)", "throughput crossover",
                      "acceptance rate"]
@@ -146,7 +158,7 @@ def test_concurrency_figure_adds_throughput_and_its_crossover():
 def test_figure_without_spread_has_no_error_bars():
     t = table()
     t["speedup_low"] = t["speedup_high"] = math.nan
-    assert sweep_figure(t).data[0].error_y.array is None
+    assert sweep_figure(result(frame=t)).data[0].error_y.array is None
 
 
 # --- measured checklist inputs ---------------------------------------------
@@ -204,9 +216,9 @@ def test_attach_checklist_stores_the_verdict():
     assert "16,384 tokens of KV cache" in result.check("spare memory").detail
     assert result.check("task type").value == "t"
     assert Checklist.from_dict(result.to_dict()) == result  # round trip through the JSON
-    text = measure.describe_checklist(cmp.checklist)
-    assert text.splitlines()[0] == f"verdict: {result.verdict}"
-    assert len(text.splitlines()) == 1 + len(result.checks)
+    said = text.describe_checklist(cmp.checklist)
+    assert said.splitlines()[0] == f"verdict: {result.verdict}"
+    assert len(said.splitlines()) == 1 + len(result.checks)
 
 
 # --- workloads -----------------------------------------------------------------

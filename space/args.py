@@ -1,0 +1,53 @@
+"""Command-line flags shared by the CLI (``python -m space``) and the app
+(``app.py``): the engine's model and method, and the ``EngineSpec`` they make.
+
+Importing this module imports neither vLLM nor Gradio.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from space.config import ConfigError, EngineSpec
+from space.methods import METHODS
+
+
+def engine_flags(p: argparse.ArgumentParser) -> None:
+    """Model and method flags: the CLI's subcommands and ``app.py``."""
+    g = p.add_argument_group("engine")
+    g.add_argument("--model", default="default",
+                   help="target: 'default' (SmolLM2-135M-Instruct, embedded), a folder or a hub id")
+    g.add_argument("--method", default="ngram",
+                   help=f"{' | '.join(METHODS)} (default ngram)")
+    g.add_argument("--draft-model", default=None, help="draft folder or hub id (draft_model, eagle*)")
+    g.add_argument("--k", type=int, default=4, help="num_speculative_tokens, 1..16 (default 4)")
+    g.add_argument("--max-model-len", type=int, default=4096)
+    g.add_argument("--dtype", default="bfloat16")
+    g.add_argument("--kv-cache-mib", type=int, default=512, help="CPU: KV cache per engine (MiB)")
+    g.add_argument("--gpu-memory-utilization", type=float, default=0.40,
+                   help="GPU: fraction of GPU memory per engine")
+
+
+def spec_from_args(a: argparse.Namespace) -> EngineSpec:
+    """The engine settings; ``--pair`` (a model-pair preset) replaces model, method,
+    draft and k."""
+    if getattr(a, "pair", None):
+        return _pair_spec(a)
+    method = None if a.method in ("none", "baseline", "") else a.method
+    return EngineSpec(model=a.model, method=method, draft_model=a.draft_model, k=a.k,
+                      max_model_len=a.max_model_len, dtype=a.dtype,
+                      kv_cache_bytes=a.kv_cache_mib << 20,
+                      gpu_memory_utilization=a.gpu_memory_utilization)
+
+
+def _pair_spec(a: argparse.Namespace) -> EngineSpec:
+    from space import presets
+    from space.workloads import pair_status
+
+    pair = presets.get_model_pair(a.pair)
+    status = pair_status(pair)
+    if not status.available:
+        raise ConfigError(f"model pair {pair.id} is not available here: {status.reason}")
+    return dataclasses.replace(pair.engine_spec(), max_model_len=a.max_model_len, dtype=a.dtype,
+                               kv_cache_bytes=a.kv_cache_mib << 20,
+                               gpu_memory_utilization=a.gpu_memory_utilization)

@@ -1,0 +1,94 @@
+"""Plain-text descriptions of records, for the terminal and the status line.
+
+Pure: records in, strings out (the CLI prints them; the page puts them in its
+status box, where they are escaped).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from space.checklist import Checklist
+from space.trace import CompareRecord, RunTrace
+
+
+def describe_run(r: RunTrace) -> str:
+    rate = "n/a" if r.acceptance_rate is None else f"{r.acceptance_rate:.1%}"
+    mal = "n/a" if r.mean_acceptance_length is None else f"{r.mean_acceptance_length:.2f}"
+    return (f"{r.text}\n---\n{len(r.output_token_ids)} tokens, {len(r.steps)} steps, "
+            f"TTFT {r.ttft_s * 1e3:.0f} ms, TPOT {r.tpot_s * 1e3:.1f} ms, "
+            f"{r.tokens_per_s:.1f} tok/s, acceptance {rate}, mean acceptance length {mal}")
+
+
+def describe_compare(c: CompareRecord) -> str:
+    rows = [("", "baseline", "speculative")]
+    for label, key, scale, fmt in (("TTFT ms", "ttft_s", 1e3, "{:.1f}"),
+                                   ("TPOT ms", "tpot_s", 1e3, "{:.2f}"),
+                                   ("tokens/s", "tokens_per_s", 1, "{:.1f}"),
+                                   ("end-to-end ms", "e2e_s", 1e3, "{:.0f}")):
+        b, s = getattr(c.baseline, key) * scale, getattr(c.speculative, key) * scale
+        rows.append((label, fmt.format(b), fmt.format(s)))
+    rows.append(("output tokens", str(len(c.baseline.output_token_ids)),
+                 str(len(c.speculative.output_token_ids))))
+    table = "\n".join(f"{a:<15}{b:>12}{d:>14}" for a, b, d in rows)
+    same = "identical" if c.outputs_identical else \
+        f"differ from output token {c.first_divergence}"
+    rate = c.speculative.acceptance_rate
+    return (f"{table}\nspeedup (TPOT) {c.speedup:.2f}x, end-to-end {c.e2e_speedup:.2f}x; "
+            f"outputs {same}; acceptance "
+            f"{'n/a' if rate is None else f'{rate:.1%}'}")
+
+
+def describe_checklist(checklist: Checklist) -> str:
+    """The verdict and one line per check, for the terminal."""
+    marks = {True: "pass", False: "FAIL", None: "  - "}
+    lines = [f"verdict: {checklist.verdict}"]
+    for c in checklist.checks:
+        star = " *" if c.decisive else ""
+        lines.append(f"  [{marks[c.passed]}] {c.name}{star}: {c.detail}")
+    return "\n".join(lines)
+
+
+def describe_workload(r: Any) -> str:
+    """A workload's result (``space.workloads.WorkloadResult``): per-prompt rows, then
+    the medians."""
+    lines = [f"{'prompt':<24}{'speedup':>8}{'accept':>8}{'base ms':>9}{'spec ms':>9}"
+             f"{'tokens':>7}  verdict"]
+    for row in r.rows():
+        rate = row["acceptance_rate"]
+        lines.append(f"{row['prompt'][:23]:<24}{row['speedup']:>7.2f}x"
+                     f"{'n/a' if rate is None else f'{rate:.0%}':>8}"
+                     f"{row['baseline_tpot_ms']:>9.1f}{row['speculative_tpot_ms']:>9.1f}"
+                     f"{row['output_tokens']:>7}  {row['verdict']}")
+    rate = "n/a" if r.acceptance_rate is None else f"{r.acceptance_rate:.1%}"
+    low_high = (f" (spread {r.speedup_spread[0]:.2f}-{r.speedup_spread[1]:.2f})"
+                if r.speedup_spread else "")
+    lines.append(f"{r.workload_id}, concurrency {r.concurrency}: median speedup (TPOT) "
+                 f"{r.speedup:.2f}x{low_high}; throughput {r.baseline_tokens_per_s:.1f} -> "
+                 f"{r.speculative_tokens_per_s:.1f} tok/s ({r.throughput_speedup:.2f}x); "
+                 f"acceptance {rate}")
+    return "\n".join(lines)
+
+
+def config_words(run: RunTrace) -> str:
+    """'ngram, k=4, on SmolLM2-135M-Instruct (cpu)' from the trace's config."""
+    c = run.config
+    spec = c.get("speculative_config") or {}
+    method = spec.get("method") or c.get("method") or "baseline"
+    k = spec.get("num_speculative_tokens") or c.get("k")
+    draft = f", draft {c['draft_model']}" if c.get("draft_model") else ""
+    model = Path(str(c.get("model_path") or c.get("model") or "?")).name
+    device = f" ({c['device']})" if c.get("device") else ""
+    return f"{method}{f', k={k}' if k else ''}{draft}, on {model}{device}"
+
+
+def summary(record: CompareRecord | RunTrace) -> str:
+    """One line for the status box: the config, the time, the speedup."""
+    run = record.speculative if isinstance(record, CompareRecord) else record
+    head = f"{config_words(run)}: {len(run.output_token_ids)} tokens in {run.e2e_s:.2f} s"
+    if not isinstance(record, CompareRecord):
+        return head + " (a single run, no baseline)"
+    baseline = record.baseline
+    same = "identical" if record.outputs_identical else "different"
+    return (f"{head}; baseline {baseline.e2e_s:.2f} s; TPOT speedup {record.speedup:.2f}x; "
+            f"outputs {same}")
