@@ -237,7 +237,8 @@ def _clearly_above(i: ChecklistInputs) -> bool:
 
 def _speedup_check(i: ChecklistInputs, d: _Derived) -> Check:
     s, spread = i.speedup_median, i.speedup_spread
-    name, threshold = SPEEDUP, WORTH_IT_SPEEDUP
+    name: CheckName = SPEEDUP
+    threshold = WORTH_IT_SPEEDUP
     if s is None:
         return Check(name, None, threshold, None, "Not measured: run baseline and speculative.",
                      op=">=", unit="x")
@@ -260,7 +261,7 @@ def _speedup_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 
 def _acceptance_rate_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name = ACCEPTANCE_RATE
+    name: CheckName = ACCEPTANCE_RATE
     if d.rate is None:
         return Check(name, None, None, None, "No drafts were verified.", op=">", unit="%")
     be_rate = (None if d.tau_break_even is None or i.k is None  # a break-even needs k
@@ -279,7 +280,7 @@ def _acceptance_rate_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 
 def _acceptance_length_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name = ACCEPTANCE_LENGTH
+    name: CheckName = ACCEPTANCE_LENGTH
     if d.tau is None:
         return Check(name, None, None, None, "No drafts were verified.", op=">", unit="tokens")
     if d.tau_break_even is None:
@@ -300,7 +301,7 @@ def _acceptance_length_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 
 def _necessary_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name = ALPHA_VS_COST
+    name: CheckName = ALPHA_VS_COST
     if d.alpha is None or d.c is None:
         missing = "acceptance" if d.alpha is None else "draft cost"
         return Check(name, d.alpha, d.c, None, f"Not measured ({missing}).", op=">")
@@ -316,7 +317,7 @@ def _necessary_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 
 def _ideal_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name = PREDICTED_IDEAL
+    name: CheckName = PREDICTED_IDEAL
     if d.alpha is None or d.c is None or i.k is None:  # alpha is only derived with a k
         return Check(name, None, 1.0, None, "Needs acceptance and draft cost.", op=">", unit="x")
     if d.per_step:
@@ -334,7 +335,7 @@ def _ideal_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 
 def _measured_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name = PREDICTED_MEASURED
+    name: CheckName = PREDICTED_MEASURED
     if d.tau is None or not (i.verify_step_s and i.target_decode_step_s and i.k):
         return Check(name, None, 1.0, None, "Needs acceptance and step times.", op=">", unit="x")
     draft = None if i.verify_step_includes_draft else i.draft_step_s
@@ -351,7 +352,7 @@ def _measured_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 
 def _memory_check(i: ChecklistInputs) -> Check:
-    name = SPARE_MEMORY
+    name: CheckName = SPARE_MEMORY
     if i.spare_memory_bytes is None:
         return Check(name, None, 0, None, "Not measured.", op=">", unit="bytes")
     passed = i.spare_memory_bytes > 0
@@ -398,7 +399,8 @@ def _task_check(i: ChecklistInputs) -> Check:
 
 
 def _repetition_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name, share = REPETITION, i.repetition_share
+    name: CheckName = REPETITION
+    share = i.repetition_share
     if share is None:
         return Check(name, None, LOOP_SHARE_THRESHOLD, None, "Not measured.", op="<=", unit="%")
     if d.looped:

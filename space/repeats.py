@@ -4,7 +4,7 @@ passed in, nothing here imports vLLM)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from space.models import Progress
 
@@ -12,15 +12,12 @@ from space.models import Progress
 # kernel selection for each new batch shape) so that measured runs don't.
 WARMUP_TOKENS = 16
 
-T = TypeVar("T")
+E = TypeVar("E")  # an engine (space.engine.TracedEngine)
+T = TypeVar("T")  # what one measured run returns
 
 
-class Engine(Protocol):  # space.engine.core.TracedEngine
-    ...
-
-
-def alternate(base: Engine, speculative: Engine, repeats: int,
-              run: Callable[[Engine, bool], T], progress: Progress | None = None,
+def alternate(base: E, speculative: E, repeats: int,
+              run: Callable[[E, bool], T], progress: Progress | None = None,
               label: str = "") -> tuple[list[T], list[T]]:
     """``repeats`` measured runs of each engine: (baseline results, speculative results).
 

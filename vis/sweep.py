@@ -17,19 +17,31 @@ from plotly.subplots import make_subplots
 
 
 class Axis(Protocol):
-    label: str          # axis title
-    log_axis: bool      # log scale
-    integer: bool       # ticks at the swept values
+    @property
+    def label(self) -> str: ...      # axis title
+
+    @property
+    def log_axis(self) -> bool: ...  # log scale
+
+    @property
+    def integer(self) -> bool: ...   # ticks at the swept values
 
 
 class SweepPlot(Protocol):
     """What the figure reads from a sweep's result (``space.sweep.SweepResult``):
     the table and the crossovers the result already computed."""
 
-    variable: str
-    table: pd.DataFrame
-    crossover: float | None
-    throughput_crossover: float | None
+    @property
+    def variable(self) -> str: ...
+
+    @property
+    def table(self) -> pd.DataFrame: ...
+
+    @property
+    def crossover(self) -> float | None: ...
+
+    @property
+    def throughput_crossover(self) -> float | None: ...
 
     @property
     def axis(self) -> Axis: ...
