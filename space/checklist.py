@@ -36,7 +36,8 @@ VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 CheckName = Literal["measured speedup", "acceptance rate", "mean acceptance length",
                     "per-token acceptance vs draft cost", "predicted speedup (ideal)",
                     "predicted speedup (measured step times)", "spare memory", "concurrency",
-                    "context length", "temperature", "task type", "repetition", "prompts"]
+                    "context length", "temperature", "task type", "repetition", "prompts",
+                    "acceptance headroom"]
 SPEEDUP: Final = "measured speedup"
 ACCEPTANCE_RATE: Final = "acceptance rate"
 ACCEPTANCE_LENGTH: Final = "mean acceptance length"
@@ -50,6 +51,7 @@ TEMPERATURE: Final = "temperature"
 TASK_TYPE: Final = "task type"
 REPETITION: Final = "repetition"
 PROMPTS: Final = "prompts"
+HEADROOM: Final = "acceptance headroom"
 CHECK_NAMES: tuple[CheckName, ...] = get_args(CheckName)
 # How a line's value compares with its threshold to pass ('' : context only).
 CHECK_OPS = (">=", ">", "<=", "<", "")
@@ -414,7 +416,8 @@ def _repetition_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 def _headroom_check(i: ChecklistInputs, d: _Derived) -> Check:
     """The workload's acceptance against the break-even of this machine's curve."""
-    name, be = "acceptance headroom", i.break_even_acceptance_rate
+    name: CheckName = HEADROOM
+    be = i.break_even_acceptance_rate
     assert be is not None  # evaluate adds this line only with a break-even
     where = f" at concurrency {i.break_even_concurrency}" if i.break_even_concurrency else ""
     source = f" ({i.break_even_source})" if i.break_even_source else ""

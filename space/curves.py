@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from space import models, theory
+from space import methods, models, theory
 
 MEASURED = "measured"
 DERIVED = "derived from measured step costs"
-LOOKUP_METHODS = ("ngram", "suffix")
+LOOKUP_METHODS = methods.names(lookup=True)  # curves derived from step costs
 MODEL_GRID_POINTS = 21  # taus per concurrency at which the model curve is tabulated
 
 
