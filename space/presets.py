@@ -21,7 +21,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from space.config import ConfigError, EngineSpec
 from space.methods import METHODS
@@ -146,11 +146,7 @@ def load_workloads(directory: Path | None = None) -> list[Workload]:
 
 
 def get_workload(workload_id: str, directory: Path | None = None) -> Workload:
-    for w in load_workloads(directory):
-        if w.id == workload_id:
-            return w
-    ids = ", ".join(w.id for w in load_workloads(directory))
-    raise UnknownPreset(f"no workload {workload_id!r}: one of {ids}")
+    return _by_id(load_workloads(directory), workload_id, "workload")
 
 
 def load_model_pairs(path: Path | None = None) -> list[ModelPair]:
@@ -166,11 +162,17 @@ def load_model_pairs(path: Path | None = None) -> list[ModelPair]:
 
 
 def get_model_pair(pair_id: str, path: Path | None = None) -> ModelPair:
-    for p in load_model_pairs(path):
-        if p.id == pair_id:
+    return _by_id(load_model_pairs(path), pair_id, "model pair")
+
+
+_P = TypeVar("_P", Workload, ModelPair)
+
+
+def _by_id(presets: list[_P], preset_id: str, kind: str) -> _P:
+    for p in presets:
+        if p.id == preset_id:
             return p
-    ids = ", ".join(p.id for p in load_model_pairs(path))
-    raise UnknownPreset(f"no model pair {pair_id!r}: one of {ids}")
+    raise UnknownPreset(f"no {kind} {preset_id!r}: one of {', '.join(p.id for p in presets)}")
 
 
 def model_aliases(path: Path | None = None) -> dict[str, str]:
