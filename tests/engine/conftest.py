@@ -13,16 +13,9 @@ import pytest
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
 
-from space.config import EngineSpec, MiB, RequestSpec  # noqa: E402
+from space.config import EngineSpec  # noqa: E402
 from space.engine import EnginePool  # noqa: E402
-
-KV = 256 * MiB
-CODE_PROMPT = ("Rewrite this Python function with the variable x renamed to total. "
-               "Output only the code.\n\n```python\ndef add(a, b):\n    x = a + b\n"
-               "    print(x)\n    return x\n```")
-JSON_PROMPT = ("Extract the name, age and city from this text as JSON with keys name, age, "
-               "city: 'Maria Lopez is 34 years old and lives in Porto.'")
-POEM_PROMPT = "Write a short poem about the sea at night."
+from tests.helpers.engine import KV  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -58,8 +51,3 @@ def bad_draft_spec():
 
     pair = presets.get_model_pair("cpu-bad-draft")
     return dataclasses.replace(pair.engine_spec(), kv_cache_bytes=KV, max_model_len=2048)
-
-
-def req(prompt=CODE_PROMPT, **kw) -> RequestSpec:
-    kw.setdefault("max_tokens", 48)
-    return RequestSpec(prompt=prompt, **kw)

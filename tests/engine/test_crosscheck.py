@@ -9,26 +9,9 @@ from __future__ import annotations
 import pytest
 
 from space.trace import BONUS, CORRECTION, PREFILL, VERIFY
-from tests.engine.conftest import CODE_PROMPT, JSON_PROMPT, POEM_PROMPT, req
+from tests.helpers.engine import CODE_PROMPT, JSON_PROMPT, POEM_PROMPT, check_against_vllm, req
 
 pytestmark = pytest.mark.engine
-
-
-def check_against_vllm(run):
-    verify = [s for s in run.steps if s.kind == VERIFY]
-    m = run.vllm_spec_metrics
-    assert m is not None, "vLLM reported no per-request spec decode metrics"
-    assert [s.num_draft_tokens for s in verify] == m["per_step_drafted"]
-    assert [s.num_accepted_tokens for s in verify] == m["per_step_accepted"]
-    assert [t for s in run.steps for t in s.emitted_token_ids] == run.output_token_ids
-    if verify:
-        assert run.acceptance_rate == pytest.approx(m["draft_acceptance_rate"])
-        assert run.mean_acceptance_length == pytest.approx(m["mean_acceptance_length"])
-    for s in verify:
-        assert all(t >= 0 for t in s.draft_token_ids), "placeholder draft ids (-1)"
-        # Accepted drafts are exactly the first emitted tokens of the step.
-        n = min(s.num_accepted_tokens, len(s.emitted_token_ids))
-        assert s.emitted_token_ids[:n] == s.draft_token_ids[:n]
 
 
 @pytest.mark.parametrize("temperature", [0.0, 0.8])

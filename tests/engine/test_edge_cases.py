@@ -5,8 +5,7 @@ import pytest
 
 from space.config import EngineSpec
 from space.trace import DECODE, PREFILL, VERIFY
-from tests.engine.conftest import JSON_PROMPT, KV, req
-from tests.engine.test_crosscheck import check_against_vllm
+from tests.helpers.engine import JSON_PROMPT, KV, check_against_vllm, req
 
 pytestmark = pytest.mark.engine
 

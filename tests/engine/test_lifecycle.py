@@ -8,7 +8,7 @@ import pytest
 
 from space.config import EngineSpec, MiB
 from space.engine import EnginePool
-from tests.engine.conftest import KV, req
+from tests.helpers.engine import KV, req
 
 pytestmark = pytest.mark.engine
 

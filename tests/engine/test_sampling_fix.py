@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from space.config import EngineSpec
-from tests.engine.conftest import KV, POEM_PROMPT, req
+from tests.helpers.engine import KV, POEM_PROMPT, req
 
 pytestmark = pytest.mark.engine
 

@@ -12,7 +12,7 @@ import torch
 
 from space.config import EngineSpec
 from space.engine.compat import _synthetic_greedy, _synthetic_random, _with_synthetic_branch
-from tests.engine.conftest import JSON_PROMPT, KV, req
+from tests.helpers.engine import JSON_PROMPT, KV, req
 
 pytestmark = pytest.mark.engine
 

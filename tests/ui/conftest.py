@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.spans import parse_spans
+from tests.helpers.spans import parse_spans
 
 ROOT = Path(__file__).resolve().parents[2]
 # Smaller than the defaults: tests use short prompts, and less KV starts faster.

@@ -7,7 +7,7 @@ import urllib.request
 import pytest
 
 from space.trace import VERIFY
-from tests.ui.test_api import fetch_record, run
+from tests.helpers.page import fetch_record, run
 
 pytestmark = pytest.mark.engine
 

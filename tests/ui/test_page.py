@@ -14,7 +14,7 @@ from space.prom import Metrics
 from space.trace import dumps, make_compare
 from space.ui import inputs
 from space.ui.live import LiveCompare
-from tests.unit.handmade import baseline_run, spec_run
+from tests.helpers.traces import ngram_run, short_baseline
 
 AUTH = ("ada", "lovelace")
 
@@ -24,7 +24,7 @@ def fake_compare(spec, req, repeats, on_step, progress, warmup):
     if req.prompt == "boom":
         raise RuntimeError("engine exploded")
     req.validate()
-    cmp = make_compare([baseline_run()], [spec_run()])
+    cmp = make_compare([short_baseline()], [ngram_run()])
     for s in cmp.speculative.steps:
         on_step("r", s, {})
     return cmp
@@ -95,7 +95,7 @@ def test_replay_a_saved_record_and_reject_other_json(client, tmp_path):
     from gradio_client import handle_file
 
     saved = tmp_path / "cmp.json"
-    saved.write_text(dumps(make_compare([baseline_run()], [spec_run()])))
+    saved.write_text(dumps(make_compare([short_baseline()], [ngram_run()])))
     out = client.predict(handle_file(str(saved)), api_name="/replay")
     status = status_of(client, out)
     assert "replaying the saved comparison cmp.json" in status

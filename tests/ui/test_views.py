@@ -12,7 +12,7 @@ from space.config import ConfigError, EngineSpec
 from space.trace import dumps, load, make_compare
 from space.ui import inputs, views
 from space.ui.live import Done, LiveCompare, Progress, Steps
-from tests.unit.handmade import baseline_run, spec_run
+from tests.helpers.traces import ngram_run, short_baseline
 from vis import text
 
 
@@ -22,7 +22,7 @@ def lanes(fig) -> set[str]:
 
 @pytest.fixture
 def cmp():
-    return make_compare([baseline_run()], [spec_run()])
+    return make_compare([short_baseline()], [ngram_run()])
 
 
 def test_render_compare_fills_every_view(cmp):
@@ -37,7 +37,7 @@ def test_render_compare_fills_every_view(cmp):
 
 
 def test_render_single_trace_has_no_baseline():
-    v = views.render(spec_run())
+    v = views.render(ngram_run())
     assert v.compare_html == views.NO_BASELINE and v.compare_table is None
     assert lanes(v.timeline) == {"speculative"}
 
@@ -71,7 +71,7 @@ def test_exports_round_trip(cmp):
 
 
 def test_live_view_shows_steps_so_far():
-    run = spec_run()
+    run = ngram_run()
     html = views.live_token_html(run.steps[:2], {})
     assert html.count('data-status="accepted"') == 1
     assert html.count('data-status="rejected"') == 3

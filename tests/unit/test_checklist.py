@@ -1,32 +1,11 @@
-"""The worth-it checklist on literal measured numbers, and its HTML."""
+"""space/checklist.py: the worth-it checklist on literal measured numbers."""
 import json
 
 import pytest
 
 from space import checklist as cl
 from space.checklist import ChecklistInputs, evaluate
-from vis.checklist import checklist_html
-
-# A fast ngram run on a code edit: 1.7x, every repeat above 1.
-GOOD_NGRAM = dict(
-    method="ngram", k=4, speedup_median=1.7, speedup_spread=(1.6, 1.8),
-    acceptance_rate=0.45, mean_acceptance_length=2.8, proposer_share=0.03,
-    target_decode_step_s=0.055, verify_step_s=0.060, spare_memory_bytes=2**30,
-    draft_kv_tax_tokens=0, concurrency=1, context_tokens=300, temperature=0.0,
-    task_type="code_editing", repetition_share=0.1)
-
-# The truncated-copy draft: acceptance ~0, 0.6x.
-BAD_DRAFT = dict(
-    method="draft_model", k=4, speedup_median=0.6, speedup_spread=(0.55, 0.65),
-    acceptance_rate=0.01, mean_acceptance_length=1.04, draft_step_s=0.012,
-    target_decode_step_s=0.050, verify_step_s=0.110, temperature=0.0,
-    task_type="structured_output", repetition_share=0.05)
-
-# JSON extraction whose output looped: ngram accepts a lot, a small uneven gain.
-LOOPED = dict(
-    method="ngram", k=4, speedup_median=1.07, speedup_spread=(0.98, 1.15),
-    acceptance_rate=0.43, mean_acceptance_length=2.72, proposer_share=0.03,
-    temperature=0.0, task_type="structured_output", repetition_share=0.72)
+from tests.helpers.checklists import BAD_DRAFT, GOOD_NGRAM, LOOPED
 
 
 def test_fast_good_ngram_run_is_worth_it():
@@ -151,28 +130,6 @@ def test_to_dict_is_json():
     d = json.loads(json.dumps(evaluate(ChecklistInputs(**GOOD_NGRAM)).to_dict()))
     assert d["verdict"] == "worth-it"
     assert {"name", "value", "threshold", "passed", "detail"} <= set(d["checks"][0])
-
-
-def test_html_carries_verdict_and_marks_in_words():
-    result = evaluate(ChecklistInputs(**BAD_DRAFT))
-    html = checklist_html(result)
-    assert 'data-verdict="not-worth-it"' in html
-    assert html.count("<tr data-check=") == len(result.checks)
-    assert 'data-check="measured speedup" data-passed="false"' in html
-    assert "fail</td>" in html and "context</td>" in html   # words, not colour only
-    assert "0.60x" in html and "&gt;= 1.10x" in html
-
-
-def test_html_escapes_text():
-    result = evaluate(ChecklistInputs(task_type="<script>x</script>"))
-    assert "<script>" not in checklist_html(result)
-
-
-def test_docstring_examples_hold():
-    import doctest
-
-    import vis.checklist
-    assert doctest.testmod(vis.checklist).failed == 0
 
 
 @pytest.mark.parametrize("bad", [dict(k=0), dict(proposer_share=1.0),

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from handmade import baseline_run, engines, h200, spec_run
 from prometheus_client.parser import text_string_to_metric_families
 
 from space.prom import Metrics
+from tests.helpers.memory import engines, h200
+from tests.helpers.traces import ngram_run, short_baseline
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 DASHBOARD = DEPLOY / "grafana" / "speclens-dashboard.json"
@@ -53,8 +54,8 @@ def exported_sample_names() -> set[str]:
     Histograms expose name_bucket/_sum/_count and counters name_total, so the
     queried names are compared to these as they are, with no suffix stripped."""
     m = Metrics()
-    m.observe_run("baseline", baseline_run())
-    m.observe_run("speculative", spec_run())
+    m.observe_run("baseline", short_baseline())
+    m.observe_run("speculative", ngram_run())
     m.observe_error("baseline")
     m.observe_memory(engines(), h200())
     return {s.name for fam in text_string_to_metric_families(m.render().decode())

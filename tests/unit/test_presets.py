@@ -130,8 +130,3 @@ def test_model_pair_validation_errors(tmp_path, entry, message):
     with pytest.raises(PresetError, match=r"pairs\[0\]") as e:
         presets.load_model_pairs(path)
     assert message in str(e.value)
-
-
-def test_docstring_examples_hold():
-    import doctest
-    assert doctest.testmod(presets).failed == 0

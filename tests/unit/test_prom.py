@@ -1,14 +1,15 @@
-"""space/prom.py: the scrape's counts equal the hand-written trace's."""
+"""space/prom.py: the scrape's counts equal the hand-made trace's."""
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from handmade import SPEC_COUNTS, baseline_run, engines, h200, spec_run
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 
 from space.prom import CONTENT_TYPE, Metrics, mount_metrics
+from tests.helpers.memory import engines, h200
+from tests.helpers.traces import NGRAM_RUN_COUNTS, ngram_run, short_baseline
 
 
 def samples(metrics: Metrics) -> dict[tuple, float]:
@@ -23,29 +24,29 @@ def value(metrics, name, **labels) -> float:
 
 
 def test_accepted_per_position_is_the_prefix_count():
-    run = spec_run()
-    assert run.num_accepted_tokens_per_pos == SPEC_COUNTS["per_pos"]
-    assert run.per_position_acceptance == [n / run.num_drafts for n in SPEC_COUNTS["per_pos"]]
-    assert baseline_run().num_accepted_tokens_per_pos == []
+    run = ngram_run()
+    assert run.num_accepted_tokens_per_pos == NGRAM_RUN_COUNTS["per_pos"]
+    assert run.per_position_acceptance == [n / run.num_drafts for n in NGRAM_RUN_COUNTS["per_pos"]]
+    assert short_baseline().num_accepted_tokens_per_pos == []
 
 
 def test_counters_equal_the_trace():
     m = Metrics()
-    m.observe_run("speculative", spec_run())
+    m.observe_run("speculative", ngram_run())
     e = {"engine": "speculative"}
-    assert value(m, "speclens_spec_decode_num_drafts_total", **e) == SPEC_COUNTS["drafts"]
-    assert value(m, "speclens_spec_decode_num_draft_tokens_total", **e) == SPEC_COUNTS["draft_tokens"]
-    assert value(m, "speclens_spec_decode_num_accepted_tokens_total", **e) == SPEC_COUNTS["accepted"]
+    assert value(m, "speclens_spec_decode_num_drafts_total", **e) == NGRAM_RUN_COUNTS["drafts"]
+    assert value(m, "speclens_spec_decode_num_draft_tokens_total", **e) == NGRAM_RUN_COUNTS["draft_tokens"]
+    assert value(m, "speclens_spec_decode_num_accepted_tokens_total", **e) == NGRAM_RUN_COUNTS["accepted"]
     per_pos = [value(m, "speclens_spec_decode_num_accepted_tokens_per_pos_total",
                      position=str(p), **e) for p in range(4)]
-    assert per_pos == SPEC_COUNTS["per_pos"]
+    assert per_pos == NGRAM_RUN_COUNTS["per_pos"]
     assert value(m, "speclens_requests_total", status="ok", **e) == 1
     assert value(m, "speclens_requests_total", status="error", **e) == 0
 
 
 def test_histograms_hold_the_run_latencies():
     m = Metrics()
-    run = spec_run()
+    run = ngram_run()
     m.observe_run("speculative", run)
     e = {"engine": "speculative"}
     assert value(m, "speclens_ttft_seconds_count", **e) == 1
@@ -60,8 +61,8 @@ def test_histograms_hold_the_run_latencies():
 def test_baseline_series_exist_at_zero_and_runs_accumulate():
     m = Metrics()
     for _ in range(2):
-        m.observe_run("baseline", baseline_run())
-        m.observe_run("speculative", spec_run())
+        m.observe_run("baseline", short_baseline())
+        m.observe_run("speculative", ngram_run())
     assert value(m, "speclens_spec_decode_num_drafts_total", engine="baseline") == 0
     assert value(m, "speclens_spec_decode_num_drafts_total", engine="speculative") == 6
     assert value(m, "speclens_tpot_seconds_count", engine="baseline") == 2
@@ -72,7 +73,7 @@ def test_baseline_series_exist_at_zero_and_runs_accumulate():
 
 
 def test_one_token_run_has_no_tpot():
-    run = baseline_run()
+    run = short_baseline()
     run.output_token_ids = [10]
     run.recompute()
     m = Metrics()
@@ -97,14 +98,14 @@ def test_errors_and_memory_gauges():
 def test_engine_label_is_checked():
     m = Metrics()
     with pytest.raises(ValueError, match="engine label"):
-        m.observe_run("draft", spec_run())
+        m.observe_run("draft", ngram_run())
     with pytest.raises(ValueError):
         m.observe_error("")
 
 
 def test_registries_are_private():
     a, b = Metrics(), Metrics()  # a second instance must not clash on names
-    a.observe_run("speculative", spec_run())
+    a.observe_run("speculative", ngram_run())
     assert value(b, "speclens_spec_decode_num_drafts_total", engine="speculative") == 0
     assert REGISTRY.get_sample_value("speclens_requests_total",
                                      {"engine": "speculative", "status": "ok"}) is None
@@ -115,7 +116,7 @@ def test_mount_metrics_serves_the_scrape_before_a_root_mount():
     app = FastAPI()
     app.router.routes.append(Mount("/", routes=[Route("/{p:path}", lambda r: PlainTextResponse("ui"))]))
     m = Metrics()
-    m.observe_run("speculative", spec_run())
+    m.observe_run("speculative", ngram_run())
     mount_metrics(app, m)
     client = TestClient(app)
     r = client.get("/metrics")

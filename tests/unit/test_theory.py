@@ -96,8 +96,3 @@ def test_bad_inputs_raise():
         theory.expected_tokens_per_step(0.5, 0)
     with pytest.raises(ValueError):
         theory.ideal_speedup(0.5, 4, -0.1)
-
-
-def test_docstring_examples_hold():
-    import doctest
-    assert doctest.testmod(theory).failed == 0

@@ -16,6 +16,7 @@ from space.trace import (
     TraceFormatError,
     dumps,
     load,
+    make_compare,
 )
 from space.ui import views
 
@@ -48,8 +49,8 @@ def test_json_writes_version_counts_and_the_rates(spec_trace):
     assert d["steps"][2]["num_accepted_tokens"] == 1 and "num_accepted" not in d["steps"][2]
 
 
-def test_round_trip(spec_trace, base_trace, compare_factory):
-    cmp = compare_factory(base_trace, spec_trace)
+def test_round_trip(spec_trace, base_trace):
+    cmp = make_compare([base_trace], [spec_trace])
     cmp.checklist = Checklist(verdict="borderline")
     again = load(dumps(cmp))
     assert isinstance(again, CompareRecord) and again.to_dict() == cmp.to_dict()

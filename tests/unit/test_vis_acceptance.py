@@ -1,6 +1,6 @@
 """Acceptance summary and charts.
 
-make_trace() has 4 verify steps: k=4 accepting 1, k=3 accepting 3,
+views_run() (tests/helpers/traces.py) has 4 verify steps: k=4 accepting 1, k=3 accepting 3,
 k=1 accepting 0, k=3 accepting 3 (cut) -> 7 of 11 drafts accepted.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Compare table and summary, and the per-step table behind CSV export."""
+"""vis/compare.py: the compare table and summary, and the per-step table behind CSV export."""
 from __future__ import annotations
 
 import io
@@ -8,13 +8,14 @@ import math
 import pandas as pd
 import pytest
 
-from space.trace import CompareRecord
+from space.trace import CompareRecord, make_compare
+from tests.helpers.traces import views_baseline
 from vis import compare_html, compare_table, steps_dataframe
 from vis.compare import STEP_COLUMNS
 
 
-def test_compare_table_rows_columns_and_ratio(spec_trace, base_trace, compare_factory):
-    df = compare_table(compare_factory(base_trace, spec_trace))
+def test_compare_table_rows_columns_and_ratio(spec_trace, base_trace):
+    df = compare_table(make_compare([base_trace], [spec_trace]))
     assert list(df.index) == ["TTFT ms", "TPOT ms", "tokens/s", "end-to-end ms", "output tokens"]
     assert list(df.columns) == ["baseline", "speculative", "ratio"]
     assert df.loc["TPOT ms", "baseline"] == pytest.approx(9.0)
@@ -30,25 +31,23 @@ def test_compare_table_zero_baseline_gives_nan(spec_trace, base_trace):
     assert math.isnan(df.loc["end-to-end ms", "ratio"])
 
 
-def test_compare_html_identical(spec_trace, base_trace, compare_factory):
-    html = compare_html(compare_factory(base_trace, spec_trace))
+def test_compare_html_identical(spec_trace, base_trace):
+    html = compare_html(make_compare([base_trace], [spec_trace]))
     assert "1.80x" in html and "1.39x" in html
     assert "identical" in html and "data-diverge" not in html
 
 
-def test_compare_html_marks_first_divergence_in_both(spec_trace, baseline_factory,
-                                                     compare_factory, spans):
-    base = baseline_factory([10, 11, 20, 21, 99])  # differs at output token 4
-    html = compare_html(compare_factory(base, spec_trace))
+def test_compare_html_marks_first_divergence_in_both(spec_trace, spans):
+    base = views_baseline([10, 11, 20, 21, 99])  # differs at output token 4
+    html = compare_html(make_compare([base], [spec_trace]))
     assert "differ" in html and "output token 4" in html
     marked = [s for s in spans(html) if s.get("data-diverge") == "1"]
     assert [(m["data-out"], m["text"]) for m in marked] == [("4", " a"), ("4", " &")]
     assert "slower" in html  # the shorter baseline finished first
 
 
-def test_compare_html_when_one_output_is_a_prefix(spec_trace, baseline_factory,
-                                                  compare_factory):
-    html = compare_html(compare_factory(baseline_factory([10, 11, 20]), spec_trace))
+def test_compare_html_when_one_output_is_a_prefix(spec_trace):
+    html = compare_html(make_compare([views_baseline([10, 11, 20])], [spec_trace]))
     assert "output ended" in html and "tok-end" in html
     assert html.count('data-diverge="1"') == 2
 

@@ -1,4 +1,4 @@
-"""Token view: what a reader sees in the rendered HTML of make_trace()."""
+"""Token view: what a reader sees in the rendered HTML of views_run() (tests/helpers/traces.py)."""
 from __future__ import annotations
 
 import ast

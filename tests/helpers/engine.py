@@ -1,0 +1,40 @@
+"""Requests and checks shared by the engine tests (the engines themselves are
+session fixtures in tests/engine/conftest.py)."""
+from __future__ import annotations
+
+import pytest
+
+from space.config import MiB, RequestSpec
+from space.trace import VERIFY, RunTrace
+
+KV = 256 * MiB
+CODE_PROMPT = ("Rewrite this Python function with the variable x renamed to total. "
+               "Output only the code.\n\n```python\ndef add(a, b):\n    x = a + b\n"
+               "    print(x)\n    return x\n```")
+JSON_PROMPT = ("Extract the name, age and city from this text as JSON with keys name, age, "
+               "city: 'Maria Lopez is 34 years old and lives in Porto.'")
+POEM_PROMPT = "Write a short poem about the sea at night."
+
+
+def req(prompt: str = CODE_PROMPT, **kw) -> RequestSpec:
+    kw.setdefault("max_tokens", 48)
+    return RequestSpec(prompt=prompt, **kw)
+
+
+def check_against_vllm(run: RunTrace) -> None:
+    """The trace's per-step counts equal vLLM's own per-request arrays, and its
+    emitted tokens, concatenated, are the output."""
+    verify = [s for s in run.steps if s.kind == VERIFY]
+    m = run.vllm_spec_metrics
+    assert m is not None, "vLLM reported no per-request spec decode metrics"
+    assert [s.num_draft_tokens for s in verify] == m["per_step_drafted"]
+    assert [s.num_accepted_tokens for s in verify] == m["per_step_accepted"]
+    assert [t for s in run.steps for t in s.emitted_token_ids] == run.output_token_ids
+    if verify:
+        assert run.acceptance_rate == pytest.approx(m["draft_acceptance_rate"])
+        assert run.mean_acceptance_length == pytest.approx(m["mean_acceptance_length"])
+    for s in verify:
+        assert all(t >= 0 for t in s.draft_token_ids), "placeholder draft ids (-1)"
+        # Accepted drafts are exactly the first emitted tokens of the step.
+        n = min(s.num_accepted_tokens, len(s.emitted_token_ids))
+        assert s.emitted_token_ids[:n] == s.draft_token_ids[:n]

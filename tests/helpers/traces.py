@@ -1,0 +1,211 @@
+"""Hand-made traces: one builder, and the runs the tests share.
+
+``build_run`` takes the steps in order and derives everything else the way
+the engine layer does, so a test states only what matters to it:
+
+- times: each step starts where the previous one ended (the first at
+  ``arrival_s`` plus ``queue_ms``) and lasts its ``ms``;
+- ``index`` and ``output_offset`` (output tokens before the step);
+- ``num_scheduled_tokens``: 1 + drafts on verify and decode steps; a prefill
+  schedules the whole prompt unless ``tokens`` gives its chunk;
+- ``target_token_kind``: a correction when a draft was rejected, a bonus
+  when all were accepted, None when max_tokens cut the step before the
+  target's own token (as space/engine/build.py decides it);
+- the run's output ids, its text from ``token_text``, first-token and finish times.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from space.trace import (
+    BONUS,
+    CORRECTION,
+    DECODE,
+    PREFILL,
+    VERIFY,
+    CompareRecord,
+    RunTrace,
+    StepKind,
+    StepRecord,
+    TargetTokenKind,
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One engine step as a test states it."""
+
+    kind: StepKind
+    emitted: tuple[int, ...] = ()
+    drafts: tuple[int, ...] = ()
+    accepted: int = 0
+    ms: float = 10.0
+    tokens: int | None = None   # a prefill chunk's prompt tokens; None: the whole prompt
+    propose_s: float = 0.0
+
+
+def prefill(*emitted: int, tokens: int | None = None, ms: float = 10.0,
+            propose_s: float = 0.0) -> Step:
+    return Step(PREFILL, emitted, tokens=tokens, ms=ms, propose_s=propose_s)
+
+
+def verify(drafts: list[int], accepted: int, emitted: list[int], *, ms: float = 10.0,
+           propose_s: float = 0.0) -> Step:
+    return Step(VERIFY, tuple(emitted), tuple(drafts), accepted, ms, propose_s=propose_s)
+
+
+def decode(token: int, *, ms: float = 10.0, propose_s: float = 0.0) -> Step:
+    return Step(DECODE, (token,), ms=ms, propose_s=propose_s)
+
+
+def _target_kind(s: Step) -> TargetTokenKind | None:
+    if s.kind != VERIFY or len(s.emitted) != s.accepted + 1:
+        return None
+    return CORRECTION if s.accepted < len(s.drafts) else BONUS
+
+
+def build_run(steps: list[Step], *, prompt_ids: list[int], config: dict[str, Any] | None = None,
+              arrival_s: float = 0.0, queue_ms: float = 0.0,
+              token_text: dict[int, str] | None = None, finish_reason: str = "length") -> RunTrace:
+    """The run of ``steps``; see the module docstring for what is derived."""
+    text = token_text or {}
+    records: list[StepRecord] = []
+    t, offset = arrival_s + queue_ms / 1e3, 0
+    for i, s in enumerate(steps):
+        start, t = t, t + s.ms / 1e3
+        scheduled = (s.tokens or len(prompt_ids)) if s.kind == PREFILL else 1 + len(s.drafts)
+        records.append(StepRecord(
+            index=i, kind=s.kind, start_s=start, end_s=t, num_scheduled_tokens=scheduled,
+            draft_token_ids=list(s.drafts), num_accepted_tokens=s.accepted,
+            emitted_token_ids=list(s.emitted), target_token_kind=_target_kind(s),
+            output_offset=offset, propose_s=s.propose_s))
+        offset += len(s.emitted)
+    output = [tok for s in steps for tok in s.emitted]
+    return RunTrace(
+        config=dict(config or {}), prompt="".join(text.get(i, "") for i in prompt_ids),
+        prompt_token_ids=list(prompt_ids), output_token_ids=output,
+        text="".join(text.get(i, "") for i in output), arrival_s=arrival_s,
+        first_token_s=next(r.end_s for r in records if r.emitted_token_ids),
+        finish_s=records[-1].end_s, finish_reason=finish_reason, steps=records,
+        token_text=dict(text))
+
+
+def plain_run(output_ids: list[int], *, decode_ms: float, prefill_ms: float | None = None,
+              **run: Any) -> RunTrace:
+    """A run without speculation: a prefill that emits the first token, then
+    one decode step per further token."""
+    first = prefill(output_ids[0], ms=decode_ms if prefill_ms is None else prefill_ms)
+    return build_run([first, *(decode(t, ms=decode_ms) for t in output_ids[1:])], **run)
+
+
+def compare_with_repeats(baseline: RunTrace, speculative: RunTrace, baseline_tpots: list[float],
+                         speculative_tpots: list[float]) -> CompareRecord:
+    """A comparison of two runs with per-repeat TPOTs of its own (what the
+    checklist reads as the spread); the speedup is the runs' TPOT ratio."""
+    def repeats(tpots: list[float]) -> list[dict[str, float]]:
+        return [{"tpot_s": t, "tokens_per_s": 1 / t, "e2e_s": 8 * t} for t in tpots]
+
+    return CompareRecord(
+        baseline=baseline, speculative=speculative, baseline_runs=repeats(baseline_tpots),
+        speculative_runs=repeats(speculative_tpots),
+        speedup=baseline.tpot_s / speculative.tpot_s,
+        e2e_speedup=baseline.e2e_s / speculative.e2e_s, outputs_identical=True)
+
+
+# --- the views' run: every case a view must handle, one step each -------------
+#
+#   step 0  prefill chunk 1 (8 prompt tokens), emits nothing
+#   step 1  prefill chunk 2 (4 prompt tokens), emits 'He'                -> prefill
+#   step 2  verify k=4: drafts ' is',' 2',' years',' old', 1 accepted   -> ' is' + correction ','
+#   step 3  verify k=3: drafts '<b>',' &','\n', all accepted            -> + bonus ' ok'
+#   step 4  verify k=1: draft 'x' rejected                              -> correction '"y'
+#   step 5  decode: nothing proposed                                    -> ' fine'
+#   step 6  verify k=3, 3 accepted but cut by max_tokens after 2        -> '.', ' end'
+
+TOKEN_TEXT = {
+    1: "Q", 2: ":", 3: " How", 4: " old", 5: " is", 6: " <b>", 7: "Bob", 8: "</b>",
+    9: "?", 40: "\n", 41: "A", 42: ":",
+    10: "He", 11: " is", 12: " 2", 13: " years", 14: " old", 20: ",",
+    21: "<b>", 22: " &", 23: "\n", 24: " ok", 30: "x", 31: '"y', 26: " fine",
+    27: ".", 28: " end", 29: "!", 99: " a",
+}
+VIEWS_PROMPT_IDS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 40, 41, 42]
+VIEWS_OUTPUT_IDS = [10, 11, 20, 21, 22, 23, 24, 31, 26, 27, 28]
+VIEWS_ARRIVAL_S = 100.0
+
+
+def views_run() -> RunTrace:
+    """The speculative run in the table above: 10 ms steps (12 ms and 8 ms where
+    marked), after 2 ms in the queue."""
+    return build_run([
+        prefill(tokens=8),
+        prefill(10, tokens=4),
+        verify([11, 12, 13, 14], 1, [11, 20]),
+        verify([21, 22, 23], 3, [21, 22, 23, 24], ms=12.0),
+        verify([30], 0, [31]),
+        decode(26, ms=8.0),
+        verify([27, 28, 29], 3, [27, 28]),
+    ], prompt_ids=VIEWS_PROMPT_IDS, arrival_s=VIEWS_ARRIVAL_S, queue_ms=2.0,
+        config={"speculative_config": {"method": "ngram", "num_speculative_tokens": 4}},
+        token_text=TOKEN_TEXT)
+
+
+def views_baseline(output_ids: list[int] | None = None, step_ms: float = 9.0) -> RunTrace:
+    """The views' plain run: the same output (or ``output_ids``), 9 ms a step."""
+    return plain_run(VIEWS_OUTPUT_IDS if output_ids is None else output_ids, decode_ms=step_ms,
+                     prompt_ids=VIEWS_PROMPT_IDS, arrival_s=VIEWS_ARRIVAL_S, queue_ms=1.0,
+                     token_text=TOKEN_TEXT)
+
+
+# --- an ngram run whose counts the metrics tests check --------------------------
+#
+# ngram, k=4; 10 tokens in 0.3 s (a 100 ms prefill, then 50 ms steps):
+#   prefill -> [10]
+#   verify drafts [11,12,13,14], 1 accepted  -> [11, 20]            (correction)
+#   verify drafts [21,22,23,24], 4 accepted  -> [21,22,23,24,25]    (bonus)
+#   verify drafts [26,27,28,29], 0 accepted  -> [30]                (correction)
+#   decode (no proposal)                     -> [31]
+
+NGRAM_RUN_COUNTS = {"drafts": 3, "draft_tokens": 12, "accepted": 5, "per_pos": [2, 1, 1, 1]}
+NGRAM = {"speculative_config": {"method": "ngram", "num_speculative_tokens": 4}}
+
+
+def ngram_run() -> RunTrace:
+    """The run above; its counts are NGRAM_RUN_COUNTS."""
+    return build_run([
+        prefill(10, ms=100.0),
+        verify([11, 12, 13, 14], 1, [11, 20], ms=50.0),
+        verify([21, 22, 23, 24], 4, [21, 22, 23, 24, 25], ms=50.0),
+        verify([26, 27, 28, 29], 0, [30], ms=50.0),
+        decode(31, ms=50.0),
+    ], prompt_ids=[1, 2, 3, 4, 5], config=NGRAM)
+
+
+def short_baseline() -> RunTrace:
+    """Four tokens, 100 ms a step (the baseline beside ngram_run)."""
+    return plain_run([10, 11, 12, 13], decode_ms=100.0, prompt_ids=[1, 2, 3, 4, 5])
+
+
+# --- runs with proposer time, for the measured checklist inputs -------------------
+
+def timed_run(method: str = "ngram", propose_s: float = 0.001, loop: bool = False) -> RunTrace:
+    """k=4: a 20 ms prefill, 2 verify steps of 12 ms (4 then 2 of 4 accepted),
+    a 10 ms decode step; 10 tokens in 54 ms. ``propose_s`` is spent in every
+    step; ``loop`` makes the output repeat itself."""
+    out = [100 + i for i in range(10)] if not loop else [7, 8, 9, 10] * 2 + [7, 8]
+    return build_run([
+        prefill(out[0], ms=20.0, propose_s=propose_s),
+        verify(out[1:5], 4, out[1:6], ms=12.0, propose_s=propose_s),
+        verify(out[6:8] + [1, 2], 2, out[6:9], ms=12.0, propose_s=propose_s),
+        decode(out[9], ms=10.0, propose_s=propose_s),
+    ], prompt_ids=list(range(6)), config={
+        "method": method, "k": 4, "device": "cpu",
+        "speculative_config": {"method": method, "num_speculative_tokens": 4}})
+
+
+def timed_baseline(n_tokens: int = 9, step_s: float = 0.010) -> RunTrace:
+    """A 20 ms prefill, then one ``step_s`` decode step per further token."""
+    return plain_run([100 + i for i in range(n_tokens)], decode_ms=step_s * 1e3,
+                     prefill_ms=20.0, prompt_ids=list(range(6)),
+                     config={"method": None, "k": 0})

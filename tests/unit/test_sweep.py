@@ -1,0 +1,66 @@
+"""space/sweep.py without an engine: values, crossover, and the table from
+workload results (hand-made runs)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from space import sweep
+from space.workloads import PromptResult, WorkloadResult, summarize
+from tests.helpers.traces import compare_with_repeats, timed_baseline, timed_run
+
+
+def test_crossover_interpolates_the_first_crossing():
+    assert sweep.crossover([1, 2, 4, 8], [1.6, 1.3, 0.9, 0.7]) == pytest.approx(3.5)
+    # on a log axis, halfway between 1 and 4 is 2
+    assert sweep.crossover([1, 4], [1.2, 0.8], log_axis=True) == pytest.approx(2.0)
+    assert sweep.crossover([1, 2, 3], [0.8, 1.0, 1.3]) == 2.0       # exactly 1 at a point
+    assert sweep.crossover([3, 1, 2], [0.7, 1.5, 1.1]) == pytest.approx(2.25)  # unsorted input
+    assert sweep.crossover([1, 2], [1.4, 1.2]) is None
+    assert sweep.crossover([1, 2, 3], [1.2, math.nan, 0.8]) == pytest.approx(2.0)
+
+
+def test_gain_vanishes_at_the_first_point_at_or_below_one():
+    assert sweep.gain_vanishes_at([1, 2, 4, 8, 16], [1.4, 1.2, 1.0, 0.9, 0.8]) == 4
+    assert sweep.gain_vanishes_at([1, 2], [1.4, 1.2]) is None
+
+
+def test_parse_values():
+    assert sweep.parse_values("k", None) == list(range(1, 9))
+    assert sweep.parse_values("concurrency", "") == [1, 2, 4, 8, 16]
+    assert sweep.parse_values("k", "4, 1,2,2") == [1, 2, 4]
+    assert sweep.parse_values("temperature", "1,0,0.5") == [0.0, 0.5, 1.0]
+    for bad in ("0,1", "1.5", "a,b"):
+        with pytest.raises(ValueError):
+            sweep.parse_values("k", bad)
+
+
+def test_make_table_from_results():
+    results = []
+    for s in (1.4, 0.8):
+        c = compare_with_repeats(timed_baseline(), timed_run(), [0.010, 0.011], [0.010 / s, 0.011 / s])
+        c.speedup = s
+        r = WorkloadResult("w", c.speculative.config, 0.0, 48, 1, 2, [PromptResult("p", c)])
+        results.append(summarize(r))
+    res = sweep.make_table("k", [2, 6], results)
+    assert list(res.table.columns) == sweep.COLUMNS
+    assert res.crossover == pytest.approx(2 + 4 * (0.4 / 0.6))
+    assert res.throughput_crossover == pytest.approx(res.crossover)  # tokens/s = 1 / TPOT here
+    assert res.gain_vanishes_at == 6
+    assert res.to_csv().splitlines()[0] == ",".join(sweep.COLUMNS)
+
+
+def test_concurrency_gain_vanishes_where_throughput_falls():
+    results = []
+    for tpot_speedup, tps in ((1.5, (10.0, 18.0)), (1.4, (40.0, 36.0))):
+        c = compare_with_repeats(timed_baseline(), timed_run(), [0.010], [0.010 / tpot_speedup])
+        c.speedup = tpot_speedup
+        r = WorkloadResult("w", c.speculative.config, 0.0, 48, 4, 1, [PromptResult("p#1", c)],
+                           batch_runs=[{"baseline_tokens_per_s": tps[0],
+                                        "speculative_tokens_per_s": tps[1]}])
+        results.append(summarize(r))
+    assert [r.throughput_speedup for r in results] == pytest.approx([1.8, 0.9])
+    res = sweep.make_table("concurrency", [1, 8], results)
+    assert res.crossover is None and res.gain_vanishes_at == 8
+    assert 1 < res.throughput_crossover < 8
