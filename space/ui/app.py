@@ -16,7 +16,7 @@ from space.preflight import on_gpu
 from space.prom import Metrics, mount_metrics
 from space.repeats import WARMUP_TOKENS
 from space.ui import inputs, panels
-from space.ui.handlers import UI, Handlers
+from space.ui.handlers import UI, Compare, Handlers
 from space.ui.sweep_panel import SweepHandlers, SweepPanel, build_sweep_panel
 from space.versions import warn_if_untested
 
@@ -39,7 +39,8 @@ THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
 
 def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] | None = None,
                max_tokens: int = DEFAULT_MAX_TOKENS, pair_id: str | None = None,
-               workload_id: str | None = None) -> gr.Blocks:
+               workload_id: str | None = None, compare: Compare | None = None) -> gr.Blocks:
+    """The page; ``compare`` runs a comparison (default ``space.runner.compare``)."""
     samples = samples or inputs.sample_prompts(on_gpu())
     pairs = inputs.pair_choices(on_gpu())
     with gr.Blocks(title="SpecLens") as demo:
@@ -65,7 +66,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             with gr.Tab("Sweep"):
                 sweep = build_sweep_panel(workload_id)
         ui = UI(state, controls, results, timeline, acceptance, stepper, checklist, memory, files)
-        _wire(demo, ui, Handlers(ui, spec, metrics, samples))
+        _wire(demo, ui, Handlers(ui, spec, metrics, samples, compare))
         _wire_sweep(ui.controls, sweep, SweepHandlers(sweep, spec))
     return demo
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,10 +58,14 @@ class UI:
                 + self.stepper.outputs() + [self.memory.figure, self.memory.summary])
 
 
+Compare = Callable[..., CompareRecord]  # space.runner.compare's signature
+
+
 class Handlers:
     def __init__(self, ui: UI, base_spec: EngineSpec, metrics: Metrics,
-                 samples: list[inputs.Sample]) -> None:
+                 samples: list[inputs.Sample], compare: Compare | None = None) -> None:
         self.ui, self.base_spec, self.metrics, self.samples = ui, base_spec, metrics, samples
+        self.compare = compare  # None: space.runner.compare (the page tests pass a fake)
 
     # --- runs -------------------------------------------------------------
 
@@ -72,7 +76,7 @@ class Handlers:
         try:
             spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id)
             req = inputs.request(prompt, temperature, top_p, max_tokens, seed)
-            live = LiveCompare(spec, req, inputs.repeats(repeats))
+            live = LiveCompare(spec, req, inputs.repeats(repeats), compare=self.compare)
             yield {status: status_html("checking the input", "working")}
             record = yield from self._stream(live)
         except (ConfigError, ModelError) as exc:

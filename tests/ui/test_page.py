@@ -13,7 +13,6 @@ from space.config import EngineSpec
 from space.prom import Metrics
 from space.trace import dumps, make_compare
 from space.ui import inputs
-from space.ui.live import LiveCompare
 from tests.helpers.traces import ngram_run, short_baseline
 
 AUTH = ("ada", "lovelace")
@@ -32,19 +31,15 @@ def fake_compare(spec, req, repeats, on_step, progress, warmup):
 
 @pytest.fixture(scope="module")
 def url():
-    from space.ui import app, handlers
+    from space.ui import app
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(handlers, "LiveCompare",
-                   lambda spec, req, repeats: LiveCompare(spec, req, repeats,
-                                                          compare=fake_compare))
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        demo = app.build_demo(EngineSpec(), Metrics(), inputs.sample_prompts())
-        _, local_url, _ = app.launch(demo, Metrics(), port=port, auth=AUTH)
-        yield local_url
-        demo.close()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    demo = app.build_demo(EngineSpec(), Metrics(), inputs.sample_prompts(), compare=fake_compare)
+    _, local_url, _ = app.launch(demo, Metrics(), port=port, auth=AUTH)
+    yield local_url
+    demo.close()
 
 
 @pytest.fixture(scope="module")
