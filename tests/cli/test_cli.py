@@ -3,20 +3,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from space import models
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "space", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+from tests.helpers.cli import cli
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cli.test_cli import cli
+from tests.helpers.cli import cli
 
 BAD = {
     "concurrency not a number": (["--concurrency", "1,four"], "--concurrency must be whole"),

@@ -11,7 +11,7 @@ from space import checklist, curves, measure
 from space.checklist import ChecklistInputs, evaluate
 from space.curves import CurvePoint, StepCosts, TippingCurve
 from space.trace import load
-from tests.unit.handmade import spec_run
+from tests.helpers.traces import ngram_run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -130,7 +130,7 @@ def test_compare_of_a_pair_with_a_cached_curve_gets_the_line(tmp_path, monkeypat
 def test_synthetic_runs_stay_out_of_metrics_and_checklists(tmp_path, monkeypatch):
     from space.prom import Metrics
 
-    run = spec_run()
+    run = ngram_run()
     run.config["synthetic"] = True
     metrics = Metrics()
     metrics.observe_run("speculative", run)
