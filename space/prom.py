@@ -7,6 +7,12 @@ gives the same definitions:
   mean accepted length = 1 + rate(accepted_tokens) / rate(drafts)
   acceptance at pos p  = rate(accepted_tokens_per_pos{position=p}) / rate(drafts)
 Counts come from the trace's verify steps (space/trace.py), one run at a time.
+The same counts go out under vLLM's own names too (``space.prom_vllm``).
+
+Every labelled series, the per-position ones included, is created at zero
+when its engine is registered (``register_engine``, before the engine runs):
+Prometheus' increase() and rate() cannot count the first increment of a
+series they never saw at its start value.
 
 A registry per ``Metrics`` (not prometheus_client's global one) keeps tests
 and a second app in one process from colliding on names.
@@ -30,6 +36,7 @@ from prometheus_client import (
 )
 
 from space.memory import EngineMemory, GpuMemory
+from space.prom_vllm import VllmSeries
 from space.trace import RunTrace
 
 log = logging.getLogger(__name__)
@@ -56,7 +63,8 @@ def _check_engine(label: str) -> str:
 class Metrics:
     """The app's metrics. ``observe_*`` feed them; ``render()`` is the scrape."""
 
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None,
+                 model_name: str = "default") -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
         self.num_drafts = Counter(
@@ -89,8 +97,12 @@ class Metrics:
                               ["gpu"], registry=r)
         self.gpu_total = Gauge("speclens_gpu_memory_total_bytes", "GPU memory total (NVML).",
                                ["gpu"], registry=r)
+        self.engines_ready = Gauge("speclens_engines_ready",
+                                   "1 once the engines of the start are built and warm.",
+                                   registry=r)
         # process_resident_memory_bytes etc.: the memory figure on CPU deployments.
         ProcessCollector(registry=r)
+        self.vllm = VllmSeries(r, model_name)
         self._init_series()
 
     def _init_series(self) -> None:
@@ -103,6 +115,20 @@ class Metrics:
             self.tpot.labels(engine=e)
             for status in STATUSES:
                 self.requests.labels(engine=e, status=status)
+            self.kv_usage.labels(engine=e)
+            self.kv_used.labels(engine=e)
+            self.vllm.register(e, 0)
+
+    def set_engines_ready(self) -> None:
+        self.engines_ready.set(1)
+
+    def register_engine(self, engine_label: str, k: int) -> None:
+        """Create ``engine_label``'s per-position series 0..k-1 at zero (k drafts
+        per step); call it before the engine's first run. Idempotent."""
+        e = _check_engine(engine_label)
+        for p in range(k):
+            self.num_accepted_per_pos.labels(engine=e, position=str(p))
+        self.vllm.register(e, k)
 
     def observe_run(self, engine_label: str, run: RunTrace) -> None:
         """Count one finished request from its trace (verify steps only)."""
@@ -119,6 +145,7 @@ class Metrics:
         if len(run.output_token_ids) > 1:  # TPOT is undefined for one token
             self.tpot.labels(engine=e).observe(run.tpot_s)
         self.requests.labels(engine=e, status="ok").inc()
+        self.vllm.observe_run(e, run)
 
     def observe_error(self, engine_label: str) -> None:
         self.requests.labels(engine=_check_engine(engine_label), status="error").inc()
@@ -130,6 +157,7 @@ class Metrics:
             e = _check_engine(em.label)
             self.kv_usage.labels(engine=e).set(em.kv_cache_usage_ratio)
             self.kv_used.labels(engine=e).set(em.kv_cache_used_bytes)
+            self.vllm.set_kv_usage(e, em.kv_cache_usage_ratio)
         if gpu is not None:
             g = str(gpu.index)
             self.gpu_used.labels(gpu=g).set(gpu.used_bytes)

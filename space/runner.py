@@ -7,16 +7,18 @@ from __future__ import annotations
 import dataclasses
 import logging
 import weakref
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from space import measure, models
 from space.config import ConfigError, EngineSpec, RequestSpec
 from space.engine import EnginePool
-from space.engine.core import StepCallback, TracedEngine
 from space.memory import EngineMemory
 from space.preflight import preflight
 from space.repeats import WARMUP_TOKENS, alternate
 from space.trace import CompareRecord, RunTrace, make_compare
+
+if TYPE_CHECKING:  # vLLM loads with the first engine, not with this module
+    from space.engine.core import StepCallback, TracedEngine
 
 log = logging.getLogger(__name__)
 POOL = EnginePool()

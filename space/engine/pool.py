@@ -11,10 +11,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 from space import models
 from space.config import EngineSpec
-from space.engine.core import TracedEngine
+
+if TYPE_CHECKING:  # imports vLLM: at runtime only when an engine is built
+    from space.engine.core import TracedEngine
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +36,7 @@ class EnginePool:
             if self._baseline is None or self._baseline.spec != base:
                 self._close(self._baseline)
                 self._baseline = None
-                self._baseline = TracedEngine(base, progress)
+                self._baseline = _build(base, progress)
             return self._baseline
 
     def speculative(self, spec: EngineSpec, progress: models.Progress | None = None) -> TracedEngine:
@@ -46,7 +49,7 @@ class EnginePool:
                 _, old = self._spec.popitem(last=False)
                 log.info("closing the least recently used engine (%s)", old.spec.method)
                 self._close(old)
-            engine = TracedEngine(spec, progress)
+            engine = _build(spec, progress)
             self._spec[spec] = engine
             return engine
 
@@ -72,3 +75,9 @@ class EnginePool:
     def _close(engine: TracedEngine | None) -> None:
         if engine is not None:
             engine.close()
+
+
+def _build(spec: EngineSpec, progress: models.Progress | None) -> TracedEngine:
+    from space.engine.core import TracedEngine  # imports vLLM (seconds), once
+
+    return TracedEngine(spec, progress)

@@ -1,5 +1,6 @@
 """The page: ``build_demo`` composes one builder per panel and wires the events;
-``serve`` builds the engines, launches the page and adds ``/metrics``."""
+``serve`` launches the page, adds ``/metrics``, then builds the engines behind
+it (``space.ui.startup``)."""
 from __future__ import annotations
 
 import argparse
@@ -12,11 +13,12 @@ from space import runner
 from space.args import spec_from_args
 from space.config import ConfigError, EngineSpec, RequestSpec
 from space.models import ModelError, print_progress
-from space.preflight import on_gpu
+from space.preflight import on_gpu, preflight
 from space.prom import Metrics, mount_metrics
 from space.repeats import WARMUP_TOKENS
 from space.ui import inputs, panels
-from space.ui.handlers import UI, Compare, Handlers
+from space.ui.handlers import UI, Compare, Handlers, status_html
+from space.ui.startup import Startup, build_banner, wire_banner
 from space.ui.sweep_panel import SweepHandlers, SweepPanel, build_sweep_panel
 from space.versions import warn_if_untested
 
@@ -30,6 +32,10 @@ CSS = """
 .speclens-status-error{border:2px solid #D55E00;background:rgba(213,94,0,.08)}
 .speclens-status-done{border-color:#009E73}
 .speclens-status:empty{display:none}
+.speclens-startup{padding:6px 10px;border-radius:6px;border:1px solid #0072B2;
+  background:rgba(0,114,178,.08)}
+.speclens-startup progress{display:block;width:100%;margin-top:4px}
+.speclens-startup-error{border:2px solid #D55E00;background:rgba(213,94,0,.08)}
 """
 # System fonts: the page needs nothing from the internet (the default theme
 # fetches web fonts, which an offline box waits on).
@@ -39,13 +45,17 @@ THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
 
 def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] | None = None,
                max_tokens: int = DEFAULT_MAX_TOKENS, pair_id: str | None = None,
-               workload_id: str | None = None, compare: Compare | None = None) -> gr.Blocks:
-    """The page; ``compare`` runs a comparison (default ``space.runner.compare``)."""
+               workload_id: str | None = None, compare: Compare | None = None,
+               startup: Startup | None = None) -> gr.Blocks:
+    """The page; ``compare`` runs a comparison (default ``space.runner.compare``).
+    With ``startup``, a banner shows the engines' build and runs submitted
+    before it ends wait for it."""
     samples = samples or inputs.sample_prompts(on_gpu())
     pairs = inputs.pair_choices(on_gpu())
     with gr.Blocks(title="SpecLens") as demo:
         state = gr.State(None)
         gr.Markdown(panels.HEADER)
+        banner = build_banner(startup)
         with gr.Row():
             with gr.Column(scale=2, min_width=340):
                 controls = panels.build_controls(spec, samples, max_tokens, pairs, pair_id)
@@ -66,8 +76,13 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             with gr.Tab("Sweep"):
                 sweep = build_sweep_panel(workload_id)
         ui = UI(state, controls, results, timeline, acceptance, stepper, checklist, memory, files)
-        _wire(demo, ui, Handlers(ui, spec, metrics, samples, compare))
-        _wire_sweep(ui.controls, sweep, SweepHandlers(sweep, spec))
+        h, sh = Handlers(ui, spec, metrics, samples, compare), SweepHandlers(sweep, spec)
+        if startup is not None and banner is not None:
+            wire_banner(demo, startup, *banner)
+            h.run = startup.gate(h.run, ui.results.status, status_html)  # type: ignore[method-assign]
+            sh.sweep = startup.gate(sh.sweep, sweep.status, status_html)  # type: ignore[method-assign]
+        _wire(demo, ui, h)
+        _wire_sweep(ui.controls, sweep, sh)
     return demo
 
 
@@ -117,7 +132,8 @@ def launch(demo: gr.Blocks, metrics: Metrics, host: str = "127.0.0.1", port: int
 
 
 def serve(a: argparse.Namespace) -> int:
-    """Build and warm the engines (progress on the console), then serve the page."""
+    """Check the flags, serve the page, then build and warm the engines behind it
+    (progress in the page and on the console)."""
     try:
         spec = spec_from_args(a)
         if not spec.is_speculative:
@@ -129,18 +145,23 @@ def serve(a: argparse.Namespace) -> int:
             first = inputs.workload_sample(workload_id)
             samples = [first] + [s for s in samples if s.label != first.label]
         warn_if_untested(log)
-        print(f"SpecLens: building the baseline and {spec.method} engines", flush=True)
-        runner.prepare(spec, RequestSpec(samples[0].text, max_tokens=WARMUP_TOKENS),
-                       progress=print_progress)
+        warmup = RequestSpec(samples[0].text, max_tokens=WARMUP_TOKENS)
+        # Bad flags, a missing model or draft: one line and exit 2, before the page.
+        preflight(spec, [warmup], print_progress)
     except (ConfigError, ModelError) as exc:
         print(f"error: {exc}", flush=True)
         return 2
-    metrics = Metrics()
+    metrics = Metrics(model_name=spec.model)
+    metrics.register_engine("speculative", spec.k)
+    startup = Startup(on_ready=metrics.set_engines_ready)
     demo = build_demo(spec, metrics, samples, pair_id=getattr(a, "pair", None),
-                      workload_id=workload_id)
+                      workload_id=workload_id, startup=startup)
     _, local_url, share_url = launch(demo, metrics, a.host, a.port, a.share, a.auth)
-    print(f"SpecLens is ready at {local_url} (Prometheus metrics at {local_url}metrics)"
+    print(f"SpecLens is serving at {local_url} (Prometheus metrics at {local_url}metrics)"
           + (f"; shared at {share_url}" if share_url else ""), flush=True)
+    print(f"SpecLens: building the baseline and {spec.method} engines in the background",
+          flush=True)
+    startup.start(lambda progress: runner.prepare(spec, warmup, progress=progress))
     if a.share and not share_url:
         print("no share link could be created (see Gradio's message above); "
               "serving locally only", flush=True)

@@ -76,6 +76,7 @@ class Handlers:
         try:
             spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id)
             req = inputs.request(prompt, temperature, top_p, max_tokens, seed)
+            self.metrics.register_engine("speculative", spec.k)  # its series at 0 first
             live = LiveCompare(spec, req, inputs.repeats(repeats), compare=self.compare)
             yield {status: status_html("checking the input", "working")}
             record = yield from self._stream(live)

@@ -40,14 +40,14 @@ class AppNotReady(Exception):
 
 
 def _wait_ready(url: str, proc: subprocess.Popen, log: Path) -> None:
-    """Ready when /metrics answers: it is added after the page is up."""
+    """Ready when /metrics says the engines are built: the page serves before."""
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AppNotReady(f"the app exited with code {proc.returncode}:\n{_tail(log)}")
         try:
             with urllib.request.urlopen(url + "metrics", timeout=5) as r:
-                if r.status == 200 and b"speclens_" in r.read():
+                if r.status == 200 and b"speclens_engines_ready 1.0" in r.read():
                     return
         except (urllib.error.URLError, OSError):
             pass

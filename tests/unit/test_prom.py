@@ -124,3 +124,51 @@ def test_mount_metrics_serves_the_scrape_before_a_root_mount():
     assert r.headers["content-type"] == CONTENT_TYPE
     assert 'speclens_spec_decode_num_accepted_tokens_total{engine="speculative"} 5.0' in r.text
     assert client.get("/other").text == "ui"
+
+
+def test_vllm_names_carry_the_same_counts():
+    m = Metrics(model_name="smol")
+    m.observe_run("speculative", spec_run())
+    lb = {"engine": "speculative", "model_name": "smol"}
+    assert value(m, "vllm:spec_decode_num_drafts_total", **lb) == SPEC_COUNTS["drafts"]
+    assert value(m, "vllm:spec_decode_num_draft_tokens_total", **lb) == SPEC_COUNTS["draft_tokens"]
+    assert value(m, "vllm:spec_decode_num_accepted_tokens_total", **lb) == SPEC_COUNTS["accepted"]
+    assert [value(m, "vllm:spec_decode_num_accepted_tokens_per_pos_total", position=str(p), **lb)
+            for p in range(4)] == SPEC_COUNTS["per_pos"]
+    assert value(m, "vllm:generation_tokens_total", **lb) == 10
+    assert value(m, "vllm:prompt_tokens_total", **lb) == 5
+    assert value(m, "vllm:request_success_total", finished_reason="length", **lb) == 1
+    # Four outputs after the first (verify, verify, verify, decode), 50 ms apart.
+    assert value(m, "vllm:inter_token_latency_seconds_count", **lb) == 4
+    assert value(m, "vllm:inter_token_latency_seconds_sum", **lb) == pytest.approx(0.2)
+    assert value(m, "vllm:time_to_first_token_seconds_sum", **lb) == pytest.approx(0.1)
+    assert value(m, "vllm:request_time_per_output_token_seconds_count", **lb) == 1
+    assert value(m, "vllm:e2e_request_latency_seconds_sum", **lb) == pytest.approx(0.3)
+
+
+def test_every_series_exists_at_zero_before_the_first_run():
+    m = Metrics(model_name="smol")
+    m.register_engine("speculative", 3)
+    s = samples(m)
+    for e in ("baseline", "speculative"):
+        lb = {"engine": e, "model_name": "smol"}
+        for name in ("vllm:spec_decode_num_drafts_total", "vllm:generation_tokens_total",
+                     "vllm:inter_token_latency_seconds_count", "vllm:kv_cache_usage_perc",
+                     "vllm:num_requests_running"):
+            assert s[(name, tuple(sorted(lb.items())))] == 0, (name, e)
+        assert value(m, "speclens_kv_cache_usage_ratio", engine=e) == 0
+    positions = sorted(dict(labels)["position"] for name, labels in s
+                       if name == "speclens_spec_decode_num_accepted_tokens_per_pos_total")
+    assert positions == ["0", "1", "2"]
+    vllm_positions = [dict(labels) for name, labels in s
+                      if name == "vllm:spec_decode_num_accepted_tokens_per_pos_total"]
+    assert sorted(p["position"] for p in vllm_positions) == ["0", "1", "2"]
+    assert all(p["engine"] == "speculative" and v == 0 for p, v in
+               ((dict(lbl), s[(n, lbl)]) for n, lbl in s
+                if n == "vllm:spec_decode_num_accepted_tokens_per_pos_total"))
+
+
+def test_memory_sets_vllms_kv_gauge():
+    m = Metrics(model_name="smol")
+    m.observe_memory(engines(), None)
+    assert value(m, "vllm:kv_cache_usage_perc", engine="baseline", model_name="smol") == 0.25

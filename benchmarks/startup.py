@@ -1,0 +1,111 @@
+"""How soon the link works: start command to a usable page, and to the first result.
+
+    python benchmarks/startup.py --runs 3
+
+Each start runs ``python app.py`` on a free port (the CPU default, ngram k=4),
+then times, from just before the process starts:
+  page:    the page's HTML and Gradio's /config both answer 200 (the page is usable:
+           a visitor can type a prompt and press Run);
+  result:  a run submitted through the page's API right after the page answered
+           (32 tokens of the first sample prompt) has finished; before the engines
+           are ready it waits in the queue, as a visitor's would;
+  engines_ready: /metrics reads speclens_engines_ready 1 (built and warmed).
+Run it on a quiet machine: another CPU-heavy process slows every figure.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FLAGS = ["--kv-cache-mib", "256", "--max-model-len", "2048"]
+PROMPT = "Rename x to total: def f(x): return x + 1"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as r:
+            return r.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def engines_ready(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "metrics", timeout=2) as r:
+            return b"speclens_engines_ready 1.0" in r.read()
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def one_start(timeout_s: float) -> dict[str, float]:
+    from gradio_client import Client
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
+    with tempfile.TemporaryDirectory() as data, open(Path(data) / "app.log", "w") as log:
+        t0 = time.monotonic()
+        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *FLAGS],
+                                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            while not (answers(url) and answers(url + "config")):
+                if proc.poll() is not None or time.monotonic() - t0 > timeout_s:
+                    raise SystemExit(f"the app did not serve; see {log.name}")
+                time.sleep(0.1)
+            page_s = time.monotonic() - t0
+            ready: dict[str, float] = {}
+
+            def watch() -> None:
+                while not engines_ready(url) and proc.poll() is None:
+                    time.sleep(0.1)
+                ready["engines_s"] = time.monotonic() - t0
+
+            watcher = threading.Thread(target=watch, daemon=True)
+            watcher.start()
+            client = Client(url, verbose=False)
+            client.predict(PROMPT, "ngram", "", 4, 0.0, 1.0, 32, 0, 1, api_name="/run")
+            result_s = time.monotonic() - t0
+            watcher.join(timeout_s)
+            return {"page_s": page_s, "engines_ready_s": ready.get("engines_s", float("nan")),
+                    "first_result_s": result_s}
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--timeout", type=float, default=300)
+    a = p.parse_args()
+    rows = [one_start(a.timeout) for _ in range(a.runs)]
+    for r in rows:
+        print(json.dumps({k: round(v, 2) for k, v in r.items()}))
+    print(json.dumps({"median_page_s": round(statistics.median(r["page_s"] for r in rows), 2),
+                      "median_first_result_s": round(
+                          statistics.median(r["first_result_s"] for r in rows), 2)}))
+
+
+if __name__ == "__main__":
+    main()

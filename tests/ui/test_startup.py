@@ -1,0 +1,77 @@
+"""space/ui/startup.py: the page serves first; runs wait for the engines' build."""
+from __future__ import annotations
+
+import threading
+
+from space.ui.startup import Startup
+
+
+def status_html(message: str, kind: str = "info") -> str:
+    return f"{kind}:{message}"
+
+
+def test_a_run_waits_with_the_message_then_runs():
+    release = threading.Event()
+
+    def build(progress):
+        progress(0.4, "building the ngram engine")
+        release.wait(5)
+
+    startup = Startup()
+    startup.start(build)
+    calls = []
+
+    def run(prompt):
+        calls.append(prompt)
+        yield {"status": "running"}
+        yield {"status": "done"}
+
+    gated = startup.gate(run, "status", status_html)
+    events = gated("hi")
+    first = next(events)
+    assert first["status"].startswith("working:waiting in the queue for the engines")
+    assert "40%: building the ngram engine" in first["status"]
+    assert calls == []  # nothing runs before the engines are ready
+    release.set()
+    rest = list(events)
+    assert calls == ["hi"] and rest[-2:] == [{"status": "running"}, {"status": "done"}]
+    assert startup.done and startup.error is None and startup.banner_html() == ""
+
+
+def test_a_plain_handler_is_gated_too_and_keeps_its_signature():
+    import inspect
+
+    startup = Startup()
+    startup.mark_ready()
+
+    def sweep(workload, variable, progress=None):
+        return {"status": f"swept {workload} over {variable}"}
+
+    gated = startup.gate(sweep, "status", status_html)
+    assert list(inspect.signature(gated).parameters) == ["workload", "variable", "progress"]
+    assert list(gated("code", "k")) == [{"status": "swept code over k"}]
+
+
+def test_a_failed_build_leaves_the_page_up_and_says_why():
+    ready = []
+    startup = Startup(on_ready=lambda: ready.append(True))
+
+    def build(progress):
+        raise RuntimeError("no memory for the KV cache\nsecond line")
+
+    startup.start(build).join(5)
+    assert startup.done and ready == []
+    assert startup.error == "RuntimeError: no memory for the KV cache"
+    banner = startup.banner_html()
+    assert 'role="alert"' in banner and "no memory for the KV cache" in banner
+    # A run is no longer held back: it builds the engines itself and shows its own error.
+    assert list(startup.gate(lambda: {"status": "ran"}, "status", status_html)()) == \
+        [{"status": "ran"}]
+
+
+def test_banner_shows_progress_escaped():
+    startup = Startup()
+    startup.progress(0.25, "loading <model>")
+    banner = startup.banner_html()
+    assert 'data-progress="25"' in banner and "loading &lt;model&gt;" in banner
+    assert "<model>" not in banner
