@@ -6,7 +6,7 @@
 #
 #   --cpu / --gpu  force the vLLM build (default: gpu when nvidia-smi sees a GPU;
 #                  SPECLENS_DEVICE=cpu|gpu does the same)
-#   --test         also install pytest, Playwright and Chromium
+#   --test         also install pytest, Playwright, Chromium and Prometheus
 #   --system       install into the current Python instead of .venv (Docker)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,11 +57,19 @@ echo "==> preparing the default model (first time: about 30 s)"
 
 if [ "$with_test" = 1 ]; then
   "${pip[@]}" -r requirements-test.txt
+  sudo_=""; [ "$(id -u)" = 0 ] || sudo_=sudo
+  apt_install() {
+    $sudo_ apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -q "$@" >/dev/null
+  }
   if ! command -v chromium >/dev/null 2>&1; then
     echo "==> installing Debian's chromium for the browser test"
-    sudo_=""; [ "$(id -u)" = 0 ] || sudo_=sudo
-    $sudo_ apt-get update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -q chromium >/dev/null
+    apt_install chromium
+  fi
+  if [ ! -x /usr/bin/prometheus ]; then
+    # Its service is not started here: the dashboard test runs its own on loopback.
+    echo "==> installing Debian's prometheus for the dashboard test"
+    apt_install --no-install-recommends prometheus
   fi
 fi
 echo "==> setup done"
