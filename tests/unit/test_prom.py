@@ -128,13 +128,13 @@ def test_mount_metrics_serves_the_scrape_before_a_root_mount():
 
 def test_vllm_names_carry_the_same_counts():
     m = Metrics(model_name="smol")
-    m.observe_run("speculative", spec_run())
+    m.observe_run("speculative", ngram_run())
     lb = {"engine": "speculative", "model_name": "smol"}
-    assert value(m, "vllm:spec_decode_num_drafts_total", **lb) == SPEC_COUNTS["drafts"]
-    assert value(m, "vllm:spec_decode_num_draft_tokens_total", **lb) == SPEC_COUNTS["draft_tokens"]
-    assert value(m, "vllm:spec_decode_num_accepted_tokens_total", **lb) == SPEC_COUNTS["accepted"]
+    assert value(m, "vllm:spec_decode_num_drafts_total", **lb) == NGRAM_RUN_COUNTS["drafts"]
+    assert value(m, "vllm:spec_decode_num_draft_tokens_total", **lb) == NGRAM_RUN_COUNTS["draft_tokens"]
+    assert value(m, "vllm:spec_decode_num_accepted_tokens_total", **lb) == NGRAM_RUN_COUNTS["accepted"]
     assert [value(m, "vllm:spec_decode_num_accepted_tokens_per_pos_total", position=str(p), **lb)
-            for p in range(4)] == SPEC_COUNTS["per_pos"]
+            for p in range(4)] == NGRAM_RUN_COUNTS["per_pos"]
     assert value(m, "vllm:generation_tokens_total", **lb) == 10
     assert value(m, "vllm:prompt_tokens_total", **lb) == 5
     assert value(m, "vllm:request_success_total", finished_reason="length", **lb) == 1
