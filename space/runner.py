@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 import weakref
 from typing import TYPE_CHECKING, Literal
 
 from space import measure, models
+from space.cancel import check
 from space.config import ConfigError, EngineSpec, RequestSpec
 from space.engine import EnginePool
 from space.memory import EngineMemory
@@ -27,18 +29,20 @@ _warmed: weakref.WeakSet[TracedEngine] = weakref.WeakSet()
 
 def trace_one(spec: EngineSpec, req: RequestSpec, pool: EnginePool = POOL,
               on_step: StepCallback | None = None,
-              progress: models.Progress | None = None) -> RunTrace:
+              progress: models.Progress | None = None,
+              cancel: threading.Event | None = None) -> RunTrace:
     preflight(spec, [req], progress)
     with pool.lock:
         engine = pool.speculative(spec, progress) if spec.is_speculative \
             else pool.baseline(spec, progress)
-        return engine.run(req, on_step)
+        return engine.run(req, on_step, cancel)
 
 
 def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePool = POOL,
             on_step: StepCallback | None = None, progress: models.Progress | None = None,
             warmup: bool | Literal["once"] = True,
-            context: measure.Context | None = None) -> CompareRecord:
+            context: measure.Context | None = None,
+            cancel: threading.Event | None = None) -> CompareRecord:
     """Warm-up run of each engine, then ``repeats`` measured runs, alternating.
 
     The record carries the checklist (``space.measure.attach_checklist``);
@@ -47,7 +51,8 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
     ``warmup``: True runs ``req`` once through each engine first; "once" warms
     only engines never warmed before, with a short run (the app: keeps
     the page fast after the first run); False skips it.
-    ``on_step`` streams the last measured speculative run.
+    ``on_step`` streams the last measured speculative run. ``cancel`` set:
+    ``space.cancel.Cancelled`` before the next engine step.
     """
     if not spec.is_speculative:
         raise ConfigError("compare needs a speculative method (got none)")
@@ -55,16 +60,17 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
         raise ConfigError(f"repeats must be at least 1, got {repeats}")
     preflight(spec, [req], progress)
     with pool.lock:
+        check(cancel)  # stopped while waiting for the engines: build nothing
         base = pool.baseline(spec, progress)
         spec_engine = pool.speculative(spec, progress)
         for e in (base, spec_engine):
             if warmup is True:
-                e.run(req)
+                e.run(req, cancel=cancel)
             elif warmup == "once":
-                _warm_once(e, req, progress)
+                _warm_once(e, req, progress, cancel)
         bases, specs = alternate(
             base, spec_engine, repeats,
-            lambda e, last: e.run(req, on_step if e is spec_engine and last else None),
+            lambda e, last: e.run(req, on_step if e is spec_engine and last else None, cancel),
             progress)
         cmp = make_compare(bases, specs)
         measure.attach_checklist(cmp, (base, spec_engine), req, context or measure.Context())
@@ -72,12 +78,14 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
 
 
 def _warm_once(engine: TracedEngine, req: RequestSpec,
-               progress: models.Progress | None = None) -> None:
+               progress: models.Progress | None = None,
+               cancel: threading.Event | None = None) -> None:
     if engine in _warmed:
         return
     if progress:
         progress(0.0, f"warming up the {engine.spec.method or 'baseline'} engine")
-    engine.run(dataclasses.replace(req, max_tokens=min(req.max_tokens, WARMUP_TOKENS)))
+    engine.run(dataclasses.replace(req, max_tokens=min(req.max_tokens, WARMUP_TOKENS)),
+               cancel=cancel)
     _warmed.add(engine)
 
 

@@ -16,11 +16,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from space import models, prompts
+from space.cancel import check
 from space.config import EngineSpec, RequestSpec
 from space.presets import PRESETS_DIR, Prompt, Workload
 from space.workloads import WorkloadResult, run_workload
@@ -211,10 +213,13 @@ def padded_workload(workload: Workload, target_tokens: int, tokenizer) -> Worklo
 def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
               values: Sequence[float] | None = None, *, repeats: int = 2, pool=None,
               progress: models.Progress | None = None, max_tokens: int | None = None,
-              prompt_ids: list[str] | None = None) -> SweepResult:
+              prompt_ids: list[str] | None = None,
+              cancel: threading.Event | None = None) -> SweepResult:
     """Run ``workload`` once per value of ``variable``; return the table and crossover.
 
     ``progress(fraction, message)`` is called before each point and during it.
+    ``cancel`` set: ``space.cancel.Cancelled`` before the next engine step; the
+    remaining points are not run.
     """
     if variable not in VARIABLES:
         raise ValueError(f"unknown sweep variable {variable!r}: one of {', '.join(VARIABLES)}")
@@ -236,6 +241,7 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
             progress((i + min(max(f, 0.0), 1.0)) / len(values),
                      f"point {i + 1}/{len(values)} ({label}): {msg}")
 
+        check(cancel, "the sweep")
         inner(0.0, "starting")
         point_spec, wl = spec, workload
         concurrency: int | None = None
@@ -250,6 +256,7 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
             wl = padded_workload(workload, int(value), tokenizer)
         results.append(run_workload(point_spec, wl, repeats=repeats, pool=pool, progress=inner,
                                     max_tokens=n_tokens, prompt_ids=prompt_ids,
-                                    concurrency=concurrency, temperature=temperature))
+                                    concurrency=concurrency, temperature=temperature,
+                                    cancel=cancel))
     progress(1.0, "sweep done")
     return make_table(variable, values, results)

@@ -18,10 +18,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import statistics
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from space import measure, models
+from space.cancel import check
 from space.checklist import Checklist, Verdict, evaluate
 from space.config import ConfigError, EngineSpec, RequestSpec
 from space.preflight import missing_packages, preflight
@@ -208,13 +210,15 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool
                  progress: models.Progress | None = None, max_tokens: int | None = None,
                  temperature: float | None = None, concurrency: int | None = None,
                  prompt_ids: list[str] | None = None,
-                 context: measure.Context | None = None) -> WorkloadResult:
+                 context: measure.Context | None = None,
+                 cancel: threading.Event | None = None) -> WorkloadResult:
     """Baseline against speculation on every prompt of ``workload`` (or a batch of N).
 
     ``max_tokens``, ``temperature`` and ``concurrency`` override the
     workload's own; ``prompt_ids`` picks some of its prompts. ``context``
     adds what sweeps found (gain_vanishes_at_*); task and concurrency are
-    filled in from the workload.
+    filled in from the workload. ``cancel`` set: ``space.cancel.Cancelled``
+    before the next engine step.
     """
     if repeats < 1:
         raise ConfigError(f"repeats must be at least 1, got {repeats}")
@@ -231,16 +235,18 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool
                               task_note=workload.reason, concurrency=max(n, 1))
     preflight(spec, [r for _, r in reqs], progress)
     with pool.lock:
+        check(cancel)
         if n <= 1:
             items: list[PromptResult] = []
             batch_runs: list[dict[str, float]] = []
             for i, (pid, req) in enumerate(reqs):
                 progress(i / len(reqs), f"{workload.id}: prompt {pid} ({i + 1}/{len(reqs)})")
                 items.append(PromptResult(pid, runner.compare(
-                    spec, req, repeats=repeats, pool=pool, warmup="once", context=ctx)))
+                    spec, req, repeats=repeats, pool=pool, warmup="once", context=ctx,
+                    cancel=cancel)))
         else:
             progress(0.0, f"{workload.id}: {n} requests at once, {repeats} repeats")
-            items, batch_runs = compare_batch(spec, reqs, repeats, pool, ctx, progress)
+            items, batch_runs = compare_batch(spec, reqs, repeats, pool, ctx, progress, cancel)
         engines = (pool.baseline(spec), pool.speculative(spec))
     r = WorkloadResult(workload_id=workload.id, config=items[0].compare.speculative.config,
                        temperature=reqs[0][1].temperature, max_tokens=reqs[0][1].max_tokens,
@@ -254,7 +260,8 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool
 
 
 def compare_batch(spec: EngineSpec, reqs: list[tuple[str, RequestSpec]], repeats: int, pool,
-                  context: measure.Context, progress: models.Progress
+                  context: measure.Context, progress: models.Progress,
+                  cancel: threading.Event | None = None
                   ) -> tuple[list[PromptResult], list[dict[str, float]]]:
     """N requests submitted together to each engine, ``repeats`` times, alternating.
 
@@ -267,8 +274,9 @@ def compare_batch(spec: EngineSpec, reqs: list[tuple[str, RequestSpec]], repeats
     short = [dataclasses.replace(r, max_tokens=min(r.max_tokens, WARMUP_TOKENS))
              for r in just_reqs]
     for e in (base, spec_engine):  # a batch has its own shapes: warm them up
-        e.run_many(short)
-    bases, specs = alternate(base, spec_engine, repeats, lambda e, _last: e.run_many(just_reqs),
+        e.run_many(short, cancel=cancel)
+    bases, specs = alternate(base, spec_engine, repeats,
+                             lambda e, _last: e.run_many(just_reqs, cancel=cancel),
                              progress, label=f"batch of {len(reqs)}: ")
     runs = {"baseline": bases, "speculative": specs}
     items = []

@@ -10,6 +10,7 @@ import contextlib
 import gc
 import itertools
 import logging
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from vllm.inputs import TokensPrompt
 from vllm.sampling_params import RequestOutputKind
 
 from space import models, prompts
+from space.cancel import StepGuard
 from space.config import EngineSpec, RequestSpec, TracingSettings
 from space.engine.build import build_steps, token_texts
 from space.engine.compat import (
@@ -101,12 +103,16 @@ class TracedEngine:
                               ignore_eos=req.ignore_eos,
                               output_kind=RequestOutputKind.DELTA)
 
-    def run(self, req: RequestSpec, on_step: StepCallback | None = None) -> RunTrace:
-        return self.run_many([req], on_step)[0]
+    def run(self, req: RequestSpec, on_step: StepCallback | None = None,
+            cancel: threading.Event | None = None) -> RunTrace:
+        return self.run_many([req], on_step, cancel)[0]
 
-    def run_many(self, reqs: list[RequestSpec],
-                 on_step: StepCallback | None = None) -> list[RunTrace]:
-        """Run requests concurrently (one batch) and return one trace each."""
+    def run_many(self, reqs: list[RequestSpec], on_step: StepCallback | None = None,
+                 cancel: threading.Event | None = None) -> list[RunTrace]:
+        """Run requests concurrently (one batch) and return one trace each.
+
+        ``cancel`` set: ``Cancelled`` before the next engine step (the requests are aborted).
+        """
         if self.engine.has_unfinished_requests():
             raise RuntimeError("engine busy: runs must be serialized")
         encoded = [self.encode(r) for r in reqs]
@@ -120,8 +126,10 @@ class TracedEngine:
         times: dict[str, list[tuple[float, float, float]]] = {rid: [] for rid in req_ids}
         raws: dict[str, list] = {rid: [] for rid in req_ids}
         timer = self.proposer_timer
+        guard = StepGuard(cancel, [r.prompt for r in reqs])
         try:
             while self.engine.has_unfinished_requests():
+                guard()  # raises when the run is cancelled (or the test fault hook fires)
                 t0 = time.perf_counter()
                 outs = self.engine.step()
                 t1 = time.perf_counter()

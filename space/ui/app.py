@@ -90,9 +90,12 @@ def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:
     c, s, m = ui.controls, ui.stepper, ui.memory
     # One run at a time in the process: both engines share the machine, and
     # overlapping runs would corrupt each other's timings. Others queue.
-    c.run.click(h.run, c.run_inputs(), ui.record_outputs(), api_name="run",
-                concurrency_limit=1, concurrency_id="engine",
-                show_progress="full", show_progress_on=[ui.results.status])
+    run = c.run.click(h.run, c.run_inputs(), ui.record_outputs(), api_name="run",
+                      concurrency_limit=1, concurrency_id="engine",
+                      show_progress="full", show_progress_on=[ui.results.status])
+    # Stop closes the run's generator (as a client that leaves does): the run
+    # ends before its next engine step and the next queued user starts.
+    c.stop.click(None, None, None, cancels=[run])
     ui.files.upload.upload(h.replay, ui.files.upload, ui.record_outputs(), api_name="replay",
                            concurrency_limit=None)
     quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
@@ -108,9 +111,10 @@ def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:
 
 def _wire_sweep(c: panels.Controls, p: SweepPanel, h: SweepHandlers) -> None:
     # Same queue slot as page runs ("engine"): one engine job at a time.
-    p.run.click(h.sweep, p.inputs() + [c.method, c.draft, c.k, c.pair], p.outputs(),
-                api_name="sweep", concurrency_limit=1, concurrency_id="engine",
-                show_progress="full", show_progress_on=[p.status, p.plot])
+    sweep = p.run.click(h.sweep, p.inputs() + [c.method, c.draft, c.k, c.pair], p.outputs(),
+                        api_name="sweep", concurrency_limit=1, concurrency_id="engine",
+                        show_progress="full", show_progress_on=[p.status, p.plot])
+    p.stop.click(None, None, None, cancels=[sweep])
     p.variable.change(h.values_for, p.variable, p.values, concurrency_limit=None,
                       show_progress="hidden", api_visibility="undocumented")
 

@@ -17,13 +17,14 @@ from pathlib import Path
 import gradio as gr
 
 from space import memory, presets, runner
+from space.cancel import Cancelled
 from space.config import ConfigError, EngineSpec
 from space.models import ModelError
 from space.preflight import on_gpu
 from space.prom import Metrics
 from space.trace import CompareRecord, TraceFormatError, load
 from space.ui import inputs, views
-from space.ui.live import Done, LiveCompare, Progress, Steps
+from space.ui.live import Done, Heartbeat, LiveCompare, Progress, Steps
 from space.ui.panels import Acceptance, Controls, Files, Memory, Results, Stepper
 from vis import text
 
@@ -71,8 +72,13 @@ class Handlers:
 
     def run(self, prompt, method, draft, k, temperature, top_p, max_tokens, seed,
             repeats, pair_id=None) -> Iterator[dict]:
-        """Baseline + speculative run of the prompt, the speculative one streamed live."""
+        """Baseline + speculative run of the prompt, the speculative one streamed live.
+
+        Gradio closes this generator when the client leaves or presses Stop; the
+        ``finally`` then stops the run before its next engine step.
+        """
         status = self.ui.results.status
+        live = None
         try:
             spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id)
             req = inputs.request(prompt, temperature, top_p, max_tokens, seed)
@@ -80,6 +86,9 @@ class Handlers:
             live = LiveCompare(spec, req, inputs.repeats(repeats), compare=self.compare)
             yield {status: status_html("checking the input", "working")}
             record = yield from self._stream(live)
+        except Cancelled:
+            yield {status: status_html("stopped; the engines are free for the next run")}
+            return
         except (ConfigError, ModelError) as exc:
             yield self._failed(str(exc))
             return
@@ -89,6 +98,9 @@ class Handlers:
             yield self._failed(f"the run failed ({type(exc).__name__}: {_short(exc)}); "
                                "details are in the server log")
             return
+        finally:
+            if live is not None:
+                live.stop()
         self.metrics.observe_run("baseline", record.baseline)
         self.metrics.observe_run("speculative", record.speculative)
         yield {**self._show(record, f"done: {text.summary(record)}"), **self.memory()}
@@ -106,6 +118,8 @@ class Handlers:
                 n = sum(len(s.emitted_token_ids) for s in ev.steps)
                 yield {status: status_html(f"speculative run: {n} tokens so far", "working"),
                        tokens: views.live_token_html(ev.steps, ev.texts)}
+            elif isinstance(ev, Heartbeat):
+                yield gr.skip()  # lets Gradio see whether the client is still there
             elif isinstance(ev, Done):
                 return ev.record
         raise RuntimeError("the run ended without a result")

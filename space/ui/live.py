@@ -1,11 +1,19 @@
-"""A comparison run in a worker thread, reported as a stream of events.
+"""A comparison or a sweep in a worker thread, reported as a stream of events.
 
 ``runner.compare`` reports progress (engine builds, warm-up) and streams the
 speculative run's steps through callbacks on the thread that runs it. A
 Gradio generator handler cannot yield from inside those callbacks, so the
-run goes to a worker thread and the callbacks put events on a queue that the
+work goes to a worker thread and the callbacks put events on a queue that the
 handler iterates. Steps that arrive while the page is still drawing the last
 update are merged into one event, so a slow client never falls behind.
+
+Stopping: the worker gets a cancel token (``threading.Event``), which
+``stop()`` sets; the engine loop then raises ``space.cancel.Cancelled`` before
+its next step, aborts its requests and releases the engines. Iterating sets
+it too when it ends early: Gradio closes a generator handler whose client
+left or pressed Stop, which closes this iterator. Gradio notices a client
+that left only when the handler yields, so while the worker is quiet (a
+baseline run streams nothing) a ``Heartbeat`` comes every ``HEARTBEAT_S``.
 """
 from __future__ import annotations
 
@@ -14,15 +22,18 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from space.config import EngineSpec, RequestSpec
-from space.trace import CompareRecord, StepRecord
+from space.trace import StepRecord
+
+HEARTBEAT_S = 0.5  # how long a quiet worker goes without an event (bounds the stop delay)
 
 
 @dataclass
 class Progress:
     message: str
+    fraction: float = 0.0
 
 
 @dataclass
@@ -35,39 +46,42 @@ class Steps:
 
 @dataclass
 class Done:
-    record: CompareRecord
+    record: Any  # what the work returned: a CompareRecord, a SweepResult
 
 
-Event = Progress | Steps | Done
+@dataclass
+class Heartbeat:
+    """Nothing new; lets the handler yield so Gradio can tell whether its client is there."""
 
 
-class LiveCompare:
-    """Iterate to run ``runner.compare``; exceptions from the run re-raise here."""
+Event = Progress | Steps | Done | Heartbeat
+# work(on_step, progress, cancel) -> result, run on the worker thread
+Work = Callable[[Callable, Callable[[float, str], None], threading.Event], Any]
 
-    def __init__(self, spec: EngineSpec, req: RequestSpec, repeats: int = 1,
-                 warmup: bool | Literal["once"] = "once",
-                 compare: Callable[..., CompareRecord] | None = None) -> None:
-        self.spec, self.req, self.repeats, self.warmup = spec, req, repeats, warmup
-        self.compare = compare  # None: space.runner.compare (tests pass a fake)
+
+class LiveJob:
+    """Iterate to run ``work`` in a worker thread; exceptions from it re-raise here."""
+
+    def __init__(self, work: Work) -> None:
+        self.work = work
+        self.cancel = threading.Event()
         self._events: queue.Queue = queue.Queue()
         self._steps: list[StepRecord] = []
         self._texts: dict[int, str] = {}
 
+    def stop(self) -> None:
+        """Ask the work to stop before its next engine step (returns at once)."""
+        self.cancel.set()
+
     def _on_step(self, _rid: str, step: StepRecord, texts: dict[int, str]) -> None:
         self._events.put(("step", step, texts))
 
-    def _progress(self, _frac: float, message: str) -> None:
-        self._events.put(("progress", message))
+    def _progress(self, frac: float, message: str) -> None:
+        self._events.put(("progress", message, frac))
 
     def _work(self) -> None:
         try:
-            if self.compare is None:
-                from space.runner import compare  # imports vLLM
-                self.compare = compare
-            record = self.compare(self.spec, self.req, repeats=self.repeats,
-                                  on_step=self._on_step, progress=self._progress,
-                                  warmup=self.warmup)
-            self._events.put(("done", record))
+            self._events.put(("done", self.work(self._on_step, self._progress, self.cancel)))
         except BaseException as exc:  # handed to the handler's thread, raised there
             self._events.put(("error", exc))
 
@@ -75,13 +89,20 @@ class LiveCompare:
         ctx = contextvars.copy_context()  # keep Gradio's request context in the worker
         threading.Thread(target=ctx.run, args=(self._work,), daemon=True,
                          name="speclens-run").start()
-        while True:
-            batch = [self._events.get()]
-            while not self._events.empty():
-                batch.append(self._events.get_nowait())
-            yield from self._merge(batch)
-            if batch[-1][0] in ("done", "error"):
-                return
+        try:
+            while True:
+                try:
+                    batch = [self._events.get(timeout=HEARTBEAT_S)]
+                except queue.Empty:
+                    yield Heartbeat()
+                    continue
+                while not self._events.empty():
+                    batch.append(self._events.get_nowait())
+                yield from self._merge(batch)
+                if batch[-1][0] in ("done", "error"):
+                    return
+        finally:  # finished, failed, or closed because the client left: nothing more runs
+            self.stop()
 
     def _merge(self, batch: list[tuple]) -> Iterator[Event]:
         """Progress and the end pass through in order; steps merge into one event."""
@@ -96,10 +117,28 @@ class LiveCompare:
                 yield Steps(list(self._steps), dict(self._texts))
                 new_steps = False
             if item[0] == "progress":
-                yield Progress(item[1])
+                yield Progress(item[1], item[2])
             elif item[0] == "done":
                 yield Done(item[1])
             else:
                 raise item[1]
         if new_steps:
             yield Steps(list(self._steps), dict(self._texts))
+
+
+class LiveCompare(LiveJob):
+    """``runner.compare`` of one prompt as a ``LiveJob``."""
+
+    def __init__(self, spec: EngineSpec, req: RequestSpec, repeats: int = 1,
+                 warmup: bool | Literal["once"] = "once",
+                 compare: Callable[..., Any] | None = None) -> None:
+        super().__init__(self._compare)
+        self.spec, self.req, self.repeats, self.warmup = spec, req, repeats, warmup
+        self.compare = compare  # None: space.runner.compare (tests pass a fake)
+
+    def _compare(self, on_step, progress, cancel: threading.Event):
+        if self.compare is None:
+            from space.runner import compare  # imports vLLM
+            self.compare = compare
+        return self.compare(self.spec, self.req, repeats=self.repeats, on_step=on_step,
+                            progress=progress, warmup=self.warmup, cancel=cancel)

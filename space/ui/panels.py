@@ -39,6 +39,7 @@ class Controls:
     seed: gr.Number
     repeats: gr.Slider
     run: gr.Button
+    stop: gr.Button
     pair: gr.Dropdown
     pair_note: gr.HTML
 
@@ -54,7 +55,9 @@ def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
                          label="Sample prompts", info="from the workload presets")
     prompt = gr.Textbox(samples[0].text, lines=8, max_lines=20, label="Prompt",
                         elem_id="prompt")
-    run = gr.Button("Run: baseline vs speculative", variant="primary", elem_id="run")
+    with gr.Row():
+        run = gr.Button("Run: baseline vs speculative", variant="primary", elem_id="run")
+        stop = gr.Button("Stop", variant="stop", elem_id="stop", scale=0)
     pair = gr.Dropdown([(p.label, p.id) for p in pairs or []], value=pair_id,
                        label="Model pair (presets)", info=PAIR_INFO, elem_id="pair")
     pair_note = gr.HTML("", label="Model pair note", elem_id="pair-note")
@@ -78,7 +81,7 @@ def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
         repeats = gr.Slider(1, 10, value=1, step=1, label="Measured runs per engine",
                             info="medians over repeats; more is steadier but slower")
     return Controls(prompt, sample, method, draft, k, temperature, top_p, max_tokens, seed,
-                    repeats, run, pair, pair_note)
+                    repeats, run, stop, pair, pair_note)
 
 
 @dataclass

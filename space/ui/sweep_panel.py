@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import logging
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import gradio as gr
 
 from space import presets
+from space.cancel import Cancelled
 from space.config import ConfigError, EngineSpec
 from space.models import ModelError
 from space.ui import inputs
 from space.ui.handlers import status_html
+from space.ui.live import Done, Heartbeat, LiveJob, Progress
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +44,7 @@ class SweepPanel:
     max_tokens: gr.Number
     repeats: gr.Number
     run: gr.Button
+    stop: gr.Button
     status: gr.HTML
     plot: gr.Plot
     table: gr.Dataframe
@@ -79,12 +83,14 @@ def build_sweep_panel(workload_id: str | None = None) -> SweepPanel:
                                label="Max tokens per request")
         repeats = gr.Number(1, precision=0, minimum=1, maximum=10,
                             label="Measured runs per engine and point")
-    run = gr.Button("Run sweep", variant="primary", elem_id="sweep-run")
+    with gr.Row():
+        run = gr.Button("Run sweep", variant="primary", elem_id="sweep-run")
+        stop = gr.Button("Stop", variant="stop", elem_id="sweep-stop", scale=0)
     status = gr.HTML("", label="Sweep status", elem_id="sweep-status")
     plot = gr.Plot(label="Speedup and acceptance", elem_id="sweep-plot")
     table = gr.Dataframe(label="One row per point", interactive=False, elem_id="sweep-table")
     csv = gr.DownloadButton("Download table (CSV)", interactive=False, elem_id="sweep-csv")
-    return SweepPanel(workload, variable, values, max_tokens, repeats, run, status, plot,
+    return SweepPanel(workload, variable, values, max_tokens, repeats, run, stop, status, plot,
                       table, csv)
 
 
@@ -92,6 +98,16 @@ def display_table(table):
     """The table as shown: floats to 3 places, NaN as empty (NaN is not JSON)."""
     shown = table.drop(columns=["variable"]).round(3).astype(object)
     return shown.where(shown.notna(), None)
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    spec: EngineSpec
+    workload: presets.Workload
+    variable: str
+    points: list
+    repeats: int
+    max_tokens: int
 
 
 class SweepHandlers:
@@ -102,42 +118,84 @@ class SweepHandlers:
         return DEFAULT_VALUES.get(variable, "")
 
     def sweep(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
-              pair_id=None, progress=gr.Progress()) -> dict:  # noqa: B008 (Gradio injects it)
-        """Run the sweep (queued behind page runs: same pool lock, same queue)."""
-        from space.sweep import parse_values, run_sweep  # run_sweep imports vLLM lazily
-        from vis.sweep import sweep_figure
+              pair_id=None,
+              progress=gr.Progress()) -> Iterator[dict]:  # noqa: B008 (Gradio injects it)
+        """Run the sweep (queued behind page runs: same pool lock, same queue).
 
-        p = self.panel
+        Gradio closes this generator when the client leaves or presses Stop; the
+        ``finally`` then stops the sweep before its next engine step, and the
+        remaining points are not run.
+        """
+        from space.sweep import run_sweep  # imports vLLM lazily
+
+        job = None
         try:
-            spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id)
-            if not spec.is_speculative:
-                raise ConfigError("choose a speculative method above")
-            if variable not in DEFAULT_VALUES:
-                raise ConfigError(f"unknown sweep variable {variable!r}")
-            try:
-                points = parse_values(variable, values)
-            except ValueError as exc:
-                raise ConfigError(str(exc)) from None
-            workload = presets.get_workload(str(workload_id or ""))
-            result = run_sweep(spec, workload, variable, points,
-                               repeats=inputs.repeats(repeats),
-                               max_tokens=_tokens(max_tokens),
-                               progress=lambda f, m: progress(f, desc=m))
+            plan = self._plan(workload_id, variable, values, max_tokens, repeats, method, draft,
+                              k, pair_id)
+            job = LiveJob(lambda _on_step, report, cancel: run_sweep(
+                plan.spec, plan.workload, variable, plan.points, repeats=plan.repeats,
+                max_tokens=plan.max_tokens, progress=report, cancel=cancel))
+            result = yield from self._follow(job, progress)
+        except Cancelled:
+            yield {self.panel.status: status_html("sweep stopped; the remaining points were "
+                                                  "not run")}
+            return
         except (ConfigError, ModelError, presets.PresetError) as exc:
-            return self._failed(str(exc))
+            yield self._failed(str(exc))
+            return
         except Exception as exc:  # anything else: log it, say it briefly, stay up
             log.exception("sweep failed")
-            return self._failed(f"the sweep failed ({type(exc).__name__}); "
-                                "details are in the server log")
+            yield self._failed(f"the sweep failed ({type(exc).__name__}); "
+                               "details are in the server log")
+            return
+        finally:
+            if job is not None:
+                job.stop()
+        yield self._show(plan, result)
+
+    def _plan(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
+              pair_id) -> SweepPlan:
+        """The page's sweep settings, checked; ``ConfigError`` with one line if not."""
+        from space.sweep import parse_values
+
+        spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id)
+        if not spec.is_speculative:
+            raise ConfigError("choose a speculative method above")
+        if variable not in DEFAULT_VALUES:
+            raise ConfigError(f"unknown sweep variable {variable!r}")
+        try:
+            points = parse_values(variable, values)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        workload = presets.get_workload(str(workload_id or ""))  # UnknownPreset: a ConfigError
+        return SweepPlan(spec, workload, variable, points, inputs.repeats(repeats),
+                         _tokens(max_tokens))
+
+    def _show(self, plan: SweepPlan, result) -> dict:
+        from vis.sweep import sweep_figure
+
+        p, variable = self.panel, plan.variable
         csv_path = Path(tempfile.mkdtemp(prefix="speclens-sweep-")) / f"sweep-{variable}.csv"
         result.to_csv(csv_path)
         cross = ("the speedup never crosses 1 here" if result.crossover is None
                  else f"speedup crosses 1 at {variable} = {result.crossover:.3g}")
-        return {p.status: status_html(f"done: {len(points)} points of {workload.id}; {cross}",
-                                      "done"),
-                p.plot: sweep_figure(result, title=f"{workload.title}: sweep over {variable}"),
+        done = f"done: {len(plan.points)} points of {plan.workload.id}; {cross}"
+        return {p.status: status_html(done, "done"),
+                p.plot: sweep_figure(result, title=f"{plan.workload.title}: sweep over {variable}"),
                 p.table: display_table(result.table),
                 p.csv: gr.DownloadButton(value=str(csv_path), interactive=True)}
+
+    def _follow(self, job: LiveJob, progress):
+        """Show the sweep's progress while it runs; returns its result."""
+        for ev in job:
+            if isinstance(ev, Progress):
+                progress(ev.fraction, desc=ev.message)
+                yield {self.panel.status: status_html(ev.message, "working")}
+            elif isinstance(ev, Heartbeat):
+                yield gr.skip()  # lets Gradio see whether the client is still there
+            elif isinstance(ev, Done):
+                return ev.record
+        raise RuntimeError("the sweep ended without a result")
 
     def _failed(self, message: str) -> dict:
         gr.Warning(message)

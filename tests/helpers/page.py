@@ -1,7 +1,12 @@
 """Driving the page's run endpoint through gradio_client, and reading what it served."""
 from __future__ import annotations
 
+import json
+import time
 import urllib.request
+import uuid
+
+import httpx
 
 from space.trace import CompareRecord, load
 
@@ -19,3 +24,32 @@ def fetch_record(app_url: str, update: dict) -> CompareRecord:
     """The trace JSON behind the page's download button."""
     with urllib.request.urlopen(f"{app_url}gradio_api/file={update['value']}") as r:
         return load(r.read().decode())
+
+
+class LeavingClient:
+    """A page that starts an event and then goes away: Gradio's own protocol
+    (queue/join, then the queue/data event stream), with the stream closed mid-run."""
+
+    def __init__(self, app_url: str, api_name: str, data: list) -> None:
+        self.url, self.session = app_url, uuid.uuid4().hex
+        config = httpx.get(app_url + "config").json()
+        fn = next(d["id"] for d in config["dependencies"] if d.get("api_name") == api_name)
+        r = httpx.post(app_url + "gradio_api/queue/join",
+                       json={"data": data, "fn_index": fn, "session_hash": self.session,
+                             "event_data": None, "trigger_id": None})
+        r.raise_for_status()
+        self._stream = httpx.stream("GET", f"{app_url}gradio_api/queue/data",
+                                    params={"session_hash": self.session}, timeout=60)
+        self._response = self._stream.__enter__()
+
+    def wait_for(self, text: str, timeout_s: float = 120) -> None:
+        """Read the event stream until an update contains ``text``."""
+        deadline = time.monotonic() + timeout_s
+        for line in self._response.iter_lines():
+            if line.startswith("data:") and text in json.dumps(json.loads(line[5:])):
+                return
+            assert time.monotonic() < deadline, f"no update with {text!r}"
+        raise AssertionError(f"the stream ended before {text!r}")
+
+    def leave(self) -> None:
+        self._stream.__exit__(None, None, None)  # the connection closes: the client is gone

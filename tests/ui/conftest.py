@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pytest
 
+from space.cancel import FAULT_ENV
 from tests.helpers.spans import parse_spans
 
 ROOT = Path(__file__).resolve().parents[2]
 # Smaller than the defaults: tests use short prompts, and less KV starts faster.
 APP_FLAGS = ["--kv-cache-mib", "256", "--max-model-len", "2048"]
 READY_TIMEOUT_S = 300
+FAULT_STEP = 3
 
 
 def _free_port() -> int:
@@ -57,7 +59,8 @@ def _wait_ready(url: str, proc: subprocess.Popen, log: Path) -> None:
 
 def _start(log: Path) -> tuple[subprocess.Popen, str]:
     port = _free_port()
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
+    # The test-only fault hook (space/cancel.py): only prompts with its marker fail.
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", FAULT_ENV: str(FAULT_STEP)}
     with open(log, "w") as out:
         proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *APP_FLAGS],
                                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)

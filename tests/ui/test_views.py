@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -11,7 +13,7 @@ from space.checklist import ChecklistInputs, evaluate
 from space.config import ConfigError, EngineSpec
 from space.trace import dumps, load, make_compare
 from space.ui import inputs, views
-from space.ui.live import Done, LiveCompare, Progress, Steps
+from space.ui.live import HEARTBEAT_S, Done, Heartbeat, LiveCompare, LiveJob, Progress, Steps
 from tests.helpers.traces import ngram_run, short_baseline
 from vis import text
 
@@ -123,7 +125,7 @@ def test_samples_cover_structured_and_creative():
 
 
 def test_live_compare_streams_then_finishes(cmp):
-    def fake_compare(spec, req, repeats, on_step, progress, warmup):
+    def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None):
         progress(0.0, "building")
         for s in cmp.speculative.steps:
             on_step("r", s, {})
@@ -142,6 +144,29 @@ def test_live_compare_raises_the_runs_error():
 
     with pytest.raises(ConfigError, match="empty"):
         list(LiveCompare(EngineSpec(), None, compare=failing))
+
+
+def test_closing_the_stream_stops_the_work():
+    """Gradio closes the handler's generator when its client leaves or presses Stop."""
+    stopped = threading.Event()
+
+    def work(_on_step, progress, cancel):
+        progress(0.0, "running")
+        if cancel.wait(10):  # the engine loop checks the token before each step
+            stopped.set()
+
+    events = iter(LiveJob(work))
+    assert isinstance(next(events), Progress)
+    t0 = time.monotonic()
+    events.close()
+    assert stopped.wait(5) and time.monotonic() - t0 < 1.0
+
+
+def test_a_quiet_worker_sends_heartbeats():
+    """So the handler yields, and Gradio notices a client that left, during a baseline run."""
+    out = list(LiveJob(lambda _s, _p, _c: time.sleep(2.5 * HEARTBEAT_S) or "ok"))
+    assert sum(isinstance(e, Heartbeat) for e in out) >= 2
+    assert isinstance(out[-1], Done) and out[-1].record == "ok"
 
 
 def test_summary_names_the_config(cmp):
