@@ -172,19 +172,17 @@ def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec):
 
 
 def _sweep(a: argparse.Namespace, spec: EngineSpec):
-    from space.sweep import parse_values, run_sweep
+    from space.sweep import check_plan, parse_values, run_sweep
 
     if a.repeats < 1:
         raise ConfigError("--repeats must be at least 1")
-    try:
-        values = parse_values(a.variable, a.values)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
+    values = parse_values(a.variable, a.values)
     w = _workload(a)
     if a.prompt_id:
         for pid in a.prompt_id:
             if pid not in {p.id for p in w.prompts}:
                 raise ConfigError(f"workload {w.id!r} has no prompt {pid!r}")
+    check_plan(w, a.variable, values, a.repeats, a.max_tokens, a.prompt_id)
     warn_if_untested(log)  # after the input checks: bad input stays one line
     result = run_sweep(spec, w, a.variable, values, repeats=a.repeats, progress=print_progress,
                        max_tokens=a.max_tokens, prompt_ids=a.prompt_id)

@@ -9,6 +9,13 @@ speculation, repeats, medians over prompts); the table has one row per point.
 The crossover is where the speedup line crosses 1 (the baseline): linear
 interpolation between the two points around it (in log space on a log axis).
 
+Bounds (checked before anything runs, for the CLI and the page alike, so one
+request cannot hold the engines for hours): at most ``MAX_POINTS`` values,
+each inside its variable's ``low..high`` (k 1..16, concurrency
+1..``MAX_CONCURRENCY``, input length 16..``MAX_INPUT_LENGTH`` tokens,
+temperature 0..2), and at most ``MAX_SWEEP_TOKENS`` prompt and output tokens
+over every run of the sweep (``planned_tokens``).
+
 Importing this module does not import vLLM.
 """
 from __future__ import annotations
@@ -23,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from space import models, prompts
 from space.cancel import check
-from space.config import EngineSpec, RequestSpec
+from space.config import K_RANGE, ConfigError, EngineSpec, RequestSpec
 from space.presets import PRESETS_DIR, Prompt, Workload
 from space.workloads import WorkloadResult, run_workload
 
@@ -33,21 +40,32 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+MAX_POINTS = 32               # values in one sweep
+MAX_CONCURRENCY = 64          # requests submitted together at one point
+MAX_INPUT_LENGTH = 32_768     # prompt tokens at one point of an input-length sweep
+MAX_SWEEP_TOKENS = 1_000_000  # prompt + output tokens over every run (planned_tokens)
+
+
 @dataclass(frozen=True)
 class Variable:
     name: str
     label: str                  # axis title
     defaults: tuple[float, ...]  # values swept when none are given
+    low: float                  # smallest value allowed
+    high: float                 # largest value allowed
     log_axis: bool = False      # plot (and interpolate the crossover) on a log scale
     integer: bool = True
 
 
 VARIABLES: dict[str, Variable] = {v.name: v for v in (
-    Variable("k", "k (draft tokens per verify step)", tuple(range(1, 9))),
-    Variable("concurrency", "concurrent requests", (1, 2, 4, 8, 16), log_axis=True),
+    Variable("k", "k (draft tokens per verify step)", tuple(range(1, 9)), *K_RANGE),
+    Variable("concurrency", "concurrent requests", (1, 2, 4, 8, 16), 1, MAX_CONCURRENCY,
+             log_axis=True),
     # "short" is the prompt as written: values below its length leave it unpadded
-    Variable("input_length", "prompt tokens", (128, 512, 1024, 2048, 3072), log_axis=True),
-    Variable("temperature", "temperature", (0.0, 0.25, 0.5, 0.75, 1.0), integer=False),
+    Variable("input_length", "prompt tokens", (128, 512, 1024, 2048, 3072), 16,
+             MAX_INPUT_LENGTH, log_axis=True),
+    Variable("temperature", "temperature", (0.0, 0.25, 0.5, 0.75, 1.0), 0.0, 2.0,
+             integer=False),
 )}
 
 COLUMNS = ["variable", "value", "speedup", "speedup_low", "speedup_high", "e2e_speedup",
@@ -61,26 +79,87 @@ FILLER_HEADER = "Background document, for reference only:\n"
 
 
 def parse_values(variable: str, text: str | None) -> list[float]:
-    """'1,2,4' -> [1, 2, 4]; None or '' -> the variable's defaults.
+    """'1,2,4' -> [1, 2, 4]; None or '' -> the variable's defaults; ``ConfigError``
+    (one line) for text that is not numbers, or values out of bounds.
 
     Example:
         >>> parse_values("temperature", "0, 0.5,1")
         [0.0, 0.5, 1.0]
+        >>> parse_values("concurrency", "1,100000")
+        Traceback (most recent call last):
+        ...
+        space.config.ConfigError: concurrency values must be in 1..64, got 100000
     """
     var = VARIABLES[variable]
     if not text or not text.strip():
         return list(var.defaults)
+    items = [v for v in text.split(",") if v.strip()]
+    if len(items) > MAX_POINTS:  # before parsing: a huge list costs nothing more
+        raise ConfigError(f"at most {MAX_POINTS} values per sweep, got {len(items)}")
     try:
-        values = [float(v) for v in text.split(",") if v.strip()]
+        values = [float(v) for v in items]
     except ValueError:
-        raise ValueError(f"--values must be numbers separated by commas, got {text!r}") from None
-    if var.integer:
-        if any(v != int(v) or v < 1 for v in values):
-            raise ValueError(f"{variable} values must be whole numbers >= 1, got {text!r}")
-        values = [int(v) for v in values]
+        shown = text if len(text) <= 60 else text[:60] + "\u2026"
+        raise ConfigError(f"--values must be numbers separated by commas, got {shown!r}") from None
+    return check_values(variable, values)
+
+
+def check_values(variable: str, values: Sequence[float]) -> list[float]:
+    """The values sorted and deduplicated, whole numbers for integer variables;
+    ``ConfigError`` naming the bound a value breaks."""
+    var = VARIABLES[variable]
     if not values:
-        raise ValueError("no values to sweep")
-    return sorted(set(values))
+        raise ConfigError("no values to sweep")
+    if len(values) > MAX_POINTS:
+        raise ConfigError(f"at most {MAX_POINTS} values per sweep, got {len(values)}")
+    for v in values:  # NaN fails both comparisons
+        if not var.low <= v <= var.high:
+            raise ConfigError(f"{variable} values must be in {var.low:g}..{var.high:g}, "
+                              f"got {v:g}")
+        if var.integer and v != int(v):
+            raise ConfigError(f"{variable} values must be whole numbers, got {v:g}")
+    return sorted({int(v) if var.integer else float(v) for v in values})
+
+
+def planned_tokens(workload: Workload, variable: str, values: Sequence[float], repeats: int,
+                   max_tokens: int | None = None, prompt_ids: list[str] | None = None) -> int:
+    """Prompt + output tokens that every run of the sweep asks for (an upper estimate:
+    both engines, a warm-up and ``repeats`` measured runs of every request per point).
+
+    Example (3 prompts of ~20 tokens, 2 points, 1 repeat, 100 tokens out):
+        >>> from space.presets import Prompt, Workload
+        >>> w = Workload("w", "W", "", 0.0, 100, tuple(Prompt(str(i), "word " * 15)
+        ...                                           for i in range(3)))
+        >>> planned_tokens(w, "k", [1, 2], repeats=1)
+        2880
+    """
+    chosen = [workload.prompt(p) for p in prompt_ids] if prompt_ids else list(workload.prompts)
+    own = max(p.estimated_tokens for p in chosen)
+    out = max_tokens or workload.max_tokens
+    runs = 2 * (repeats + 1)  # baseline and speculative; a warm-up and the measured repeats
+    total = 0
+    for v in values:
+        n = int(v) if variable == "concurrency" else (
+            workload.concurrency if workload.concurrency > 1 else len(chosen))
+        prompt = max(own, int(v)) if variable == "input_length" else own
+        total += n * (prompt + out) * runs
+    return total
+
+
+def check_plan(workload: Workload, variable: str, values: Sequence[float], repeats: int,
+               max_tokens: int | None = None, prompt_ids: list[str] | None = None) -> None:
+    """Every bound of a sweep, before anything runs; ``ConfigError`` with one line."""
+    if variable not in VARIABLES:
+        raise ConfigError(f"unknown sweep variable {variable!r}: one of {', '.join(VARIABLES)}")
+    check_values(variable, values)
+    if repeats < 1:
+        raise ConfigError(f"repeats must be at least 1, got {repeats}")
+    tokens = planned_tokens(workload, variable, values, repeats, max_tokens, prompt_ids)
+    if tokens > MAX_SWEEP_TOKENS:
+        raise ConfigError(f"this sweep would process about {tokens:,} tokens (prompts and "
+                          f"outputs over every run), more than the limit of "
+                          f"{MAX_SWEEP_TOKENS:,}: use fewer values, prompts, repeats or "
+                          "max tokens")
 
 
 def crossover(values: Sequence[float], speedups: Sequence[float],
@@ -222,8 +301,9 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
     remaining points are not run.
     """
     if variable not in VARIABLES:
-        raise ValueError(f"unknown sweep variable {variable!r}: one of {', '.join(VARIABLES)}")
+        raise ConfigError(f"unknown sweep variable {variable!r}: one of {', '.join(VARIABLES)}")
     values = list(values) if values else list(VARIABLES[variable].defaults)
+    check_plan(workload, variable, values, repeats, max_tokens, prompt_ids)
     progress = progress or (lambda f, m: log.info(m))
     n_tokens = max_tokens or workload.max_tokens
     tokenizer = None

@@ -156,20 +156,19 @@ class SweepHandlers:
     def _plan(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
               pair_id) -> SweepPlan:
         """The page's sweep settings, checked; ``ConfigError`` with one line if not."""
-        from space.sweep import parse_values
+        from space.sweep import check_plan, parse_values
 
         spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id)
         if not spec.is_speculative:
             raise ConfigError("choose a speculative method above")
         if variable not in DEFAULT_VALUES:
             raise ConfigError(f"unknown sweep variable {variable!r}")
-        try:
-            points = parse_values(variable, values)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
+        points = parse_values(variable, str(values or ""))
         workload = presets.get_workload(str(workload_id or ""))  # UnknownPreset: a ConfigError
-        return SweepPlan(spec, workload, variable, points, inputs.repeats(repeats),
+        plan = SweepPlan(spec, workload, variable, points, inputs.repeats(repeats),
                          _tokens(max_tokens))
+        check_plan(workload, variable, points, plan.repeats, plan.max_tokens)  # the bounds
+        return plan
 
     def _show(self, plan: SweepPlan, result) -> dict:
         from vis.sweep import sweep_figure

@@ -49,6 +49,25 @@ def test_bad_input_is_one_line_and_exit_2(cmd, case):
     assert lines[0].startswith("error: ") and needle in lines[0]
 
 
+SWEEP = ["sweep", "--workload", "structured_output"]
+BAD_SWEEPS = {
+    "concurrency 100000": (["--variable", "concurrency", "--values", "1,100000"], "1..64"),
+    "2001 points": (["--variable", "temperature", "--values",
+                     ",".join(f"{i / 1000}" for i in range(2001))], "at most 32 values"),
+    "too many tokens": (["--variable", "k", "--values", "1,2,3,4", "--repeats", "50",
+                         "--max-tokens", "8192"], "more than the limit"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_SWEEPS))
+def test_sweep_bounds_are_one_line_and_exit_2(case):
+    args, needle = BAD_SWEEPS[case]
+    r = cli(*SWEEP, *args)
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], r.stderr
+
+
 def test_draft_with_other_vocabulary_is_refused(other_vocab_model):
     r = cli("trace", "--prompt", "hi", "--method", "draft_model",
             "--draft-model", str(other_vocab_model))

@@ -27,10 +27,15 @@ def test_tiny_sweep_returns_plot_and_csv_equal_to_table(client):
     assert (saved["variable"] == "k").all()
 
 
-def test_bad_sweep_values_give_a_message(client):
-    status, *_ = client.predict("structured_output", "k", "1,x", 16, 1, "ngram", "", 4,
+@pytest.mark.parametrize("variable, values, message", [
+    ("k", "1,x", "comma"),
+    ("concurrency", "1,100000", "concurrency values must be in 1..64"),
+    ("temperature", ",".join(f"{i / 1000}" for i in range(2001)), "at most 32 values"),
+])
+def test_bad_sweep_values_give_a_message(client, variable, values, message):
+    status, *_ = client.predict("structured_output", variable, values, 16, 1, "ngram", "", 4,
                                 api_name="/sweep")
-    assert 'data-kind="error"' in status and "comma" in status
+    assert 'data-kind="error"' in status and message in status
 
 
 def test_gpu_pair_on_cpu_is_refused_with_the_reason(client):

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from space import sweep
+from space import presets, sweep
+from space.config import ConfigError
 from space.workloads import PromptResult, WorkloadResult, summarize
 from tests.helpers.traces import compare_with_repeats, timed_baseline, timed_run
 
@@ -34,6 +35,39 @@ def test_parse_values():
     for bad in ("0,1", "1.5", "a,b"):
         with pytest.raises(ValueError):
             sweep.parse_values("k", bad)
+
+
+@pytest.mark.parametrize("variable, text, message", [
+    ("concurrency", "1,100000", "concurrency values must be in 1..64, got 100000"),
+    ("temperature", ",".join(f"{i / 1000}" for i in range(2001)),
+     "at most 32 values per sweep, got 2001"),
+    ("temperature", "0,nan", "temperature values must be in 0..2, got nan"),
+    ("temperature", "0,inf", "must be in 0..2, got inf"),
+    ("k", "1,17", "k values must be in 1..16, got 17"),
+    ("k", "1,1e308", "k values must be in 1..16"),
+    ("input_length", "128,100000", "input_length values must be in 16..32768, got 100000"),
+    ("k", "x" * 100_000, "numbers separated by commas"),
+])
+def test_values_out_of_bounds_get_one_line(variable, text, message):
+    with pytest.raises(ConfigError) as e:
+        sweep.parse_values(variable, text)
+    assert message in str(e.value) and "\n" not in str(e.value) and len(str(e.value)) < 200
+
+
+def test_every_default_sweep_fits_the_bounds():
+    for w in presets.load_workloads():
+        for name, var in sweep.VARIABLES.items():
+            sweep.check_plan(w, name, var.defaults, repeats=2)  # the CLI's default repeats
+
+
+def test_a_sweep_over_the_token_limit_is_refused_up_front():
+    w = presets.get_workload("structured_output")
+    values = list(range(1, 33))
+    tokens = sweep.planned_tokens(w, "concurrency", values, repeats=10, max_tokens=1024)
+    assert tokens > sweep.MAX_SWEEP_TOKENS
+    with pytest.raises(ConfigError, match="more than the limit of 1,000,000"):
+        sweep.check_plan(w, "concurrency", values, repeats=10, max_tokens=1024)
+    sweep.check_plan(w, "concurrency", [1, 2], repeats=1, max_tokens=32)
 
 
 def test_make_table_from_results():
