@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from space import curves, measure, models
 from space.config import ConfigError, EngineSpec, RequestSpec
 from space.preflight import preflight
-from space.trace import RunTrace
+from space.repeats import WARMUP_TOKENS, alternate
+from space.trace import DECODE, VERIFY, RunTrace
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,6 @@ DEFAULT_CONCURRENCIES = (1, 4)
 DEFAULT_POINTS = 6
 DEFAULT_MAX_TOKENS = 64
 DEFAULT_REPEATS = 2
-WARMUP_TOKENS = 16
 # Any prompt will do: synthetic acceptance ignores what the draft proposes. A
 # short one keeps prefill out of the way.
 PROMPT = ("Extract the name, age and city from this text as JSON with keys name, age, "
@@ -99,7 +99,7 @@ def point_from_runs(concurrency: int, asked: float, bases: list[list[RunTrace]],
         speedup_low=spread[0] if spread else None, speedup_high=spread[1] if spread else None,
         verify_step_s=measure.verify_step_s(flat),
         propose_step_s=_median_or_none(s.propose_s for r in flat for s in r.steps
-                                       if s.kind == "verify"))
+                                       if s.kind == VERIFY))
 
 
 def step_costs(concurrency: int, bases: list[RunTrace], specs: list[RunTrace]) -> curves.StepCosts:
@@ -108,7 +108,7 @@ def step_costs(concurrency: int, bases: list[RunTrace], specs: list[RunTrace]) -
     verify = measure.verify_step_s(specs)
     if decode is None or verify is None:
         raise RuntimeError("no decode or verify steps were measured")
-    propose = _median_or_none(s.propose_s for r in specs for s in r.steps if s.kind == "verify")
+    propose = _median_or_none(s.propose_s for r in specs for s in r.steps if s.kind == VERIFY)
     return curves.StepCosts(concurrency, decode, verify, propose or 0.0)
 
 
@@ -159,13 +159,7 @@ def _alternate(base, engine, concurrency: int, max_tokens: int, repeats: int):
     """A warm-up batch, then ``repeats`` batches on each engine, alternating which goes first."""
     reqs = _requests(concurrency, max_tokens)
     engine.run_many(_requests(concurrency, WARMUP_TOKENS))
-    bases: list[list[RunTrace]] = []
-    specs: list[list[RunTrace]] = []
-    for r in range(repeats):
-        order = (base, engine) if r % 2 == 0 else (engine, base)
-        for e in order:
-            (specs if e is engine else bases).append(e.run_many(reqs))
-    return bases, specs
+    return alternate(base, engine, repeats, lambda e, _last: e.run_many(reqs))
 
 
 def _check(spec: EngineSpec, concurrencies: Sequence[int], repeats: int, max_tokens: int) -> None:
@@ -188,7 +182,7 @@ def measure_lookup_step_s(spec: EngineSpec, pool=None, max_tokens: int = 32) -> 
     pool = pool or runner.POOL
     with pool.lock:
         run = pool.speculative(spec).run(RequestSpec(prompt=PROMPT, max_tokens=max_tokens))
-    return _median_or_none(s.propose_s for s in run.steps if s.kind in ("verify", "decode")) or 0.0
+    return _median_or_none(s.propose_s for s in run.steps if s.kind in (VERIFY, DECODE)) or 0.0
 
 
 def derive_curve(spec: EngineSpec, measured: curves.TippingCurve, pool=None,
