@@ -2,6 +2,9 @@
 
 Prints figures side by side with vLLM run plainly (``vllm.LLM``) in the same
 process. Ratios, not absolute numbers, are what to read: this machine is noisy.
+Every run, traced or plain, starts with a cold prefix cache (the app's default):
+the same prompt is run again and again, and a warm cache would measure
+something no new prompt gets.
 
     python benchmarks/bench_engine.py            # all sections
     python benchmarks/bench_engine.py --runs 10 --section overhead
@@ -11,6 +14,11 @@ Sections:
   overhead  traced ngram engine vs the same configuration run plainly, and vs
             vLLM's default settings (async scheduling on): median tokens/s
             ratio over alternating runs in one process, with its spread
+  baseline  the traced baseline engine (no speculation: the denominator of
+            every speedup) vs vLLM's LLM with the same settings
+  speedup   the app's end-to-end speedup (traced baseline and ngram engines)
+            vs plain vLLM's (LLM without and with ngram), four engines in one
+            process, alternating, same prompt
   two       each engine in one process with the other vs alone (subprocesses)
 """
 from __future__ import annotations
@@ -70,23 +78,38 @@ def plain_llm(method: str | None, defaults: bool):
     return LLM(**kw)
 
 
+def _seconds(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 def plain_runner(llm, ids):
     from vllm import SamplingParams
     from vllm.inputs import TokensPrompt
     sp = SamplingParams(temperature=0.0, max_tokens=MAX_TOKENS, seed=0)
 
     def run():
+        llm.reset_prefix_cache()  # cold, as TracedEngine does before each run
         out = llm.generate([TokensPrompt(prompt_token_ids=ids)], sp, use_tqdm=False)
         return len(out[0].outputs[0].token_ids)
     return run
 
 
-def traced_runner(engine):
+def traced_runner(engine, runs: list | None = None):
+    """One traced run per call; the traces go to ``runs`` when given."""
     req = _req()
-    return lambda: len(engine.run(req).output_token_ids)
+
+    def run():
+        trace = engine.run(req)
+        if runs is not None:
+            runs.append(trace)
+        return len(trace.output_token_ids)
+    return run
 
 
-def alternate(runners: dict, runs: int) -> dict[str, list[float]]:
+def alternate(runners: dict, runs: int, measure=_timed) -> dict[str, list[float]]:
+    """Warm-up, then ``runs`` rounds; odd rounds run the engines in reverse order."""
     for r in runners.values():
         r()  # warm-up
     out: dict[str, list[float]] = {k: [] for k in runners}
@@ -94,7 +117,7 @@ def alternate(runners: dict, runs: int) -> dict[str, list[float]]:
     for i in range(runs):
         order = names if i % 2 == 0 else names[::-1]
         for k in order:
-            out[k].append(_timed(runners[k]))
+            out[k].append(measure(runners[k]))
     return out
 
 
@@ -129,6 +152,51 @@ def section_overhead(runs: int, method: str) -> None:
     print(ratio_line("tracing settings: traced / vLLM defaults", res["traced"], res["default"]))
 
 
+def section_baseline(runs: int) -> None:
+    from space.engine import TracedEngine
+    traced = TracedEngine(_spec(None))
+    ids = traced.encode(_req())
+    res = alternate({"traced": traced_runner(traced),
+                     "plain": plain_runner(plain_llm(None, defaults=False), ids)}, runs)
+    print("baseline (no speculation): traced engine vs vLLM's LLM, same settings, "
+          "same process, alternating")
+    for k, v in res.items():
+        print(f"  {k:<8} tokens/s median {statistics.median(v):6.1f}  "
+              f"min {min(v):6.1f}  max {max(v):6.1f}  (n={len(v)})")
+    print(ratio_line("traced baseline / plain baseline (tok/s)", res["traced"], res["plain"]))
+    traced.close()
+
+
+def section_speedup(runs: int) -> None:
+    """End-to-end seconds per run; speedup = baseline seconds / ngram seconds, per round."""
+    from space.engine import TracedEngine
+    app_base, app_ngram = TracedEngine(_spec(None)), TracedEngine(_spec("ngram"))
+    ids = app_base.encode(_req())
+    traces: dict[str, list] = {"base": [], "ngram": []}
+    runners = {"app baseline": traced_runner(app_base, traces["base"]),
+               "app ngram": traced_runner(app_ngram, traces["ngram"]),
+               "vLLM baseline": plain_runner(plain_llm(None, defaults=False), ids),
+               "vLLM ngram": plain_runner(plain_llm("ngram", defaults=False), ids)}
+    res = alternate(runners, runs, measure=_seconds)
+    print("end-to-end speedup, ngram k=4 over no speculation: the app's traced engines vs "
+          "vLLM's LLM, four engines in one process, alternating")
+    for k, v in res.items():
+        print(f"  {k:<14} e2e median {statistics.median(v) * 1e3:7.0f} ms  "
+              f"min {min(v) * 1e3:7.0f}  max {max(v) * 1e3:7.0f}  (n={len(v)})")
+    app = [b / n for b, n in zip(res["app baseline"], res["app ngram"], strict=True)]
+    plain = [b / n for b, n in zip(res["vLLM baseline"], res["vLLM ngram"], strict=True)]
+    print(ratio_line("app speedup (wall clock, per round)", app, [1.0] * len(app)))
+    print(ratio_line("plain vLLM speedup (per round)", plain, [1.0] * len(plain)))
+    print(ratio_line("app speedup / plain vLLM speedup", app, plain))
+    # What the page shows: the traces' own arrival-to-finish times (warm-up dropped).
+    reported = [b.e2e_s / n.e2e_s for b, n in zip(traces["base"][1:], traces["ngram"][1:],
+                                                    strict=True)]
+    print(ratio_line("app speedup as the page reports it (trace e2e)", reported,
+                     [1.0] * len(reported)))
+    outputs_same = traces["base"][-1].output_token_ids == traces["ngram"][-1].output_token_ids
+    print(f"  outputs of the app's two engines identical: {outputs_same}")
+
+
 def _child(which: str, runs: int) -> None:
     """Subprocess body for section 'two': prints JSON tokens/s lists."""
     from space.engine import TracedEngine
@@ -158,7 +226,8 @@ def section_two(runs: int) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--section", choices=["start", "overhead", "two", "all"], default="all")
+    p.add_argument("--section", choices=["start", "overhead", "baseline", "speedup", "two", "all"],
+                   default="all")
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--methods", default="ngram,draft_model",
                    help="methods for the overhead section (draft_model: the target drafts for itself)")
@@ -173,6 +242,10 @@ def main() -> None:
     if a.section in ("overhead", "all"):
         for method in a.methods.split(","):
             section_overhead(a.runs, method)
+    if a.section in ("baseline", "all"):
+        section_baseline(a.runs)
+    if a.section in ("speedup", "all"):
+        section_speedup(a.runs)
     if a.section in ("two", "all"):
         section_two(a.runs)
 

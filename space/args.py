@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from space.config import ConfigError, EngineSpec
+from space.config import PREFIX_CACHE_MODES, ConfigError, EngineSpec
 from space.methods import METHODS
 
 
@@ -26,6 +26,10 @@ def engine_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--kv-cache-mib", type=int, default=512, help="CPU: KV cache per engine (MiB)")
     g.add_argument("--gpu-memory-utilization", type=float, default=0.40,
                    help="GPU: fraction of GPU memory per engine")
+    g.add_argument("--prefix-cache", choices=PREFIX_CACHE_MODES, default="cold",
+                   help="cold (default): every run starts with an empty prefix cache, so "
+                        "repeats measure what a new prompt costs; warm: runs reuse the KV "
+                        "blocks of earlier runs of the same prompt")
 
 
 def spec_from_args(a: argparse.Namespace) -> EngineSpec:
@@ -37,7 +41,8 @@ def spec_from_args(a: argparse.Namespace) -> EngineSpec:
     return EngineSpec(model=a.model, method=method, draft_model=a.draft_model, k=a.k,
                       max_model_len=a.max_model_len, dtype=a.dtype,
                       kv_cache_bytes=a.kv_cache_mib << 20,
-                      gpu_memory_utilization=a.gpu_memory_utilization)
+                      gpu_memory_utilization=a.gpu_memory_utilization,
+                      prefix_cache=a.prefix_cache)
 
 
 def _pair_spec(a: argparse.Namespace) -> EngineSpec:
@@ -50,4 +55,5 @@ def _pair_spec(a: argparse.Namespace) -> EngineSpec:
         raise ConfigError(f"model pair {pair.id} is not available here: {status.reason}")
     return dataclasses.replace(pair.engine_spec(), max_model_len=a.max_model_len, dtype=a.dtype,
                                kv_cache_bytes=a.kv_cache_mib << 20,
-                               gpu_memory_utilization=a.gpu_memory_utilization)
+                               gpu_memory_utilization=a.gpu_memory_utilization,
+                               prefix_cache=a.prefix_cache)

@@ -12,6 +12,10 @@ from typing import Any
 from space.methods import METHODS, info, names
 
 K_RANGE = (1, 16)
+# Prefix cache between runs. "cold": every run starts with an empty prefix
+# cache, so repeats measure what a new prompt costs; "warm": runs reuse the KV
+# blocks earlier runs of the same prompt left behind (vLLM's default behaviour).
+PREFIX_CACHE_MODES = ("cold", "warm")
 MiB = 1 << 20
 
 
@@ -35,6 +39,7 @@ class EngineSpec:
     prompt_lookup_max: int = 5             # ngram: longest suffix to match
     max_num_batched_tokens: int | None = None  # prefill chunk size; None: vLLM's default
     extra_speculative: tuple[tuple[str, Any], ...] = ()  # more vLLM keys, passed as is
+    prefix_cache: str = "cold"             # one of PREFIX_CACHE_MODES
 
     def baseline(self) -> EngineSpec:
         """The same target without speculation. Speculative settings go back to
@@ -82,6 +87,9 @@ class EngineSpec:
         if row and row.needs_gpu and not on_gpu:
             raise ConfigError(f"method {self.method} needs trained heads and a GPU box; "
                               f"on CPU use {' or '.join(names(needs_gpu=False, requires=()))}")
+        if self.prefix_cache not in PREFIX_CACHE_MODES:
+            raise ConfigError(f"prefix cache must be one of {', '.join(PREFIX_CACHE_MODES)}, "
+                              f"got {self.prefix_cache!r}")
         if self.max_model_len < 16:
             raise ConfigError("max_model_len must be at least 16")
         if not (0.05 <= self.gpu_memory_utilization <= 0.95):

@@ -48,9 +48,17 @@ def build_steps(raws, times: list[tuple[float, float, float]],
 
 
 def token_texts(tokenizer, ids, cache: dict[int, str]) -> dict[int, str]:
-    """Text of each token on its own (byte-level BPE pieces may be partial UTF-8)."""
+    """Text of each token on its own (byte-level BPE pieces may be partial UTF-8).
+
+    Ids outside the tokenizer's vocabulary get no text: the scheduler drops
+    placeholder drafts, so none should come here, and one that did must not
+    crash the run (``RunTrace.token_str`` shows it as ``<id>``).
+    """
     out = {}
+    size = len(tokenizer)
     for t in ids:
+        if not 0 <= t < size:
+            continue
         if t not in cache:
             cache[t] = tokenizer.decode([t], skip_special_tokens=False)
         out[t] = cache[t]

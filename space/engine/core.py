@@ -84,7 +84,7 @@ class TracedEngine:
             "draft_path": self.draft_path, "k": self.spec.k if self.spec.method else 0,
             "speculative_config": self.spec.speculative_config(self.draft_path),
             "max_model_len": self.spec.max_model_len, "dtype": self.spec.dtype,
-            "device": "gpu" if on_gpu() else "cpu",
+            "device": "gpu" if on_gpu() else "cpu", "prefix_cache": self.spec.prefix_cache,
             # forced acceptance: timings only, kept out of /metrics and checklists
             "synthetic": self.spec.synthetic,
             "tracing_settings": {"async_scheduling": self.settings.async_scheduling,
@@ -115,6 +115,8 @@ class TracedEngine:
         """
         if self.engine.has_unfinished_requests():
             raise RuntimeError("engine busy: runs must be serialized")
+        if self.spec.prefix_cache == "cold":
+            self.reset_prefix_cache()
         encoded = [self.encode(r) for r in reqs]
         req_ids = [f"sl-{next(_ids)}" for _ in reqs]
         rec = self.scheduler.recorder if self.tracing else None
@@ -151,6 +153,12 @@ class TracedEngine:
             raise
         return [self._finish(req, ids, arrival, finals[rid], build_steps(raws[rid], times[rid]))
                 for rid, req, ids in zip(req_ids, reqs, encoded, strict=False)]
+
+    def reset_prefix_cache(self) -> None:
+        """Forget the KV blocks earlier runs cached, so the next run reads its
+        whole prompt again, as a new prompt would (outside the measured time)."""
+        if not self.engine.reset_prefix_cache():
+            log.warning("vLLM did not reset the prefix cache (blocks still in use)")
 
     def _stream(self, rid, raw, index, step_times, on_step) -> None:
         step = build_steps([raw], [step_times], first_index=index)[0]

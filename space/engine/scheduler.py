@@ -24,10 +24,11 @@ class RawStep:
     num_scheduled_tokens: int
     num_computed_before: int        # tokens of the request already in the KV cache
     num_prompt_tokens: int
-    draft_token_ids: list[int]
+    draft_token_ids: list[int]      # the proposer's drafts verified this step (no placeholders)
     sampled_token_ids: list[int]    # accepted drafts + the target's own token
     kept_token_ids: list[int]       # what the request kept after stop checks
     output_offset: int              # output tokens before this step
+    num_placeholder_drafts: int = 0  # slots vLLM filled with placeholder ids, not proposals
 
 
 @dataclass
@@ -43,11 +44,20 @@ class Recorder:
 
 
 class TracingScheduler(Scheduler):
-    """``Scheduler`` plus a ``recorder``; behaviour is unchanged."""
+    """``Scheduler`` plus a ``recorder``; behaviour is unchanged.
+
+    Draft slots can hold placeholder ids (-1) that no proposer made: vLLM pads
+    a new request whose prefill is a single token (a prefix-cache hit on a
+    prompt of 128n+1 tokens) with ``num_speculative_tokens`` of them, and
+    async scheduling or a grammar fills slots with them too. vLLM verifies
+    and counts them (always rejected); the trace keeps only real drafts and
+    counts the placeholders apart (docs/vllm-hooks.md, "Placeholder drafts").
+    """
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.recorder = Recorder()
+        self.vocab_size = self.vllm_config.model_config.get_vocab_size()
 
     def update_from_output(self, scheduler_output, model_runner_output):
         sampled = model_runner_output.sampled_token_ids
@@ -65,15 +75,17 @@ class TracingScheduler(Scheduler):
                                   req.num_computed_tokens - n_sched, got)
         result = super().update_from_output(scheduler_output, model_runner_output)
         for req_id, (req, n_out, computed, got) in before.items():
+            drafts = scheduler_output.scheduled_spec_decode_tokens.get(req_id) or ()
+            proposed = [t for t in drafts if 0 <= t < self.vocab_size]
             raw = RawStep(
                 num_scheduled_tokens=scheduler_output.num_scheduled_tokens[req_id],
                 num_computed_before=computed,
                 num_prompt_tokens=req.num_prompt_tokens,
-                draft_token_ids=list(
-                    scheduler_output.scheduled_spec_decode_tokens.get(req_id) or ()),
+                draft_token_ids=proposed,
                 sampled_token_ids=got,
                 kept_token_ids=list(req.output_token_ids[n_out:]),
                 output_offset=n_out,
+                num_placeholder_drafts=len(drafts) - len(proposed),
             )
             self.recorder.new_in_step.append((req_id, raw))
         return result

@@ -51,3 +51,15 @@ def bad_draft_spec():
 
     pair = presets.get_model_pair("cpu-bad-draft")
     return dataclasses.replace(pair.engine_spec(), kv_cache_bytes=KV, max_model_len=2048)
+
+
+@pytest.fixture(scope="session")
+def warm_engines():
+    """A baseline and an ngram engine that keep their prefix cache between runs
+    (``prefix_cache="warm"``), in a pool of their own so that the session's cold
+    engines stay as they are: (baseline, ngram)."""
+    p = EnginePool(max_speculative=1)
+    spec = EngineSpec(method="ngram", k=4, kv_cache_bytes=KV, max_model_len=2048,
+                      prefix_cache="warm")
+    yield p.baseline(spec), p.speculative(spec)
+    p.close_all()
