@@ -17,12 +17,15 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, NoReturn, get_args
 
 from space.checklist import CHECK_NAMES, CHECK_OPS, VERDICTS, Checklist
+from space.config import PREFIX_CACHE_MODES
 
 # The JSON contract's version. Bump it with every change to the contract, keep
 # a fixture of the older version under tests/fixtures/ and teach ``_upgrade``
 # to read it. Version 1 (no ``version`` key) is the format before the counts
-# were renamed to vLLM's vocabulary (README, "JSON contract").
-TRACE_VERSION: Final = 2
+# were renamed to vLLM's vocabulary (README, "JSON contract"). Version 3 adds
+# num_cached_tokens, steps' num_placeholder_draft_tokens, config.prefix_cache
+# and the derived draft_count_difference; older files read them as 0 / absent.
+TRACE_VERSION: Final = 3
 
 StepKind = Literal["prefill", "verify", "decode"]
 PREFILL: Final = "prefill"  # the target reads (a chunk of) the prompt; the last chunk emits a token
@@ -60,6 +63,9 @@ class StepRecord:
     # when max_tokens/EOS cut the step before the target's own token.
     output_offset: int = 0         # output tokens committed before this step
     propose_s: float = 0.0         # proposer time inside this step (drafting for the next one)
+    # Draft slots vLLM filled with placeholder ids (-1) that no proposer made,
+    # verified and counted by vLLM, never by SpecLens (see DraftCountDifference).
+    num_placeholder_draft_tokens: int = 0
 
     @property
     def duration_s(self) -> float:
@@ -68,6 +74,46 @@ class StepRecord:
     @property
     def num_draft_tokens(self) -> int:
         return len(self.draft_token_ids)
+
+
+PLACEHOLDER_REASON = (
+    "vLLM padded {where} with {n} placeholder draft ids (-1) that no proposer made: a "
+    "prefill of a single token (the prompt's last; the rest came from the prefix cache) "
+    "is padded to 1 + k tokens, and vLLM verifies the padding and counts it as drafted "
+    "(never accepted). SpecLens counts only the proposer's drafts.")
+
+
+@dataclass(frozen=True)
+class DraftCountDifference:
+    """vLLM's own per-request draft counts beside SpecLens's, where they differ.
+
+    Example: a repeated prompt of 769 tokens, 768 of them cached: vLLM counts
+    31 spec steps and 124 draft tokens, SpecLens 30 and 120, because step 0
+    (the one-token prefill) carried 4 placeholder drafts.
+    """
+
+    vllm_num_drafts: int          # vLLM's spec steps (RequestSpecDecodeMetrics)
+    vllm_num_draft_tokens: int
+    num_drafts: int               # SpecLens's: verify steps with proposed drafts
+    num_draft_tokens: int
+    reason: str
+
+    @classmethod
+    def of(cls, run: RunTrace) -> DraftCountDifference | None:
+        m = run.vllm_spec_metrics or {}
+        vllm = (m.get("num_spec_steps"), m.get("num_draft_tokens"))
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in vllm):
+            return None  # no vLLM figures (baseline, older vLLM, a hand-made file)
+        if vllm == (run.num_drafts, run.num_draft_tokens):
+            return None
+        padded = [s.index for s in run.steps if s.num_placeholder_draft_tokens]
+        if padded:
+            where = "step " + ", ".join(map(str, padded))
+            reason = PLACEHOLDER_REASON.format(where=where, n=run.num_placeholder_draft_tokens)
+        else:
+            reason = ("not explained by placeholder drafts (a vLLM version SpecLens "
+                      "was not tested with?)")
+        return cls(*vllm, run.num_drafts, run.num_draft_tokens, reason)
 
 
 @dataclass
@@ -99,6 +145,7 @@ class RunTrace:
     steps: list[StepRecord]
     token_text: dict[int, str] = field(default_factory=dict)  # id -> text: outputs and drafts
     vllm_spec_metrics: dict[str, Any] | None = None  # vLLM's own per-request counts
+    num_cached_tokens: int = 0  # prompt tokens whose KV came from vLLM's prefix cache
     # Derived from the fields above by ``recompute`` (never read from a file).
     ttft_s: float = field(init=False, default=0.0)
     tpot_s: float = field(init=False, default=0.0)
@@ -108,6 +155,7 @@ class RunTrace:
     num_draft_tokens: int = field(init=False, default=0)
     num_accepted_tokens: int = field(init=False, default=0)
     num_accepted_tokens_per_pos: list[int] = field(init=False, default_factory=list)
+    num_placeholder_draft_tokens: int = field(init=False, default=0)  # vLLM's padding, not drafts
 
     def __post_init__(self) -> None:
         self.recompute()
@@ -127,6 +175,12 @@ class RunTrace:
         k = max((s.num_draft_tokens for s in verify), default=0)
         self.num_accepted_tokens_per_pos = [
             sum(1 for s in verify if s.num_accepted_tokens > p) for p in range(k)]
+        self.num_placeholder_draft_tokens = sum(s.num_placeholder_draft_tokens for s in self.steps)
+
+    @property
+    def draft_count_difference(self) -> DraftCountDifference | None:
+        """vLLM's draft counts and SpecLens's with the reason, when they differ."""
+        return DraftCountDifference.of(self)
 
     @property
     def acceptance_rate(self) -> float | None:
@@ -156,9 +210,11 @@ class RunTrace:
         d: dict[str, Any] = {"version": TRACE_VERSION, **dataclasses.asdict(self)}
         d["token_text"] = {str(k): v for k, v in self.token_text.items()}
         # The rates are written too, so readers of the JSON need not derive them.
+        diff = self.draft_count_difference
         d.update(acceptance_rate=self.acceptance_rate,
                  mean_acceptance_length=self.mean_acceptance_length,
-                 per_position_acceptance=self.per_position_acceptance)
+                 per_position_acceptance=self.per_position_acceptance,
+                 draft_count_difference=dataclasses.asdict(diff) if diff else None)
         for s, rec in zip(d["steps"], self.steps, strict=True):
             s["duration_s"] = rec.duration_s
         return d
@@ -278,6 +334,8 @@ def _upgrade(d: Any) -> Any:
     """An older version's dict in today's names (in place; checked afterwards).
 
     Version 1 (no ``version`` key): a step's accepted count was ``num_accepted``.
+    Version 2 lacks only fields that default (``num_cached_tokens``, steps'
+    ``num_placeholder_draft_tokens``, ``config.prefix_cache``): nothing to rename.
     """
     if not isinstance(d, dict) or "version" in d:
         return d
@@ -397,6 +455,7 @@ STEP_SCHEMA = _record({
     "num_accepted_tokens": (_int, False), "emitted_token_ids": (_ids, False),
     "target_token_kind": (_optional(_one_of(*TARGET_TOKEN_KINDS)), False),
     "output_offset": (_int, False), "propose_s": (_number, False),
+    "num_placeholder_draft_tokens": (_int, False),
 })
 CONFIG_SCHEMA = _record({
     key: (_optional(_str), False)
@@ -404,14 +463,14 @@ CONFIG_SCHEMA = _record({
 } | {"k": (_optional(_int), False), "max_model_len": (_optional(_int), False),
      "speculative_config": (_optional(_json_object), False),
      "tracing_settings": (_optional(_json_object), False),
-     "synthetic": (_bool, False)})
+     "synthetic": (_bool, False), "prefix_cache": (_optional(_one_of(*PREFIX_CACHE_MODES)), False)})
 RUN_SCHEMA = _record({
     "version": (_int, False), "config": (CONFIG_SCHEMA, True), "prompt": (_str, True),
     "prompt_token_ids": (_ids, True), "output_token_ids": (_ids, True), "text": (_str, True),
     "arrival_s": (_number, True), "first_token_s": (_number, True),
     "finish_s": (_number, True), "finish_reason": (_optional(_str), True),
     "steps": (_list(STEP_SCHEMA), True), "token_text": (_token_text, False),
-    "vllm_spec_metrics": (_optional(_json_object), False),
+    "vllm_spec_metrics": (_optional(_json_object), False), "num_cached_tokens": (_int, False),
 })
 CHECK_SCHEMA = _record({
     "name": (_one_of(*CHECK_NAMES), True), "detail": (_str, True),

@@ -26,21 +26,44 @@ NO_DRAFTS = "no drafts"
 
 
 def acceptance_summary_html(run: RunTrace) -> str:
-    """Acceptance rate, mean acceptance length and the counts behind them."""
+    """Acceptance rate, mean acceptance length and the counts behind them; vLLM's
+    own counts beside them when vLLM counted drafts no proposer made."""
+    return (f'<div class="speclens-acceptance">{_summary(run)}'
+            f"{_vllm_difference_html(run)}</div>")
+
+
+def _summary(run: RunTrace) -> str:
     if run.acceptance_rate is None:
         reason = ("the proposer found nothing to propose" if run.speculative
                   else "this run does not use speculative decoding")
-        return (f'<div class="speclens-acceptance"><p><b>{NO_DRAFTS.capitalize()}</b>: '
-                f"{html.escape(reason)}, so there is no acceptance rate.</p></div>")
+        return (f"<p><b>{NO_DRAFTS.capitalize()}</b>: "
+                f"{html.escape(reason)}, so there is no acceptance rate.</p>")
     k = len(run.num_accepted_tokens_per_pos)  # the most drafts any verify step had
     return (
-        '<div class="speclens-acceptance"><p>'
+        "<p>"
         f"Acceptance rate <b>{run.acceptance_rate:.1%}</b>: "
         f"{run.num_accepted_tokens} of {run.num_draft_tokens} drafted tokens accepted "
         f"over {run.num_drafts} verify steps.<br>"
         f"Mean acceptance length <b>{run.mean_acceptance_length:.2f}</b> tokens per verify "
-        f"step (at most {k + 1}: {k} drafts plus the target's own token).</p></div>"
+        f"step (at most {k + 1}: {k} drafts plus the target's own token).</p>"
     )
+
+
+def _vllm_difference_html(run: RunTrace) -> str:
+    """vLLM's figures and SpecLens's side by side, with the reason they differ."""
+    diff = run.draft_count_difference
+    if diff is None:
+        return ""
+    accepted = run.num_accepted_tokens  # placeholders are never accepted
+    vllm_rate = (f"{accepted / diff.vllm_num_draft_tokens:.1%}"
+                 if diff.vllm_num_draft_tokens else "n/a")
+    ours = f"{run.acceptance_rate:.1%}" if run.acceptance_rate is not None else "n/a"
+    return (
+        '<p class="speclens-vllm-difference" data-vllm-draft-tokens='
+        f'"{diff.vllm_num_draft_tokens}"><b>vLLM\'s own counters differ</b>: '
+        f"vLLM {diff.vllm_num_draft_tokens} drafted tokens over {diff.vllm_num_drafts} "
+        f"spec steps (acceptance rate {vllm_rate}); SpecLens {diff.num_draft_tokens} over "
+        f"{diff.num_drafts} verify steps ({ours}). {html.escape(diff.reason)}</p>")
 
 
 def _empty_figure(title: str) -> go.Figure:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from space.trace import DECODE, PREFILL, VERIFY, RunTrace
+from space.trace import DECODE, PREFILL, VERIFY, RunTrace, StepRecord
 
 SPEC_LANE = "speculative"
 BASE_LANE = "baseline"
@@ -24,6 +24,7 @@ KIND_STYLE = {
 }
 OTHER_STYLE = {"color": "#999999", "pattern": "x"}  # a kind this module does not know yet
 FINISH_COLOR = "#444444"
+CACHED_TEXT = "cached prefill"  # written on a prefill bar shortened by the prefix cache
 
 HOVER = ("<b>%{y}</b> step %{customdata[0]} (%{customdata[1]})<br>"
          "start %{customdata[2]:.2f} ms, duration %{customdata[3]:.2f} ms<br>"
@@ -44,9 +45,26 @@ def _kinds(lanes: list[tuple[str, RunTrace]]) -> list[str]:
     return known + [k for k in dict.fromkeys(seen) if k not in known]
 
 
+def step_label(run: RunTrace, step: StepRecord) -> str:
+    """The step's kind, and for the first prefill of a run that read part of its
+    prompt from the prefix cache, how much: that prefill is short because of it.
+
+    Example: "prefill (cached: 768 of 769 prompt tokens from the prefix cache;
+    4 placeholder drafts, vLLM's padding)".
+    """
+    notes = []
+    first_prefill = next((s.index for s in run.steps if s.kind == PREFILL), None)
+    if step.kind == PREFILL and run.num_cached_tokens and step.index == first_prefill:
+        notes.append(f"cached: {run.num_cached_tokens} of {len(run.prompt_token_ids)} "
+                     "prompt tokens from the prefix cache")
+    if step.num_placeholder_draft_tokens:
+        notes.append(f"{step.num_placeholder_draft_tokens} placeholder drafts, vLLM's padding")
+    return f"{step.kind} ({'; '.join(notes)})" if notes else step.kind
+
+
 def _kind_bars(kind: str, lanes: list[tuple[str, RunTrace]]) -> go.Bar:
     """One trace per kind, bars for both lanes, so the legend has one entry per kind."""
-    ys, bases, widths, custom = [], [], [], []
+    ys, bases, widths, custom, texts = [], [], [], [], []
     for lane, run in lanes:
         for s in run.steps:
             if s.kind != kind:
@@ -55,11 +73,14 @@ def _kind_bars(kind: str, lanes: list[tuple[str, RunTrace]]) -> go.Bar:
             ys.append(lane)
             bases.append(start)
             widths.append(dur)
-            custom.append([s.index, s.kind, start, dur, s.num_scheduled_tokens,
+            label = step_label(run, s)
+            texts.append(CACHED_TEXT if "prefix cache" in label else "")
+            custom.append([s.index, label, start, dur, s.num_scheduled_tokens,
                            s.num_draft_tokens, s.num_accepted_tokens, len(s.emitted_token_ids)])
     style = KIND_STYLE.get(kind, OTHER_STYLE)
     return go.Bar(
         orientation="h", y=ys, x=widths, base=bases, name=kind,
+        text=texts, textposition="inside", insidetextanchor="start",
         customdata=custom, hovertemplate=HOVER,
         # a thin white edge keeps consecutive steps of one kind apart
         marker={"color": style["color"], "line": {"width": 0.5, "color": "white"},
@@ -105,11 +126,13 @@ def timeline_figure(spec: RunTrace, baseline: RunTrace | None = None) -> go.Figu
     fig = go.Figure([_kind_bars(kind, lanes) for kind in _kinds(lanes)])
     _finish_marks(fig, lanes)
     order = [lane for lane, _ in reversed(lanes)]  # plotly draws the first category at the bottom
+    cached = [f"{lane} {run.num_cached_tokens}" for lane, run in lanes if run.num_cached_tokens]
+    note = f"<br>prompt tokens from the prefix cache: {', '.join(cached)}" if cached else ""
     fig.update_layout(
-        title={"text": _title(spec, baseline)},
+        title={"text": _title(spec, baseline) + note},
         barmode="overlay", bargap=0.35,
-        height=170 + 80 * len(lanes),
-        margin={"l": 10, "r": 10, "t": 60, "b": 40},
+        height=170 + 80 * len(lanes) + (20 if note else 0),
+        margin={"l": 10, "r": 10, "t": 80 if note else 60, "b": 40},
         legend={"title": {"text": "step kind"}},
         # headroom on the right so the finish labels are not clipped
         xaxis={"title": {"text": "time since arrival (ms)"},

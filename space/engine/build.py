@@ -43,7 +43,7 @@ def build_steps(raws, times: list[tuple[float, float, float]],
             num_scheduled_tokens=raw.num_scheduled_tokens, draft_token_ids=list(drafts),
             num_accepted_tokens=accepted, emitted_token_ids=list(kept),
             target_token_kind=target_kind, output_offset=raw.output_offset,
-            propose_s=propose_s))
+            propose_s=propose_s, num_placeholder_draft_tokens=raw.num_placeholder_drafts))
     return steps
 
 

@@ -182,6 +182,7 @@ class TracedEngine:
             finish_reason=last.finish_reason, steps=steps,
             token_text=self.texts(ids_seen),
             vllm_spec_metrics=_metrics_dict(metrics),
+            num_cached_tokens=outs[0].num_cached_tokens or 0,
         )
 
     def memory(self) -> EngineMemory:

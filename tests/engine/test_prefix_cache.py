@@ -17,7 +17,8 @@ from tests.engine import corpus
 
 pytestmark = pytest.mark.engine
 
-ARTICLE = corpus.load()[0].prompt  # a news article, long enough for 769 tokens
+# Two news articles, ~1000 tokens: long enough to cut at 769.
+ARTICLE = next(p.prompt for p in corpus.load() if p.id == "summarize-two-articles")
 CACHED = 768  # 6 blocks of 128 (the CPU default block size; 48 of 16 on GPU)
 
 
