@@ -33,7 +33,7 @@ def run_prompt(p: corpus.CorpusPrompt, base, spec, max_tokens: int) -> dict:
     req = corpus.request(p, spec, max_tokens)
     for e in (base, spec):
         e.reset_prefix_cache()
-    runs = {"base": [], "spec": []}
+    runs: dict[str, list] = {"base": [], "spec": []}
     for _ in range(2):
         runs["base"].append(base.run(req))
         runs["spec"].append(spec.run(req))

@@ -14,7 +14,7 @@ import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, NoReturn, get_args
+from typing import Any, Final, Literal, NoReturn, TypeGuard, get_args
 
 from space.checklist import CHECK_NAMES, CHECK_OPS, VERDICTS, Checklist
 from space.config import PREFIX_CACHE_MODES
@@ -101,10 +101,10 @@ class DraftCountDifference:
     @classmethod
     def of(cls, run: RunTrace) -> DraftCountDifference | None:
         m = run.vllm_spec_metrics or {}
-        vllm = (m.get("num_spec_steps"), m.get("num_draft_tokens"))
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in vllm):
+        steps, tokens = m.get("num_spec_steps"), m.get("num_draft_tokens")
+        if not (_is_count(steps) and _is_count(tokens)):
             return None  # no vLLM figures (baseline, older vLLM, a hand-made file)
-        if vllm == (run.num_drafts, run.num_draft_tokens):
+        if (steps, tokens) == (run.num_drafts, run.num_draft_tokens):
             return None
         padded = [s.index for s in run.steps if s.num_placeholder_draft_tokens]
         if padded:
@@ -113,7 +113,11 @@ class DraftCountDifference:
         else:
             reason = ("not explained by placeholder drafts (a vLLM version SpecLens "
                       "was not tested with?)")
-        return cls(*vllm, run.num_drafts, run.num_draft_tokens, reason)
+        return cls(steps, tokens, run.num_drafts, run.num_draft_tokens, reason)
+
+
+def _is_count(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass
