@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from space.config import RequestSpec
+from space.config import ConfigError, RequestSpec
 from space.trace import PREFILL, VERIFY, RunTrace, first_divergence
 
 CORPUS_FILE = Path(__file__).with_name("corpus.json")
@@ -46,7 +46,10 @@ def request(p: CorpusPrompt, engine, max_tokens: int) -> RequestSpec:
 def fit(engine, req: RequestSpec, n_tokens: int) -> RequestSpec:
     """``req`` with its prompt cut (at a character) to exactly ``n_tokens`` encoded tokens."""
     def size(n_chars: int) -> int:
-        return len(engine.encode(RequestSpec(prompt=req.prompt[:n_chars], raw=req.raw)))
+        try:
+            return len(engine.encode(RequestSpec(prompt=req.prompt[:n_chars], raw=req.raw)))
+        except ConfigError:  # longer than max_model_len allows: too long, whatever its length
+            return engine.spec.max_model_len
 
     lo, hi = 1, len(req.prompt)  # the longest prefix with at most n_tokens
     if size(hi) < n_tokens:
