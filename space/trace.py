@@ -39,6 +39,12 @@ CORRECTION: Final = "correction"  # a draft was rejected; the target's token rep
 BONUS: Final = "bonus"            # every draft was accepted; the target adds one more token
 TARGET_TOKEN_KINDS: tuple[TargetTokenKind, ...] = get_args(TargetTokenKind)
 
+# Why vLLM verified draft slots that no proposer filled (docs/vllm-hooks.md).
+PlaceholderCause = Literal["padding", "drafter_skipped"]
+PADDING: Final = "padding"                  # ids -1: a one-token schedule padded to 1 + k
+DRAFTER_SKIPPED: Final = "drafter_skipped"  # zeros: the drafter's input would pass max_model_len
+PLACEHOLDER_CAUSES: tuple[PlaceholderCause, ...] = get_args(PlaceholderCause)
+
 
 @dataclass
 class StepRecord:
@@ -63,9 +69,10 @@ class StepRecord:
     # when max_tokens/EOS cut the step before the target's own token.
     output_offset: int = 0         # output tokens committed before this step
     propose_s: float = 0.0         # proposer time inside this step (drafting for the next one)
-    # Draft slots vLLM filled with placeholder ids (-1) that no proposer made,
-    # verified and counted by vLLM, never by SpecLens (see DraftCountDifference).
+    # Draft slots vLLM verified and counted that no proposer filled, and why; never
+    # in draft_token_ids, never counted by SpecLens (see DraftCountDifference).
     num_placeholder_draft_tokens: int = 0
+    placeholder_cause: PlaceholderCause | None = None
 
     @property
     def duration_s(self) -> float:
@@ -76,11 +83,12 @@ class StepRecord:
         return len(self.draft_token_ids)
 
 
-PLACEHOLDER_REASON = (
-    "vLLM padded {where} with {n} placeholder draft ids (-1) that no proposer made: a "
-    "prefill of a single token (the prompt's last; the rest came from the prefix cache) "
-    "is padded to 1 + k tokens, and vLLM verifies the padding and counts it as drafted "
-    "(never accepted). SpecLens counts only the proposer's drafts.")
+PLACEHOLDER_REASONS: dict[str, str] = {
+    PADDING: "{n} placeholder ids (-1) padding a one-token prefill (the prompt's last "
+             "token; the rest came from the prefix cache) to 1 + k tokens",
+    DRAFTER_SKIPPED: "{n} zeros the model runner put in place of drafts when it skipped "
+                     "the drafter (its input would have passed max_model_len)",
+}
 
 
 @dataclass(frozen=True)
@@ -106,10 +114,14 @@ class DraftCountDifference:
             return None  # no vLLM figures (baseline, older vLLM, a hand-made file)
         if (steps, tokens) == (run.num_drafts, run.num_draft_tokens):
             return None
-        padded = [s.index for s in run.steps if s.num_placeholder_draft_tokens]
+        padded = [s for s in run.steps if s.num_placeholder_draft_tokens]
         if padded:
-            where = "step " + ", ".join(map(str, padded))
-            reason = PLACEHOLDER_REASON.format(where=where, n=run.num_placeholder_draft_tokens)
+            causes = "; ".join(
+                f"step {s.index}: " + PLACEHOLDER_REASONS.get(
+                    s.placeholder_cause or "", "{n} placeholder drafts").format(
+                        n=s.num_placeholder_draft_tokens) for s in padded)
+            reason = (f"vLLM verified and counted draft slots no proposer filled ({causes}); "
+                      "SpecLens counts only the proposer's drafts.")
         else:
             reason = ("not explained by placeholder drafts (a vLLM version SpecLens "
                       "was not tested with?)")
@@ -460,6 +472,7 @@ STEP_SCHEMA = _record({
     "target_token_kind": (_optional(_one_of(*TARGET_TOKEN_KINDS)), False),
     "output_offset": (_int, False), "propose_s": (_number, False),
     "num_placeholder_draft_tokens": (_int, False),
+    "placeholder_cause": (_optional(_one_of(*PLACEHOLDER_CAUSES)), False),
 })
 CONFIG_SCHEMA = _record({
     key: (_optional(_str), False)

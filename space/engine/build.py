@@ -33,8 +33,10 @@ def build_steps(raws, times: list[tuple[float, float, float]],
             kind = VERIFY
         else:
             kind = DECODE
-        # vLLM's count (scheduler.update_from_output): sampled - 1 (the target's own token).
-        accepted = max(len(sampled) - 1, 0) if (kind == VERIFY and sampled) else 0
+        # vLLM's count (scheduler.update_from_output): sampled - 1 (the target's own token),
+        # on every step it verified slots, placeholders included (never accepted so far).
+        verified = kind == VERIFY or raw.num_placeholder_drafts > 0
+        accepted = max(len(sampled) - 1, 0) if (verified and sampled) else 0
         target_kind: TargetTokenKind | None = None
         if kind == VERIFY and sampled and len(kept) == len(sampled):
             target_kind = CORRECTION if accepted < len(drafts) else BONUS
@@ -43,7 +45,8 @@ def build_steps(raws, times: list[tuple[float, float, float]],
             num_scheduled_tokens=raw.num_scheduled_tokens, draft_token_ids=list(drafts),
             num_accepted_tokens=accepted, emitted_token_ids=list(kept),
             target_token_kind=target_kind, output_offset=raw.output_offset,
-            propose_s=propose_s, num_placeholder_draft_tokens=raw.num_placeholder_drafts))
+            propose_s=propose_s, num_placeholder_draft_tokens=raw.num_placeholder_drafts,
+            placeholder_cause=raw.placeholder_cause))
     return steps
 
 

@@ -73,6 +73,8 @@ class TracedEngine:
         self.runner = self.engine.engine_core.engine_core.model_executor \
             .driver_worker.worker.model_runner
         self.proposer_timer = ProposerTimer.attach(self.runner) if spec.is_speculative else None
+        if tracing and self.proposer_timer is not None:
+            self.scheduler.proposer_ran = self.proposer_timer.ran
         self._text_cache: dict[int, str] = {}
         self.config = self._config_record()
 
@@ -224,6 +226,7 @@ class ProposerTimer:
 
     def __init__(self) -> None:
         self.total_s = 0.0
+        self.calls = 0  # in the current engine step
 
     @classmethod
     def attach(cls, runner) -> ProposerTimer | None:
@@ -239,14 +242,19 @@ class ProposerTimer:
             out = original(*args, **kwargs)
             sync()  # GPU kernels are asynchronous: read the clock after they finish
             timer.total_s += time.perf_counter() - t0
+            timer.calls += 1
             return out
 
         runner.propose_draft_token_ids = timed
         return timer
 
     def take(self) -> float:
-        out, self.total_s = self.total_s, 0.0
+        out, self.total_s, self.calls = self.total_s, 0.0, 0
         return out
+
+    def ran(self) -> bool:
+        """Whether the proposer ran in this engine step (vLLM skips it near max_model_len)."""
+        return self.calls > 0
 
 
 def _param_bytes(model) -> int:

@@ -10,9 +10,12 @@ versions this was tested against are pinned in ``space/versions.py``).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from vllm.v1.core.sched.scheduler import Scheduler
+
+from space.trace import DRAFTER_SKIPPED, PADDING
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +32,7 @@ class RawStep:
     kept_token_ids: list[int]       # what the request kept after stop checks
     output_offset: int              # output tokens before this step
     num_placeholder_drafts: int = 0  # slots vLLM filled with placeholder ids, not proposals
+    placeholder_cause: str | None = None  # PADDING | DRAFTER_SKIPPED (space.trace)
 
 
 @dataclass
@@ -46,18 +50,31 @@ class Recorder:
 class TracingScheduler(Scheduler):
     """``Scheduler`` plus a ``recorder``; behaviour is unchanged.
 
-    Draft slots can hold placeholder ids (-1) that no proposer made: vLLM pads
-    a new request whose prefill is a single token (a prefix-cache hit on a
-    prompt of 128n+1 tokens) with ``num_speculative_tokens`` of them, and
-    async scheduling or a grammar fills slots with them too. vLLM verifies
-    and counts them (always rejected); the trace keeps only real drafts and
-    counts the placeholders apart (docs/vllm-hooks.md, "Placeholder drafts").
+    vLLM verifies and counts draft slots that no proposer filled; the trace
+    keeps only the proposer's drafts and counts the others apart, with their
+    cause (docs/vllm-hooks.md, "Placeholder drafts"):
+    - padding: ids outside the vocabulary (-1). vLLM pads a new request whose
+      prefill is a single token (a prefix-cache hit on a prompt of 128n+1
+      tokens) with ``num_speculative_tokens`` of them; async scheduling and
+      grammars use -1 too.
+    - drafter skipped: when the drafter's input would pass max_model_len,
+      the model runner skips it and hands back zeros (a real id, 0), which
+      the next step verifies. ``proposer_ran`` (set by the engine, from the
+      timer around the proposer) tells these apart from proposals.
     """
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.recorder = Recorder()
         self.vocab_size = self.vllm_config.model_config.get_vocab_size()
+        self.proposer_ran: Callable[[], bool] | None = None  # in the current engine step
+        self._zero_filled: set[str] = set()  # requests whose pending drafts are zeros
+
+    def update_draft_token_ids(self, draft_token_ids) -> None:
+        # Runs at the end of an engine step, after the model runner proposed (or not).
+        skipped = self.proposer_ran is not None and not self.proposer_ran()
+        self._zero_filled = set(draft_token_ids.req_ids) if skipped else set()
+        super().update_draft_token_ids(draft_token_ids)
 
     def update_from_output(self, scheduler_output, model_runner_output):
         sampled = model_runner_output.sampled_token_ids
@@ -76,7 +93,7 @@ class TracingScheduler(Scheduler):
         result = super().update_from_output(scheduler_output, model_runner_output)
         for req_id, (req, n_out, computed, got) in before.items():
             drafts = scheduler_output.scheduled_spec_decode_tokens.get(req_id) or ()
-            proposed = [t for t in drafts if 0 <= t < self.vocab_size]
+            proposed, cause = self._proposed(req_id, drafts)
             raw = RawStep(
                 num_scheduled_tokens=scheduler_output.num_scheduled_tokens[req_id],
                 num_computed_before=computed,
@@ -86,6 +103,14 @@ class TracingScheduler(Scheduler):
                 kept_token_ids=list(req.output_token_ids[n_out:]),
                 output_offset=n_out,
                 num_placeholder_drafts=len(drafts) - len(proposed),
+                placeholder_cause=cause,
             )
             self.recorder.new_in_step.append((req_id, raw))
         return result
+
+    def _proposed(self, req_id: str, drafts) -> tuple[list[int], str | None]:
+        """The proposer's drafts among ``drafts``, and why any others are there."""
+        if drafts and req_id in self._zero_filled:
+            return [], DRAFTER_SKIPPED
+        proposed = [t for t in drafts if 0 <= t < self.vocab_size]
+        return proposed, (PADDING if len(proposed) < len(drafts) else None)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from space.config import ConfigError, RequestSpec
-from space.trace import PREFILL, VERIFY, RunTrace, first_divergence
+from space.trace import DRAFTER_SKIPPED, PADDING, PREFILL, VERIFY, RunTrace, first_divergence
 
 CORPUS_FILE = Path(__file__).with_name("corpus.json")
 
@@ -123,10 +123,16 @@ def check_counts_against_vllm(run: RunTrace) -> None:
         assert run.num_draft_tokens == m["num_draft_tokens"]
         assert run.num_drafts == m["num_spec_steps"]
         return
-    for s in placeholder_steps:  # the one documented cause: a one-token prefill after a cache hit
-        assert s.kind == PREFILL and not s.draft_token_ids, f"step {s.index}"
-        assert run.num_cached_tokens > 0
-        assert s.num_scheduled_tokens == 1 + s.num_placeholder_draft_tokens
+    k = run.config["speculative_config"]["num_speculative_tokens"]
+    for s in placeholder_steps:  # the two documented causes (docs/vllm-hooks.md)
+        assert not s.draft_token_ids, f"step {s.index}: placeholders beside real drafts"
+        if s.placeholder_cause == PADDING:  # a one-token prefill after a prefix-cache hit
+            assert s.kind == PREFILL and run.num_cached_tokens > 0, f"step {s.index}"
+            assert s.num_scheduled_tokens == 1 + s.num_placeholder_draft_tokens
+        else:  # zeros: the drafter's input (the context and k slots) would pass max_model_len
+            assert s.placeholder_cause == DRAFTER_SKIPPED, f"step {s.index}"
+            context = len(run.prompt_token_ids) + s.output_offset
+            assert context + k > run.config["max_model_len"], f"step {s.index}"
     assert diff is not None and "placeholder" in diff.reason
     assert (diff.vllm_num_draft_tokens, diff.vllm_num_drafts) == \
         (m["num_draft_tokens"], m["num_spec_steps"])

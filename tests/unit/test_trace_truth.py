@@ -13,7 +13,16 @@ import pytest
 from space.cli import _parser, spec_from_args
 from space.config import ConfigError, EngineSpec
 from space.engine.build import build_steps, token_texts
-from space.trace import PREFILL, TRACE_VERSION, RunTrace, TraceFormatError, dumps, load
+from space.trace import (
+    DRAFTER_SKIPPED,
+    PADDING,
+    PREFILL,
+    TRACE_VERSION,
+    RunTrace,
+    TraceFormatError,
+    dumps,
+    load,
+)
 from space.ui import views
 from tests.unit.conftest import make_trace
 from vis import acceptance_summary_html, timeline_figure
@@ -27,7 +36,7 @@ def cached_trace() -> RunTrace:
     15 draft tokens against the trace's 4 and 11)."""
     run = make_trace()
     steps = run.steps[1:]
-    steps[0].num_placeholder_draft_tokens = 4
+    steps[0].num_placeholder_draft_tokens, steps[0].placeholder_cause = 4, PADDING
     return dataclasses.replace(run, steps=steps, num_cached_tokens=8, vllm_spec_metrics={
         "num_spec_steps": 5, "num_draft_tokens": 15, "num_accepted_draft_tokens": 7})
 
@@ -38,8 +47,20 @@ def test_vllm_counts_beside_speclens_with_the_reason():
     diff = run.draft_count_difference
     assert (diff.vllm_num_drafts, diff.vllm_num_draft_tokens) == (5, 15)
     assert (diff.num_drafts, diff.num_draft_tokens) == (4, 11)
-    assert "step 1" in diff.reason and "4 placeholder draft ids" in diff.reason
+    assert "step 1: 4 placeholder ids (-1) padding a one-token prefill" in diff.reason
     assert run.acceptance_rate == 7 / 11  # SpecLens's rate counts only proposed drafts
+
+
+def test_zeros_from_a_skipped_drafter_have_their_own_reason():
+    """Near max_model_len vLLM skips the drafter and verifies zeros in its place."""
+    run = make_trace()
+    run.steps[5].num_placeholder_draft_tokens, run.steps[5].placeholder_cause = 1, \
+        DRAFTER_SKIPPED
+    run.vllm_spec_metrics = {"num_spec_steps": 5, "num_draft_tokens": 12}
+    run.recompute()
+    reason = run.draft_count_difference.reason
+    assert "step 5: 1 zeros the model runner put in place of drafts" in reason
+    assert "max_model_len" in reason
 
 
 def test_no_difference_no_record():
@@ -57,6 +78,7 @@ def test_json_carries_cached_tokens_and_the_difference():
     assert d["version"] == TRACE_VERSION == 3
     assert d["num_cached_tokens"] == 8
     assert d["steps"][0]["num_placeholder_draft_tokens"] == 4
+    assert d["steps"][0]["placeholder_cause"] == "padding"
     assert d["draft_count_difference"]["vllm_num_draft_tokens"] == 15
     again = load(json.dumps(d))
     assert again.to_dict() == run.to_dict()
@@ -77,6 +99,8 @@ def test_version_2_files_load_with_defaults():
     (lambda d: d["steps"][0].update(num_placeholder_draft_tokens=-4),
      "steps[0].num_placeholder_draft_tokens must be an integer"),
     (lambda d: d.update(num_cached_tokens="768"), "num_cached_tokens must be an integer"),
+    (lambda d: d["steps"][0].update(placeholder_cause="<b>"),
+     "steps[0].placeholder_cause must be one of padding, drafter_skipped"),
 ])
 def test_schema_checks_the_new_fields(mutate, expected):
     d = cached_trace().to_dict()
@@ -112,10 +136,12 @@ def test_timeline_labels_the_cached_prefill():
 def test_build_steps_keeps_placeholders_out_of_the_drafts():
     raw = SimpleNamespace(num_scheduled_tokens=5, num_computed_before=768,
                           num_prompt_tokens=769, draft_token_ids=[], sampled_token_ids=[504],
-                          kept_token_ids=[504], output_offset=0, num_placeholder_drafts=4)
+                          kept_token_ids=[504], output_offset=0, num_placeholder_drafts=4,
+                          placeholder_cause=PADDING)
     (step,) = build_steps([raw], [(1.0, 1.1, 0.0)])
     assert step.kind == PREFILL and step.draft_token_ids == []
     assert step.num_placeholder_draft_tokens == 4 and step.num_accepted_tokens == 0
+    assert step.placeholder_cause == PADDING
 
 
 def test_token_texts_never_decodes_an_id_outside_the_vocabulary():
