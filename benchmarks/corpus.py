@@ -1,5 +1,5 @@
-"""The whole prompt corpus (tests/engine/corpus.json) through both engines, every
-trace checked against the invariants of tests/engine/corpus.py, with figures.
+"""The whole prompt corpus (tests/fixtures/corpus.json) through both engines, every
+trace checked against the invariants of tests/helpers/corpus.py, with figures.
 
 Each prompt runs through the baseline and the ngram engine (k=4, temperature 0)
 twice, in one process: the prefix cache is emptied before the first pair of
@@ -25,7 +25,7 @@ os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.engine import corpus  # noqa: E402
+from tests.helpers import corpus  # noqa: E402
 
 
 def run_prompt(p: corpus.CorpusPrompt, base, spec, max_tokens: int) -> dict:

@@ -1,4 +1,4 @@
-"""The corpus (tests/engine/corpus.json), run for real: every prompt through the
+"""The corpus (tests/fixtures/corpus.json), run for real: every prompt through the
 baseline and the ngram engine, twice each in one process, every trace checked.
 
 The engines keep their prefix cache (``prefix_cache="warm"``) and it is reset
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.engine import corpus
+from tests.helpers import corpus
 
 pytestmark = pytest.mark.engine
 CI_MAX_TOKENS = 32

@@ -13,7 +13,7 @@ import pytest
 
 from space.config import RequestSpec
 from space.trace import PREFILL, load
-from tests.engine import corpus
+from tests.helpers import corpus
 
 pytestmark = pytest.mark.engine
 

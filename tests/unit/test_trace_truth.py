@@ -24,7 +24,7 @@ from space.trace import (
     load,
 )
 from space.ui import views
-from tests.unit.conftest import make_trace
+from tests.helpers.traces import views_run as make_trace
 from vis import acceptance_summary_html, timeline_figure
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

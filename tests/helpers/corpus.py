@@ -1,4 +1,5 @@
-"""The prompt corpus (``corpus.json``) and the invariants every trace must hold.
+"""The prompt corpus (``tests/fixtures/corpus.json``) and the invariants every
+trace must hold.
 
 Shared by ``tests/engine/test_corpus.py`` (the prompts marked ``ci``) and
 ``benchmarks/corpus.py`` (all of them). The checks raise ``AssertionError``
@@ -14,7 +15,7 @@ from pathlib import Path
 from space.config import ConfigError, RequestSpec
 from space.trace import DRAFTER_SKIPPED, PADDING, PREFILL, VERIFY, RunTrace, first_divergence
 
-CORPUS_FILE = Path(__file__).with_name("corpus.json")
+CORPUS_FILE = Path(__file__).parents[1] / "fixtures" / "corpus.json"
 
 
 @dataclass(frozen=True)
