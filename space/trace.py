@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -342,6 +343,7 @@ def load(text: str) -> RunTrace | CompareRecord:
     except (ValueError, RecursionError) as exc:
         raise TraceFormatError(f"not a SpecLens trace: not valid JSON ({_first_line(exc)})") \
             from None
+    _refuse_lone_surrogates(text, d)
     d = validate_record(_upgrade(d))
     return CompareRecord.from_dict(d) if "baseline" in d else RunTrace.from_dict(d)
 
@@ -362,6 +364,31 @@ def _upgrade(d: Any) -> Any:
             if isinstance(s, dict) and "num_accepted" in s:
                 s.setdefault("num_accepted_tokens", s.pop("num_accepted"))
     return d
+
+
+def _refuse_lone_surrogates(text: str, d: Any) -> None:
+    """A lone ``\\ud800`` escape parses to a string that cannot be written as
+    UTF-8: the page's own JSON (orjson) and every export would fail on it.
+    Looked for only when the file has a surrogate escape at all (our own files
+    write emoji as escaped pairs, which are fine).
+
+    Example:
+        >>> _refuse_lone_surrogates('"\\\\ud83d\\\\ude00"', "\\U0001f600")  # a pair: one emoji
+        >>> _refuse_lone_surrogates('"\\\\ud800"', "\\ud800")
+        Traceback (most recent call last):
+        ...
+        space.trace.TraceFormatError: not a SpecLens trace: a lone surrogate escape, not Unicode text
+    """
+    if not _SURROGATE_ESCAPE.search(text):
+        return
+    try:
+        json.dumps(d, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise TraceFormatError("not a SpecLens trace: a lone surrogate escape, "
+                               "not Unicode text") from None
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _first_line(exc: BaseException) -> str:

@@ -84,7 +84,7 @@ def _divergence_html(cmp: CompareRecord) -> str:
     if i is None:  # should not happen when outputs differ; show both without a mark
         head = "<p>Outputs <b>differ</b>.</p>"
     else:
-        head = (f"<p>Outputs <b>differ</b> from output token {i}: baseline "
+        head = (f"<p>Outputs <b>differ</b> from output token {int(i)}: baseline "
                 f"{_token_at(cmp.baseline, i)}, speculative {_token_at(cmp.speculative, i)}.</p>")
     lanes = "".join(
         f'<div class="cmp-lane" data-lane="{name}"><p><b>{name}</b></p>'

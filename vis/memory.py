@@ -9,6 +9,7 @@ import html
 import plotly.graph_objects as go
 
 from space.memory import EngineMemory, GiB, GpuMemory, SystemMemory, fmt_bytes, kv_tax_tokens
+from vis.safe import plot_text
 
 # One colour per kind of segment, so a segment reads the same on every bar.
 _COLORS = {
@@ -45,7 +46,7 @@ def device_segments(gpu: GpuMemory | None, system: SystemMemory | None,
                     process_rss: int | None) -> tuple[str, list[Segment]] | None:
     """The GPU's used/free bar, or on CPU this process's RSS within the host."""
     if gpu is not None:
-        return (f"GPU {gpu.index}<br>{html.escape(gpu.name)}",
+        return (f"GPU {int(gpu.index)}<br>{plot_text(gpu.name)}",
                 [("GPU used (all processes)", gpu.used_bytes),
                  ("GPU free", gpu.free_bytes)])
     if system is None and process_rss is None:
@@ -64,7 +65,8 @@ def memory_figure(engines: list[EngineMemory], gpu: GpuMemory | None,
                   system: SystemMemory | None, process_rss: int | None) -> go.Figure:
     """Stacked bar per engine (weights by role, KV used / unused) and one bar
     for the device (GPU used / free, or process RSS within the host), in GiB."""
-    bars: list[tuple[str, list[Segment]]] = [(e.label, engine_segments(e)) for e in engines]
+    bars: list[tuple[str, list[Segment]]] = [(plot_text(e.label), engine_segments(e))
+                                             for e in engines]
     device = device_segments(gpu, system, process_rss)
     if device is not None:
         bars.append(device)
@@ -74,10 +76,10 @@ def memory_figure(engines: list[EngineMemory], gpu: GpuMemory | None,
     for name in legend:
         values = [next((b for n, b in segs if n == name), None) for _, segs in bars]
         fig.add_trace(go.Bar(
-            name=name, x=categories,
+            name=plot_text(name), x=categories,
             y=[None if v is None else v / GiB for v in values],
             customdata=[fmt_bytes(v) for v in values],
-            hovertemplate="%{x}<br>" + html.escape(name) + ": %{customdata}<extra></extra>",
+            hovertemplate="%{x}<br>" + plot_text(name) + ": %{customdata}<extra></extra>",
             marker=dict(color=_COLORS.get(name)),
         ))
     fig.update_layout(barmode="stack", title="Memory: engines and device", yaxis_title="GiB",

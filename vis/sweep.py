@@ -15,6 +15,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from vis.safe import plot_text
+
 
 class Axis(Protocol):
     @property
@@ -93,7 +95,7 @@ def sweep_figure(result: SweepPlot, title: str | None = None) -> go.Figure:
     ), row=2, col=1)
     _axes(fig, var, xs, heights)
     fig.update_layout(
-        title={"text": title or f"Sweep over {var.label}"}, height=560,
+        title={"text": plot_text(title or f"Sweep over {var.label}")}, height=560,
         margin={"l": 60, "r": 20, "t": 80, "b": 50}, template="plotly_white",
         showlegend=variable == "concurrency",  # two speedup lines to tell apart
         legend={"orientation": "h", "x": 0.99, "xanchor": "right", "y": 0.98,
@@ -108,7 +110,8 @@ def _speedup_line(fig: go.Figure, table: pd.DataFrame, variable: str, log_axis: 
     fig.add_trace(go.Scatter(
         x=xs, y=speedups, mode="lines+markers", name="speedup (TPOT)",
         line={"color": SPEEDUP_COLOR, "width": 2.5}, marker={"size": 9},
-        error_y=_error_bars(table), customdata=table["verdict"].fillna("").tolist(),
+        error_y=_error_bars(table),
+        customdata=[plot_text(v) for v in table["verdict"].fillna("")],
         hovertemplate=f"{variable} %{{x}}: %{{y:.2f}}x (%{{customdata}})<extra></extra>",
     ), row=1, col=1)
     if cross is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from space.trace import DECODE, PREFILL, VERIFY, RunTrace, StepRecord
+from vis.safe import plot_text
 
 SPEC_LANE = "speculative"
 BASE_LANE = "baseline"
@@ -75,11 +76,11 @@ def _kind_bars(kind: str, lanes: list[tuple[str, RunTrace]]) -> go.Bar:
             widths.append(dur)
             label = step_label(run, s)
             texts.append(CACHED_TEXT if "prefix cache" in label else "")
-            custom.append([s.index, label, start, dur, s.num_scheduled_tokens,
+            custom.append([int(s.index), plot_text(label), start, dur, s.num_scheduled_tokens,
                            s.num_draft_tokens, s.num_accepted_tokens, len(s.emitted_token_ids)])
     style = KIND_STYLE.get(kind, OTHER_STYLE)
     return go.Bar(
-        orientation="h", y=ys, x=widths, base=bases, name=kind,
+        orientation="h", y=ys, x=widths, base=bases, name=plot_text(kind),
         text=texts, textposition="inside", insidetextanchor="start",
         customdata=custom, hovertemplate=HOVER,
         # a thin white edge keeps consecutive steps of one kind apart

@@ -166,10 +166,13 @@ def entry_title(run: RunTrace, e: TokenEntry) -> str:
 
 def token_span(run: RunTrace, e: TokenEntry, highlight: bool = False) -> str:
     """One ``<span class="tok tok-STATUS" data-status data-step title>``."""
-    cls = f"tok tok-{e.status}" + (" tok-diverge" if highlight else "")
-    attrs = [f'class="{cls}"', f'data-status="{e.status}"', f'data-step="{e.step}"']
+    # Escaped or formatted as integers where written: a replayed file is a
+    # visitor's, and a value that broke out of an attribute would run as script.
+    status = html.escape(e.status, quote=True)
+    cls = f"tok tok-{status}" + (" tok-diverge" if highlight else "")
+    attrs = [f'class="{cls}"', f'data-status="{status}"', f'data-step="{int(e.step)}"']
     if e.output_index is not None:
-        attrs.append(f'data-out="{e.output_index}"')
+        attrs.append(f'data-out="{int(e.output_index)}"')
     if highlight:
         attrs.append('data-diverge="1"')
     attrs.append(f'title="{html.escape(entry_title(run, e), quote=True)}"')

@@ -35,6 +35,7 @@ def status_html(message: str, kind: str = "info") -> str:
     """The status box: kind is info | working | done | error (role=alert)."""
     role = ' role="alert"' if kind == "error" else ""
     mark = {"error": "\u26a0 ", "working": "\u25b8 ", "done": "\u2714 "}.get(kind, "")
+    kind = html.escape(kind, quote=True)
     return (f'<div class="speclens-status speclens-status-{kind}" data-kind="{kind}"{role}>'
             f"{mark}{html.escape(message)}</div>")
 
@@ -125,7 +126,9 @@ class Handlers:
         raise RuntimeError("the run ended without a result")
 
     def _failed(self, message: str) -> dict:
-        gr.Warning(message)
+        # Gradio draws a toast's message as (sanitized) HTML: escape it, since
+        # messages quote what the visitor sent (a file name, a draft, a value).
+        gr.Warning(html.escape(message))
         return {self.ui.results.status: status_html(message, "error")}
 
     def _show(self, record: views.Record, message: str) -> dict:

@@ -7,6 +7,7 @@ and draws it with ``vis.sweep.sweep_figure``.
 """
 from __future__ import annotations
 
+import html
 import logging
 import tempfile
 from collections.abc import Iterator
@@ -197,7 +198,7 @@ class SweepHandlers:
         raise RuntimeError("the sweep ended without a result")
 
     def _failed(self, message: str) -> dict:
-        gr.Warning(message)
+        gr.Warning(html.escape(message))  # a toast is drawn as HTML; messages quote input
         return {self.panel.status: status_html(message, "error")}
 
 

@@ -115,7 +115,7 @@ def step_view(record: Record | None, position: int | float | None) -> StepView |
     d = vis.describe_step(run, indices[pos])
     # The slider counts only the passes that emit tokens; the sentence names the
     # engine step ("Engine step 12: ..."), which the timeline and CSV also use.
-    title = (f'<p class="speclens-step" data-step="{d["step_index"]}" '
+    title = (f'<p class="speclens-step" data-step="{int(d["step_index"])}" '
              f'data-kind="{html.escape(str(d["kind"]))}"><b>Pass {pos + 1} of {len(indices)}.'
              f'</b> {html.escape(str(d["sentence"]))}</p>')
     return StepView(pos, len(indices), title, str(d["context_html"]), str(d["drafts_html"]),
