@@ -19,95 +19,11 @@ from hypothesis import strategies as st
 from space.trace import TraceFormatError, load
 from space.ui import views
 from space.ui.handlers import status_html
-from tests.hostile import (
-    clean_compare,
-    hostile_compare,
-    markup_problems,
-    payloads,
-    plot_problems,
-)
-
-MARKUP = st.sampled_from(payloads(99) + ["\x00", "\u202e", "\ud7ff", "\r\n", "%{x}", "&amp;"])
-# Control characters, lone surrogates, private use, line and paragraph separators.
-ODD = st.text(alphabet=st.characters(categories=["Cc", "Cs", "Co", "Zl", "Zp"]), max_size=10)
-TEXT = st.one_of(st.text(max_size=40), MARKUP, ODD)
-NUMBER = st.one_of(st.integers(min_value=-(2**70), max_value=2**70),
-                   st.floats(allow_nan=True, allow_infinity=True),
-                   st.sampled_from([0, -1, 2**31, 2**31 - 1, 1e308, -1e308, 5e-324]))
-SCALAR = st.one_of(st.none(), st.booleans(), NUMBER, TEXT)
-JSON = st.recursive(SCALAR, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(TEXT, inner, max_size=4)), max_leaves=12)
+from tests.fuzzing import JSON, broken_files, odd_valid_files
+from tests.hostile import markup_problems, plot_problems
 
 FUZZ = settings(max_examples=300, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-def _paths(value, path=()):
-    """Every place in a JSON document: dict keys and list items, depth first."""
-    yield path
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _paths(v, path + (k,))
-    elif isinstance(value, list):
-        for i, v in enumerate(value[:6]):
-            yield from _paths(v, path + (i,))
-
-
-def _set(doc, path, value, delete=False):
-    parent = doc
-    for key in path[:-1]:
-        parent = parent[key]
-    if delete and isinstance(parent, dict):
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = value
-
-
-@st.composite
-def broken_files(draw) -> str:
-    doc = draw(st.sampled_from([clean_compare, hostile_compare]))()
-    if draw(st.booleans()):
-        doc = doc["speculative"]  # a single-run trace file
-    for _ in range(draw(st.integers(1, 3))):
-        paths = [p for p in _paths(doc) if p]
-        path = draw(st.sampled_from(paths))
-        _set(doc, path, draw(JSON), delete=draw(st.integers(0, 5)) == 0)
-    text = json.dumps(doc)  # NaN and Infinity are written as JSON's extensions
-    if draw(st.integers(0, 9)) == 0:
-        text = text[:draw(st.integers(0, len(text)))]
-    return text
-
-
-def _like(value):
-    """Another value of the same JSON type: a file the schema lets through, but
-    whose values are extreme or disagree with each other (counts past the drafts,
-    ids without text, times going backwards, enormous numbers)."""
-    if isinstance(value, bool):
-        return st.booleans()
-    if isinstance(value, int):
-        return st.one_of(st.integers(0, 40), st.integers(0, 2**31 - 1))
-    if isinstance(value, float):
-        return st.floats(allow_nan=False, allow_infinity=False)
-    if isinstance(value, str):
-        return TEXT
-    if isinstance(value, list) and all(isinstance(v, int) for v in value):
-        return st.lists(st.one_of(st.integers(0, 40), st.integers(0, 2**31 - 1)), max_size=8)
-    return st.just(value)
-
-
-@st.composite
-def odd_valid_files(draw) -> str:
-    doc = draw(st.sampled_from([clean_compare, hostile_compare]))()
-    if draw(st.booleans()):
-        doc = doc["speculative"]
-    for _ in range(draw(st.integers(1, 6))):
-        paths = [p for p in _paths(doc) if p and p[-1] != "version"]
-        path = draw(st.sampled_from(paths))
-        parent = doc
-        for key in path[:-1]:
-            parent = parent[key]
-        _set(doc, path, draw(_like(parent[path[-1]])))
-    return json.dumps(doc)
 
 
 def render_everything(record) -> list[str]:
@@ -149,7 +65,8 @@ def test_a_broken_file_is_refused_in_one_line_or_renders_safely(text):
 
 
 @settings(max_examples=100, deadline=None, derandomize=True)
-@given(st.one_of(st.text(), st.binary().map(lambda b: b.decode("latin-1")), JSON.map(json.dumps)))
+@given(st.one_of(st.text(), st.binary().map(lambda b: b.decode("latin-1")),
+                 JSON.map(json.dumps)))
 def test_any_text_is_refused_in_one_line_or_loads(text):
     try:
         record = load(text)
