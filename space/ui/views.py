@@ -113,10 +113,11 @@ def step_view(record: Record | None, position: int | float | None) -> StepView |
         return None
     pos = min(max(int(position or 0), 0), len(indices) - 1)
     d = vis.describe_step(run, indices[pos])
+    step = run.steps[indices[pos]]
     # The slider counts only the passes that emit tokens; the sentence names the
     # engine step ("Engine step 12: ..."), which the timeline and CSV also use.
-    title = (f'<p class="speclens-step" data-step="{int(d["step_index"])}" '
-             f'data-kind="{html.escape(str(d["kind"]))}"><b>Pass {pos + 1} of {len(indices)}.'
+    title = (f'<p class="speclens-step" data-step="{int(step.index)}" '
+             f'data-kind="{html.escape(step.kind)}"><b>Pass {pos + 1} of {len(indices)}.'
              f'</b> {html.escape(str(d["sentence"]))}</p>')
     return StepView(pos, len(indices), title, str(d["context_html"]), str(d["drafts_html"]),
                     str(d["emitted_html"]))

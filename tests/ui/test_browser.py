@@ -11,15 +11,11 @@ import pandas as pd
 import pytest
 
 from space.trace import load
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, RUN_TIMEOUT_MS
 
 pytestmark = [pytest.mark.engine, pytest.mark.browser]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
-RUN_TIMEOUT_MS = 180_000
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tests.fuzzing import RUN_PARAMS, broken_files, odd_valid_files, run_requests, wrong_type
+from tests.helpers.fuzzing import RUN_PARAMS, broken_files, odd_valid_files, run_requests, wrong_type
 
 pytestmark = pytest.mark.engine
 

@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from tests.hostile import CANARY, hostile_compare, hostile_trace, malformed_traces, payloads
-from tests.ui.test_browser import CHROMIUM, CHROMIUM_ARGS, RUN_TIMEOUT_MS
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, RUN_TIMEOUT_MS
+from tests.helpers.hostile import CANARY, hostile_compare, hostile_trace, malformed_traces, payloads
 
 pytestmark = [pytest.mark.engine, pytest.mark.browser]
 

@@ -8,11 +8,12 @@ import json
 import pandas as pd
 import pytest
 
+from space import sweep
 from space.memory import EngineMemory, GiB, GpuMemory
 from space.trace import CompareRecord, TraceFormatError, load
 from space.ui import views
 from space.ui.handlers import status_html
-from tests.hostile import (
+from tests.helpers.hostile import (
     CANARY,
     hostile_compare,
     hostile_trace,
@@ -82,17 +83,18 @@ def test_figures_carry_no_markup_from_the_file(record):
 
 def test_memory_and_sweep_figures_escape_their_labels():
     bad = payload("memory")
-    engine = EngineMemory(bad, {"target": GiB, bad: GiB}, False, GiB, 0, 1024, 16)
+    engine = EngineMemory(bad, {"target": GiB, bad: GiB}, GiB, 0, 1024, 16)
     gpu = GpuMemory(0, bad, 8 * GiB, GiB, 7 * GiB, None)
     fig, table = views.memory_views([engine], gpu, None, None)
     assert plot_problems(fig) == [] and plot_problems(memory_figure([engine], gpu, None, 1)) == []
     assert markup_problems(table) == []
-    sweep = pd.DataFrame({"variable": "k", "value": [1, 2], "speedup": [1.2, 0.9],
+    table = pd.DataFrame({"variable": "k", "value": [1, 2], "speedup": [1.2, 0.9],
                           "speedup_low": [1.1, 0.8], "speedup_high": [1.3, 1.0],
                           "acceptance_rate": [0.5, 0.4], "mean_acceptance_length": [1.5, 1.4],
                           "throughput_speedup": [1.1, 0.9],
-                          "verdict": [payload("sweep"), None]})
-    assert plot_problems(sweep_figure(sweep, "k", title=payload("sweep"))) == []
+                          "verdict": [payload("sweep"), None]}, columns=sweep.COLUMNS)
+    result = sweep.SweepResult("w", "k", table, crossover=1.5, gain_vanishes_at=2)
+    assert plot_problems(sweep_figure(result, title=payload("sweep"))) == []
 
 
 def test_status_box_escapes_message_and_kind():
@@ -106,7 +108,7 @@ def test_malformed_files_get_one_line(name, text, expected):
     with pytest.raises(TraceFormatError) as err:
         load(text)
     message = str(err.value)
-    assert expected in message and "\n" not in message and len(message) < 300
+    assert expected in message and "\n" not in message and len(message) < 500
     assert markup_problems(status_html(f"{name}: {message}", "error")) == []
 
 

@@ -9,7 +9,7 @@ import json
 
 from hypothesis import strategies as st
 
-from tests.hostile import clean_compare, hostile_compare, payloads
+from tests.helpers.hostile import clean_compare, hostile_compare, payloads
 
 MARKUP = st.sampled_from(payloads(99) + ["\x00", "\u202e", "\ud7ff", "\r\n", "%{x}", "&amp;"])
 # Control characters, lone surrogates, private use, line and paragraph separators.
