@@ -96,6 +96,9 @@ class EngineSpec:
             raise ConfigError("gpu_memory_utilization must be in 0.05..0.95")
 
 
+MAX_SEED = 2**63 - 1
+
+
 @dataclass(frozen=True)
 class RequestSpec:
     """One prompt and how to sample it."""
@@ -118,6 +121,9 @@ class RequestSpec:
             raise ConfigError(f"top_p must be in (0, 1], got {self.top_p}")
         if not (1 <= self.max_tokens <= 8192):
             raise ConfigError(f"max_tokens must be in 1..8192, got {self.max_tokens}")
+        # torch seeds a generator from a 64-bit integer: beyond it the run fails mid-way
+        if self.seed is not None and not (0 <= self.seed <= MAX_SEED):
+            raise ConfigError(f"seed must be in 0..{MAX_SEED}, got {self.seed}")
 
 
 @dataclass
