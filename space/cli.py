@@ -78,40 +78,23 @@ def _parser() -> argparse.ArgumentParser:
         preset_flags(s)
         engine_flags(s)
     _sweep_parser(sub)
-    _tipping_parser(sub)
+    from space.cli_tipping import tipping_parser
+
+    tipping_parser(sub, engine_flags)
     return p
 
 
-def _tipping_parser(sub) -> None:
-    s = sub.add_parser("tipping", help="speedup against forced acceptance (the tipping "
-                                       "point), cached for the page and the checklist")
-    s.add_argument("--concurrency", default="1,4", help="comma-separated (default 1,4)")
-    s.add_argument("--points", type=int, default=6,
-                   help="acceptance points from 1 to k+1, one engine each (default 6)")
-    s.add_argument("--max-tokens", type=int, default=64, help="tokens per request (default 64)")
-    s.add_argument("--repeats", type=int, default=2, help="measured runs per engine and point")
-    s.add_argument("--axis", choices=["length", "rate"], default="length",
-                   help="x axis of --plot: mean acceptance length or acceptance rate")
-    s.add_argument("--csv", metavar="PATH", help="write the points and the model curve as CSV")
-    s.add_argument("--json", metavar="PATH", help="write the curve as JSON")
-    s.add_argument("--plot", metavar="PATH", help="write the figure: .html or .png")
-    s.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
-    s.add_argument("--pair", help="a model-pair id (default: the bad draft, cpu-bad-draft's "
-                                  "settings); ngram/suffix pairs get a derived curve")
-    engine_flags(s)
-    # the CPU's model-based pair by default: a drafter that drafts every step
-    s.set_defaults(method="draft_model", draft_model="default-truncated")
-
-
 def _sweep_parser(sub) -> None:
-    from space.sweep import VARIABLES
+    from space.sweep import GRID, VARIABLES
 
     s = sub.add_parser("sweep", help="one workload across a range of k, concurrency, "
-                                     "input length or temperature")
-    s.add_argument("--variable", required=True, choices=list(VARIABLES))
+                                     "input length or temperature, or k x concurrency")
+    s.add_argument("--variable", required=True, choices=[*VARIABLES, GRID])
     s.add_argument("--values", help="comma-separated, e.g. 1,2,4,8 (defaults: k 1..8, "
                                     "concurrency 1,2,4,8,16, input_length 128..3072, "
-                                    "temperature 0..1)")
+                                    "temperature 0..1); k_x_concurrency: '1,2,4 x 1,2,4'")
+    s.add_argument("--max-batch", type=int, default=256,
+                   help="k_x_concurrency: the deployable config's --max-num-seqs (default 256)")
     s.add_argument("--repeats", type=int, default=2, help="measured runs per engine and point")
     s.add_argument("--max-tokens", type=int, default=None, help="default the workload's")
     s.add_argument("--csv", metavar="PATH", help="write the results table as CSV")
@@ -172,10 +155,14 @@ def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec):
 
 
 def _sweep(a: argparse.Namespace, spec: EngineSpec):
-    from space.sweep import check_plan, parse_values, run_sweep
+    from space.sweep import GRID, check_plan, parse_values, run_sweep
 
     if a.repeats < 1:
         raise ConfigError("--repeats must be at least 1")
+    if a.variable == GRID:
+        from space.cli_tipping import grid
+
+        return grid(a, spec, _workload(a))
     values = parse_values(a.variable, a.values)
     w = _workload(a)
     if a.prompt_id:
@@ -205,36 +192,6 @@ def _sweep(a: argparse.Namespace, spec: EngineSpec):
     return result
 
 
-def _bar(frac: float, msg: str, width: int = 24) -> None:
-    done = int(round(min(max(frac, 0.0), 1.0) * width))
-    print(f"  [{'#' * done}{'.' * (width - done)}] {frac:4.0%} {msg}", flush=True)
-
-
-def _tipping(a: argparse.Namespace, spec: EngineSpec):
-    from space import curves, tipping
-
-    try:
-        concurrencies = sorted({int(c) for c in a.concurrency.split(",") if c.strip()})
-    except ValueError:
-        raise ConfigError(f"--concurrency must be whole numbers, got {a.concurrency!r}") from None
-    warn_if_untested(log)
-    curve, path = tipping.build_curve(spec, pair_id=a.pair, concurrencies=concurrencies,
-                                      n_points=a.points, max_tokens=a.max_tokens,
-                                      repeats=a.repeats, progress=_bar)
-    print(tipping.describe(curve))
-    print(f"cached {path}")
-    if a.csv:
-        curves.to_csv(curve, a.csv)
-        print(f"wrote {a.csv}")
-    if a.plot:
-        from space.snapshot import save_figure
-        from vis.tipping import tipping_figure
-
-        save_figure(tipping_figure(curve, a.axis), a.plot)
-        print(f"wrote {a.plot}")
-    return curve
-
-
 def main(argv: list[str] | None = None) -> int:
     a = _parser().parse_args(argv)
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO" if a.verbose else "ERROR")
@@ -247,7 +204,9 @@ def main(argv: list[str] | None = None) -> int:
         if a.cmd == "sweep":
             record = _sweep(a, spec)
         elif a.cmd == "tipping":
-            record = _tipping(a, spec)
+            from space.cli_tipping import tipping
+
+            record = tipping(a, spec)
         else:
             req = request_from_args(a)
             preflight(spec, [req])

@@ -340,3 +340,71 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
                                     cancel=cancel))
     progress(1.0, "sweep done")
     return make_table(variable, values, results)
+
+
+# --- k x concurrency: the grid a deployable schedule of k is derived from -------------
+
+GRID = "k_x_concurrency"
+GRID_DEFAULTS = ((1, 2, 4), (1, 2, 4))
+
+
+def parse_grid(text: str | None) -> tuple[list[int], list[int]]:
+    """'1,2,4 x 1,4' -> ([1, 2, 4], [1, 4]) (k values, then concurrencies).
+
+    Example:
+        >>> parse_grid("2,4 x 1,2,8")
+        ([2, 4], [1, 2, 8])
+        >>> parse_grid("")
+        ([1, 2, 4], [1, 2, 4])
+    """
+    if not text or not text.strip():
+        return list(GRID_DEFAULTS[0]), list(GRID_DEFAULTS[1])
+    parts = text.lower().split("x")
+    if len(parts) != 2:
+        raise ConfigError(f"k x concurrency values look like '1,2,4 x 1,2,4', got {text!r}")
+    ks, cs = (parse_values(name, part) for name, part in zip(("k", "concurrency"), parts,
+                                                              strict=True))
+    return [int(k) for k in ks], [int(c) for c in cs]
+
+
+@dataclass
+class GridResult:
+    workload_id: str
+    table: pd.DataFrame               # space.deploy.GRID_COLUMNS, one row per (k, concurrency)
+    sweeps: list[SweepResult] = field(default_factory=list)  # one concurrency sweep per k
+
+    def to_csv(self, path=None) -> str | None:
+        return self.table.to_csv(path, index=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"workload_id": self.workload_id, "table": self.table.to_dict(orient="records"),
+                "sweeps": [s.to_dict() for s in self.sweeps]}
+
+
+def grid_table(sweeps: Sequence[tuple[int, SweepResult]]) -> pd.DataFrame:
+    """One row per (k, concurrency) from one concurrency sweep per k (pure)."""
+    import pandas as pd
+
+    from space.deploy import GRID_COLUMNS
+
+    frames = [s.table.rename(columns={"value": "concurrency"}).assign(k=k) for k, s in sweeps]
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return table.reindex(columns=GRID_COLUMNS)
+
+
+def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
+             concurrencies: Sequence[int], *, repeats: int = 2, pool=None,
+             progress: models.Progress | None = None, max_tokens: int | None = None,
+             prompt_ids: list[str] | None = None) -> GridResult:
+    """A concurrency sweep at each k (one speculative engine per k)."""
+    progress = progress or (lambda f, m: log.info(m))
+    sweeps = []
+    for i, k in enumerate(ks):
+        def inner(f: float, msg: str, i=i, k=k) -> None:
+            progress((i + min(max(f, 0.0), 1.0)) / len(ks), f"k={k} ({i + 1}/{len(ks)}): {msg}")
+
+        sweeps.append((k, run_sweep(dataclasses.replace(spec, k=int(k)), workload, "concurrency",
+                                    concurrencies, repeats=repeats, pool=pool, progress=inner,
+                                    max_tokens=max_tokens, prompt_ids=prompt_ids)))
+    progress(1.0, "k x concurrency sweep done")
+    return GridResult(workload.id, grid_table(sweeps), [s for _, s in sweeps])

@@ -1,0 +1,91 @@
+"""The deployable config: the best k per concurrency from literal k x concurrency
+tables (space/deploy.py, pure), validated by vLLM's own schedule reader
+(space/engine/dynamic.py, which imports vLLM; no engine is built)."""
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+
+from space import deploy
+from space.config import ConfigError
+from space.deploy import Choice
+
+pytestmark = pytest.mark.engine
+
+
+def _rows(table: dict[int, dict[int, float]]) -> list[dict]:
+    """{k: {concurrency: speedup}} -> sweep rows."""
+    return [{"k": k, "concurrency": c, "speedup": s} for k, per_c in table.items()
+            for c, s in per_c.items()]
+
+
+CASES = {
+    # high concurrency gains less, then loses: k shrinks, then 0
+    "shrinking": ({1: {1: 1.3, 2: 1.2, 4: 1.1, 8: 0.95}, 2: {1: 1.5, 2: 1.3, 4: 1.08, 8: 0.9},
+                   4: {1: 1.7, 2: 1.25, 4: 0.97, 8: 0.8}},
+                  [[1, 1, 4], [2, 3, 2], [4, 7, 1], [8, 256, 0]], 4),
+    # one k best everywhere: a single entry
+    "flat": ({2: {1: 1.4, 4: 1.3}, 3: {1: 1.3, 4: 1.2}}, [[1, 256, 2]], 2),
+    # a gain under 1.05x is no gain: 0 there
+    "noise-level gain": ({2: {1: 1.2, 4: 1.04}}, [[1, 3, 2], [4, 256, 0]], 2),
+    # NaN speedups (a failed point) are skipped
+    "nan": ({2: {1: 1.2, 4: float("nan")}, 3: {1: 1.1, 4: 1.06}}, [[1, 3, 2], [4, 256, 3]], 3),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+def test_schedule_from_literal_tables_is_what_vllm_reads(case):
+    from space.engine.dynamic import check_schedule
+
+    table, expected_schedule, largest = CASES[case]
+    cfg = deploy.derive(_rows(table), model="default", method="draft_model", draft="d")
+    assert cfg.schedule == expected_schedule
+    assert cfg.speculative_config["num_speculative_tokens"] == largest
+    chosen = {c.concurrency: c.k for c in cfg.choices}
+    lookup = check_schedule(cfg.schedule, largest, cfg.max_batch, chosen)
+    assert len(lookup) == cfg.max_batch + 1
+
+
+def test_losing_everywhere_means_no_speculative_config():
+    cfg = deploy.derive(_rows({2: {1: 0.9, 4: 0.8}}), model="m", method="ngram")
+    assert cfg.speculative_config is None and cfg.schedule == [[1, 256, 0]]
+    assert "--speculative-config" not in cfg.command
+    assert "serve without" in cfg.describe()
+
+
+def test_command_is_pasteable():
+    cfg = deploy.derive(_rows({4: {1: 1.6, 8: 1.1}}), model="/models/My Model",
+                        method="draft_model", draft="/models/draft", max_batch=64)
+    argv = shlex.split(cfg.command)
+    assert argv[:3] == ["vllm", "serve", "/models/My Model"]
+    spec = json.loads(argv[argv.index("--speculative-config") + 1])
+    assert spec == {"method": "draft_model", "model": "/models/draft", "num_speculative_tokens": 4,
+                    "num_speculative_tokens_per_batch_size": [[1, 64, 4]]}
+
+
+@pytest.mark.parametrize("bad, message", [
+    ([[2, 8, 4]], "must start at 1"),
+    ([[1, 4, 4], [3, 8, 2]], "non-overlapping"),
+    ([[1, 4, -1]], ">= 0"),
+])
+def test_vllm_refuses_a_bad_schedule_with_its_own_message(bad, message):
+    from space.engine.dynamic import schedule_lookup
+
+    with pytest.raises(ConfigError, match=message):
+        schedule_lookup(bad, 4, 16)
+
+
+def test_vllm_caps_k_at_num_speculative_tokens():
+    """Why num_speculative_tokens is the schedule's largest k: vLLM caps each entry."""
+    from space.engine.dynamic import check_schedule, schedule_lookup
+
+    assert schedule_lookup([[1, 2, 4], [3, 8, 2]], 2, 8)[1:] == [2, 2, 2, 2, 2, 2, 2, 2]
+    with pytest.raises(ConfigError, match="batch 1: k 4 expected, 2 used"):
+        check_schedule([[1, 2, 4], [3, 8, 2]], 2, 8, {1: 4})
+
+
+def test_max_batch_below_the_measured_range_is_refused():
+    with pytest.raises(ValueError, match="below the largest measured"):
+        deploy.schedule([Choice(1, 2, 1.2), Choice(16, 0, 0.9)], max_batch=8)

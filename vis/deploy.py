@@ -1,0 +1,54 @@
+"""The k x concurrency sweep as a figure, with the k chosen for each concurrency.
+
+One line per k: speedup (baseline TPOT / speculative TPOT) against concurrent
+requests (log axis), the 1x line, and a ring around each concurrency's chosen
+k (labelled; "k=0" where speculation loses). Pure: the grid table
+(``space.deploy.GRID_COLUMNS``) and ``space.deploy.Choice``s in, a Figure out.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from space.deploy import Choice
+from vis.tipping import BASELINE_COLOR, COLORS, SYMBOLS
+
+CHOICE_COLOR = "#000000"
+
+
+def grid_figure(table: pd.DataFrame, choices: list[Choice], title: str | None = None) -> go.Figure:
+    fig = go.Figure()
+    ks = sorted(int(k) for k in table["k"].dropna().unique())
+    for i, k in enumerate(ks):
+        rows = table[table["k"] == k].sort_values("concurrency")
+        fig.add_trace(go.Scatter(
+            x=rows["concurrency"].tolist(), y=rows["speedup"].tolist(), mode="lines+markers",
+            name=f"k={k}", line={"color": COLORS[i % len(COLORS)], "width": 2},
+            marker={"symbol": SYMBOLS[i % len(SYMBOLS)], "size": 9},
+            hovertemplate=f"k={k}, concurrency %{{x}}: %{{y:.2f}}x<extra></extra>"))
+    chosen = [(c, _speedup_at(table, c)) for c in choices]
+    fig.add_trace(go.Scatter(
+        x=[c.concurrency for c, _ in chosen], y=[s for _, s in chosen], mode="markers+text",
+        name="chosen k", text=[f"k={c.k}" for c, _ in chosen], textposition="top center",
+        marker={"symbol": "circle-open", "size": 20, "color": CHOICE_COLOR,
+                "line": {"width": 2}},
+        hovertemplate="concurrency %{x}: %{text}<extra></extra>"))
+    fig.add_hline(y=1.0, line={"dash": "dash", "color": BASELINE_COLOR, "width": 1.5},
+                  annotation_text="baseline (1x)", annotation_position="bottom right")
+    cs = sorted(int(c) for c in table["concurrency"].dropna().unique())
+    fig.update_xaxes(title={"text": "concurrent requests (batch size)"}, type="log",
+                     tickvals=cs, ticktext=[str(c) for c in cs])
+    top = max([1.0] + [float(s) for s in table["speedup"].dropna()]) * 1.2
+    fig.update_yaxes(title={"text": "speedup (TPOT)"}, ticksuffix="x", range=[0, top])
+    fig.update_layout(title={"text": title or "Best k per concurrency"}, height=460,
+                      template="plotly_white", margin={"l": 60, "r": 20, "t": 70, "b": 50},
+                      legend={"orientation": "h", "y": -0.2})
+    return fig
+
+
+def _speedup_at(table: pd.DataFrame, choice: Choice) -> float:
+    """Where to draw the ring: the chosen k's point, or the best point when k = 0."""
+    rows = table[table["concurrency"] == choice.concurrency]
+    if choice.k:
+        rows = rows[rows["k"] == choice.k]
+    return float(rows["speedup"].max())
