@@ -61,7 +61,7 @@ class CurvePoint:
     num_accepted_tokens: int
     baseline_tpot_s: float            # median over repeats (per-request median in a batch)
     speculative_tpot_s: float
-    speedup: float                    # baseline TPOT / speculative TPOT, medians
+    speedup: float                    # median over repeats of baseline TPOT / speculative TPOT
     speedup_low: float | None = None  # min and max of the per-repeat ratios
     speedup_high: float | None = None
     verify_step_s: float | None = None   # median verify step, drafting included

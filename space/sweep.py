@@ -162,6 +162,23 @@ def check_plan(workload: Workload, variable: str, values: Sequence[float], repea
                           "max tokens")
 
 
+def check_grid(workload: Workload, ks: Sequence[int], concurrencies: Sequence[int],
+               repeats: int, max_tokens: int | None = None,
+               prompt_ids: list[str] | None = None) -> None:
+    """``check_plan`` for a k x concurrency sweep: a concurrency sweep per k."""
+    check_values("k", ks)
+    if len(ks) * len(concurrencies) > MAX_POINTS:
+        raise ConfigError(f"at most {MAX_POINTS} points per sweep, got "
+                          f"{len(ks)} x {len(concurrencies)}")
+    check_plan(workload, "concurrency", concurrencies, repeats, max_tokens, prompt_ids)
+    tokens = len(ks) * planned_tokens(workload, "concurrency", concurrencies, repeats,
+                                      max_tokens, prompt_ids)
+    if tokens > MAX_SWEEP_TOKENS:
+        raise ConfigError(f"this sweep would process about {tokens:,} tokens, more than the "
+                          f"limit of {MAX_SWEEP_TOKENS:,}: use fewer values, prompts, repeats "
+                          "or max tokens")
+
+
 def crossover(values: Sequence[float], speedups: Sequence[float],
               log_axis: bool = False) -> float | None:
     """The first value where speedup crosses 1, interpolated; None if it never does.
@@ -395,8 +412,11 @@ def grid_table(sweeps: Sequence[tuple[int, SweepResult]]) -> pd.DataFrame:
 def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
              concurrencies: Sequence[int], *, repeats: int = 2, pool=None,
              progress: models.Progress | None = None, max_tokens: int | None = None,
-             prompt_ids: list[str] | None = None) -> GridResult:
-    """A concurrency sweep at each k (one speculative engine per k)."""
+             prompt_ids: list[str] | None = None,
+             cancel: threading.Event | None = None) -> GridResult:
+    """A concurrency sweep at each k (one speculative engine per k); ``cancel`` as
+    in ``run_sweep``."""
+    check_grid(workload, ks, concurrencies, repeats, max_tokens, prompt_ids)
     progress = progress or (lambda f, m: log.info(m))
     sweeps = []
     for i, k in enumerate(ks):
@@ -405,6 +425,7 @@ def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
 
         sweeps.append((k, run_sweep(dataclasses.replace(spec, k=int(k)), workload, "concurrency",
                                     concurrencies, repeats=repeats, pool=pool, progress=inner,
-                                    max_tokens=max_tokens, prompt_ids=prompt_ids)))
+                                    max_tokens=max_tokens, prompt_ids=prompt_ids,
+                                    cancel=cancel)))
     progress(1.0, "k x concurrency sweep done")
     return GridResult(workload.id, grid_table(sweeps), [s for _, s in sweeps])

@@ -95,7 +95,9 @@ def point_from_runs(concurrency: int, asked: float, bases: list[list[RunTrace]],
         num_draft_tokens=sum(r.num_draft_tokens for r in flat),
         num_accepted_tokens=sum(r.num_accepted_tokens for r in flat),
         baseline_tpot_s=b_tpot, speculative_tpot_s=s_tpot,
-        speedup=b_tpot / s_tpot if s_tpot > 0 else 0.0,
+        # paired ratios, not a ratio of medians: a burst of load on this shared
+        # machine slows both runs of a pair and cancels out of their ratio
+        speedup=statistics.median(ratios) if ratios else 0.0,
         speedup_low=spread[0] if spread else None, speedup_high=spread[1] if spread else None,
         verify_step_s=measure.verify_step_s(flat),
         propose_step_s=_median_or_none(s.propose_s for r in flat for s in r.steps

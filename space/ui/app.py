@@ -16,7 +16,7 @@ from space.models import ModelError, print_progress
 from space.preflight import on_gpu, preflight
 from space.prom import Metrics, mount_metrics
 from space.repeats import WARMUP_TOKENS
-from space.ui import inputs, panels
+from space.ui import inputs, panels, tipping_panel
 from space.ui.handlers import UI, Compare, Handlers, status_html
 from space.ui.startup import Startup, build_banner, wire_banner
 from space.ui.sweep_panel import SweepHandlers, SweepPanel, build_sweep_panel
@@ -69,21 +69,41 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                 stepper = panels.build_stepper()
             with gr.Tab("Checklist"):
                 checklist = panels.build_checklist()
+                tipping_mini = gr.Plot(label="Tipping point on this machine",
+                                       elem_id="tipping-mini")
+                gr.Markdown(tipping_panel.MINI_NOTE)
             with gr.Tab("Memory"):
                 memory = panels.build_memory()
             with gr.Tab("Replay & export"):
                 files = panels.build_files()
             with gr.Tab("Sweep"):
                 sweep = build_sweep_panel(workload_id)
-        ui = UI(state, controls, results, timeline, acceptance, stepper, checklist, memory, files)
+                tipping = tipping_panel.build_tipping_panel()
+        ui = UI(state, controls, results, timeline, acceptance, stepper, checklist, memory, files,
+                tipping_mini)
         h, sh = Handlers(ui, spec, metrics, samples, compare), SweepHandlers(sweep, spec)
+        th = tipping_panel.TippingHandlers(tipping, spec)
         if startup is not None and banner is not None:
             wire_banner(demo, startup, *banner)
             h.run = startup.gate(h.run, ui.results.status, status_html)  # type: ignore[method-assign]
             sh.sweep = startup.gate(sh.sweep, sweep.status, status_html)  # type: ignore[method-assign]
+            th.measure = startup.gate(th.measure, tipping.status, status_html)  # type: ignore[method-assign]
         _wire(demo, ui, h)
         _wire_sweep(ui.controls, sweep, sh)
+        _wire_tipping(demo, ui.controls, tipping, th)
     return demo
+
+
+def _wire_tipping(demo: gr.Blocks, c: panels.Controls, p: tipping_panel.TippingPanel,
+                  h: tipping_panel.TippingHandlers) -> None:
+    quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
+    demo.load(h.load, p.axis, p.outputs(), **quick)
+    p.curve.input(h.show, [p.curve, p.axis], p.outputs()[1:], **quick)
+    p.axis.input(h.show, [p.curve, p.axis], p.outputs()[1:], **quick)
+    # Measuring builds engines: the page's engine queue, one job at a time.
+    p.measure.click(h.measure, [c.method, c.draft, c.k, c.pair, p.axis], p.outputs(),
+                    api_name="tipping", concurrency_limit=1, concurrency_id="engine",
+                    show_progress="full", show_progress_on=[p.status, p.plot])
 
 
 def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:

@@ -51,13 +51,15 @@ class UI:
     checklist: gr.HTML
     memory: Memory
     files: Files
+    tipping: gr.Plot | None = None  # this machine's tipping curve, beside the checklist
 
     def record_outputs(self) -> list:
         """Everything a run or a replay may change."""
         r, a, f = self.results, self.acceptance, self.files
         return ([self.state, r.status, r.tokens, r.compare, r.table, self.timeline, a.summary,
                  a.per_position, a.histogram, self.checklist, f.trace_json, f.steps_csv]
-                + self.stepper.outputs() + [self.memory.figure, self.memory.summary])
+                + self.stepper.outputs() + [self.memory.figure, self.memory.summary]
+                + ([self.tipping] if self.tipping is not None else []))
 
 
 Compare = Callable[..., CompareRecord]  # space.runner.compare's signature
@@ -141,10 +143,18 @@ class Handlers:
             ui.timeline: v.timeline, a.summary: v.acceptance_html,
             a.per_position: v.per_position, a.histogram: v.histogram,
             ui.checklist: v.checklist_html,
+            **self._tipping(record),
             f.trace_json: gr.DownloadButton(value=json_path, interactive=True),
             f.steps_csv: gr.DownloadButton(value=csv_path, interactive=True),
             **self.step(record, 1),
         }
+
+    def _tipping(self, record: views.Record) -> dict:
+        if self.ui.tipping is None:
+            return {}
+        from space.ui.tipping_panel import mini_figure
+
+        return {self.ui.tipping: mini_figure(record)}
 
     # --- replay -----------------------------------------------------------
 

@@ -29,7 +29,10 @@ log = logging.getLogger(__name__)
 # Short defaults: every point is a baseline and a speculative run of every
 # prompt of the workload, so a CPU sweep of 3 points takes a minute or two.
 DEFAULT_VALUES = {"k": "1,2,4", "concurrency": "1,2,4", "input_length": "128,512,1024",
-                  "temperature": "0,0.5,1"}
+                  "temperature": "0,0.5,1",
+                  # the preset a deployable schedule of k is derived from (k values x concurrencies)
+                  "k_x_concurrency": "1,2,4 x 1,2,4"}
+GRID = "k_x_concurrency"
 DEFAULT_MAX_TOKENS = 32
 INTRO = ("Run one workload at several values of one variable: each point is a baseline "
          "and a speculative run of every prompt of the workload, with the method and draft "
@@ -50,13 +53,15 @@ class SweepPanel:
     plot: gr.Plot
     table: gr.Dataframe
     csv: gr.DownloadButton
+    deploy: gr.Markdown | None = None  # k x concurrency: the deployable config
 
     def inputs(self) -> list:
         """In the order of ``SweepHandlers.sweep``'s first parameters (and of the API)."""
         return [self.workload, self.variable, self.values, self.max_tokens, self.repeats]
 
     def outputs(self) -> list:
-        return [self.status, self.plot, self.table, self.csv]
+        return [self.status, self.plot, self.table, self.csv] + (
+            [self.deploy] if self.deploy is not None else [])
 
 
 def workload_choices() -> list[tuple[str, str]]:
@@ -91,8 +96,9 @@ def build_sweep_panel(workload_id: str | None = None) -> SweepPanel:
     plot = gr.Plot(label="Speedup and acceptance", elem_id="sweep-plot")
     table = gr.Dataframe(label="One row per point", interactive=False, elem_id="sweep-table")
     csv = gr.DownloadButton("Download table (CSV)", interactive=False, elem_id="sweep-csv")
+    deploy = gr.Markdown("", elem_id="sweep-deploy")
     return SweepPanel(workload, variable, values, max_tokens, repeats, run, stop, status, plot,
-                      table, csv)
+                      table, csv, deploy)
 
 
 def display_table(table):
@@ -127,15 +133,21 @@ class SweepHandlers:
         ``finally`` then stops the sweep before its next engine step, and the
         remaining points are not run.
         """
-        from space.sweep import run_sweep  # imports vLLM lazily
+        from space.sweep import run_grid, run_sweep  # imports vLLM lazily
 
         job = None
         try:
             plan = self._plan(workload_id, variable, values, max_tokens, repeats, method, draft,
                               k, pair_id)
-            job = LiveJob(lambda _on_step, report, cancel: run_sweep(
-                plan.spec, plan.workload, variable, plan.points, repeats=plan.repeats,
-                max_tokens=plan.max_tokens, progress=report, cancel=cancel))
+            if variable == GRID:  # k x concurrency: one concurrency sweep per k
+                ks, cs = plan.points
+                job = LiveJob(lambda _on_step, report, cancel: run_grid(
+                    plan.spec, plan.workload, ks, cs, repeats=plan.repeats,
+                    max_tokens=plan.max_tokens, progress=report, cancel=cancel))
+            else:
+                job = LiveJob(lambda _on_step, report, cancel: run_sweep(
+                    plan.spec, plan.workload, variable, plan.points, repeats=plan.repeats,
+                    max_tokens=plan.max_tokens, progress=report, cancel=cancel))
             result = yield from self._follow(job, progress)
         except Cancelled:
             yield {self.panel.status: status_html("sweep stopped; the remaining points were "
@@ -157,24 +169,32 @@ class SweepHandlers:
     def _plan(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
               pair_id) -> SweepPlan:
         """The page's sweep settings, checked; ``ConfigError`` with one line if not."""
-        from space.sweep import check_plan, parse_values
+        from space.sweep import check_grid, check_plan, parse_grid, parse_values
 
         spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id)
         if not spec.is_speculative:
             raise ConfigError("choose a speculative method above")
         if variable not in DEFAULT_VALUES:
             raise ConfigError(f"unknown sweep variable {variable!r}")
-        points = parse_values(variable, str(values or ""))
+        if variable == GRID:  # "1,2,4 x 1,2,4": k values x concurrencies
+            points: list = list(parse_grid(str(values or "")))
+        else:
+            points = parse_values(variable, str(values or ""))
         workload = presets.get_workload(str(workload_id or ""))  # UnknownPreset: a ConfigError
         plan = SweepPlan(spec, workload, variable, points, inputs.repeats(repeats),
                          _tokens(max_tokens))
-        check_plan(workload, variable, points, plan.repeats, plan.max_tokens)  # the bounds
+        if variable == GRID:
+            check_grid(workload, points[0], points[1], plan.repeats, plan.max_tokens)
+        else:
+            check_plan(workload, variable, points, plan.repeats, plan.max_tokens)  # the bounds
         return plan
 
     def _show(self, plan: SweepPlan, result) -> dict:
         from vis.sweep import sweep_figure
 
         p, variable = self.panel, plan.variable
+        if variable == GRID:
+            return self._show_grid(plan, result)
         csv_path = Path(tempfile.mkdtemp(prefix="speclens-sweep-")) / f"sweep-{variable}.csv"
         result.to_csv(csv_path)
         cross = ("the speedup never crosses 1 here" if result.crossover is None
@@ -183,7 +203,18 @@ class SweepHandlers:
         return {p.status: status_html(done, "done"),
                 p.plot: sweep_figure(result, title=f"{plan.workload.title}: sweep over {variable}"),
                 p.table: display_table(result.table),
-                p.csv: gr.DownloadButton(value=str(csv_path), interactive=True)}
+                p.csv: gr.DownloadButton(value=str(csv_path), interactive=True),
+                **({p.deploy: ""} if p.deploy is not None else {})}
+
+    def _show_grid(self, plan: SweepPlan, result) -> dict:
+        """k x concurrency: the best k per concurrency and the deployable config."""
+        from space.ui.tipping_panel import grid_view
+
+        p = self.panel
+        status, fig, table, csv_path, deploy = grid_view(plan.workload, result)
+        return {p.status: status_html(status, "done"), p.plot: fig, p.table: table,
+                p.csv: gr.DownloadButton(value=csv_path, interactive=True),
+                **({p.deploy: deploy} if p.deploy is not None else {})}
 
     def _follow(self, job: LiveJob, progress):
         """Show the sweep's progress while it runs; returns its result."""

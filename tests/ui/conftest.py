@@ -57,10 +57,31 @@ def _wait_ready(url: str, proc: subprocess.Popen, log: Path) -> None:
     raise AppNotReady(f"the app was not ready within {READY_TIMEOUT_S} s:\n{_tail(log)}")
 
 
+def _cache_with_curves(folder: Path) -> Path:
+    """A cache folder for the app: the real models (linked) and the stored tipping
+    curves (tests/fixtures/tipping), relabelled with this machine's device and vLLM
+    so the page finds them; nothing is measured in CI."""
+    import json
+
+    from space import curves, models
+    from space.preflight import on_gpu
+
+    cache = folder / "cache"
+    if not cache.exists():
+        (cache / "data").mkdir(parents=True)
+        (cache / "models").symlink_to(models.cache_dir() / "models")
+    for path in sorted((ROOT / "tests" / "fixtures" / "tipping").glob("*.json")):
+        curve = curves.TippingCurve.from_dict(json.loads(path.read_text()))
+        curve.device, curve.vllm_version = ("gpu" if on_gpu() else "cpu"), curves.vllm_version()
+        curves.save(curve, cache / "data")
+    return cache
+
+
 def _start(log: Path) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     # The test-only fault hook (space/cancel.py): only prompts with its marker fail.
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", FAULT_ENV: str(FAULT_STEP)}
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", FAULT_ENV: str(FAULT_STEP),
+           "SPECLENS_CACHE": str(_cache_with_curves(log.parent))}
     with open(log, "w") as out:
         proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *APP_FLAGS],
                                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)

@@ -12,8 +12,9 @@ pytestmark = pytest.mark.engine
 
 
 def test_tiny_sweep_returns_plot_and_csv_equal_to_table(client):
-    status, plot, table, csv = client.predict(
+    status, plot, table, csv, deploy = client.predict(
         "structured_output", "k", "1,2", 16, 1, "ngram", "", 4, api_name="/sweep")
+    assert deploy == ""  # only a k x concurrency sweep derives a deployable config
     assert 'data-kind="done"' in status, status
     figure = json.loads(plot["plot"]) if isinstance(plot, dict) else plot
     names = [t.get("name") for t in figure["data"]]
@@ -27,10 +28,33 @@ def test_tiny_sweep_returns_plot_and_csv_equal_to_table(client):
     assert (saved["variable"] == "k").all()
 
 
+def test_k_x_concurrency_sweep_gives_a_deployable_config(client):
+    """The preset behind the deployable config: best k per concurrency, a
+    --speculative-config vLLM's own schedule reader accepted, the serve command."""
+    status, plot, table, csv, deploy = client.predict(
+        "structured_output", "k_x_concurrency", "1,2 x 1,2", 8, 1, "ngram", "", 4,
+        api_name="/sweep")
+    assert 'data-kind="done"' in status and "best k per concurrency" in status, status
+    saved = pd.read_csv(csv["value"] if isinstance(csv, dict) else csv)
+    assert sorted(zip(saved["k"], saved["concurrency"], strict=True)) == [
+        (1, 1), (1, 2), (2, 1), (2, 2)]
+    assert "| concurrency | best k" in deploy
+    assert "vllm serve" in deploy or "serve without it" in deploy
+    if "vllm serve" in deploy:
+        spec = json.loads(deploy.split("--speculative-config '")[1].split("'")[0])
+        schedule = spec["num_speculative_tokens_per_batch_size"]
+        assert schedule[0][0] == 1 and spec["num_speculative_tokens"] == max(
+            k for _, _, k in schedule)
+    figure = json.loads(plot["plot"]) if isinstance(plot, dict) else plot
+    assert {"k=1", "k=2", "chosen k"} <= {t.get("name") for t in figure["data"]}
+
+
 @pytest.mark.parametrize("variable, values, message", [
     ("k", "1,x", "comma"),
     ("concurrency", "1,100000", "concurrency values must be in 1..64"),
     ("temperature", ",".join(f"{i / 1000}" for i in range(2001)), "at most 32 values"),
+    ("k_x_concurrency", "1,2", "look like '1,2,4 x 1,2,4'"),
+    ("k_x_concurrency", "1,2,4,8,16,3,5 x 1,2,4,8,16", "at most 32 points"),
 ])
 def test_bad_sweep_values_give_a_message(client, variable, values, message):
     status, *_ = client.predict("structured_output", variable, values, 16, 1, "ngram", "", 4,

@@ -1,0 +1,185 @@
+"""The tipping point on the page: the cached curves (Sweep tab), a "measure" button,
+a small curve beside the checklist, and the k x concurrency sweep's deployable config.
+
+Curves come from the data folder (``space.curves``); measuring one runs
+``space.tipping.build_curve`` under the engine pool's lock, queued like page
+runs. Pure drawing is in ``vis.tipping`` and ``vis.deploy``.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import gradio as gr
+
+from space import curves, measure, theory
+from space.config import ConfigError, EngineSpec
+from space.models import ModelError
+from space.trace import CompareRecord, RunTrace
+from space.ui import inputs
+from space.ui.handlers import status_html
+
+log = logging.getLogger(__name__)
+
+INTRO = ("### Tipping point on this machine\nSpeedup against acceptance for the pair chosen "
+         "above: where the curve crosses 1x is the break-even, the acceptance a workload needs "
+         "before speculation pays here. **Measured points use vLLM's synthetic acceptance** "
+         "(`rejection_sample_method: synthetic`): the engine accepts as many drafts as asked, "
+         "so the timings are real but the text is not the model's; these runs stay out of "
+         "/metrics and the checklists. ngram and suffix cannot be forced: their curve is "
+         "derived from measured step costs. Measuring takes a few minutes on CPU "
+         "(6 engines, concurrency 1 and 4).")
+MINI_NOTE = ("<small>This machine's tipping curve for the pair (points measured with forced, "
+             "synthetic acceptance; see the Sweep tab). The vertical line is this run's "
+             "acceptance.</small>")
+NO_CURVE = "no curve measured yet: press Measure, or run `python -m space tipping`"
+
+
+@dataclass
+class TippingPanel:
+    curve: gr.Dropdown
+    axis: gr.Radio
+    measure: gr.Button
+    status: gr.HTML
+    plot: gr.Plot
+    csv: gr.DownloadButton
+
+    def outputs(self) -> list:
+        return [self.curve, self.status, self.plot, self.csv]
+
+
+def curve_choices() -> list[tuple[str, str]]:
+    """(label, cache file name) of every cached curve, newest first."""
+    return [(f"{c.label} ({'measured' if c.kind == curves.MEASURED else 'derived'}, "
+             f"{c.date[:10]})", curves.cache_name(c)) for c in curves.all_curves()]
+
+
+def build_tipping_panel() -> TippingPanel:
+    gr.Markdown(INTRO)
+    choices = curve_choices()
+    with gr.Row():
+        curve = gr.Dropdown(choices, value=choices[0][1] if choices else None,
+                            label="Cached curves", elem_id="tipping-curve", scale=3)
+        axis = gr.Radio([("mean acceptance length", "length"), ("acceptance rate", "rate")],
+                        value="length", label="x axis", elem_id="tipping-axis", scale=2)
+        measure_ = gr.Button("Measure this pair's curve", elem_id="tipping-measure", scale=1)
+    status = gr.HTML("", label="Tipping status", elem_id="tipping-status")
+    plot = gr.Plot(label="Speedup against acceptance", elem_id="tipping-plot")
+    csv = gr.DownloadButton("Download curve (CSV)", interactive=False, elem_id="tipping-csv")
+    return TippingPanel(curve, axis, measure_, status, plot, csv)
+
+
+def _csv_file(curve: curves.TippingCurve) -> str:
+    path = Path(tempfile.mkdtemp(prefix="speclens-tipping-")) / "tipping-curve.csv"
+    curves.to_csv(curve, path)
+    return str(path)
+
+
+class TippingHandlers:
+    def __init__(self, panel: TippingPanel, base_spec: EngineSpec) -> None:
+        self.panel, self.base_spec = panel, base_spec
+
+    def show(self, name: str | None, axis: str = "length") -> dict:
+        """Draw a cached curve (page load, dropdown, axis)."""
+        from vis.tipping import tipping_figure
+
+        p = self.panel
+        curve = curves.load(curves.curves_dir() / Path(str(name or "")).name) if name else None
+        if curve is None:
+            return {p.status: status_html(NO_CURVE), p.plot: None,
+                    p.csv: gr.DownloadButton(interactive=False)}
+        return {p.status: status_html(_summary(curve), "done"),
+                p.plot: tipping_figure(curve, axis if axis in ("length", "rate") else "length"),
+                p.csv: gr.DownloadButton(value=_csv_file(curve), interactive=True)}
+
+    def load(self, axis: str = "length") -> dict:
+        choices = curve_choices()
+        name = choices[0][1] if choices else None
+        return {self.panel.curve: gr.Dropdown(choices=choices, value=name),
+                **self.show(name, axis)}
+
+    def measure(self, method, draft, k, pair_id=None, axis="length",
+                progress=gr.Progress()) -> dict:  # noqa: B008 (Gradio injects it)
+        """Measure (or derive) the chosen pair's curve, cache it, draw it."""
+        from space import tipping
+
+        p = self.panel
+        try:
+            spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id)
+            curve, path = tipping.build_curve(spec, pair_id=pair_id or None,
+                                              progress=lambda f, m: progress(f, desc=m))
+        except (ConfigError, ModelError) as exc:
+            gr.Warning(str(exc))
+            return {p.status: status_html(str(exc), "error")}
+        except Exception as exc:  # anything else: log it, say it briefly, stay up
+            log.exception("tipping measurement failed")
+            message = f"the measurement failed ({type(exc).__name__}); details are in the server log"
+            return {p.status: status_html(message, "error")}
+        choices = curve_choices()
+        return {p.curve: gr.Dropdown(choices=choices, value=path.name), **self.show(path.name, axis)}
+
+
+def _summary(curve: curves.TippingCurve) -> str:
+    parts = []
+    for c in curve.concurrencies:
+        tau, source = curve.break_even_length(c)
+        if tau is not None:
+            rate = theory.acceptance_rate_from_length(tau, curve.k)
+            parts.append(f"concurrency {c}: break-even at {tau:.2f} tokens per step "
+                         f"(acceptance rate {rate:.0%}, {source})")
+    kind = "measured with forced acceptance" if curve.kind == curves.MEASURED else curve.kind
+    return f"{curve.label}, {kind}, {curve.date[:10]}: " + ("; ".join(parts) or "no break-even")
+
+
+def mini_figure(record: CompareRecord | RunTrace | None):
+    """The small curve beside the checklist, with the run's acceptance marked; None
+    when no curve is cached for the run's pair (drawn from this machine's cache,
+    never from the file)."""
+    from vis.tipping import tipping_figure
+
+    run = record.speculative if isinstance(record, CompareRecord) else record
+    if run is None:
+        return None
+    curve = measure.curve_for(run.config)
+    if curve is None:
+        return None
+    return tipping_figure(curve, "rate", workload_acceptance=run.acceptance_rate,
+                          workload_concurrency=1, compact=True)
+
+
+def deploy_markdown(cfg) -> str:
+    """The deployable config as Markdown: the best k per concurrency, the
+    --speculative-config to paste, and the full vllm serve command."""
+    rows = "\n".join(f"| {c.concurrency} | {c.k} | {c.speedup:.2f}x |" for c in cfg.choices)
+    out = ("#### Deployable config\n| concurrency | best k (0: off) | speedup |\n|---|---|---|\n"
+           f"{rows}\n\n")
+    if cfg.speculative_config is None:
+        return out + "Speculation loses at every measured concurrency: serve without it.\n"
+    return (out + f"```\n--speculative-config '{json.dumps(cfg.speculative_config)}'\n```\n"
+            f"Full command (checked with vLLM's own schedule reader):\n```\n"
+            f"{cfg.command}\n```\n")
+
+
+def grid_view(workload, result) -> tuple[str, object, object, str, str]:
+    """A finished k x concurrency sweep: (status text, figure, table, CSV path, deployable
+    config as Markdown); the schedule is checked with vLLM's own reader."""
+    from space import deploy
+    from space.engine.dynamic import check_schedule
+    from vis.deploy import grid_figure
+
+    cfg = deploy.derive_for_run(result.table.to_dict(orient="records"),
+                                result.sweeps[0].results[0].config)
+    if cfg.speculative_config is not None:
+        check_schedule(cfg.schedule, cfg.speculative_config["num_speculative_tokens"],
+                       cfg.max_batch, {c.concurrency: c.k for c in cfg.choices})
+    csv_path = Path(tempfile.mkdtemp(prefix="speclens-grid-")) / "sweep-k-x-concurrency.csv"
+    result.to_csv(csv_path)
+    best = ", ".join(f"{c.concurrency}: k={c.k}" for c in cfg.choices)
+    shown = result.table.round(3).astype(object)
+    return (f"done: k x concurrency sweep of {workload.id}; best k per concurrency {best}",
+            grid_figure(result.table, cfg.choices,
+                        title=f"{workload.title}: best k per concurrency"),
+            shown.where(shown.notna(), None), str(csv_path), deploy_markdown(cfg))
