@@ -53,7 +53,7 @@ def test_k_x_concurrency_sweep_gives_a_deployable_config(client):
     ("k", "1,x", "comma"),
     ("concurrency", "1,100000", "concurrency values must be in 1..64"),
     ("temperature", ",".join(f"{i / 1000}" for i in range(2001)), "at most 32 values"),
-    ("k_x_concurrency", "1,2", "look like '1,2,4 x 1,2,4'"),
+    ("k_x_concurrency", "1,2", "k x concurrency values look like"),
     ("k_x_concurrency", "1,2,4,8,16,3,5 x 1,2,4,8,16", "at most 32 points"),
 ])
 def test_bad_sweep_values_give_a_message(client, variable, values, message):
