@@ -328,10 +328,12 @@ def find_for_config(config: dict[str, Any], vllm_version: str | None,
     spec = config.get("speculative_config") or {}
     method = config.get("method") or spec.get("method")
     k = config.get("k") or spec.get("num_speculative_tokens")
-    if not k:
+    # A replayed file's speculative_config is free-form (vLLM's own keys): a k that
+    # is not a whole number names no curve, and must not fail the replay.
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         return None
     return find(str(config.get("model") or "default"), method, config.get("draft_model"),
-                int(k), str(config.get("device") or "cpu"), vllm_version, folder)
+                k, str(config.get("device") or "cpu"), vllm_version, folder)
 
 
 def all_curves(folder: Path | None = None) -> list[TippingCurve]:

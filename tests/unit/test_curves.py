@@ -81,6 +81,10 @@ def test_cache_round_trip_and_lookup_by_run_config(tmp_path):
     assert curves.find_for_config(config, "0.32.0", tmp_path) is not None
     assert curves.find_for_config({**config, "k": 3}, "0.32.0", tmp_path) is None
     assert curves.find_for_config(config, "0.33.0", tmp_path) is None
+    # a replayed file's free-form k (markup, a float, true) names no curve, and never raises
+    for bad in ("<img src=x>", 4.5, True, -4):
+        hostile = {**config, "k": None, "speculative_config": {"num_speculative_tokens": bad}}
+        assert curves.find_for_config(hostile, "0.32.0", tmp_path) is None
     (tmp_path / "tipping" / "broken.json").write_text("{not json")
     assert [c.method for c in curves.all_curves(tmp_path)] == ["draft_model"]
 
