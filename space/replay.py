@@ -20,7 +20,8 @@ from space.trace import CompareRecord, RunTrace, TraceFormatError, load
 MiB = 1 << 20
 MAX_TRACE_BYTES = 16 * MiB
 MAX_TRACE_STEPS = 20_000
-REPLAY_CPU_S = 4.0  # CPU s the largest allowed file stays under (measured: about 2 s, page and all)
+REPLAY_CPU_S = 6.0  # CPU s the largest allowed file stays under (measured 1.8-4.2 s, page and all,
+#                     in the test process; unbounded it took ~9 s before the limits)
 
 
 def step_count(record: RunTrace | CompareRecord) -> int:
