@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from space.config import ConfigError, RequestSpec
-from space.trace import DRAFTER_SKIPPED, PADDING, PREFILL, VERIFY, RunTrace, first_divergence
+from space.trace import DRAFTER_SKIPPED, PADDING, PREFILL, RunTrace, first_divergence
+from tests.helpers.engine import assert_per_step_counts
 
 CORPUS_FILE = Path(__file__).parents[1] / "fixtures" / "corpus.json"
 
@@ -111,12 +112,7 @@ def check_emitted(run: RunTrace) -> None:
 def check_counts_against_vllm(run: RunTrace) -> None:
     """Per-step counts equal vLLM's detailed arrays, placeholder slots included; where
     vLLM counted placeholders, the trace states both figures and the reason."""
-    m = run.vllm_spec_metrics
-    assert m is not None, "vLLM reported no per-request spec decode metrics"
-    counted = [s for s in run.steps if s.kind == VERIFY or s.num_placeholder_draft_tokens]
-    assert [s.num_draft_tokens + s.num_placeholder_draft_tokens for s in counted] \
-        == m["per_step_drafted"]
-    assert [s.num_accepted_tokens for s in counted] == m["per_step_accepted"]
+    m = assert_per_step_counts(run)
     diff = run.draft_count_difference
     placeholder_steps = [s for s in run.steps if s.num_placeholder_draft_tokens]
     if not placeholder_steps:

@@ -21,10 +21,9 @@ def req(prompt: str = CODE_PROMPT, **kw) -> RequestSpec:
     return RequestSpec(prompt=prompt, **kw)
 
 
-def check_against_vllm(run: RunTrace) -> None:
-    """The trace's per-step counts equal vLLM's own per-request arrays, and its
-    emitted tokens, concatenated, are the output."""
-    verify = [s for s in run.steps if s.kind == VERIFY]
+def assert_per_step_counts(run: RunTrace) -> dict:
+    """Per-step drafted and accepted counts equal vLLM's detailed arrays, the slots
+    no proposer filled included; returns vLLM's metrics."""
     m = run.vllm_spec_metrics
     assert m is not None, "vLLM reported no per-request spec decode metrics"
     # vLLM also counts slots no proposer filled (the trace keeps them apart).
@@ -32,6 +31,14 @@ def check_against_vllm(run: RunTrace) -> None:
     assert [s.num_draft_tokens + s.num_placeholder_draft_tokens for s in counted] \
         == m["per_step_drafted"]
     assert [s.num_accepted_tokens for s in counted] == m["per_step_accepted"]
+    return m
+
+
+def check_against_vllm(run: RunTrace) -> None:
+    """The trace's per-step counts equal vLLM's own per-request arrays, and its
+    emitted tokens, concatenated, are the output."""
+    verify = [s for s in run.steps if s.kind == VERIFY]
+    m = assert_per_step_counts(run)
     assert [t for s in run.steps for t in s.emitted_token_ids] == run.output_token_ids
     if verify and run.draft_count_difference is None:
         assert run.acceptance_rate == pytest.approx(m["draft_acceptance_rate"])
