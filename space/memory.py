@@ -9,9 +9,12 @@ Units are bytes throughout (``*_bytes``); ``*_tokens`` are KV-cache slots.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 try:  # optional: /proc is the fallback on Linux
@@ -87,6 +90,46 @@ class EngineMemory:
         if self.kv_cache_reserved_bytes <= 0:
             return 0.0
         return self.kv_cache_used_bytes / self.kv_cache_reserved_bytes
+
+
+@dataclass(frozen=True)
+class EngineReading:
+    """The engines' memory as last read. ``taken_s`` is ``time.monotonic()`` at the
+    reading (None: never read); ``fresh`` is False when the engines were busy
+    with a run and this is the last reading instead of a new one."""
+
+    engines: list[EngineMemory]
+    taken_s: float | None
+    fresh: bool
+
+    def age_s(self, now: float | None = None) -> float | None:
+        if self.taken_s is None:
+            return None
+        return (time.monotonic() if now is None else now) - self.taken_s
+
+
+class ReadingCache:
+    """The last engine memory reading, so that readers never wait for a run.
+
+    ``read`` reads anew only when it gets the engines' lock at once; while a
+    run holds it, the last reading comes back (``fresh=False``). Runs
+    ``store`` a reading as they finish, with the lock still held.
+    """
+
+    def __init__(self) -> None:
+        self._last = EngineReading([], None, False)
+
+    def store(self, engines: list[EngineMemory]) -> EngineReading:
+        self._last = EngineReading(list(engines), time.monotonic(), True)
+        return self._last
+
+    def read(self, lock, read_now: Callable[[], list[EngineMemory]]) -> EngineReading:
+        if not lock.acquire(blocking=False):
+            return dataclasses.replace(self._last, fresh=False)
+        try:
+            return self.store(read_now())
+        finally:
+            lock.release()
 
 
 # --- NVML -----------------------------------------------------------------

@@ -14,7 +14,7 @@ from space import measure, models
 from space.cancel import check
 from space.config import ConfigError, EngineSpec, RequestSpec
 from space.engine import EnginePool
-from space.memory import EngineMemory
+from space.memory import EngineReading
 from space.preflight import preflight
 from space.repeats import WARMUP_TOKENS, alternate
 from space.trace import CompareRecord, RunTrace, make_compare
@@ -35,7 +35,9 @@ def trace_one(spec: EngineSpec, req: RequestSpec, pool: EnginePool = POOL,
     with pool.lock:
         engine = pool.speculative(spec, progress) if spec.is_speculative \
             else pool.baseline(spec, progress)
-        return engine.run(req, on_step, cancel)
+        trace = engine.run(req, on_step, cancel)
+        _remember_memory(pool)
+        return trace
 
 
 def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePool = POOL,
@@ -74,6 +76,7 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
             progress)
         cmp = make_compare(bases, specs)
         measure.attach_checklist(cmp, (base, spec_engine), req, context or measure.Context())
+        _remember_memory(pool)
     return cmp
 
 
@@ -96,9 +99,15 @@ def prepare(spec: EngineSpec, req: RequestSpec, pool: EnginePool = POOL,
     with pool.lock:
         for engine in (pool.baseline(spec, progress), pool.speculative(spec, progress)):
             _warm_once(engine, req, progress)
+        _remember_memory(pool)
 
 
-def engine_memory(pool: EnginePool = POOL) -> list[EngineMemory]:
-    """What the current baseline and speculative engines hold; builds nothing."""
-    with pool.lock:
-        return [e.memory() for e in pool.current()]
+def engine_memory(pool: EnginePool = POOL) -> EngineReading:
+    """What the current baseline and speculative engines hold; builds nothing and
+    never waits: while a run holds the engines, the last reading (with its age)."""
+    return pool.readings.read(pool.lock, lambda: [e.memory() for e in pool.current()])
+
+
+def _remember_memory(pool: EnginePool) -> None:
+    """A reading for ``engine_memory`` to show during the next run (the caller holds the lock)."""
+    pool.readings.store([e.memory() for e in pool.current()])

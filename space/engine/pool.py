@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from space import models
 from space.config import EngineSpec
+from space.memory import ReadingCache
 
 if TYPE_CHECKING:  # imports vLLM: at runtime only when an engine is built
     from space.engine.core import TracedEngine
@@ -26,6 +27,7 @@ class EnginePool:
     def __init__(self, max_speculative: int = 2) -> None:
         self.max_speculative = max(1, max_speculative)  # engines kept besides the baseline
         self.lock = threading.RLock()
+        self.readings = ReadingCache()  # the engines' memory, for readers that must not wait
         self._baseline: TracedEngine | None = None
         self._spec: OrderedDict[EngineSpec, TracedEngine] = OrderedDict()
 

@@ -116,8 +116,10 @@ def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:
     # Stop closes the run's generator (as a client that leaves does): the run
     # ends before its next engine step and the next queued user starts.
     c.stop.click(None, None, None, cancels=[run])
+    # Replays never wait for the engines; they are bounded (space/replay.py) and go
+    # one at a time, so they take at most one core's share from a measured run.
     ui.files.upload.upload(h.replay, ui.files.upload, ui.record_outputs(), api_name="replay",
-                           concurrency_limit=None)
+                           concurrency_limit=1, concurrency_id="replay")
     quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
     c.sample.change(h.sample, c.sample, [c.prompt, c.temperature], **quick)
     c.pair.input(h.pair, c.pair, [c.method, c.draft, c.k, c.pair_note], api_name="pair",
@@ -125,7 +127,9 @@ def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:
     s.prev.click(functools.partial(h.step, delta=-1), [ui.state, s.slider], s.outputs(), **quick)
     s.next.click(functools.partial(h.step, delta=1), [ui.state, s.slider], s.outputs(), **quick)
     s.slider.release(h.step, [ui.state, s.slider], s.outputs(), **quick)
-    m.refresh.click(h.memory, None, [m.figure, m.summary], **quick)
+    # Memory never waits for a run (the last reading, with its age), so page loads don't.
+    m.refresh.click(h.memory, None, [m.figure, m.summary], api_name="memory",
+                    concurrency_limit=None, show_progress="hidden")
     demo.load(h.memory, None, [m.figure, m.summary], **quick)
 
 

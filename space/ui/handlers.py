@@ -16,13 +16,14 @@ from pathlib import Path
 
 import gradio as gr
 
-from space import memory, presets, runner
+from space import memory, presets, replay, runner
 from space.cancel import Cancelled
 from space.config import ConfigError, EngineSpec
+from space.memory import EngineReading
 from space.models import ModelError
 from space.preflight import on_gpu
 from space.prom import Metrics
-from space.trace import CompareRecord, TraceFormatError, load
+from space.trace import CompareRecord, TraceFormatError
 from space.ui import inputs, views
 from space.ui.live import Done, Heartbeat, LiveCompare, Progress, Steps
 from space.ui.panels import Acceptance, Controls, Files, Memory, Results, Stepper
@@ -133,10 +134,10 @@ class Handlers:
         gr.Warning(html.escape(message))
         return {self.ui.results.status: status_html(message, "error")}
 
-    def _show(self, record: views.Record, message: str) -> dict:
+    def _show(self, record: views.Record, message: str, source: str | None = None) -> dict:
         ui, v = self.ui, views.render(record)
         r, a, f = ui.results, ui.acceptance, ui.files
-        json_path, csv_path = views.write_exports(record)
+        json_path, csv_path = views.write_exports(record, source)
         return {
             ui.state: record, r.status: status_html(message, "done"),
             r.tokens: v.token_html, r.compare: v.compare_html, r.table: v.compare_table,
@@ -164,14 +165,12 @@ class Handlers:
             return {}
         name = Path(path).name
         try:
-            record = load(Path(path).read_text(encoding="utf-8"))
-        except UnicodeDecodeError:
-            return self._failed(f"{name}: not a SpecLens trace: not UTF-8 text")
+            record = replay.read_record(path)  # bounded: bytes, then engine steps
         except TraceFormatError as exc:  # one line naming the first bad field
             return self._failed(f"{name}: {_short(exc)}")
         kind = "comparison" if isinstance(record, CompareRecord) else "trace"
         return self._show(record, f"replaying the saved {kind} {name}: "
-                                  f"{text.summary(record)}")
+                                  f"{text.summary(record)}", source=path)
 
     # --- stepper, samples, memory --------------------------------------------
 
@@ -216,19 +215,23 @@ class Handlers:
         return {c.prompt: s.text, c.temperature: s.temperature}
 
     def memory(self) -> dict:
-        """What each engine holds, and the GPU or host beside it; feeds /metrics too."""
+        """What each engine holds, and the GPU or host beside it; feeds /metrics too.
+
+        Never waits for a run (page loads call this): while one holds the
+        engines, their last reading shows, marked with its age.
+        """
         m = self.ui.memory
         try:
-            engines = runner.engine_memory()
+            reading = runner.engine_memory()
         except Exception:  # an engine half-closed by a rebuild: show the device only
             log.exception("engine memory reading failed")
-            engines = []
+            reading = EngineReading([], None, False)
         gpu = memory.gpu_memory(memory.nvml_index(0))
-        self.metrics.observe_memory(engines, gpu)
+        self.metrics.observe_memory(reading.engines, gpu)
         system = None if gpu else memory.system_memory()
         rss = None if gpu else memory.process_memory()
-        fig, summary = views.memory_views(engines, gpu, system, rss)
-        return {m.figure: fig, m.summary: summary}
+        fig, summary = views.memory_views(reading.engines, gpu, system, rss)
+        return {m.figure: fig, m.summary: views.reading_note(reading) + summary}
 
 
 def _short(exc: BaseException, limit: int = 200) -> str:

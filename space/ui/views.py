@@ -6,7 +6,9 @@ every view, a lone trace without the baseline lane and comparison.
 """
 from __future__ import annotations
 
+import dataclasses
 import html
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 import vis
-from space.memory import EngineMemory, GpuMemory, SystemMemory
+from space.memory import EngineMemory, EngineReading, GpuMemory, SystemMemory
 from space.trace import CompareRecord, RunTrace, StepRecord, dumps
 from vis import text
 from vis.checklist import checklist_html
@@ -30,6 +32,10 @@ NO_VERDICT = ('<p class="speclens-no-verdict">Run a comparison to get a verdict:
               "this record has no checklist.</p>")
 NO_BASELINE = ("<p>This is a single speculative run (saved by <code>python -m space trace"
                "</code>): there is no baseline run to compare with.</p>")
+# The token views draw a run's first steps only: a replayed trace can be long
+# (space/replay.py), and the page's HTML grows with every token drawn. The
+# stepper, the timeline and the CSV have every step.
+TOKEN_VIEW_STEPS = 2000
 
 
 def runs(record: Record) -> tuple[RunTrace, RunTrace | None]:
@@ -56,8 +62,8 @@ def render(record: Record) -> RecordViews:
     run, baseline = runs(record)
     cmp = record if isinstance(record, CompareRecord) else None
     return RecordViews(
-        token_html=vis.token_view_html(run),
-        compare_html=vis.compare_html(cmp) if cmp is not None else NO_BASELINE,
+        token_html=cut_note(run) + vis.token_view_html(head(run)),
+        compare_html=_compare_html(cmp) if cmp is not None else NO_BASELINE,
         compare_table=compare_display_table(cmp) if cmp is not None else None,
         timeline=vis.timeline_figure(run, baseline),
         acceptance_html=vis.acceptance_summary_html(run),
@@ -66,6 +72,33 @@ def render(record: Record) -> RecordViews:
         checklist_html=_checklist(record),
         summary=text.summary(record),
     )
+
+
+def head(run: RunTrace, max_steps: int = TOKEN_VIEW_STEPS) -> RunTrace:
+    """``run`` cut after its first ``max_steps`` steps (itself when shorter)."""
+    if len(run.steps) <= max_steps:
+        return run
+    steps = run.steps[:max_steps]
+    n_out = steps[-1].output_offset + len(steps[-1].emitted_token_ids)
+    return dataclasses.replace(run, steps=steps, output_token_ids=run.output_token_ids[:n_out])
+
+
+def cut_note(run: RunTrace, max_steps: int = TOKEN_VIEW_STEPS) -> str:
+    """A line saying the token view stops early, or "" when it draws the whole run."""
+    if len(run.steps) <= max_steps:
+        return ""
+    return (f'<p class="speclens-cut" data-cut="{max_steps}"><em>The first {max_steps:,} of '
+            f"{len(run.steps):,} engine steps are drawn here; the stepper, the timeline and "
+            "the steps CSV have all of them.</em></p>")
+
+
+def _compare_html(cmp: CompareRecord) -> str:
+    """vis.compare_html, whose token lanes (drawn when the outputs differ) show the runs' heads."""
+    longest = max(cmp.baseline, cmp.speculative, key=lambda r: len(r.steps))
+    if cmp.outputs_identical or len(longest.steps) <= TOKEN_VIEW_STEPS:
+        return vis.compare_html(cmp)
+    cut = dataclasses.replace(cmp, baseline=head(cmp.baseline), speculative=head(cmp.speculative))
+    return cut_note(longest) + vis.compare_html(cut)
 
 
 def compare_display_table(cmp: CompareRecord) -> pd.DataFrame:
@@ -131,12 +164,19 @@ def steps_csv_frame(record: Record) -> pd.DataFrame:
                      ignore_index=True)[["run"] + vis.compare.STEP_COLUMNS]
 
 
-def write_exports(record: Record) -> tuple[str, str]:
-    """Trace JSON and steps CSV in a fresh temporary folder; returns their paths."""
+def write_exports(record: Record, source: str | Path | None = None) -> tuple[str, str]:
+    """Trace JSON and steps CSV in a fresh temporary folder; returns their paths.
+
+    ``source``: the file ``record`` was replayed from, offered back as it is
+    (a copy costs nothing; writing a long trace anew takes most of a replay's time).
+    """
     folder = Path(tempfile.mkdtemp(prefix="speclens-"))
     kind = "compare" if isinstance(record, CompareRecord) else "trace"
     json_path = folder / f"speclens-{kind}.json"
-    json_path.write_text(dumps(record))
+    if source is not None:
+        shutil.copyfile(source, json_path)
+    else:
+        json_path.write_text(dumps(record))
     csv_path = folder / "speclens-steps.csv"
     steps_csv_frame(record).to_csv(csv_path, index=False)
     return str(json_path), str(csv_path)
@@ -147,3 +187,16 @@ def memory_views(engines: list[EngineMemory], gpu: GpuMemory | None,
     """Figure and table. On CPU the figure leaves the host out: a bar of the
     whole host's RAM would flatten the engines' bars; the table names it."""
     return memory_figure(engines, gpu, None, rss), memory_html(engines, gpu, system, rss)
+
+
+def reading_note(reading: EngineReading, now: float | None = None) -> str:
+    """Says when the engine figures are not a fresh reading, and how old they are."""
+    age = reading.age_s(now)
+    if reading.fresh:
+        return ""
+    if age is None:
+        return ('<p class="speclens-reading" data-fresh="0"><em>The engines are busy (being '
+                "built, or running); their memory shows here once they are free.</em></p>")
+    return (f'<p class="speclens-reading" data-fresh="0" data-age-s="{age:.0f}"><em>Engine '
+            f"figures from {age:.0f} s ago: a run holds the engines now; Refresh after it "
+            "ends for a new reading.</em></p>")

@@ -15,6 +15,7 @@ the engine layer does, so a test states only what matters to it:
 """
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,7 @@ from space.trace import (
     StepKind,
     StepRecord,
     TargetTokenKind,
+    make_compare,
 )
 
 
@@ -209,3 +211,25 @@ def timed_baseline(n_tokens: int = 9, step_s: float = 0.010) -> RunTrace:
     return plain_run([100 + i for i in range(n_tokens)], decode_ms=step_s * 1e3,
                      prefill_ms=20.0, prompt_ids=list(range(6)),
                      config={"method": None, "k": 0})
+
+
+# --- a long comparison: the largest a replay accepts (space/replay.py) ------------
+
+def long_compare(steps_per_run: int, seed: int = 0) -> CompareRecord:
+    """A baseline of ``steps_per_run`` one-token steps beside an ngram run (k=4)
+    of as many verify steps, random ids and acceptances, every id with a text."""
+    rnd = random.Random(seed)
+
+    def tok() -> int:
+        return rnd.randrange(1000, 40000)
+
+    spec = [prefill(tok())]
+    for _ in range(steps_per_run - 1):
+        drafts, accepted = [tok() for _ in range(4)], rnd.randrange(5)
+        spec.append(verify(drafts, accepted, drafts[:accepted] + [tok()]))
+    base = [prefill(tok())] + [decode(tok()) for _ in range(steps_per_run - 1)]
+    text = {t: f" w{t}" for s in spec + base for t in s.emitted + s.drafts}
+    prompt = list(range(1, 51))
+    text.update({t: f" p{t}" for t in prompt})
+    return make_compare([build_run(base, prompt_ids=prompt, token_text=text)],
+                        [build_run(spec, prompt_ids=prompt, config=NGRAM, token_text=text)])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import socket
+import time
 import urllib.error
 import urllib.request
 
@@ -11,9 +12,10 @@ import pytest
 
 from space.config import EngineSpec
 from space.prom import Metrics
+from space.replay import MAX_TRACE_BYTES, MAX_TRACE_STEPS, REPLAY_CPU_S
 from space.trace import dumps, make_compare
 from space.ui import inputs
-from tests.helpers.traces import ngram_run, short_baseline
+from tests.helpers.traces import long_compare, ngram_run, short_baseline
 
 AUTH = ("ada", "lovelace")
 
@@ -98,3 +100,28 @@ def test_replay_a_saved_record_and_reject_other_json(client, tmp_path):
     other.write_text('{"hello": 1}')
     status = status_of(client, client.predict(handle_file(str(other)), api_name="/replay"))
     assert 'data-kind="error"' in status and "not a SpecLens trace" in status
+
+
+def test_the_largest_allowed_replay_is_cheap(url, client, tmp_path):
+    """The server runs in this process: process_time counts its whole replay (read,
+    checks, every view, the exports, Gradio's encoding) and the client's side too."""
+    from gradio_client import Client, handle_file
+
+    saved = tmp_path / "largest.json"
+    saved.write_text(dumps(long_compare(MAX_TRACE_STEPS // 2)))
+    assert saved.stat().st_size <= MAX_TRACE_BYTES
+    quiet = Client(url, auth=AUTH, verbose=False, download_files=False)  # as a page: no copies
+    t0 = time.process_time()
+    out = quiet.predict(handle_file(str(saved)), api_name="/replay")
+    cpu_s = time.process_time() - t0
+    assert "replaying the saved comparison largest.json" in status_of(client, out)
+    assert cpu_s < REPLAY_CPU_S, f"{cpu_s:.2f} s of CPU"
+
+
+def test_a_replay_over_the_step_limit_gets_one_line(client, tmp_path):
+    from gradio_client import handle_file
+
+    saved = tmp_path / "longer.json"
+    saved.write_text(dumps(long_compare(MAX_TRACE_STEPS // 2 + 1)))
+    status = status_of(client, client.predict(handle_file(str(saved)), api_name="/replay"))
+    assert 'data-kind="error"' in status and "20,002 engine steps, more than the 20,000" in status

@@ -3,16 +3,20 @@
 A client that leaves mid-run, or a sweep stopped halfway, frees the engines
 within about one engine step: the next user's short run starts at once.
 Without cancellation the first case waits for minutes (the long run's
-remaining tokens) and the second for the remaining sweep points.
+remaining tokens) and the second for the remaining sweep points. While a run
+holds the engines, a page load and the memory panel answer at once.
 """
 from __future__ import annotations
 
 import time
 
+import httpx
 import pytest
 
 from space.cancel import FAULT_MARKER
+from space.trace import dumps, make_compare
 from tests.helpers.page import LeavingClient, fetch_record, run
+from tests.helpers.traces import ngram_run, short_baseline
 
 pytestmark = pytest.mark.engine
 
@@ -30,11 +34,23 @@ def timed_short_run(client, outputs, app_url) -> tuple[float, object]:
     return wait_s, fetch_record(app_url, out[outputs.index("Download trace (JSON)")])
 
 
-def test_a_client_that_leaves_mid_run_frees_the_engines(client, outputs, app_url):
+def test_a_client_that_leaves_mid_run_frees_the_engines(client, outputs, app_url, tmp_path):
+    from gradio_client import handle_file
+
     # 1024 tokens x 3 repeats on each engine: minutes, if it ran to its end.
     a = LeavingClient(app_url, "run", [LONG, "ngram", "", 4, 0.0, 1.0, 1024, 0, 3, None])
     a.wait_for("running the baseline engine")  # A holds the engines now
-    time.sleep(1.0)
+    # A page load, the memory panel (a page load calls it) and a replay with its
+    # exports do not wait for A's run.
+    saved = tmp_path / "saved.json"
+    saved.write_text(dumps(make_compare([short_baseline()], [ngram_run()])))
+    t0 = time.monotonic()
+    page = httpx.get(app_url, timeout=30)
+    _, summary = client.predict(api_name="/memory")
+    replayed = client.predict(handle_file(str(saved)), api_name="/replay")
+    assert page.status_code == 200 and time.monotonic() - t0 < 3.0
+    assert 'data-fresh="0"' in summary and "s ago" in summary  # the last reading, its age
+    assert "replaying the saved comparison" in replayed[outputs.index("Status")]
     a.leave()
     wait_s, record = timed_short_run(client, outputs, app_url)
     assert wait_s < WAIT_BOUND_S, f"B waited {wait_s:.1f} s"

@@ -169,6 +169,15 @@ def test_a_quiet_worker_sends_heartbeats():
     assert isinstance(out[-1], Done) and out[-1].record == "ok"
 
 
+def test_the_memory_panel_marks_an_old_reading():
+    from space.memory import EngineReading
+
+    assert views.reading_note(EngineReading([], 100.0, True), now=130.0) == ""
+    old = views.reading_note(EngineReading([], 100.0, False), now=130.0)
+    assert 'data-fresh="0"' in old and "from 30 s ago" in old
+    assert "busy" in views.reading_note(EngineReading([], None, False))
+
+
 def test_summary_names_the_config(cmp):
     cmp.speculative = dataclasses.replace(cmp.speculative, config={
         "speculative_config": {"method": "ngram", "num_speculative_tokens": 4},

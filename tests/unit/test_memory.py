@@ -1,6 +1,8 @@
 """space/memory.py: the readers (NVML, this process, the host) and the pure helpers."""
 import subprocess
 import sys
+import threading
+import time
 import types
 from pathlib import Path
 
@@ -186,3 +188,37 @@ def test_memory_module_imports_nothing_heavy():
     out = subprocess.run([sys.executable, "-c", code, str(ROOT)], capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_reading_never_waits_for_a_run():
+    """The memory panel and page loads read through the cache: while a run holds the
+    engines' lock they get the last reading at once, marked not fresh, with its age."""
+    cache, lock = memory.ReadingCache(), threading.RLock()
+    first = cache.read(lock, lambda: engines())
+    assert first.fresh and first.engines == engines()
+    held, release = threading.Event(), threading.Event()
+
+    def run():
+        with lock:
+            held.set()
+            release.wait(10)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    try:
+        assert held.wait(5)
+        t0 = time.monotonic()
+        busy = cache.read(lock, lambda: pytest.fail("read while a run holds the engines"))
+        assert time.monotonic() - t0 < 0.1
+        assert not busy.fresh and busy.engines == first.engines
+        assert busy.age_s(first.taken_s + 12.0) == pytest.approx(12.0)
+    finally:
+        release.set()
+        worker.join()
+    assert cache.read(lock, lambda: []).fresh  # free again: read anew
+
+
+def test_never_read_has_no_age():
+    reading = memory.ReadingCache().read(threading.Lock(), lambda: [])
+    assert reading.fresh and reading.age_s() is not None
+    assert memory.EngineReading([], None, False).age_s() is None

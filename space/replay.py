@@ -1,0 +1,49 @@
+"""Opening a saved trace or comparison for a replay, within bounds (pure).
+
+A replay shares the machine with measured runs and never waits for them, so
+it must stay cheap: a file over ``MAX_TRACE_BYTES`` is refused before it is
+read, and one over ``MAX_TRACE_STEPS`` engine steps (all runs in the file
+together) after it is parsed. The largest file allowed replays in well under
+``REPLAY_CPU_S`` of CPU time (``tests/ui/test_page.py``). Links to saved
+runs open the same way, so the bound holds for them too.
+
+The bounds hold every trace the app and the CLI write: a page run has at
+most 1,024 output tokens per engine (about 2,050 steps for the pair), and
+the CLI's largest, 8,192 tokens per engine, about 16,400.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from space.trace import CompareRecord, RunTrace, TraceFormatError, load
+
+MiB = 1 << 20
+MAX_TRACE_BYTES = 16 * MiB
+MAX_TRACE_STEPS = 20_000
+REPLAY_CPU_S = 4.0  # CPU s the largest allowed file stays under (measured: about 2 s, page and all)
+
+
+def step_count(record: RunTrace | CompareRecord) -> int:
+    """Engine steps of every run in the record."""
+    if isinstance(record, CompareRecord):
+        return len(record.baseline.steps) + len(record.speculative.steps)
+    return len(record.steps)
+
+
+def read_record(path: str | Path) -> RunTrace | CompareRecord:
+    """The record in ``path``; ``TraceFormatError`` (one line) when it is too large,
+    not UTF-8 text, or not a SpecLens trace."""
+    size = Path(path).stat().st_size
+    if size > MAX_TRACE_BYTES:
+        raise TraceFormatError(f"too large to replay: {size / MiB:.1f} MB, more than the "
+                               f"{MAX_TRACE_BYTES // MiB} MB a replay reads")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise TraceFormatError("not a SpecLens trace: not UTF-8 text") from None
+    record = load(text)
+    steps = step_count(record)
+    if steps > MAX_TRACE_STEPS:
+        raise TraceFormatError(f"too large to replay: {steps:,} engine steps, more than the "
+                               f"{MAX_TRACE_STEPS:,} a replay draws")
+    return record
