@@ -84,7 +84,8 @@ def _seconds(fn) -> float:
     return time.perf_counter() - t0
 
 
-def plain_runner(llm, ids):
+def plain_runner(llm, ids, outputs: list | None = None):
+    """One plain run per call; the output token ids go to ``outputs`` when given."""
     from vllm import SamplingParams
     from vllm.inputs import TokensPrompt
     sp = SamplingParams(temperature=0.0, max_tokens=MAX_TOKENS, seed=0)
@@ -92,6 +93,8 @@ def plain_runner(llm, ids):
     def run():
         llm.reset_prefix_cache()  # cold, as TracedEngine does before each run
         out = llm.generate([TokensPrompt(prompt_token_ids=ids)], sp, use_tqdm=False)
+        if outputs is not None:
+            outputs.append(list(out[0].outputs[0].token_ids))
         return len(out[0].outputs[0].token_ids)
     return run
 
@@ -173,10 +176,12 @@ def section_speedup(runs: int) -> None:
     app_base, app_ngram = TracedEngine(_spec(None)), TracedEngine(_spec("ngram"))
     ids = app_base.encode(_req())
     traces: dict[str, list] = {"base": [], "ngram": []}
+    plain: dict[str, list] = {"base": [], "ngram": []}
     runners = {"app baseline": traced_runner(app_base, traces["base"]),
                "app ngram": traced_runner(app_ngram, traces["ngram"]),
-               "vLLM baseline": plain_runner(plain_llm(None, defaults=False), ids),
-               "vLLM ngram": plain_runner(plain_llm("ngram", defaults=False), ids)}
+               "vLLM baseline": plain_runner(plain_llm(None, defaults=False), ids, plain["base"]),
+               "vLLM ngram": plain_runner(plain_llm("ngram", defaults=False), ids,
+                                          plain["ngram"])}
     res = alternate(runners, runs, measure=_seconds)
     print("end-to-end speedup, ngram k=4 over no speculation: the app's traced engines vs "
           "vLLM's LLM, four engines in one process, alternating")
@@ -184,17 +189,22 @@ def section_speedup(runs: int) -> None:
         print(f"  {k:<14} e2e median {statistics.median(v) * 1e3:7.0f} ms  "
               f"min {min(v) * 1e3:7.0f}  max {max(v) * 1e3:7.0f}  (n={len(v)})")
     app = [b / n for b, n in zip(res["app baseline"], res["app ngram"], strict=True)]
-    plain = [b / n for b, n in zip(res["vLLM baseline"], res["vLLM ngram"], strict=True)]
+    vllm = [b / n for b, n in zip(res["vLLM baseline"], res["vLLM ngram"], strict=True)]
     print(ratio_line("app speedup (wall clock, per round)", app, [1.0] * len(app)))
-    print(ratio_line("plain vLLM speedup (per round)", plain, [1.0] * len(plain)))
-    print(ratio_line("app speedup / plain vLLM speedup", app, plain))
+    print(ratio_line("plain vLLM speedup (per round)", vllm, [1.0] * len(vllm)))
+    print(ratio_line("app speedup / plain vLLM speedup", app, vllm))
     # What the page shows: the traces' own arrival-to-finish times (warm-up dropped).
     reported = [b.e2e_s / n.e2e_s for b, n in zip(traces["base"][1:], traces["ngram"][1:],
                                                     strict=True)]
     print(ratio_line("app speedup as the page reports it (trace e2e)", reported,
                      [1.0] * len(reported)))
-    outputs_same = traces["base"][-1].output_token_ids == traces["ngram"][-1].output_token_ids
-    print(f"  outputs of the app's two engines identical: {outputs_same}")
+    outputs = {"app baseline": traces["base"][-1].output_token_ids,
+               "app ngram": traces["ngram"][-1].output_token_ids,
+               "vLLM baseline": plain["base"][-1], "vLLM ngram": plain["ngram"][-1]}
+    print("  output tokens: " + ", ".join(f"{k} {len(v)}" for k, v in outputs.items())
+          + "; app and vLLM outputs identical: baseline "
+          f"{outputs['app baseline'] == outputs['vLLM baseline']}, ngram "
+          f"{outputs['app ngram'] == outputs['vLLM ngram']}")
 
 
 def _child(which: str, runs: int) -> None:
