@@ -7,9 +7,7 @@ every view, a lone trace without the baseline lane and comparison.
 from __future__ import annotations
 
 import html
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -17,6 +15,7 @@ import pandas as pd
 import vis
 from space.memory import EngineMemory, GpuMemory, SystemMemory
 from space.trace import CompareRecord, RunTrace, StepRecord, dumps
+from space.ui import datadir
 from vis import text
 from vis.checklist import checklist_html
 from vis.memory import memory_figure, memory_html
@@ -132,8 +131,9 @@ def steps_csv_frame(record: Record) -> pd.DataFrame:
 
 
 def write_exports(record: Record) -> tuple[str, str]:
-    """Trace JSON and steps CSV in a fresh temporary folder; returns their paths."""
-    folder = Path(tempfile.mkdtemp(prefix="speclens-"))
+    """Trace JSON and steps CSV in a fresh folder of the visitor's session, under
+    the data folder's tmp/ (removed when the session ends); returns their paths."""
+    folder = datadir.export_folder("speclens-")
     kind = "compare" if isinstance(record, CompareRecord) else "trace"
     json_path = folder / f"speclens-{kind}.json"
     json_path.write_text(dumps(record))
