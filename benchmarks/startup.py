@@ -63,7 +63,8 @@ def one_start(timeout_s: float) -> dict[str, float]:
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
     with tempfile.TemporaryDirectory() as data, open(Path(data) / "app.log", "w") as log:
         t0 = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *FLAGS],
+        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *FLAGS,
+                                 "--data-dir", str(Path(data) / "data")],
                                 cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
             while not (answers(url) and answers(url + "config")):

@@ -8,6 +8,7 @@ import functools
 import logging
 
 import gradio as gr
+from starlette.middleware import Middleware
 
 from space import runner
 from space.args import spec_from_args
@@ -16,8 +17,10 @@ from space.models import ModelError, print_progress
 from space.preflight import on_gpu, preflight
 from space.prom import Metrics, mount_metrics
 from space.repeats import WARMUP_TOKENS
-from space.ui import inputs, panels, tipping_panel
+from space.ui import datadir, inputs, panels, tipping_panel
+from space.ui.auth import LoginLimiter, LoginTable
 from space.ui.handlers import UI, Compare, Handlers, status_html
+from space.ui.login_guard import LoginGuard
 from space.ui.startup import Startup, build_banner, wire_banner
 from space.ui.sweep_panel import SweepHandlers, SweepPanel, build_sweep_panel
 from space.versions import warn_if_untested
@@ -25,6 +28,10 @@ from space.versions import warn_if_untested
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_TOKENS = 64  # keeps one baseline + one speculative run well under a minute on CPU
+DEFAULT_MAX_UPLOAD_MB = 20  # per uploaded file (the only uploads are saved traces)
+# Gradio's own sweep of its temporary files: every 10 min, those older than 3 h go,
+# for uploads whose session never ended (an API client without a heartbeat).
+CACHE_SWEEP_S = (600, 3 * 3600)
 
 CSS = """
 #status{min-height:44px}
@@ -118,8 +125,9 @@ def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:
     c.stop.click(None, None, None, cancels=[run])
     # Replays never wait for the engines; they are bounded (space/replay.py) and go
     # one at a time, so they take at most one core's share from a measured run.
-    ui.files.upload.upload(h.replay, ui.files.upload, ui.record_outputs(), api_name="replay",
-                           concurrency_limit=1, concurrency_id="replay")
+    # The uploaded file is removed when its session ends.
+    ui.files.upload.upload(_claiming_upload(h.replay), ui.files.upload, ui.record_outputs(),
+                           api_name="replay", concurrency_limit=1, concurrency_id="replay")
     quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
     c.sample.change(h.sample, c.sample, [c.prompt, c.temperature], **quick)
     c.pair.input(h.pair, c.pair, [c.method, c.draft, c.k, c.pair_note], api_name="pair",
@@ -144,19 +152,56 @@ def _wire_sweep(c: panels.Controls, p: SweepPanel, h: SweepHandlers) -> None:
 
 
 def launch(demo: gr.Blocks, metrics: Metrics, host: str = "127.0.0.1", port: int = 7860,
-           share: bool = False, auth: tuple[str, str] | None = None):
+           share: bool = False, auth: LoginTable | tuple[str, str] | None = None, *,
+           limiter: LoginLimiter | None = None, max_upload_mb: int = DEFAULT_MAX_UPLOAD_MB):
     """Queue on, start serving without blocking, add /metrics; returns launch()'s
     (app, local_url, share_url).
 
-    demo.launch (not uvicorn on our own FastAPI app) keeps --share working;
-    With ``auth``, /metrics asks for the same login (HTTP basic auth).
+    demo.launch (not uvicorn on our own FastAPI app) keeps --share working.
+    With logins (``auth``), the page and /metrics ask for one of them, and wrong
+    passwords on /login and /metrics are rate-limited by ``limiter`` (default:
+    ``LoginLimiter()``). A session's downloads and uploads go when it ends.
     """
+    logins = LoginTable([auth]) if isinstance(auth, tuple) else auth
+    guarded: dict = {}
+    if logins is not None and len(logins):
+        limiter = limiter or LoginLimiter()
+        # The guard goes in through the app's constructor, so it is in place before
+        # the first request; a middleware added after the start would be refused.
+        guarded = dict(auth=logins.check, auth_message=_auth_message(limiter),
+                       app_kwargs={"middleware": [Middleware(LoginGuard, limiter=limiter)]})
+    else:
+        logins = limiter = None
+    demo.unload(_end_session)
+    demo.delete_cache = CACHE_SWEEP_S
     demo.queue(default_concurrency_limit=1)
     app, local_url, share_url = demo.launch(
-        server_name=host, server_port=port, share=share, auth=auth,
-        prevent_thread_lock=True, theme=THEME, css=CSS)
-    mount_metrics(app, metrics, auth=auth)  # after launch: the route goes in front of Gradio's
+        server_name=host, server_port=port, share=share, max_file_size=max_upload_mb << 20,
+        prevent_thread_lock=True, theme=THEME, css=CSS, **guarded)
+    mount_metrics(app, metrics, logins=logins, limiter=limiter)  # in front of Gradio's "/" mount
     return app, local_url, share_url
+
+
+def _auth_message(limiter: LoginLimiter) -> str:
+    # Gradio's login page says nothing on a 429, so the page says it up front.
+    b = limiter.user
+    return (f"Wrong passwords are rate-limited: after {b.free_failures} for one name, logins "
+            f"for it pause for {b.base_lockout_s:g} s, doubling with each further try up to "
+            f"{b.max_lockout_s / 60:g} min. If the button does nothing, wait and try again.")
+
+
+def _end_session(request: gr.Request) -> None:
+    """Gradio's unload: the page's heartbeat closed. Its files go now."""
+    datadir.end_session(request.session_hash)
+
+
+def _claiming_upload(fn):
+    """The replay's uploaded file is removed when its session ends."""
+    @functools.wraps(fn)
+    def replay(path, *args, **kwargs):
+        datadir.claim_upload(path)
+        return fn(path, *args, **kwargs)
+    return replay
 
 
 def serve(a: argparse.Namespace) -> int:
@@ -184,8 +229,11 @@ def serve(a: argparse.Namespace) -> int:
     startup = Startup(on_ready=metrics.set_engines_ready)
     demo = build_demo(spec, metrics, samples, pair_id=getattr(a, "pair", None),
                       workload_id=workload_id, startup=startup)
-    _, local_url, share_url = launch(demo, metrics, a.host, a.port, a.share, a.auth)
-    print(f"SpecLens is serving at {local_url} (Prometheus metrics at {local_url}metrics)"
+    logins = getattr(a, "logins", None)
+    _, local_url, share_url = launch(demo, metrics, a.host, a.port, a.share, logins,
+                                     max_upload_mb=getattr(a, "max_upload_mb", DEFAULT_MAX_UPLOAD_MB))
+    who = f"{len(logins)} login(s)" if logins else "no login"
+    print(f"SpecLens is serving at {local_url} (Prometheus metrics at {local_url}metrics; {who})"
           + (f"; shared at {share_url}" if share_url else ""), flush=True)
     print(f"SpecLens: building the baseline and {spec.method} engines in the background",
           flush=True)

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import html
 import logging
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import gradio as gr
 
@@ -20,7 +18,7 @@ from space import presets
 from space.cancel import Cancelled
 from space.config import ConfigError, EngineSpec
 from space.models import ModelError
-from space.ui import inputs
+from space.ui import datadir, inputs
 from space.ui.handlers import status_html
 from space.ui.live import Done, Heartbeat, LiveJob, Progress
 
@@ -195,7 +193,7 @@ class SweepHandlers:
         p, variable = self.panel, plan.variable
         if variable == GRID:
             return self._show_grid(plan, result)
-        csv_path = Path(tempfile.mkdtemp(prefix="speclens-sweep-")) / f"sweep-{variable}.csv"
+        csv_path = datadir.export_folder("speclens-sweep-") / f"sweep-{variable}.csv"
         result.to_csv(csv_path)
         cross = ("the speedup never crosses 1 here" if result.crossover is None
                  else f"speedup crosses 1 at {variable} = {result.crossover:.3g}")

@@ -83,7 +83,9 @@ def _start(log: Path) -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", FAULT_ENV: str(FAULT_STEP),
            "SPECLENS_CACHE": str(_cache_with_curves(log.parent))}
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *APP_FLAGS],
+        # Its own data folder: the app empties <data>/tmp at start.
+        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *APP_FLAGS,
+                                 "--data-dir", str(log.parent / "data")],
                                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
     return proc, f"http://127.0.0.1:{port}/"
 

@@ -79,7 +79,9 @@ def start_app(folder: Path, *args: str, port: int | None = None, name: str = "ap
     log = folder / f"{name}.log"
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *APP_FLAGS, *args],
+        # Its own data folder: the app empties <data>/tmp at start and locks it.
+        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *APP_FLAGS,
+                                 "--data-dir", str(folder / f"{name}-data"), *args],
                                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
     return App(proc, f"http://127.0.0.1:{port}/", log)
 

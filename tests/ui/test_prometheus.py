@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from space.preflight import on_gpu
-from space.trace import CompareRecord, load
-from tests.ui.servers import PROMETHEUS, get, start_app, start_prometheus
+from space.trace import CompareRecord
+from tests.helpers.page import fetch_record
+from tests.ui.servers import PROMETHEUS, start_app, start_prometheus
 
 pytestmark = pytest.mark.engine
 
@@ -130,9 +131,7 @@ def stack(tmp_path_factory):
 
 
 def record(app_url: str, update: dict) -> CompareRecord:
-    body = get(f"{app_url}gradio_api/file={update['value']}")
-    assert body is not None
-    rec = load(body.decode())
+    rec = fetch_record(app_url, update)  # the app's file lives under its own data folder
     assert isinstance(rec, CompareRecord)
     return rec
 
