@@ -199,13 +199,11 @@ class Visitor:
                 if r.status_code != 200:
                     return Outcome("page", self.index, time.monotonic() - t0, False,
                                    server_error=r.status_code >= 500, message=str(r.status_code))
-            self.client.predict(fn_index=memory_fn(self.client.config))
         except httpx.TimeoutException:
             return Outcome("page", self.index, time.monotonic() - t0, False, hang=True)
-        except Exception as exc:
-            return Outcome("page", self.index, time.monotonic() - t0, False,
-                           server_error=UNNAMED in str(exc), message=str(exc)[:200])
-        return Outcome("page", self.index, time.monotonic() - t0, True)
+        out = self._result(self.client.submit(fn_index=memory_fn(self.client.config)), "page", t0)
+        return out if isinstance(out, Outcome) else Outcome("page", self.index,
+                                                            time.monotonic() - t0, True)
 
 
 def memory_fn(config: dict) -> int:
@@ -241,7 +239,7 @@ def one_visitor(url: str, index: int, trace: Path, max_tokens: int, hang_s: floa
                 start: threading.Barrier) -> list[Outcome]:
     """A run, and beside it (while the run waits or runs) a page load and a replay."""
     v = Visitor(url, index, hang_s)
-    start.wait()
+    start.wait(timeout=hang_s)  # a visitor that could not connect breaks it for all
     with ThreadPoolExecutor(1) as side:
         others = side.submit(lambda: [v.page_load(), v.replay(trace)])
         ran = v.run(max_tokens=max_tokens)
