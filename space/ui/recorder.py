@@ -79,6 +79,11 @@ def _save(history: History, make: Callable[[], Any]) -> str:
         return f" (not saved to the history: {type(exc).__name__})"
 
 
+def _compare_run(record: CompareRecord, arguments: dict[str, Any], user: str | None):
+    t = arguments.get("temperature")
+    return compare_run(record, float(t) if t is not None else None, user)
+
+
 def _sweep_run(result: Any, arguments: dict[str, Any], model: str, user: str | None):
     """A sweep's history row from its result and the handler's arguments."""
     d = result.to_dict()
@@ -97,10 +102,8 @@ def recording_run(fn: Callable, history: History, state: Any, status: Any) -> Ca
             for update in updates:
                 record = update.get(state) if isinstance(update, dict) else None
                 if isinstance(record, CompareRecord):
-                    t = arguments.get("temperature")
                     added = _save(history, functools.partial(
-                        compare_run, record, float(t) if t is not None else None,
-                        username(request)))
+                        _compare_run, record, arguments, username(request)))
                     update = {**update, status: _add_link(update.get(status), added)}
                 yield update
         finally:  # Stop or a client that left closes this generator: close the run's too
