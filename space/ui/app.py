@@ -217,7 +217,7 @@ def serve(a: argparse.Namespace) -> int:
     startup = Startup(on_ready=metrics.set_engines_ready)
     demo = build_demo(spec, metrics, samples, pair_id=getattr(a, "pair", None),
                       workload_id=workload_id, startup=startup, history=history,
-                      logins_on=bool(getattr(a, "auth", None)))
+                      logins_on=_logins_on(a))
     _, local_url, share_url = launch(demo, metrics, a.host, a.port, a.share, a.auth)
     print(f"SpecLens is serving at {local_url} (Prometheus metrics at {local_url}metrics)"
           + (f"; shared at {share_url}" if share_url else ""), flush=True)
@@ -232,3 +232,10 @@ def serve(a: argparse.Namespace) -> int:
     finally:
         runner.POOL.close_all()
     return 0
+
+
+def _logins_on(a: argparse.Namespace) -> bool:
+    """Whether the page asks for a login (--auth, or the login table an app with
+    --auth-file builds into ``a.logins``): only then can a run have an owner."""
+    logins = getattr(a, "logins", None)
+    return bool(len(logins) if logins is not None else getattr(a, "auth", None))
