@@ -19,6 +19,7 @@ import os
 import sys
 import warnings
 
+from space import history
 from space.args import engine_flags
 from space.ui import auth, datadir
 
@@ -59,6 +60,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     g.add_argument("--workload", metavar="ID",
                    help="start with this workload's first prompt (and select it for sweeps)")
     engine_flags(p)
+    history.add_flags(p)
     return p.parse_args(argv)
 
 

@@ -35,6 +35,7 @@ from prometheus_client import (
     generate_latest,
 )
 
+from space.livestats import RunLog
 from space.memory import EngineMemory, GpuMemory
 from space.prom_vllm import VllmSeries
 from space.trace import RunTrace
@@ -103,6 +104,7 @@ class Metrics:
         # process_resident_memory_bytes etc.: the memory figure on CPU deployments.
         ProcessCollector(registry=r)
         self.vllm = VllmSeries(r, model_name)
+        self.live = RunLog()  # recent runs for the page's Live tab
         self._init_series()
 
     def _init_series(self) -> None:
@@ -146,6 +148,7 @@ class Metrics:
             self.tpot.labels(engine=e).observe(run.tpot_s)
         self.requests.labels(engine=e, status="ok").inc()
         self.vllm.observe_run(e, run)
+        self.live.add_run(e, run)
 
     def observe_error(self, engine_label: str) -> None:
         self.requests.labels(engine=_check_engine(engine_label), status="error").inc()

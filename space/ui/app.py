@@ -13,6 +13,8 @@ from starlette.middleware import Middleware
 from space import runner
 from space.args import spec_from_args
 from space.config import ConfigError, EngineSpec, RequestSpec
+from space.history import History, HistoryError, open_history
+from space.livestats import Activity
 from space.models import ModelError, print_progress
 from space.preflight import on_gpu, preflight
 from space.prom import Metrics, mount_metrics
@@ -20,7 +22,10 @@ from space.repeats import WARMUP_TOKENS
 from space.ui import datadir, inputs, panels, tipping_panel
 from space.ui.auth import LoginLimiter, LoginTable
 from space.ui.handlers import UI, Compare, Handlers, status_html
+from space.ui.history_panel import HistoryHandlers, build_history_panel, wire_history
+from space.ui.live_panel import LiveHandlers, build_live_panel, live_source, measuring, wire_live
 from space.ui.login_guard import LoginGuard
+from space.ui.recorder import recording_run, recording_sweep
 from space.ui.startup import Startup, build_banner, wire_banner
 from space.ui.sweep_panel import SweepHandlers, SweepPanel, build_sweep_panel
 from space.versions import warn_if_untested
@@ -53,10 +58,13 @@ THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
 def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] | None = None,
                max_tokens: int = DEFAULT_MAX_TOKENS, pair_id: str | None = None,
                workload_id: str | None = None, compare: Compare | None = None,
-               startup: Startup | None = None) -> gr.Blocks:
+               startup: Startup | None = None, history: History | None = None,
+               logins_on: bool = False) -> gr.Blocks:
     """The page; ``compare`` runs a comparison (default ``space.runner.compare``).
     With ``startup``, a banner shows the engines' build and runs submitted
-    before it ends wait for it."""
+    before it ends wait for it. With ``history``, runs and sweeps are saved as
+    they finish, a History tab lists them and ``?run=<id>`` opens one;
+    ``logins_on`` lets owners delete their runs."""
     samples = samples or inputs.sample_prompts(on_gpu())
     pairs = inputs.pair_choices(on_gpu())
     with gr.Blocks(title="SpecLens") as demo:
@@ -69,7 +77,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             with gr.Column(scale=3):
                 results = panels.build_results()
         timeline = panels.build_timeline()
-        with gr.Tabs():
+        with gr.Tabs() as tabs:
             with gr.Tab("Acceptance"):
                 acceptance = panels.build_acceptance()
             with gr.Tab("Step through"):
@@ -86,18 +94,28 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             with gr.Tab("Sweep"):
                 sweep = build_sweep_panel(workload_id)
                 tipping = tipping_panel.build_tipping_panel()
+            if history is not None:
+                with gr.Tab("History") as history_tab:
+                    history_panel = build_history_panel(logins_on)
+            with gr.Tab("Live"):
+                live = build_live_panel()
         ui = UI(state, controls, results, timeline, acceptance, stepper, checklist, memory, files,
                 tipping_mini)
         h, sh = Handlers(ui, spec, metrics, samples, compare), SweepHandlers(sweep, spec)
         th = tipping_panel.TippingHandlers(tipping, spec)
         if startup is not None and banner is not None:
             wire_banner(demo, startup, *banner)
-            h.run = startup.gate(h.run, ui.results.status, status_html)  # type: ignore[method-assign]
-            sh.sweep = startup.gate(sh.sweep, sweep.status, status_html)  # type: ignore[method-assign]
             th.measure = startup.gate(th.measure, tipping.status, status_html)  # type: ignore[method-assign]
+        activity = _wrap_runs(h, sh, ui, sweep, spec.model, startup, history)
+        th.measure = measuring(th.measure, activity)  # type: ignore[method-assign]
         _wire(demo, ui, h)
         _wire_sweep(ui.controls, sweep, sh)
         _wire_tipping(demo, ui.controls, tipping, th)
+        wire_live(tabs, live, LiveHandlers(live, live_source(metrics.live, activity)))
+        if history is not None:
+            wire_history(demo, history_tab, history_panel, HistoryHandlers(history_panel, history),
+                         h._show, ui.results.status, ui.record_outputs(),
+                         (sweep.status, sweep.plot, sweep.table))
     return demo
 
 
@@ -111,6 +129,24 @@ def _wire_tipping(demo: gr.Blocks, c: panels.Controls, p: tipping_panel.TippingP
     p.measure.click(h.measure, [c.method, c.draft, c.k, c.pair, p.axis], p.outputs(),
                     api_name="tipping", concurrency_limit=1, concurrency_id="engine",
                     show_progress="full", show_progress_on=[p.status, p.plot])
+
+
+def _wrap_runs(h: Handlers, sh: SweepHandlers, ui: UI, sweep: SweepPanel, model: str,
+               startup: Startup | None, history: History | None) -> Activity:
+    """The run and sweep handlers, wrapped: held back until the start's engines
+    are built, saved to the history as they finish, counted as measured runs
+    (the Live tab holds back while one goes); the count."""
+    if startup is not None:
+        h.run = startup.gate(h.run, ui.results.status, status_html)  # type: ignore[method-assign]
+        sh.sweep = startup.gate(sh.sweep, sweep.status, status_html)  # type: ignore[method-assign]
+    if history is not None:
+        h.run = recording_run(h.run, history, ui.state, ui.results.status)  # type: ignore[method-assign]
+        sh.sweep = recording_sweep(sh.sweep, history, sh, sweep.status,  # type: ignore[method-assign]
+                                   model)
+    activity = Activity()
+    h.run = measuring(h.run, activity)  # type: ignore[method-assign]
+    sh.sweep = measuring(sh.sweep, activity)  # type: ignore[method-assign]
+    return activity
 
 
 def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:
@@ -221,14 +257,16 @@ def serve(a: argparse.Namespace) -> int:
         warmup = RequestSpec(samples[0].text, max_tokens=WARMUP_TOKENS)
         # Bad flags, a missing model or draft: one line and exit 2, before the page.
         preflight(spec, [warmup], print_progress)
-    except (ConfigError, ModelError) as exc:
+        history = open_history(a)
+    except (ConfigError, ModelError, HistoryError) as exc:
         print(f"error: {exc}", flush=True)
         return 2
     metrics = Metrics(model_name=spec.model)
     metrics.register_engine("speculative", spec.k)
     startup = Startup(on_ready=metrics.set_engines_ready)
     demo = build_demo(spec, metrics, samples, pair_id=getattr(a, "pair", None),
-                      workload_id=workload_id, startup=startup)
+                      workload_id=workload_id, startup=startup, history=history,
+                      logins_on=_logins_on(a))
     logins = getattr(a, "logins", None)
     _, local_url, share_url = launch(demo, metrics, a.host, a.port, a.share, logins,
                                      max_upload_mb=getattr(a, "max_upload_mb", DEFAULT_MAX_UPLOAD_MB))
@@ -246,3 +284,10 @@ def serve(a: argparse.Namespace) -> int:
     finally:
         runner.POOL.close_all()
     return 0
+
+
+def _logins_on(a: argparse.Namespace) -> bool:
+    """Whether the page asks for a login (--auth, or the login table an app with
+    --auth-file builds into ``a.logins``): only then can a run have an owner."""
+    logins = getattr(a, "logins", None)
+    return bool(len(logins) if logins is not None else getattr(a, "auth", None))

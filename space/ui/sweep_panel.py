@@ -11,6 +11,7 @@ import html
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import gradio as gr
 
@@ -118,6 +119,7 @@ class SweepPlan:
 class SweepHandlers:
     def __init__(self, panel: SweepPanel, base_spec: EngineSpec) -> None:
         self.panel, self.base_spec = panel, base_spec
+        self.last_result: Any = None  # the finished sweep, for space.ui.recorder (one at a time)
 
     def values_for(self, variable: str) -> str:
         return DEFAULT_VALUES.get(variable, "")
@@ -162,6 +164,7 @@ class SweepHandlers:
         finally:
             if job is not None:
                 job.stop()
+        self.last_result = result
         yield self._show(plan, result)
 
     def _plan(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,

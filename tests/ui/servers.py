@@ -77,7 +77,9 @@ class App:
 def start_app(folder: Path, *args: str, port: int | None = None, name: str = "app") -> App:
     port = port or free_port()
     log = folder / f"{name}.log"
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
+    # The app's data folder (its run history) inside the test's folder.
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False",
+           "SPECLENS_DATA_DIR": str(folder / "data")}
     with open(log, "w") as out:
         # Its own data folder: the app empties <data>/tmp at start and locks it.
         proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *APP_FLAGS,
