@@ -16,15 +16,19 @@ E = TypeVar("E")  # an engine (space.engine.TracedEngine)
 T = TypeVar("T")  # what one measured run returns
 
 
+OnRepeat = Callable[[int, int], None]  # (repeat index from 0, repeats): a measured run starts
+
+
 def alternate(base: E, speculative: E, repeats: int,
               run: Callable[[E, bool], T], progress: Progress | None = None,
-              label: str = "") -> tuple[list[T], list[T]]:
+              label: str = "", on_repeat: OnRepeat | None = None) -> tuple[list[T], list[T]]:
     """``repeats`` measured runs of each engine: (baseline results, speculative results).
 
     Even repeats run the baseline first, odd ones the speculative engine, so
     that slow drift of the machine (thermal, other load) hits both sides alike.
     ``run(engine, last)`` does one measured run; ``last`` is True in the final
-    repeat (the app streams that one).
+    repeat (the app streams that one). ``on_repeat(i, repeats)`` is told when
+    repeat ``i`` starts (the page shows it; ``progress`` is the words).
 
     Example:
         >>> seen = []
@@ -38,6 +42,8 @@ def alternate(base: E, speculative: E, repeats: int,
     for i in range(repeats):
         if progress:
             progress(i / repeats, f"{label}measured run {i + 1}/{repeats}")
+        if on_repeat:
+            on_repeat(i, repeats)
         order = (base, speculative) if i % 2 == 0 else (speculative, base)
         for engine in order:
             out = run(engine, i == repeats - 1)

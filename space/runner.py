@@ -16,7 +16,7 @@ from space.config import ConfigError, EngineSpec, RequestSpec
 from space.engine import EnginePool
 from space.memory import EngineReading
 from space.preflight import preflight
-from space.repeats import WARMUP_TOKENS, alternate
+from space.repeats import WARMUP_TOKENS, OnRepeat, alternate
 from space.trace import CompareRecord, RunTrace, make_compare
 
 if TYPE_CHECKING:  # vLLM loads with the first engine, not with this module
@@ -44,7 +44,8 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
             on_step: StepCallback | None = None, progress: models.Progress | None = None,
             warmup: bool | Literal["once"] = True,
             context: measure.Context | None = None,
-            cancel: threading.Event | None = None) -> CompareRecord:
+            cancel: threading.Event | None = None,
+            on_repeat: OnRepeat | None = None) -> CompareRecord:
     """Warm-up run of each engine, then ``repeats`` measured runs, alternating.
 
     The record carries the checklist (``space.measure.attach_checklist``);
@@ -73,7 +74,7 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
         bases, specs = alternate(
             base, spec_engine, repeats,
             lambda e, last: e.run(req, on_step if e is spec_engine and last else None, cancel),
-            progress)
+            progress, on_repeat=on_repeat)
         cmp = make_compare(bases, specs)
         measure.attach_checklist(cmp, (base, spec_engine), req, context or measure.Context())
         _remember_memory(pool)

@@ -25,7 +25,7 @@ from space.preflight import on_gpu
 from space.prom import Metrics
 from space.trace import CompareRecord, TraceFormatError
 from space.ui import inputs, views
-from space.ui.live import Done, Heartbeat, LiveCompare, Progress, Steps
+from space.ui.live import Done, Heartbeat, LiveCompare, MeasuredRun, Progress, Steps
 from space.ui.panels import Acceptance, Controls, Files, Memory, Results, Stepper
 from vis import text
 
@@ -113,8 +113,9 @@ class Handlers:
         status, tokens = self.ui.results.status, self.ui.results.tokens
         waiting = "running the baseline engine; the speculative run streams here next"
         for ev in live:
-            if isinstance(ev, Progress) and ev.message.startswith("measured run"):
-                yield {status: status_html(f"{ev.message}: {waiting}", "working"),
+            if isinstance(ev, MeasuredRun):
+                yield {status: status_html(f"measured run {ev.index + 1}/{ev.count}: {waiting}",
+                                           "working"),
                        tokens: views.LIVE_PLACEHOLDER}
             elif isinstance(ev, Progress):
                 yield {status: status_html(ev.message, "working")}

@@ -50,11 +50,20 @@ class Done:
 
 
 @dataclass
+class MeasuredRun:
+    """A measured repeat starts (``index`` from 0 of ``count``): the baseline runs first
+    or second, and the speculative run of the last repeat streams its steps."""
+
+    index: int
+    count: int
+
+
+@dataclass
 class Heartbeat:
     """Nothing new; lets the handler yield so Gradio can tell whether its client is there."""
 
 
-Event = Progress | Steps | Done | Heartbeat
+Event = Progress | MeasuredRun | Steps | Done | Heartbeat
 # work(on_step, progress, cancel) -> result, run on the worker thread
 Work = Callable[[Callable, Callable[[float, str], None], threading.Event], Any]
 
@@ -75,6 +84,9 @@ class LiveJob:
 
     def _on_step(self, _rid: str, step: StepRecord, texts: dict[int, str]) -> None:
         self._events.put(("step", step, texts))
+
+    def _on_repeat(self, index: int, count: int) -> None:
+        self._events.put(("repeat", index, count))
 
     def _progress(self, frac: float, message: str) -> None:
         self._events.put(("progress", message, frac))
@@ -118,6 +130,8 @@ class LiveJob:
                 new_steps = False
             if item[0] == "progress":
                 yield Progress(item[1], item[2])
+            elif item[0] == "repeat":
+                yield MeasuredRun(item[1], item[2])
             elif item[0] == "done":
                 yield Done(item[1])
             else:
@@ -141,4 +155,5 @@ class LiveCompare(LiveJob):
             from space.runner import compare  # imports vLLM
             self.compare = compare
         return self.compare(self.spec, self.req, repeats=self.repeats, on_step=on_step,
-                            progress=progress, warmup=self.warmup, cancel=cancel)
+                            progress=progress, warmup=self.warmup, cancel=cancel,
+                            on_repeat=self._on_repeat)

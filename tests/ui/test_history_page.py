@@ -19,7 +19,8 @@ from tests.helpers.traces import ngram_run, short_baseline
 AUTH = ("ada", "lovelace")
 
 
-def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None):
+def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None,
+                 on_repeat=None):
     """The hand-made comparison, with the prompt, model and a verdict of a real one."""
     req.validate()
     cmp = make_compare([short_baseline()], [ngram_run()])

@@ -13,7 +13,16 @@ from space.checklist import ChecklistInputs, evaluate
 from space.config import ConfigError, EngineSpec
 from space.trace import dumps, load, make_compare
 from space.ui import inputs, views
-from space.ui.live import HEARTBEAT_S, Done, Heartbeat, LiveCompare, LiveJob, Progress, Steps
+from space.ui.live import (
+    HEARTBEAT_S,
+    Done,
+    Heartbeat,
+    LiveCompare,
+    LiveJob,
+    MeasuredRun,
+    Progress,
+    Steps,
+)
 from tests.helpers.traces import ngram_run, short_baseline
 from vis import text
 
@@ -125,14 +134,17 @@ def test_samples_cover_structured_and_creative():
 
 
 def test_live_compare_streams_then_finishes(cmp):
-    def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None):
+    def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None,
+                     on_repeat=None):
         progress(0.0, "building")
+        on_repeat(0, 1)
         for s in cmp.speculative.steps:
             on_step("r", s, {})
         return cmp
 
     events = list(LiveCompare(EngineSpec(), None, compare=fake_compare))
     assert isinstance(events[0], Progress) and isinstance(events[-1], Done)
+    assert MeasuredRun(0, 1) in events  # a typed event, not a message to match
     steps = [e for e in events if isinstance(e, Steps)]
     assert steps and len(steps[-1].steps) == len(cmp.speculative.steps)
     assert events[-1].record is cmp
