@@ -9,20 +9,27 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.test_browser import SHOTS, page  # noqa: F401 (the shared browser fixture)
+from tests.helpers.browser import chromium_page
 
 pytestmark = [pytest.mark.engine, pytest.mark.browser]
 
 COMPARE = Path(__file__).resolve().parents[1] / "fixtures" / "compare-v1.json"
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
-def _svg_text(page, selector: str) -> str:  # noqa: F811 (page: the fixture)
+@pytest.fixture(scope="module")
+def page():
+    with chromium_page() as p:
+        yield p
+
+
+def _svg_text(page, selector: str) -> str:
     page.wait_for_selector(f"{selector} svg.main-svg", timeout=30_000)
     page.wait_for_timeout(500)  # let plotly finish its layout
     return page.inner_text(selector)
 
 
-def test_curves_show_break_even_and_the_workload(page, app_url):  # noqa: F811
+def test_curves_show_break_even_and_the_workload(page, app_url):
     page.goto(app_url, wait_until="domcontentloaded")
     page.get_by_role("tab", name="Sweep").click()
     assert "derived from measured step costs" in _svg_text(page, "#tipping-plot")  # ngram's
