@@ -1,30 +1,15 @@
-"""The page's pure parts, on hand-written traces: no engine, no server."""
+"""What each panel shows for a record (space/ui/views.py), on hand-written traces."""
 from __future__ import annotations
 
-import dataclasses
-import threading
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from space.checklist import ChecklistInputs, evaluate
-from space.config import ConfigError, EngineSpec
 from space.trace import dumps, load, make_compare
-from space.ui import inputs, views
-from space.ui.live import (
-    HEARTBEAT_S,
-    Done,
-    Heartbeat,
-    LiveCompare,
-    LiveJob,
-    MeasuredRun,
-    Progress,
-    Steps,
-)
+from space.ui import views
 from tests.helpers.traces import ngram_run, short_baseline
-from vis import text
 
 
 def lanes(fig) -> set[str]:
@@ -89,98 +74,6 @@ def test_live_view_shows_steps_so_far():
     assert "no output tokens" in views.live_token_html([], {})
 
 
-def test_inputs_coerce_and_reject():
-    base = EngineSpec()
-    spec = inputs.engine_spec(base, "ngram", "default-truncated", 6.0)
-    assert spec.k == 6 and spec.draft_model is None  # ngram takes no draft
-    assert inputs.engine_spec(base, "draft_model", " d ", 3).draft_model == "d"
-    for bad in ("many", None, 2.5):
-        with pytest.raises(ConfigError, match="k must be"):
-            inputs.engine_spec(base, "ngram", "", bad)
-    req = inputs.request("hi", "0.5", 1, 64.0, "")
-    assert (req.temperature, req.max_tokens, req.seed) == (0.5, 64, None)
-    with pytest.raises(ConfigError):
-        inputs.repeats(0)
-
-
-def test_a_pairs_vllm_keys_travel_only_with_its_method():
-    def window(spec):
-        return spec.prompt_lookup_min, spec.prompt_lookup_max
-
-    # started with a --pair whose window starts at 3 and a key vLLM takes as is
-    base = EngineSpec(prompt_lookup_min=3, extra_speculative=(("some_key", 1),))
-    assert window(inputs.engine_spec(base, "ngram", "", 4)) == (3, 5)
-    assert inputs.engine_spec(base, "ngram", "", 6).extra_speculative == (("some_key", 1),)
-    # the cpu-ngram pair chosen in the page brings its own window, and no other keys
-    chosen = inputs.engine_spec(base, "ngram", "", 4, "cpu-ngram")
-    assert window(chosen) == (2, 5) and chosen.extra_speculative == ()
-    # the method changed after the pair was chosen: the keys stay behind
-    spec = inputs.engine_spec(base, "draft_model", "default-truncated", 4, "cpu-ngram")
-    assert spec.extra_speculative == ()
-    assert inputs.engine_spec(base, "draft_model", "d", 4).extra_speculative == ()
-    # a GPU pair's target is not this app's: the command line's settings stay
-    gpu = inputs.engine_spec(base, "ngram", "", 4, "gpu-llama8b-ngram")
-    assert window(gpu) == (3, 5) and gpu.extra_speculative == (("some_key", 1),)
-    with pytest.raises(ConfigError, match="no model pair"):
-        inputs.engine_spec(base, "ngram", "", 4, "no-such-pair")
-
-
-def test_samples_cover_structured_and_creative():
-    samples = inputs.sample_prompts(on_gpu=False)
-    labels = " ".join(s.label.lower() for s in samples)
-    assert "structured" in labels and "creative" in labels and "code" in labels
-    assert all(s.text.strip() for s in samples)
-    assert "concurrency" not in labels  # one request at a time in the page
-
-
-def test_live_compare_streams_then_finishes(cmp):
-    def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None,
-                     on_repeat=None):
-        progress(0.0, "building")
-        on_repeat(0, 1)
-        for s in cmp.speculative.steps:
-            on_step("r", s, {})
-        return cmp
-
-    events = list(LiveCompare(EngineSpec(), None, compare=fake_compare))
-    assert isinstance(events[0], Progress) and isinstance(events[-1], Done)
-    assert MeasuredRun(0, 1) in events  # a typed event, not a message to match
-    steps = [e for e in events if isinstance(e, Steps)]
-    assert steps and len(steps[-1].steps) == len(cmp.speculative.steps)
-    assert events[-1].record is cmp
-
-
-def test_live_compare_raises_the_runs_error():
-    def failing(*a, **kw):
-        raise ConfigError("the prompt is empty")
-
-    with pytest.raises(ConfigError, match="empty"):
-        list(LiveCompare(EngineSpec(), None, compare=failing))
-
-
-def test_closing_the_stream_stops_the_work():
-    """Gradio closes the handler's generator when its client leaves or presses Stop."""
-    stopped = threading.Event()
-
-    def work(_on_step, progress, cancel):
-        progress(0.0, "running")
-        if cancel.wait(10):  # the engine loop checks the token before each step
-            stopped.set()
-
-    events = iter(LiveJob(work))
-    assert isinstance(next(events), Progress)
-    t0 = time.monotonic()
-    events.close()
-    assert stopped.wait(5) and time.monotonic() - t0 < 1.0
-
-
-def test_a_quiet_worker_sends_heartbeats():
-    """So the handler yields, and Gradio notices a client that left, during a baseline run."""
-    out = list(LiveJob(lambda _s, _p, _c: time.sleep(2.5 * HEARTBEAT_S) or "ok"))
-    assert sum(isinstance(e, Heartbeat) for e in out) >= 2
-    assert isinstance(out[-1], Done) and out[-1].record == "ok"
-
-
 def test_the_memory_panel_marks_an_old_reading():
     from space.memory import EngineReading
 
@@ -189,15 +82,3 @@ def test_the_memory_panel_marks_an_old_reading():
     assert 'data-fresh="0"' in old and "from 30 s ago" in old
     assert "busy" in views.reading_note(EngineReading([], None, False))
 
-
-def test_summary_names_the_config(cmp):
-    cmp.speculative = dataclasses.replace(cmp.speculative, config={
-        "speculative_config": {"method": "ngram", "num_speculative_tokens": 4},
-        "model_path": "/c/SmolLM2-135M-Instruct", "device": "cpu"})
-    assert text.summary(cmp).startswith("ngram, k=4, on SmolLM2-135M-Instruct (cpu)")
-
-
-def test_changing_method_or_k_keeps_one_baseline():
-    base = EngineSpec()
-    changed = inputs.engine_spec(base, "draft_model", "default-truncated", 7)
-    assert changed.baseline() == base.baseline()
