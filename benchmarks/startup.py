@@ -60,10 +60,11 @@ def one_start(timeout_s: float) -> dict[str, float]:
 
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
     with tempfile.TemporaryDirectory() as data, open(Path(data) / "app.log", "w") as log:
+        env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "SPECLENS_DATA_DIR": data}
         t0 = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *FLAGS],
+        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *FLAGS,
+                                 "--data-dir", str(Path(data) / "data")],
                                 cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
             while not (answers(url) and answers(url + "config")):

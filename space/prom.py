@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hmac
 import logging
+import math
 from collections.abc import Iterable
 
 from prometheus_client import (
@@ -35,6 +35,7 @@ from prometheus_client import (
     generate_latest,
 )
 
+from space.livestats import RunLog
 from space.memory import EngineMemory, GpuMemory
 from space.prom_vllm import VllmSeries
 from space.trace import RunTrace
@@ -103,6 +104,7 @@ class Metrics:
         # process_resident_memory_bytes etc.: the memory figure on CPU deployments.
         ProcessCollector(registry=r)
         self.vllm = VllmSeries(r, model_name)
+        self.live = RunLog()  # recent runs for the page's Live tab
         self._init_series()
 
     def _init_series(self) -> None:
@@ -146,6 +148,7 @@ class Metrics:
             self.tpot.labels(engine=e).observe(run.tpot_s)
         self.requests.labels(engine=e, status="ok").inc()
         self.vllm.observe_run(e, run)
+        self.live.add_run(e, run)
 
     def observe_error(self, engine_label: str) -> None:
         self.requests.labels(engine=_check_engine(engine_label), status="error").inc()
@@ -169,45 +172,73 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-def mount_metrics(app, metrics: Metrics, path: str = "/metrics",
-                  auth: tuple[str, str] | None = None) -> None:
+def mount_metrics(app, metrics: Metrics, path: str = "/metrics", logins=None,
+                  limiter=None) -> None:
     """Serve ``metrics.render()`` at GET ``path`` on a FastAPI/Starlette app.
 
-    With ``auth`` (the page's --auth login), the route asks for the same user
-    and password as HTTP basic auth, which Prometheus sends with
-    ``basic_auth:`` in its scrape config; a shared link then does not expose
-    the counters. The route goes first in the route table: Gradio mounts
-    itself at "/", and a mount at "/" placed earlier would swallow /metrics.
+    With ``logins`` (anything with ``check(user, password) -> bool``: the
+    page's login table), the route asks for one of the page's logins as HTTP
+    basic auth, which Prometheus sends with ``basic_auth:`` in its scrape
+    config; a shared link then does not expose the counters. With ``limiter``
+    (``space.ui.auth.LoginLimiter``), wrong passwords count per client address
+    and name, and a locked one gets 429 with Retry-After before its password
+    is checked. The route goes first in the route table: Gradio mounts itself
+    at "/", and a mount at "/" placed earlier would swallow /metrics.
     """
     from starlette.responses import Response
     from starlette.routing import Route
 
     def endpoint(request) -> Response:  # sync: Starlette runs it in its thread pool
-        if auth is not None and not basic_auth_ok(request.headers.get("authorization"), auth):
-            return Response("login required: use the app's --auth user and password\n",
-                            status_code=401, media_type="text/plain",
-                            headers={"WWW-Authenticate": 'Basic realm="speclens metrics"'})
+        if logins is not None:
+            refused = _refuse_login(request, logins, limiter)
+            if refused is not None:
+                return Response(refused[2], status_code=refused[0], media_type="text/plain",
+                                headers=refused[1])
         return Response(metrics.render(), media_type=CONTENT_TYPE)
 
     app.router.routes.insert(0, Route(path, endpoint, methods=["GET"], name="metrics"))
 
 
-def basic_auth_ok(header: str | None, auth: tuple[str, str]) -> bool:
-    """Whether an Authorization header carries exactly this user and password.
+_CHALLENGE = {"WWW-Authenticate": 'Basic realm="speclens metrics"'}
+
+
+def _refuse_login(request, logins, limiter) -> tuple[int, dict, str] | None:
+    """(status, headers, body) when the request may not see the metrics, else None."""
+    address = request.client.host if request.client else "unknown"
+    given = basic_auth_credentials(request.headers.get("authorization"))
+    user = given[0] if given else None
+    wait_s = limiter.retry_after_s(address, user) if limiter else 0.0
+    if wait_s > 0:
+        seconds = max(1, math.ceil(wait_s))
+        return (429, {"Retry-After": str(seconds)},
+                f"too many failed logins from this address or for this name: "
+                f"try again in {seconds} s\n")
+    if given is None and "authorization" not in request.headers:
+        # No credentials yet: the challenge, not a failure (browsers ask first).
+        return 401, _CHALLENGE, "login required: use one of the app's logins\n"
+    if given is not None and logins.check(*given):
+        if limiter:
+            limiter.succeeded(address, user)
+        return None
+    if limiter:
+        limiter.failed(address, user)
+    return 401, _CHALLENGE, "wrong user or password\n"
+
+
+def basic_auth_credentials(header: str | None) -> tuple[str, str] | None:
+    """(user, password) from an ``Authorization: Basic`` header; None if absent or malformed.
 
     Example:
-        >>> basic_auth_ok("Basic " + base64.b64encode(b"ann:pw").decode(), ("ann", "pw"))
-        True
-        >>> basic_auth_ok("Basic " + base64.b64encode(b"ann:no").decode(), ("ann", "pw"))
-        False
-        >>> basic_auth_ok(None, ("ann", "pw")), basic_auth_ok("Basic !!!", ("ann", "pw"))
-        (False, False)
+        >>> basic_auth_credentials("Basic " + base64.b64encode(b"ann:p:w").decode())
+        ('ann', 'p:w')
+        >>> basic_auth_credentials("Basic !!!"), basic_auth_credentials(None)
+        (None, None)
     """
-    if not header or not header.lower().startswith("basic "):
-        return False
+    if not header or header[:6].lower() != "basic ":
+        return None
     try:
         given = base64.b64decode(header[6:].strip(), validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
-        return False
-    expected = f"{auth[0]}:{auth[1]}"
-    return hmac.compare_digest(given.encode(), expected.encode())
+        return None
+    user, sep, password = given.partition(":")
+    return (user, password) if sep else None

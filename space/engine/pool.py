@@ -65,6 +65,16 @@ class EnginePool:
             latest = [next(reversed(self._spec.values()))] if self._spec else []
             return ([self._baseline] if self._baseline is not None else []) + latest
 
+    def peek(self) -> list[TracedEngine]:
+        """``current()`` without the lock, for readers that must never wait for a
+        run (the Live tab); an engine being built or closed may be missed."""
+        try:
+            spec = list(self._spec.values())  # a copy: a build may change the dict
+        except RuntimeError:  # changed during the copy
+            spec = []
+        base = self._baseline
+        return ([base] if base is not None else []) + spec[-1:]
+
     def close_all(self) -> None:
         with self.lock:
             for e in self._spec.values():

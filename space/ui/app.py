@@ -8,16 +8,24 @@ import functools
 import logging
 
 import gradio as gr
+from starlette.middleware import Middleware
 
 from space import runner
 from space.args import spec_from_args
 from space.config import ConfigError, EngineSpec, RequestSpec
+from space.history import History, HistoryError, open_history
+from space.livestats import Activity
 from space.models import ModelError, print_progress
 from space.preflight import on_gpu, preflight
 from space.prom import Metrics, mount_metrics
 from space.repeats import WARMUP_TOKENS
-from space.ui import inputs, panels, tipping_panel
+from space.ui import datadir, inputs, panels, tipping_panel
+from space.ui.auth import LoginLimiter, LoginTable
 from space.ui.handlers import UI, Compare, Handlers, status_html
+from space.ui.history_panel import HistoryHandlers, build_history_panel, wire_history
+from space.ui.live_panel import LiveHandlers, build_live_panel, live_source, measuring, wire_live
+from space.ui.login_guard import LoginGuard
+from space.ui.recorder import recording_run, recording_sweep
 from space.ui.startup import Startup, build_banner, wire_banner
 from space.ui.sweep_panel import SweepHandlers, SweepPanel, build_sweep_panel
 from space.versions import warn_if_untested
@@ -25,6 +33,10 @@ from space.versions import warn_if_untested
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_TOKENS = 64  # keeps one baseline + one speculative run well under a minute on CPU
+DEFAULT_MAX_UPLOAD_MB = 20  # per uploaded file (the only uploads are saved traces)
+# Gradio's own sweep of its temporary files: every 10 min, those older than 3 h go,
+# for uploads whose session never ended (an API client without a heartbeat).
+CACHE_SWEEP_S = (600, 3 * 3600)
 
 CSS = """
 #status{min-height:44px}
@@ -46,10 +58,13 @@ THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
 def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] | None = None,
                max_tokens: int = DEFAULT_MAX_TOKENS, pair_id: str | None = None,
                workload_id: str | None = None, compare: Compare | None = None,
-               startup: Startup | None = None) -> gr.Blocks:
+               startup: Startup | None = None, history: History | None = None,
+               logins_on: bool = False) -> gr.Blocks:
     """The page; ``compare`` runs a comparison (default ``space.runner.compare``).
     With ``startup``, a banner shows the engines' build and runs submitted
-    before it ends wait for it."""
+    before it ends wait for it. With ``history``, runs and sweeps are saved as
+    they finish, a History tab lists them and ``?run=<id>`` opens one;
+    ``logins_on`` lets owners delete their runs."""
     samples = samples or inputs.sample_prompts(on_gpu())
     pairs = inputs.pair_choices(on_gpu())
     with gr.Blocks(title="SpecLens") as demo:
@@ -62,7 +77,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             with gr.Column(scale=3):
                 results = panels.build_results()
         timeline = panels.build_timeline()
-        with gr.Tabs():
+        with gr.Tabs() as tabs:
             with gr.Tab("Acceptance"):
                 acceptance = panels.build_acceptance()
             with gr.Tab("Step through"):
@@ -79,18 +94,28 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             with gr.Tab("Sweep"):
                 sweep = build_sweep_panel(workload_id)
                 tipping = tipping_panel.build_tipping_panel()
+            if history is not None:
+                with gr.Tab("History") as history_tab:
+                    history_panel = build_history_panel(logins_on)
+            with gr.Tab("Live"):
+                live = build_live_panel()
         ui = UI(state, controls, results, timeline, acceptance, stepper, checklist, memory, files,
                 tipping_mini)
         h, sh = Handlers(ui, spec, metrics, samples, compare), SweepHandlers(sweep, spec)
         th = tipping_panel.TippingHandlers(tipping, spec)
         if startup is not None and banner is not None:
             wire_banner(demo, startup, *banner)
-            h.run = startup.gate(h.run, ui.results.status, status_html)  # type: ignore[method-assign]
-            sh.sweep = startup.gate(sh.sweep, sweep.status, status_html)  # type: ignore[method-assign]
             th.measure = startup.gate(th.measure, tipping.status, status_html)  # type: ignore[method-assign]
+        activity = _wrap_runs(h, sh, ui, sweep, spec.model, startup, history)
+        th.measure = measuring(th.measure, activity)  # type: ignore[method-assign]
         _wire(demo, ui, h)
         _wire_sweep(ui.controls, sweep, sh)
         _wire_tipping(demo, ui.controls, tipping, th)
+        wire_live(tabs, live, LiveHandlers(live, live_source(metrics.live, activity)))
+        if history is not None:
+            wire_history(demo, history_tab, history_panel, HistoryHandlers(history_panel, history),
+                         h._show, ui.results.status, ui.record_outputs(),
+                         (sweep.status, sweep.plot, sweep.table))
     return demo
 
 
@@ -106,6 +131,24 @@ def _wire_tipping(demo: gr.Blocks, c: panels.Controls, p: tipping_panel.TippingP
                     show_progress="full", show_progress_on=[p.status, p.plot])
 
 
+def _wrap_runs(h: Handlers, sh: SweepHandlers, ui: UI, sweep: SweepPanel, model: str,
+               startup: Startup | None, history: History | None) -> Activity:
+    """The run and sweep handlers, wrapped: held back until the start's engines
+    are built, saved to the history as they finish, counted as measured runs
+    (the Live tab holds back while one goes); the count."""
+    if startup is not None:
+        h.run = startup.gate(h.run, ui.results.status, status_html)  # type: ignore[method-assign]
+        sh.sweep = startup.gate(sh.sweep, sweep.status, status_html)  # type: ignore[method-assign]
+    if history is not None:
+        h.run = recording_run(h.run, history, ui.state, ui.results.status)  # type: ignore[method-assign]
+        sh.sweep = recording_sweep(sh.sweep, history, sh, sweep.status,  # type: ignore[method-assign]
+                                   model)
+    activity = Activity()
+    h.run = measuring(h.run, activity)  # type: ignore[method-assign]
+    sh.sweep = measuring(sh.sweep, activity)  # type: ignore[method-assign]
+    return activity
+
+
 def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:
     c, s, m = ui.controls, ui.stepper, ui.memory
     # One run at a time in the process: both engines share the machine, and
@@ -118,8 +161,9 @@ def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:
     c.stop.click(None, None, None, cancels=[run])
     # Replays never wait for the engines; they are bounded (space/replay.py) and go
     # one at a time, so they take at most one core's share from a measured run.
-    ui.files.upload.upload(h.replay, ui.files.upload, ui.record_outputs(), api_name="replay",
-                           concurrency_limit=1, concurrency_id="replay")
+    # The uploaded file is removed when its session ends.
+    ui.files.upload.upload(_claiming_upload(h.replay), ui.files.upload, ui.record_outputs(),
+                           api_name="replay", concurrency_limit=1, concurrency_id="replay")
     quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
     c.sample.change(h.sample, c.sample, [c.prompt, c.temperature], **quick)
     c.pair.input(h.pair, c.pair, [c.method, c.draft, c.k, c.pair_note], api_name="pair",
@@ -144,19 +188,56 @@ def _wire_sweep(c: panels.Controls, p: SweepPanel, h: SweepHandlers) -> None:
 
 
 def launch(demo: gr.Blocks, metrics: Metrics, host: str = "127.0.0.1", port: int = 7860,
-           share: bool = False, auth: tuple[str, str] | None = None):
+           share: bool = False, auth: LoginTable | tuple[str, str] | None = None, *,
+           limiter: LoginLimiter | None = None, max_upload_mb: int = DEFAULT_MAX_UPLOAD_MB):
     """Queue on, start serving without blocking, add /metrics; returns launch()'s
     (app, local_url, share_url).
 
-    demo.launch (not uvicorn on our own FastAPI app) keeps --share working;
-    With ``auth``, /metrics asks for the same login (HTTP basic auth).
+    demo.launch (not uvicorn on our own FastAPI app) keeps --share working.
+    With logins (``auth``), the page and /metrics ask for one of them, and wrong
+    passwords on /login and /metrics are rate-limited by ``limiter`` (default:
+    ``LoginLimiter()``). A session's downloads and uploads go when it ends.
     """
+    logins = LoginTable([auth]) if isinstance(auth, tuple) else auth
+    guarded: dict = {}
+    if logins is not None and len(logins):
+        limiter = limiter or LoginLimiter()
+        # The guard goes in through the app's constructor, so it is in place before
+        # the first request; a middleware added after the start would be refused.
+        guarded = dict(auth=logins.check, auth_message=_auth_message(limiter),
+                       app_kwargs={"middleware": [Middleware(LoginGuard, limiter=limiter)]})
+    else:
+        logins = limiter = None
+    demo.unload(_end_session)
+    demo.delete_cache = CACHE_SWEEP_S
     demo.queue(default_concurrency_limit=1)
     app, local_url, share_url = demo.launch(
-        server_name=host, server_port=port, share=share, auth=auth,
-        prevent_thread_lock=True, theme=THEME, css=CSS)
-    mount_metrics(app, metrics, auth=auth)  # after launch: the route goes in front of Gradio's
+        server_name=host, server_port=port, share=share, max_file_size=max_upload_mb << 20,
+        prevent_thread_lock=True, theme=THEME, css=CSS, **guarded)
+    mount_metrics(app, metrics, logins=logins, limiter=limiter)  # in front of Gradio's "/" mount
     return app, local_url, share_url
+
+
+def _auth_message(limiter: LoginLimiter) -> str:
+    # Gradio's login page says nothing on a 429, so the page says it up front.
+    b = limiter.user
+    return (f"Wrong passwords are rate-limited: after {b.free_failures} for one name, logins "
+            f"for it pause for {b.base_lockout_s:g} s, doubling with each further try up to "
+            f"{b.max_lockout_s / 60:g} min. If the button does nothing, wait and try again.")
+
+
+def _end_session(request: gr.Request) -> None:
+    """Gradio's unload: the page's heartbeat closed. Its files go now."""
+    datadir.end_session(request.session_hash)
+
+
+def _claiming_upload(fn):
+    """The replay's uploaded file is removed when its session ends."""
+    @functools.wraps(fn)
+    def replay(path, *args, **kwargs):
+        datadir.claim_upload(path)
+        return fn(path, *args, **kwargs)
+    return replay
 
 
 def serve(a: argparse.Namespace) -> int:
@@ -176,16 +257,21 @@ def serve(a: argparse.Namespace) -> int:
         warmup = RequestSpec(samples[0].text, max_tokens=WARMUP_TOKENS)
         # Bad flags, a missing model or draft: one line and exit 2, before the page.
         preflight(spec, [warmup], print_progress)
-    except (ConfigError, ModelError) as exc:
+        history = open_history(a)
+    except (ConfigError, ModelError, HistoryError) as exc:
         print(f"error: {exc}", flush=True)
         return 2
     metrics = Metrics(model_name=spec.model)
     metrics.register_engine("speculative", spec.k)
     startup = Startup(on_ready=metrics.set_engines_ready)
     demo = build_demo(spec, metrics, samples, pair_id=getattr(a, "pair", None),
-                      workload_id=workload_id, startup=startup)
-    _, local_url, share_url = launch(demo, metrics, a.host, a.port, a.share, a.auth)
-    print(f"SpecLens is serving at {local_url} (Prometheus metrics at {local_url}metrics)"
+                      workload_id=workload_id, startup=startup, history=history,
+                      logins_on=_logins_on(a))
+    logins = getattr(a, "logins", None)
+    _, local_url, share_url = launch(demo, metrics, a.host, a.port, a.share, logins,
+                                     max_upload_mb=getattr(a, "max_upload_mb", DEFAULT_MAX_UPLOAD_MB))
+    who = f"{len(logins)} login(s)" if logins else "no login"
+    print(f"SpecLens is serving at {local_url} (Prometheus metrics at {local_url}metrics; {who})"
           + (f"; shared at {share_url}" if share_url else ""), flush=True)
     print(f"SpecLens: building the baseline and {spec.method} engines in the background",
           flush=True)
@@ -198,3 +284,10 @@ def serve(a: argparse.Namespace) -> int:
     finally:
         runner.POOL.close_all()
     return 0
+
+
+def _logins_on(a: argparse.Namespace) -> bool:
+    """Whether the page asks for a login (--auth, or the login table an app with
+    --auth-file builds into ``a.logins``): only then can a run have an owner."""
+    logins = getattr(a, "logins", None)
+    return bool(len(logins) if logins is not None else getattr(a, "auth", None))

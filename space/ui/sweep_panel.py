@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import html
 import logging
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
@@ -20,7 +19,7 @@ from space import presets
 from space.cancel import Cancelled
 from space.config import ConfigError, EngineSpec
 from space.models import ModelError
-from space.ui import inputs
+from space.ui import datadir, inputs
 from space.ui.handlers import status_html
 from space.ui.live import Done, Heartbeat, LiveJob, Progress
 
@@ -120,6 +119,7 @@ class SweepPlan:
 class SweepHandlers:
     def __init__(self, panel: SweepPanel, base_spec: EngineSpec) -> None:
         self.panel, self.base_spec = panel, base_spec
+        self.last_result: Any = None  # the finished sweep, for space.ui.recorder (one at a time)
 
     def values_for(self, variable: str) -> str:
         return DEFAULT_VALUES.get(variable, "")
@@ -164,6 +164,7 @@ class SweepHandlers:
         finally:
             if job is not None:
                 job.stop()
+        self.last_result = result
         yield self._show(plan, result)
 
     def _plan(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
@@ -195,7 +196,7 @@ class SweepHandlers:
         p, variable = self.panel, plan.variable
         if variable == GRID:
             return self._show_grid(plan, result)
-        csv_path = Path(tempfile.mkdtemp(prefix="speclens-sweep-")) / f"sweep-{variable}.csv"
+        csv_path = datadir.export_folder("speclens-sweep-") / f"sweep-{variable}.csv"
         result.to_csv(csv_path)
         cross = ("the speedup never crosses 1 here" if result.crossover is None
                  else f"speedup crosses 1 at {variable} = {result.crossover:.3g}")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from space import curves, measure, theory
 from space.config import ConfigError, EngineSpec
 from space.models import ModelError
 from space.trace import CompareRecord, RunTrace
-from space.ui import inputs
+from space.ui import datadir, inputs
 from space.ui.handlers import status_html
 
 log = logging.getLogger(__name__)
@@ -73,7 +72,7 @@ def build_tipping_panel() -> TippingPanel:
 
 
 def _csv_file(curve: curves.TippingCurve) -> str:
-    path = Path(tempfile.mkdtemp(prefix="speclens-tipping-")) / "tipping-curve.csv"
+    path = datadir.export_folder("speclens-tipping-") / "tipping-curve.csv"
     curves.to_csv(curve, path)
     return str(path)
 
@@ -175,7 +174,7 @@ def grid_view(workload, result) -> tuple[str, object, object, str, str]:
     if cfg.speculative_config is not None:
         check_schedule(cfg.schedule, cfg.speculative_config["num_speculative_tokens"],
                        cfg.max_batch, {c.concurrency: c.k for c in cfg.choices})
-    csv_path = Path(tempfile.mkdtemp(prefix="speclens-grid-")) / "sweep-k-x-concurrency.csv"
+    csv_path = datadir.export_folder("speclens-grid-") / "sweep-k-x-concurrency.csv"
     result.to_csv(csv_path)
     best = ", ".join(f"{c.concurrency}: k={c.k}" for c in cfg.choices)
     shown = result.table.round(3).astype(object)

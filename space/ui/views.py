@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import html
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import pandas as pd
 import vis
 from space.memory import EngineMemory, EngineReading, GpuMemory, SystemMemory
 from space.trace import CompareRecord, RunTrace, StepRecord, dumps
+from space.ui import datadir
 from vis import text
 from vis.checklist import checklist_html
 from vis.memory import memory_figure, memory_html
@@ -165,12 +165,13 @@ def steps_csv_frame(record: Record) -> pd.DataFrame:
 
 
 def write_exports(record: Record, source: str | Path | None = None) -> tuple[str, str]:
-    """Trace JSON and steps CSV in a fresh temporary folder; returns their paths.
+    """Trace JSON and steps CSV in a fresh folder of the visitor's session, under
+    the data folder's tmp/ (removed when the session ends); returns their paths.
 
     ``source``: the file ``record`` was replayed from, offered back as it is
     (a copy costs nothing; writing a long trace anew takes most of a replay's time).
     """
-    folder = Path(tempfile.mkdtemp(prefix="speclens-"))
+    folder = datadir.export_folder("speclens-")
     kind = "compare" if isinstance(record, CompareRecord) else "trace"
     json_path = folder / f"speclens-{kind}.json"
     if source is not None:

@@ -5,6 +5,7 @@ import json
 import time
 import urllib.request
 import uuid
+from pathlib import Path
 
 import httpx
 
@@ -21,9 +22,15 @@ def run(client, prompt, **kw):
 
 
 def fetch_record(app_url: str, update: dict) -> CompareRecord:
-    """The trace JSON behind the page's download button."""
-    with urllib.request.urlopen(f"{app_url}gradio_api/file={update['value']}") as r:
-        return load(r.read().decode())
+    """The trace JSON behind the page's download button. With gradio_client's
+    default (download_files=True) the value is the client's own copy, already
+    fetched from the app at ``app_url``; otherwise it is the app's file data,
+    fetched here. (The app's own path lies under its data folder.)"""
+    value = update["value"]
+    if isinstance(value, dict):
+        with urllib.request.urlopen(value["url"]) as r:
+            return load(r.read().decode())
+    return load(Path(value).read_text(encoding="utf-8"))
 
 
 class LeavingClient:

@@ -80,10 +80,14 @@ def _cache_with_curves(folder: Path) -> Path:
 def _start(log: Path) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     # The test-only fault hook (space/cancel.py): only prompts with its marker fail.
+    # The run history goes to the test's folder, not the user's data folder.
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", FAULT_ENV: str(FAULT_STEP),
-           "SPECLENS_CACHE": str(_cache_with_curves(log.parent))}
+           "SPECLENS_CACHE": str(_cache_with_curves(log.parent)),
+           "SPECLENS_DATA_DIR": str(log.parent / "data")}
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *APP_FLAGS],
+        # Its own data folder: the app empties <data>/tmp at start.
+        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *APP_FLAGS,
+                                 "--data-dir", str(log.parent / "data")],
                                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
     return proc, f"http://127.0.0.1:{port}/"
 

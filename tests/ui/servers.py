@@ -77,9 +77,13 @@ class App:
 def start_app(folder: Path, *args: str, port: int | None = None, name: str = "app") -> App:
     port = port or free_port()
     log = folder / f"{name}.log"
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
+    # The app's data folder (its run history) inside the test's folder.
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False",
+           "SPECLENS_DATA_DIR": str(folder / "data")}
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *APP_FLAGS, *args],
+        # Its own data folder: the app empties <data>/tmp at start and locks it.
+        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *APP_FLAGS,
+                                 "--data-dir", str(folder / f"{name}-data"), *args],
                                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
     return App(proc, f"http://127.0.0.1:{port}/", log)
 

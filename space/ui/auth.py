@@ -1,0 +1,289 @@
+"""Who may use a shared SpecLens: the login table, where logins come from, and
+the limiter that slows password guessing on ``/login`` and ``/metrics``.
+
+Pure: standard library only (Starlette is imported inside ``LoginGuard``), so
+``app.py`` can refuse a bad start before vLLM and Gradio load.
+
+Logins come from, in this order (a name given twice is an error):
+  --auth USER:PASSWORD    repeatable; visible in the process list, so for trials only
+  --auth-file PATH        one ``user:password`` per line; ``#`` comments and blank lines
+  $SPECLENS_AUTH          ``user:pass,user2:pass2`` (a password holding "," needs a file)
+  $SPECLENS_AUTH_FILE     a path, as --auth-file (a Docker secret: /run/secrets/...)
+A line is stripped of surrounding blanks, so a password cannot start or end
+with one; it may hold ":" (the name ends at the first one). Errors name the
+source and the line number, never the line: a malformed line may be a password.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import math
+import os
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+ENV_AUTH = "SPECLENS_AUTH"
+ENV_AUTH_FILE = "SPECLENS_AUTH_FILE"
+MAX_AUTH_FILE_BYTES = 1 << 20  # a login table, not a data file
+
+
+class AuthError(ValueError):
+    """A login source that cannot be used; the message is for the operator and
+    never contains a password."""
+
+
+def _digest(text: str) -> bytes:
+    # Comparing fixed-length digests keeps the time independent of lengths too.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+_NO_SUCH_USER = _digest("\0speclens: no such user\0")
+
+
+class LoginTable:
+    """Names and passwords. ``check`` is the callable Gradio's ``auth=`` takes;
+    Gradio then keeps the name as ``gr.Request.username``.
+
+    Example:
+        >>> t = LoginTable([("ada", "lovelace"), ("alan", "turing")])
+        >>> t.check("ada", "lovelace"), t.check("ada", "turing"), t.check("bob", "x")
+        (True, False, False)
+        >>> t.names
+        ['ada', 'alan']
+    """
+
+    def __init__(self, logins: Iterable[tuple[str, str]] = ()) -> None:
+        self._digests: dict[str, bytes] = {}
+        for user, password in logins:
+            if user in self._digests:
+                raise AuthError(f"the user {user!r} is given twice")
+            self._digests[user] = _digest(password)
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self._digests)
+
+    def __len__(self) -> int:
+        return len(self._digests)
+
+    def check(self, user: str, password: str) -> bool:
+        """Constant time in the password, and an unknown name costs the same
+        comparison as a known one."""
+        expected = self._digests.get(user, _NO_SUCH_USER)
+        ok = hmac.compare_digest(_digest(password), expected)
+        return ok and user in self._digests
+
+
+def parse_login(text: str, where: str) -> tuple[str, str]:
+    """``user:password`` -> (user, password); ``where`` names the source in the error.
+
+    Example:
+        >>> parse_login(" ada:a:b ", "--auth")
+        ('ada', 'a:b')
+        >>> parse_login("ada", "line 3")
+        Traceback (most recent call last):
+        ...
+        space.ui.auth.AuthError: line 3: expected user:password with both parts non-empty
+    """
+    user, sep, password = text.strip().partition(":")
+    if not sep or not user.strip() or not password:
+        raise AuthError(f"{where}: expected user:password with both parts non-empty")
+    return user.strip(), password
+
+
+def parse_auth_text(text: str, source: str) -> list[tuple[str, str]]:
+    """The logins of an auth file's text; blank lines and ``#`` comments skipped."""
+    logins = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip() and not line.lstrip().startswith("#"):
+            logins.append(parse_login(line, f"{source} line {number}"))
+    return logins
+
+
+def read_auth_file(path: str | Path, source: str = "--auth-file") -> list[tuple[str, str]]:
+    p = Path(path)
+    where = f"{source} {p}"
+    try:
+        if p.stat().st_size > MAX_AUTH_FILE_BYTES:
+            raise AuthError(f"{where}: larger than {MAX_AUTH_FILE_BYTES >> 10} KiB; "
+                            "is it the right file?")
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise AuthError(f"{where}: no such file") from None
+    except UnicodeDecodeError:
+        raise AuthError(f"{where}: not UTF-8 text") from None
+    except OSError as exc:
+        raise AuthError(f"{where}: cannot read it ({exc.strerror or type(exc).__name__})") from None
+    return parse_auth_text(text, where)
+
+
+def readable_by_others(path: str | Path) -> bool:
+    """Whether a group or other users may read the file (worth a warning).
+    Docker secrets under /run/secrets are left out: in a container of their
+    own, the mode is the host file's, which other containers may need."""
+    p = Path(path)
+    if p.is_relative_to("/run/secrets"):
+        return False
+    try:
+        return bool(p.stat().st_mode & (stat.S_IRGRP | stat.S_IROTH))
+    except OSError:
+        return False
+
+
+def collect_logins(cli: Iterable[str] = (), auth_file: str | None = None,
+                   environ: Mapping[str, str] | None = None) -> LoginTable:
+    """Every source above merged into one table (empty when none is given)."""
+    env = os.environ if environ is None else environ
+    logins = [parse_login(v, "--auth") for v in cli]
+    if auth_file:
+        logins += read_auth_file(auth_file)
+    if env.get(ENV_AUTH, "").strip():
+        entries = [e for e in env[ENV_AUTH].split(",") if e.strip()]
+        logins += [parse_login(e, f"${ENV_AUTH} entry {i}") for i, e in enumerate(entries, 1)]
+    if env.get(ENV_AUTH_FILE, "").strip():
+        logins += read_auth_file(env[ENV_AUTH_FILE].strip(), f"${ENV_AUTH_FILE}")
+    return LoginTable(logins)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether only this machine can reach an address.
+
+    Example:
+        >>> [is_loopback(h) for h in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "10.0.0.5")]
+        [True, True, True, False, False]
+    """
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to anything
+
+
+def login_required_error(host: str, share: bool, logins: LoginTable,
+                         insecure_no_auth: bool) -> str | None:
+    """The one-line refusal for a reachable server without a login, or None."""
+    if len(logins) or insecure_no_auth or (is_loopback(host) and not share):
+        return None
+    where = "a public --share link" if share else f"--host {host}"
+    return (f"{where} lets others reach the app: give logins with --auth-file FILE or "
+            f"${ENV_AUTH} (user:pass,...), or pass --insecure-no-auth to serve it to anyone")
+
+
+# --- rate limiting -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Backoff:
+    """``free_failures`` wrong passwords in a row are free; each further one
+    locks the key for ``base_lockout_s`` doubled per failure, up to
+    ``max_lockout_s``. A key with no failure for ``forget_after_s`` starts over."""
+    free_failures: int = 5
+    base_lockout_s: float = 30.0
+    max_lockout_s: float = 900.0
+    forget_after_s: float = 3600.0
+
+    def lockout_s(self, failures: int) -> float:
+        if failures < self.free_failures:
+            return 0.0
+        return min(self.max_lockout_s, self.base_lockout_s * 2.0 ** (failures - self.free_failures))
+
+
+# Per user name: guessing one colleague's password. Per address: trying many
+# names from one client. An office behind one NAT shares an address, so it
+# gets more free tries.
+USER_BACKOFF = Backoff(free_failures=5)
+ADDRESS_BACKOFF = Backoff(free_failures=20)
+
+
+@dataclass
+class _Key:
+    failures: int = 0
+    last_failure_s: float = 0.0
+    locked_until_s: float = 0.0
+
+
+class LoginLimiter:
+    """Failed logins per client address and per user name, with an injectable clock.
+
+    Example:
+        >>> now = [0.0]
+        >>> lim = LoginLimiter(Backoff(2, 10, 60), Backoff(100), clock=lambda: now[0])
+        >>> lim.failed("1.2.3.4", "ada"); lim.retry_after_s("1.2.3.4", "ada")
+        0.0
+        >>> lim.failed("1.2.3.4", "ada"); lim.retry_after_s("5.6.7.8", "ada")
+        10.0
+        >>> now[0] = 10.0; lim.retry_after_s("1.2.3.4", "ada")
+        0.0
+    """
+
+    def __init__(self, user: Backoff = USER_BACKOFF, address: Backoff = ADDRESS_BACKOFF,
+                 clock: Callable[[], float] = time.monotonic, max_keys: int = 10_000) -> None:
+        self.user, self.address, self.clock, self.max_keys = user, address, clock, max_keys
+        self._keys: dict[tuple[str, str], _Key] = {}
+        self._lock = threading.Lock()  # /metrics checks run in Starlette's thread pool
+
+    def _pairs(self, address: str, user: str | None):
+        yield ("address", address), self.address
+        if user:
+            yield ("user", user), self.user
+
+    def retry_after_s(self, address: str, user: str | None = None) -> float:
+        """Seconds until this address and name may try again (0: now)."""
+        now = self.clock()
+        with self._lock:
+            waits = [k.locked_until_s - now for key, _ in self._pairs(address, user)
+                     if (k := self._keys.get(key)) is not None]
+        return max([0.0, *waits])
+
+    def failed(self, address: str, user: str | None = None) -> None:
+        now = self.clock()
+        with self._lock:
+            for key, policy in self._pairs(address, user):
+                k = self._keys.get(key) or _Key()
+                if now - k.last_failure_s > policy.forget_after_s:
+                    k = _Key()
+                k.failures += 1
+                k.last_failure_s = now
+                k.locked_until_s = now + policy.lockout_s(k.failures)
+                self._keys.pop(key, None)
+                self._keys[key] = k  # re-inserted: the dict stays ordered by last failure
+            self._prune(now)
+
+    def succeeded(self, address: str, user: str | None = None) -> None:
+        """A right password clears the name's count. The address keeps its
+        count: one valid login must not buy more guesses at other names."""
+        with self._lock:
+            if user:
+                self._keys.pop(("user", user), None)
+
+    def _prune(self, now: float) -> None:
+        """Bound memory against a flood of made-up names: drop forgotten keys,
+        then the oldest."""
+        if len(self._keys) <= self.max_keys:
+            return
+        horizon = max(self.user.forget_after_s, self.address.forget_after_s)
+        for key in [k for k, v in self._keys.items()
+                    if now - v.last_failure_s > horizon and v.locked_until_s <= now]:
+            del self._keys[key]
+        while len(self._keys) > self.max_keys:
+            del self._keys[next(iter(self._keys))]
+
+
+def retry_after_header(wait_s: float) -> str:
+    """Whole seconds, rounded up (Retry-After takes an integer).
+
+    Example:
+        >>> retry_after_header(0.2), retry_after_header(30.0)
+        ('1', '30')
+    """
+    return str(max(1, math.ceil(wait_s)))
+
+
+def too_many_message(wait_s: float) -> str:
+    return (f"too many failed logins from this address or for this name: "
+            f"try again in {retry_after_header(wait_s)} s")

@@ -1,0 +1,256 @@
+"""The History tab: saved runs newest first, with filters and paging; two
+comparisons side by side; and, with logins on, deleting one's own runs.
+
+Runs are saved by ``space.ui.recorder`` as they finish; each has a link,
+``?run=<id>``, that opens it in every view of the page.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass
+
+import gradio as gr
+
+from space.history import Filters, History, HistoryError
+from space.trace import CompareRecord, TraceFormatError, load
+from space.ui.handlers import status_html
+from vis.checklist import checklist_html
+from vis.history import history_table_html, side_by_side_table, side_by_side_timeline
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 20
+ANY = "any"
+INTRO = ("Every run and sweep of this page is saved here as it finishes, newest first. "
+         "Each has a link (`?run=<id>`) that opens it in every view, for anyone with "
+         "access to this page. Put two comparisons side by side below, e.g. k=2 against "
+         "k=4, or last week against today.")
+
+
+@dataclass
+class HistoryPanel:
+    model: gr.Dropdown
+    method: gr.Dropdown
+    verdict: gr.Dropdown
+    refresh: gr.Button
+    prev: gr.Button
+    next: gr.Button
+    page: gr.Number
+    table: gr.HTML
+    page_note: gr.Markdown
+    run_a: gr.Number
+    run_b: gr.Number
+    side: gr.Button
+    side_status: gr.HTML
+    side_timeline: gr.Plot
+    side_table: gr.Dataframe
+    side_a: gr.HTML
+    side_b: gr.HTML
+    delete_id: gr.Number
+    delete: gr.Button
+    delete_status: gr.HTML
+
+    def filters(self) -> list:
+        """In the order of ``HistoryHandlers.list``'s parameters (and of the API)."""
+        return [self.model, self.method, self.verdict, self.page, self.run_a, self.run_b]
+
+    def list_outputs(self) -> list:
+        return [self.table, self.page_note, self.page, self.model, self.method, self.verdict,
+                self.run_a, self.run_b]
+
+    def side_outputs(self) -> list:
+        return [self.side_status, self.side_timeline, self.side_table, self.side_a, self.side_b]
+
+
+def build_history_panel(logins_on: bool) -> HistoryPanel:
+    gr.Markdown(INTRO)
+    with gr.Row():
+        # Choices come from the stored runs when the tab opens; any value is safe
+        # (a query parameter that matches nothing), so the API may name one first.
+        free = dict(value=ANY, allow_custom_value=True)
+        model = gr.Dropdown([ANY], label="Model", elem_id="history-model", **free)
+        method = gr.Dropdown([ANY], label="Method", elem_id="history-method", **free)
+        verdict = gr.Dropdown([ANY], label="Verdict", elem_id="history-verdict", **free)
+        refresh = gr.Button("Refresh", elem_id="history-refresh")
+    table = gr.HTML(history_table_html([]), elem_id="history-table")
+    with gr.Row():
+        prev = gr.Button("Newer", size="sm", elem_id="history-prev")
+        page_note = gr.Markdown("", elem_id="history-page-note")
+        nxt = gr.Button("Older", size="sm", elem_id="history-next")
+        page = gr.Number(1, precision=0, minimum=1, label="Page", elem_id="history-page")
+    gr.Markdown("### Side by side")
+    with gr.Row():
+        run_a = gr.Number(None, precision=0, label="Run A (#)", elem_id="side-a-id")
+        run_b = gr.Number(None, precision=0, label="Run B (#)", elem_id="side-b-id")
+        side = gr.Button("Show side by side", elem_id="side-run")
+    side_status = gr.HTML("", elem_id="side-status")
+    side_timeline = gr.Plot(label="Both runs on one time axis", elem_id="side-timeline")
+    side_table = gr.Dataframe(headers=["metric", "A", "B"], label="Run A and run B",
+                              interactive=False, elem_id="side-table")
+    with gr.Row():
+        side_a = gr.HTML("", label="Verdict of run A", elem_id="side-a")
+        side_b = gr.HTML("", label="Verdict of run B", elem_id="side-b")
+    # Only an owner may delete, and only a login names an owner: no logins, no button.
+    with gr.Row(visible=logins_on):
+        delete_id = gr.Number(None, precision=0, label="Delete my run (#)",
+                              elem_id="history-delete-id")
+        delete = gr.Button("Delete", variant="stop", elem_id="history-delete")
+    delete_status = gr.HTML("", elem_id="history-delete-status")
+    return HistoryPanel(model, method, verdict, refresh, prev, nxt, page, table, page_note,
+                        run_a, run_b, side, side_status, side_timeline, side_table, side_a,
+                        side_b, delete_id, delete, delete_status)
+
+
+def _choice(value) -> str | None:
+    return None if value in (None, "", ANY) else str(value)
+
+
+class HistoryHandlers:
+    def __init__(self, panel: HistoryPanel, history: History) -> None:
+        self.panel, self.history = panel, history
+
+    def list(self, model, method, verdict, page, run_a=None, run_b=None, delta: int = 0) -> dict:
+        """One page of runs; the filters' choices from what is stored; empty side-by-side
+        fields get the page's two newest comparisons."""
+        p = self.panel
+        filters = Filters(_choice(model), _choice(method), _choice(verdict))
+        try:
+            total = self.history.runs(filters, limit=0)[1]
+            pages = max(1, -(-total // PAGE_SIZE))
+            number = min(max(1, int(page or 1) + delta), pages)
+            rows, total = self.history.runs(filters, (number - 1) * PAGE_SIZE, PAGE_SIZE)
+            choices = self.history.choices()
+        except HistoryError as exc:
+            return {p.table: status_html(f"the history cannot be read: {exc}", "error")}
+        dropdowns = {comp: gr.Dropdown([ANY] + choices[name], value=_choice(value) or ANY,
+                                       allow_custom_value=True)
+                     for comp, name, value in ((p.model, "model", model),
+                                               (p.method, "method", method),
+                                               (p.verdict, "verdict", verdict))}
+        newest = [r.id for r in rows if r.kind == "compare"][:2]
+        side = {}
+        if not run_a and not run_b and newest:  # an empty Number field reads 0 or None
+            side = {p.run_a: newest[-1], p.run_b: newest[0]}  # older as A, newer as B
+        return {p.table: history_table_html(rows), p.page: number,
+                p.page_note: f"page {number} of {pages} ({total} runs)", **dropdowns, **side}
+
+    def side_by_side(self, run_a, run_b) -> dict:
+        p = self.panel
+        records = []
+        for label, value in (("A", run_a), ("B", run_b)):
+            record = self._compare(value)
+            if isinstance(record, str):
+                return {p.side_status: status_html(f"run {label}: {record}", "error")}
+            records.append(record)
+        a, b = records
+        la, lb = f"run #{int(run_a)}", f"run #{int(run_b)}"
+        return {p.side_status: status_html(f"{la} (A) beside {lb} (B)", "done"),
+                p.side_timeline: side_by_side_timeline(a, b, la, lb),
+                p.side_table: side_by_side_table(a, b, f"A: {la}", f"B: {lb}"),
+                p.side_a: checklist_html(a.checklist) if a.checklist else "no checklist",
+                p.side_b: checklist_html(b.checklist) if b.checklist else "no checklist"}
+
+    def _compare(self, value) -> CompareRecord | str:
+        if value is None:
+            return "enter a run number"
+        try:
+            found = self.history.get(int(value))
+        except (HistoryError, ValueError, OverflowError) as exc:
+            return str(exc)
+        if found is None:
+            return f"there is no run #{int(value)}"
+        row, record_json = found
+        if row.kind != "compare":
+            return f"run #{row.id} is a {row.kind}; side by side shows comparisons"
+        try:
+            record = load(record_json)
+        except TraceFormatError as exc:
+            return str(exc)
+        return record if isinstance(record, CompareRecord) else "not a comparison"
+
+    def delete(self, run_id, request: gr.Request) -> dict:
+        """Delete one of the signed-in user's runs; nobody else's, and nothing without logins."""
+        p = self.panel
+        user = getattr(request, "username", None)
+        if not user:
+            return {p.delete_status: status_html("runs can be deleted only with logins on, "
+                                                 "by the login that ran them", "error")}
+        if run_id is None:
+            return {p.delete_status: status_html("enter a run number", "error")}
+        try:
+            deleted = self.history.delete(int(run_id), user)
+        except (HistoryError, ValueError, OverflowError) as exc:
+            return {p.delete_status: status_html(str(exc), "error")}
+        if not deleted:
+            return {p.delete_status: status_html(
+                f"run #{int(run_id)} is not one of {user}'s runs: not deleted", "error")}
+        return {p.delete_status: status_html(f"run #{int(run_id)} deleted", "done")}
+
+
+def sweep_views(record_json: str) -> tuple:
+    """(figure, table) of a saved sweep; ValueError when it cannot be drawn."""
+    import json
+
+    import pandas as pd
+
+    from space.sweep import VARIABLES, SweepResult
+    from space.ui.sweep_panel import display_table
+    from vis.sweep import sweep_figure
+
+    d = json.loads(record_json)
+    if isinstance(d, dict) and d.get("variable") == "k_x_concurrency":
+        return None, pd.DataFrame(d.get("table") or [])  # the grid's table, as the tab shows it
+    if not isinstance(d, dict) or d.get("variable") not in VARIABLES:
+        raise ValueError("not a saved sweep")
+    table = pd.DataFrame(d.get("table") or []).astype({"value": float, "speedup": float})
+    result = SweepResult(workload_id=str(d.get("workload_id", "")), variable=d["variable"],
+                         table=table, crossover=d.get("crossover"),
+                         gain_vanishes_at=d.get("gain_vanishes_at"),
+                         throughput_crossover=d.get("throughput_crossover"))
+    title = f"{result.workload_id}: sweep over {result.variable}"
+    return sweep_figure(result, title=title), display_table(result.table)
+
+
+def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandlers,
+                 show, status: gr.HTML, record_outputs: list, sweep_outputs: tuple) -> None:
+    """The tab's events, and ``?run=<id>`` on every page load: ``show(record,
+    message)`` draws a comparison in every view, as a replay does, into
+    ``record_outputs``, which hold the status line ``status``."""
+    quick = dict(concurrency_limit=None, show_progress="hidden")
+    p.refresh.click(h.list, p.filters(), p.list_outputs(), api_name="history", **quick)
+    for event in (tab.select, p.model.input, p.method.input, p.verdict.input):
+        event(h.list, p.filters(), p.list_outputs(), api_visibility="undocumented", **quick)
+    p.prev.click(functools.partial(h.list, delta=-1), p.filters(), p.list_outputs(),
+                 api_visibility="undocumented", **quick)
+    p.next.click(functools.partial(h.list, delta=1), p.filters(), p.list_outputs(),
+                 api_visibility="undocumented", **quick)
+    p.page.submit(h.list, p.filters(), p.list_outputs(), api_visibility="undocumented", **quick)
+    p.side.click(h.side_by_side, [p.run_a, p.run_b], p.side_outputs(), api_name="side_by_side",
+                 **quick)
+    p.delete.click(h.delete, [p.delete_id], [p.delete_status], api_name="delete_run", **quick) \
+        .then(h.list, p.filters(), p.list_outputs(), api_visibility="undocumented", **quick)
+    sweep_status, sweep_plot, sweep_table = sweep_outputs
+
+    def open_link(request: gr.Request) -> dict:
+        from space.ui.recorder import opened_run
+
+        run_id = (request.query_params.get("run") if request else None) or ""
+        if not run_id:
+            return {}
+        opened = opened_run(h.history, run_id.strip())
+        if isinstance(opened, str):
+            return {status: status_html(opened, "error")}
+        record, message = opened
+        if isinstance(record, str):  # a sweep: its plot and table in the Sweep tab
+            try:
+                figure, table = sweep_views(record)
+            except (ValueError, KeyError, TypeError) as exc:
+                return {status: status_html(f"{message}: cannot be drawn ({exc})", "error")}
+            said = f"{message}: a sweep, shown in the Sweep tab"
+            return {status: status_html(said, "done"), sweep_status: status_html(said, "done"),
+                    sweep_plot: figure, sweep_table: table}
+        return show(record, message)
+
+    demo.load(open_link, None, [*record_outputs, *sweep_outputs], api_visibility="undocumented",
+              **quick)

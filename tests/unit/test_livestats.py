@@ -1,0 +1,86 @@
+"""space/livestats.py and vis/live.py: the Live tab's readings, their caching
+while a run is measured, and the figure drawn from them."""
+from __future__ import annotations
+
+from space.livestats import Activity, LiveSource, RunLog
+from space.prom import Metrics
+from tests.helpers.memory import h200
+from tests.helpers.traces import NGRAM_RUN_COUNTS, ngram_run, short_baseline
+from vis.live import live_figure, live_summary_html
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def source(log: RunLog, busy: Activity, clock: Clock, reads: list) -> LiveSource:
+    def kv():
+        reads.append(clock.t)
+        return {"baseline": 0.1, "speculative": 0.2}
+
+    return LiveSource(log, kv, lambda: None, lambda: 3 << 30, busy=busy, clock=clock)
+
+
+def test_metrics_feed_the_run_log():
+    m = Metrics()
+    m.observe_run("baseline", short_baseline())
+    m.observe_run("speculative", ngram_run())
+    m.observe_run("speculative", ngram_run())
+    runs = m.live.runs()
+    assert [r.engine for r in runs] == ["baseline", "speculative", "speculative"]
+    assert runs[1].acceptance_rate == NGRAM_RUN_COUNTS["accepted"] / NGRAM_RUN_COUNTS["draft_tokens"]
+    want = [n / NGRAM_RUN_COUNTS["drafts"] for n in NGRAM_RUN_COUNTS["per_pos"]]
+    assert m.live.per_position() == {"speculative": want}  # the baseline drafts nothing
+
+
+def test_idle_refreshes_every_2_s_busy_at_most_every_5_s_from_the_cache():
+    log, busy, clock, reads = RunLog(), Activity(), Clock(), []
+    src = source(log, busy, clock, reads)
+    first, fresh = src.snapshot()
+    assert fresh and src.interval_s() == 2.0 and first.kv_now == {"baseline": 0.1,
+                                                                  "speculative": 0.2}
+    clock.t += 2.0
+    assert src.snapshot()[1]
+    with busy:
+        assert src.interval_s() == 5.0
+        taken = src.snapshot()[0]  # the last idle reading is 2 s old: the cache serves
+        for _ in range(4):
+            clock.t += 1.0
+            snap, fresh = src.snapshot()
+            assert (snap, fresh) == (taken, False)
+        clock.t += 1.0
+        snap, fresh = src.snapshot()
+        assert fresh and snap.busy
+    assert reads == [1000.0, 1002.0, 1007.0]  # three readings in 7 s, one during the run
+    assert [p.usage_ratio for p in log.kv() if p.engine == "speculative"] == [0.2] * 3
+
+
+def test_a_failing_reader_is_skipped():
+    def broken():
+        raise AttributeError("engine closed")
+
+    src = LiveSource(RunLog(), broken, broken)
+    snap, _ = src.snapshot()
+    assert snap.kv_now == {} and snap.gpu is None
+
+
+def test_figure_and_summary_from_a_snapshot():
+    m = Metrics()
+    m.observe_run("baseline", short_baseline())
+    m.observe_run("speculative", ngram_run())
+    snap, _ = LiveSource(m.live, lambda: {"speculative": 0.25}, h200).snapshot()
+    fig = live_figure(snap)
+    names = {t.name for t in fig.data}
+    assert {"baseline TPOT", "speculative TPOT", "speculative acceptance",
+            "speculative per position", "speculative KV cache"} <= names
+    bars = next(t for t in fig.data if t.name == "speculative per position")
+    assert list(bars.y) == [n / 3 for n in NGRAM_RUN_COUNTS["per_pos"]]
+    html = live_summary_html(snap)
+    assert "GPU 0 (NVIDIA H200): 60.0 of 140.0 GiB used" in html
+    assert "KV cache 25.0%" in html and 'data-busy="false"' in html
+    cpu, _ = LiveSource(m.live, dict, lambda: None, lambda: 3 << 30).snapshot()
+    assert "no GPU: this process holds 3.00 GiB" in live_summary_html(cpu)

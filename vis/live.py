@@ -1,0 +1,92 @@
+"""The Live tab: per engine, TPOT and acceptance over time, acceptance per
+draft position, KV-cache usage over time, and the device's memory.
+
+Pure: a ``space.livestats.Snapshot`` in, a plotly figure and an HTML line out.
+Times are wall-clock, shown as seconds before the snapshot.
+"""
+from __future__ import annotations
+
+import html
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from space.livestats import Snapshot
+
+ENGINE_COLOR = {"baseline": "#0072B2", "speculative": "#D55E00"}  # Okabe-Ito
+ENGINE_DASH = {"baseline": "dot", "speculative": "solid"}         # apart without colour
+GiB = float(1 << 30)
+
+
+def _ago(t_s: float, snap: Snapshot) -> float:
+    return round(t_s - snap.taken_s, 1)
+
+
+def live_figure(snap: Snapshot) -> go.Figure:
+    fig = make_subplots(rows=2, cols=2, horizontal_spacing=0.1, vertical_spacing=0.18,
+                        subplot_titles=("TPOT per run (ms)", "Acceptance rate per run",
+                                        "Acceptance per draft position (since start)",
+                                        "KV-cache usage"))
+    for engine in ("baseline", "speculative"):
+        style = {"color": ENGINE_COLOR[engine], "dash": ENGINE_DASH[engine]}
+        runs = [r for r in snap.runs if r.engine == engine]
+        timed = [r for r in runs if r.tpot_s is not None]
+        fig.add_trace(go.Scatter(
+            x=[_ago(r.t_s, snap) for r in timed], y=[(r.tpot_s or 0.0) * 1e3 for r in timed],
+            mode="lines+markers", name=f"{engine} TPOT", line=style, legendgroup=engine),
+            row=1, col=1)
+        drafted = [r for r in runs if r.acceptance_rate is not None]
+        if drafted:
+            fig.add_trace(go.Scatter(
+                x=[_ago(r.t_s, snap) for r in drafted], y=[r.acceptance_rate for r in drafted],
+                mode="lines+markers", name=f"{engine} acceptance", line=style,
+                legendgroup=engine), row=1, col=2)
+        per_pos = snap.per_position.get(engine)
+        if per_pos:
+            fig.add_trace(go.Bar(x=list(range(len(per_pos))), y=per_pos,
+                                 name=f"{engine} per position", legendgroup=engine,
+                                 marker={"color": ENGINE_COLOR[engine]}), row=2, col=1)
+        kv = [p for p in snap.kv if p.engine == engine]
+        fig.add_trace(go.Scatter(
+            x=[_ago(p.t_s, snap) for p in kv], y=[p.usage_ratio for p in kv],
+            mode="lines+markers", name=f"{engine} KV cache", line=style, legendgroup=engine),
+            row=2, col=2)
+    fig.update_yaxes(rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(range=[0, 1.05], row=1, col=2)
+    fig.update_yaxes(range=[0, 1.05], row=2, col=1)
+    fig.update_yaxes(range=[0, 1.05], tickformat=".0%", row=2, col=2)
+    fig.update_xaxes(title={"text": "seconds ago"}, row=1, col=1)
+    fig.update_xaxes(title={"text": "seconds ago"}, row=1, col=2)
+    fig.update_xaxes(title={"text": "draft position"}, dtick=1, row=2, col=1)
+    fig.update_xaxes(title={"text": "seconds ago"}, row=2, col=2)
+    fig.update_layout(height=620, margin={"l": 10, "r": 10, "t": 40, "b": 40},
+                      legend={"orientation": "h", "y": -0.12})
+    return fig
+
+
+def live_summary_html(snap: Snapshot) -> str:
+    """One line per engine's latest figures, and the device's memory."""
+    parts = []
+    for engine in ("baseline", "speculative"):
+        runs = [r for r in snap.runs if r.engine == engine]
+        last = runs[-1] if runs else None
+        tpot = f"{last.tpot_s * 1e3:.1f} ms" if last and last.tpot_s is not None else "none yet"
+        rate = (f", acceptance {last.acceptance_rate:.0%}"
+                if last and last.acceptance_rate is not None else "")
+        kv = snap.kv_now.get(engine)
+        kv_text = f", KV cache {kv:.1%}" if kv is not None else ", KV cache: not built yet"
+        parts.append(f"<li><b>{engine}</b>: {len(runs)} runs, last TPOT {tpot}{rate}{kv_text}"
+                     "</li>")
+    if snap.gpu is not None:
+        g = snap.gpu
+        device = (f"GPU {int(g.index)} ({html.escape(g.name)}): {g.used_bytes / GiB:.1f} of "
+                  f"{g.total_bytes / GiB:.1f} GiB used (all processes)")
+    elif snap.process_rss_bytes is not None:
+        device = (f"no GPU: this process holds {snap.process_rss_bytes / GiB:.2f} GiB of host "
+                  "memory (both engines' weights and KV caches)")
+    else:
+        device = "no GPU reading"
+    state = ("a measured run is going: this view refreshes at most every 5 s, from a cached "
+             "reading" if snap.busy else "idle: refreshing every 2 s")
+    return (f'<div class="speclens-live" data-busy="{str(snap.busy).lower()}">'
+            f"<ul>{''.join(parts)}<li>{device}</li></ul><small>{state}</small></div>")
