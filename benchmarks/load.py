@@ -174,10 +174,15 @@ class Visitor:
                            server_error=UNNAMED in str(exc), message=str(exc)[:200])
 
     def _record(self, update):
-        """The run's trace, from the page's download button (kept for replays)."""
+        """The run's trace, from the page's download button (kept for replays).
+        gradio_client has already fetched the file: the value is its own copy,
+        or, when it did not download, the file's data with the app's URL."""
         value = update["value"] if isinstance(update, dict) else update
-        with urllib.request.urlopen(f"{self.url}gradio_api/file={value}", timeout=30) as r:
-            self.last_trace = r.read().decode()
+        if isinstance(value, dict):
+            with urllib.request.urlopen(value["url"], timeout=30) as r:
+                self.last_trace = r.read().decode()
+        else:
+            self.last_trace = Path(value).read_text(encoding="utf-8")
         return load(self.last_trace)
 
     def replay(self, path: Path) -> Outcome:

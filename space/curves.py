@@ -15,7 +15,7 @@ measured model-based curve of the same target with the drafter's own time
 taken out, plus the lookup's measured time).
 
 Curves are cached as JSON per model pair, k, device and vLLM version, with
-their date, under ``data_dir() / "tipping"``. Importing this module imports
+their date, under ``models.data_dir() / "tipping"``. Importing this module imports
 no vLLM and no pandas.
 """
 from __future__ import annotations
@@ -43,11 +43,6 @@ def vllm_version() -> str | None:
 
     found = installed_vllm()
     return found[1].split("+", 1)[0] if found else None
-
-
-def data_dir() -> Path:
-    """The app's data folder: ``$SPECLENS_CACHE/data``, else ``~/.cache/speclens/data``."""
-    return models.cache_dir() / "data"
 
 
 @dataclass
@@ -293,7 +288,7 @@ def cache_name(curve_or_key: TippingCurve | tuple) -> str:
 
 
 def curves_dir(folder: Path | None = None) -> Path:
-    return (folder or data_dir()) / "tipping"
+    return (folder or models.data_dir()) / "tipping"
 
 
 def save(curve: TippingCurve, folder: Path | None = None) -> Path:

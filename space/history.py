@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -32,13 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from space.models import cache_dir
+from space.models import data_dir as models_data_dir
 from space.trace import CompareRecord, dumps
 
 FILENAME = "history.sqlite3"
 DEFAULT_MAX_RUNS = 1000
 DEFAULT_MAX_MB = 500
-ENV_DATA_DIR = "SPECLENS_DATA_DIR"
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 KINDS = ("compare", "sweep")
@@ -323,13 +321,12 @@ def add_flags(p: argparse.ArgumentParser) -> None:
 
 def data_folder(a: argparse.Namespace) -> Path:
     """The app's data folder: the one the app prepared (``a.data``, from
-    --data-dir) when it has one, else ``a.data_dir``, else $SPECLENS_DATA_DIR,
-    else ``<model cache>/data``."""
+    --data-dir) when it has one, else ``a.data_dir``, else ``models.data_dir()``."""
     data = getattr(a, "data", None)
     if data is not None:
         return Path(data.root)
-    given = getattr(a, "data_dir", None) or os.environ.get(ENV_DATA_DIR)
-    return Path(given) if given else cache_dir() / "data"
+    given = getattr(a, "data_dir", None)
+    return Path(given) if given else models_data_dir()
 
 
 def open_history(a: argparse.Namespace) -> History:

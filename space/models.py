@@ -44,6 +44,17 @@ def cache_dir() -> Path:
     return Path(base) / "speclens"
 
 
+ENV_DATA_DIR = "SPECLENS_DATA_DIR"
+
+
+def data_dir() -> Path:
+    """The default data folder (run history, tipping curves, the app's tmp/):
+    ``$SPECLENS_DATA_DIR``, else ``data/`` in the model cache. The app's
+    ``--data-dir`` overrides it for that app."""
+    given = os.environ.get(ENV_DATA_DIR)
+    return Path(given) if given else cache_dir() / "data"
+
+
 def _noop(frac: float, msg: str) -> None:
     log.info("%3.0f%% %s", frac * 100, msg)
 

@@ -7,9 +7,8 @@
 
 A session's folder, and the uploads its events read, are removed when the
 session ends (Gradio's ``unload`` event: the page's heartbeat connection
-closed). The default folder is ``<cache>/data``, where <cache> is the model
-cache of ``space.models.cache_dir`` ($SPECLENS_CACHE, $XDG_CACHE_HOME/speclens
-or ~/.cache/speclens). Two apps on one data folder would empty each other's
+closed). The default folder is ``space.models.data_dir()`` ($SPECLENS_DATA_DIR,
+else ``data/`` in the model cache). Two apps on one data folder would empty each other's
 tmp/, so the folder is locked while an app runs.
 """
 from __future__ import annotations
@@ -24,7 +23,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from space.models import cache_dir
+from space.models import data_dir as default_data_dir
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +32,6 @@ SESSIONS = "sessions"
 
 class DataDirError(ValueError):
     """A data folder that cannot be used; the message is for the operator."""
-
-
-def default_data_dir() -> Path:
-    return cache_dir() / "data"
 
 
 def session_id(session_hash: str) -> str:

@@ -57,37 +57,33 @@ def _wait_ready(url: str, proc: subprocess.Popen, log: Path) -> None:
     raise AppNotReady(f"the app was not ready within {READY_TIMEOUT_S} s:\n{_tail(log)}")
 
 
-def _cache_with_curves(folder: Path) -> Path:
-    """A cache folder for the app: the real models (linked) and the stored tipping
-    curves (tests/fixtures/tipping), relabelled with this machine's device and vLLM
-    so the page finds them; nothing is measured in CI."""
+def _data_with_curves(folder: Path) -> Path:
+    """The app's data folder, holding the stored tipping curves (tests/fixtures/tipping)
+    relabelled with this machine's device and vLLM so the page finds them;
+    nothing is measured in CI."""
     import json
 
-    from space import curves, models
+    from space import curves
     from space.preflight import on_gpu
 
-    cache = folder / "cache"
-    if not cache.exists():
-        (cache / "data").mkdir(parents=True)
-        (cache / "models").symlink_to(models.cache_dir() / "models")
+    data = folder / "data"
     for path in sorted((ROOT / "tests" / "fixtures" / "tipping").glob("*.json")):
         curve = curves.TippingCurve.from_dict(json.loads(path.read_text()))
         curve.device, curve.vllm_version = ("gpu" if on_gpu() else "cpu"), curves.vllm_version()
-        curves.save(curve, cache / "data")
-    return cache
+        curves.save(curve, data)
+    return data
 
 
 def _start(log: Path) -> tuple[subprocess.Popen, str]:
     port = _free_port()
+    data = _data_with_curves(log.parent)
     # The test-only fault hook (space/cancel.py): only prompts with its marker fail.
-    # The run history goes to the test's folder, not the user's data folder.
+    # The data folder (run history, curves, tmp/) is the test's, not the user's.
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", FAULT_ENV: str(FAULT_STEP),
-           "SPECLENS_CACHE": str(_cache_with_curves(log.parent)),
-           "SPECLENS_DATA_DIR": str(log.parent / "data")}
+           "SPECLENS_DATA_DIR": str(data)}
     with open(log, "w") as out:
-        # Its own data folder: the app empties <data>/tmp at start.
         proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *APP_FLAGS,
-                                 "--data-dir", str(log.parent / "data")],
+                                 "--data-dir", str(data)],
                                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
     return proc, f"http://127.0.0.1:{port}/"
 

@@ -74,16 +74,19 @@ class App:
                 self.kill()
 
 
-def start_app(folder: Path, *args: str, port: int | None = None, name: str = "app") -> App:
+def start_app(folder: Path, *args: str, port: int | None = None, name: str = "app",
+              data: Path | None = None) -> App:
+    """The app on a free port, logging to <folder>/<name>.log. Its data folder (run
+    history, tmp/) is ``data``, else <folder>/data: a restart on the same folder
+    finds the runs of the app before it. The app locks it, so two apps at once
+    need two."""
     port = port or free_port()
     log = folder / f"{name}.log"
-    # The app's data folder (its run history) inside the test's folder.
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False",
-           "SPECLENS_DATA_DIR": str(folder / "data")}
+    data = data or folder / "data"
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "SPECLENS_DATA_DIR": str(data)}
     with open(log, "w") as out:
-        # Its own data folder: the app empties <data>/tmp at start and locks it.
         proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *APP_FLAGS,
-                                 "--data-dir", str(folder / f"{name}-data"), *args],
+                                 "--data-dir", str(data), *args],
                                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
     return App(proc, f"http://127.0.0.1:{port}/", log)
 

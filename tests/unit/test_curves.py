@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from space import checklist, curves, measure
+from space import checklist, curves, measure, models
 from space.checklist import ChecklistInputs, evaluate
 from space.curves import CurvePoint, StepCosts, TippingCurve
 from space.trace import load
@@ -121,7 +121,7 @@ def test_compare_of_a_pair_with_a_cached_curve_gets_the_line(tmp_path, monkeypat
     cmp = load((FIXTURES / "compare-v1.json").read_text())
     req = type("Req", (), {"temperature": 0.0})()
     assert "acceptance headroom" not in {c.name for c in measure.attach_checklist(cmp, None, req).checks}
-    curves.save(curves.derive_lookup_curve(_curve(), "ngram", 4, 0.0005), curves.data_dir())
+    curves.save(curves.derive_lookup_curve(_curve(), "ngram", 4, 0.0005), models.data_dir())
     result = measure.attach_checklist(cmp, None, req)
     line = result.check("acceptance headroom")
     assert line.value == pytest.approx(cmp.speculative.acceptance_rate)

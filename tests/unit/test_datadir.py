@@ -53,11 +53,14 @@ def test_a_tmp_symlink_is_removed_not_followed(tmp_path, restore):
 
 
 def test_default_folder_follows_the_cache(tmp_path, monkeypatch):
+    monkeypatch.delenv("SPECLENS_DATA_DIR", raising=False)
     monkeypatch.setenv("SPECLENS_CACHE", str(tmp_path / "cache"))
     assert datadir.default_data_dir() == tmp_path / "cache" / "data"
     monkeypatch.delenv("SPECLENS_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert datadir.default_data_dir() == tmp_path / "xdg" / "speclens" / "data"
+    monkeypatch.setenv("SPECLENS_DATA_DIR", str(tmp_path / "elsewhere"))
+    assert datadir.default_data_dir() == tmp_path / "elsewhere"
 
 
 def test_one_app_per_folder(tmp_path, restore):
