@@ -16,7 +16,7 @@ from space.models import ModelError, print_progress
 from space.preflight import on_gpu, preflight
 from space.prom import Metrics, mount_metrics
 from space.repeats import WARMUP_TOKENS
-from space.ui import inputs, panels, tipping_panel
+from space.ui import inputs, panels, teaching, tipping_panel
 from space.ui.handlers import UI, Compare, Handlers, status_html
 from space.ui.startup import Startup, build_banner, wire_banner
 from space.ui.sweep_panel import SweepHandlers, SweepPanel, build_sweep_panel
@@ -59,6 +59,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
         with gr.Row():
             with gr.Column(scale=2, min_width=340):
                 controls = panels.build_controls(spec, samples, max_tokens, pairs, pair_id)
+                explain = teaching.build_explain_toggle()
             with gr.Column(scale=3):
                 results = panels.build_results()
         timeline = panels.build_timeline()
@@ -66,6 +67,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             with gr.Tab("Acceptance"):
                 acceptance = panels.build_acceptance()
             with gr.Tab("Step through"):
+                playback = teaching.build_playback()
                 stepper = panels.build_stepper()
             with gr.Tab("Checklist"):
                 checklist = panels.build_checklist()
@@ -88,7 +90,8 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             h.run = startup.gate(h.run, ui.results.status, status_html)  # type: ignore[method-assign]
             sh.sweep = startup.gate(sh.sweep, sweep.status, status_html)  # type: ignore[method-assign]
             th.measure = startup.gate(th.measure, tipping.status, status_html)  # type: ignore[method-assign]
-        _wire(demo, ui, h)
+        _wire(demo, ui, h, explain)
+        teaching.wire(ui, h, playback)
         _wire_sweep(ui.controls, sweep, sh)
         _wire_tipping(demo, ui.controls, tipping, th)
     return demo
@@ -106,11 +109,11 @@ def _wire_tipping(demo: gr.Blocks, c: panels.Controls, p: tipping_panel.TippingP
                     show_progress="full", show_progress_on=[p.status, p.plot])
 
 
-def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:
+def _wire(demo: gr.Blocks, ui: UI, h: Handlers, explain: gr.Checkbox) -> None:
     c, s, m = ui.controls, ui.stepper, ui.memory
     # One run at a time in the process: both engines share the machine, and
     # overlapping runs would corrupt each other's timings. Others queue.
-    run = c.run.click(h.run, c.run_inputs(), ui.record_outputs(), api_name="run",
+    run = c.run.click(h.run, c.run_inputs() + [explain], ui.record_outputs(), api_name="run",
                       concurrency_limit=1, concurrency_id="engine",
                       show_progress="full", show_progress_on=[ui.results.status])
     # Stop closes the run's generator (as a client that leaves does): the run
@@ -150,7 +153,7 @@ def launch(demo: gr.Blocks, metrics: Metrics, host: str = "127.0.0.1", port: int
     demo.queue(default_concurrency_limit=1)
     app, local_url, share_url = demo.launch(
         server_name=host, server_port=port, share=share, auth=auth,
-        prevent_thread_lock=True, theme=THEME, css=CSS)
+        prevent_thread_lock=True, theme=THEME, css=CSS, js=teaching.PAGE_JS)
     mount_metrics(app, metrics, auth=auth)  # after launch: the route goes in front of Gradio's
     return app, local_url, share_url
 

@@ -18,7 +18,7 @@ from tests.helpers.traces import ngram_run, short_baseline
 AUTH = ("ada", "lovelace")
 
 
-def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None):
+def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None, explain=False):
     """The hand-written comparison, streamed; the prompt 'boom' fails like a bug would."""
     if req.prompt == "boom":
         raise RuntimeError("engine exploded")
