@@ -58,9 +58,13 @@ PAGE_JS = r"""
   T.pending = fragmentStep();
   T.title = () => $('#step-title .speclens-step');
   T.shown = () => { const t = T.title(); return t ? parseInt(t.dataset.step, 10) : null; };
-  T.jump = (step) => {
+  // The step-through's tab may render only once opened: wait for its jump box.
+  T.jump = (step, tries = 0) => {
     const box = $('#step-jump textarea, #step-jump input');
-    if (!box) return;
+    if (!box) {
+      if (tries < 50) setTimeout(() => T.jump(step, tries + 1), 100);
+      return;
+    }
     box.value = step + ':' + Date.now();
     box.dispatchEvent(new Event('input', {bubbles: true}));
   };
@@ -75,13 +79,14 @@ PAGE_JS = r"""
   T.go = (step) => { T.openStepper(); T.jump(step); };
   // one step everywhere: URL fragment, tokens outlined, playback state
   T.onStep = () => {
-    const n = T.shown();
-    if (n === null || Number.isNaN(n)) return;
-    if (T.pending !== null) {
+    // A #step=N link: once a record is shown (a replay or a finished run), go there.
+    if (T.pending !== null && $('#status [data-kind=done]') && $('#tokens [data-step]')) {
       const want = T.pending;
       T.pending = null;
-      if (want !== n) { T.go(want); return; }
+      if (want !== T.shown()) { T.go(want); return; }
     }
+    const n = T.shown();
+    if (n === null || Number.isNaN(n)) return;
     if (T.last !== n) {
       T.last = n;
       history.replaceState(null, '', '#step=' + n);

@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from tests.ui.test_browser import CHROMIUM_ARGS, RUN_TIMEOUT_MS, SHOTS, page  # noqa: F401
+from tests.helpers.browser import RUN_TIMEOUT_MS
+from tests.ui.test_browser import SHOTS, page  # noqa: F401 (the chromium fixture)
 
 pytestmark = [pytest.mark.engine, pytest.mark.browser]
 

@@ -9,8 +9,8 @@ import pytest
 
 from space.trace import TRACE_VERSION, CompareRecord, TraceFormatError, dumps, load
 from space.ui import views
-from tests.unit.conftest import make_trace
-from tests.unit.explained import make_explained
+from tests.helpers.explained import make_explained
+from tests.helpers.traces import views_run
 from vis import describe_step
 from vis.compare import steps_dataframe
 from vis.explain import (
@@ -127,7 +127,7 @@ def test_token_view_hover_says_what_the_target_wanted(spans):
     assert "target: ',' 81%" in correction["title"]
     accepted = got[("2", "accepted", " is")]["title"]
     assert "target: ' is' 90% \u00b7 drafted ' is' 90% \u00b7 top 5: ' is' 90%, ',' 5%" in accepted
-    assert "data-explained" not in token_view_html(make_trace())  # not explained: as before
+    assert "data-explained" not in token_view_html(views_run())  # not explained: as before
 
 
 def test_stepper_carries_the_why_and_the_chart():

@@ -1,4 +1,4 @@
-"""The hand-written trace of conftest.make_trace with target views, as an explained
+"""The views' hand-written run (traces.views_run) with target views, as an explained
 run would carry them (trace version 3):
 
   step 2  drafts ' is',' 2',' years',' old'; ' is' accepted (90%), ' 2' rejected
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from space.target_view import Explanation, TargetView
 from space.trace import RunTrace
-from tests.unit.conftest import make_trace
+from tests.helpers.traces import views_run
 
 
 def view(pos: int, draft: int, p: float, tops: list[tuple[int, float]]) -> TargetView:
@@ -20,7 +20,7 @@ def view(pos: int, draft: int, p: float, tops: list[tuple[int, float]]) -> Targe
 
 
 def make_explained(temperature: float = 0.0) -> RunTrace:
-    run = make_trace()
+    run = views_run()
     s = run.steps
     s[2].target_views = [
         view(0, 11, 0.90, [(11, 0.90), (20, 0.05), (13, 0.02), (14, 0.01), (99, 0.01)]),
