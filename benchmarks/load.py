@@ -295,7 +295,7 @@ def fault_engine_error(v: Visitor) -> dict:
 
 
 def fault_disconnect(v: Visitor) -> dict:
-    leaving = LeavingClient(v.url, [LONG_PROMPT, "ngram", "", 4, 0.0, 1.0, 1024, 0, 3, None])
+    leaving = LeavingClient(v.url, [LONG_PROMPT, "ngram", "", 4, 0.0, 1.0, 1024, 0, 3, None, False])
     left = leaving.leave_once("running the baseline engine")
     return {"outcome": "left mid-run" if left else "the stream ended first",
             "refused_in_one_line": None}

@@ -70,6 +70,9 @@ def _parser() -> argparse.ArgumentParser:
         s.add_argument("--top-p", type=float, default=1.0)
         s.add_argument("--seed", type=int, default=0)
         s.add_argument("--json", metavar="PATH", help="write the record as JSON here")
+        s.add_argument("--explain", action="store_true",
+                       help="after the timed runs, score every verified draft with the target "
+                            "(its probability and top 5; one prefill on the baseline engine)")
         s.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
         if name == "compare":
             s.add_argument("--repeats", type=int, default=3, help="measured runs per engine")
@@ -139,6 +142,9 @@ def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec):
     if a.workload:
         from space.workloads import run_workload
 
+        if a.explain:
+            raise ConfigError("--explain scores one prompt: use --prompt or --prompt-file, "
+                              "not --workload")
         w = _workload(a)
         if a.concurrency is not None and a.concurrency < 1:
             raise ConfigError("--concurrency must be at least 1")
@@ -147,7 +153,7 @@ def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec):
                               concurrency=a.concurrency, prompt_ids=a.prompt_id)
         print(text.describe_workload(record))
     else:
-        record = runner.compare(spec, req, repeats=a.repeats)
+        record = runner.compare(spec, req, repeats=a.repeats, explain=a.explain)
         print(text.describe_compare(record))
     if record.checklist is not None:  # always set by compare and run_workload
         print(text.describe_checklist(record.checklist))
@@ -214,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
             if a.cmd == "trace":
                 from space import runner  # imports vLLM: after the checks and the logging level
 
-                record = runner.trace_one(spec, req)
+                record = runner.trace_one(spec, req, explain=a.explain)
                 print(text.describe_run(record))
             else:
                 record = _compare(a, spec, req)

@@ -30,14 +30,27 @@ _warmed: weakref.WeakSet[TracedEngine] = weakref.WeakSet()
 def trace_one(spec: EngineSpec, req: RequestSpec, pool: EnginePool = POOL,
               on_step: StepCallback | None = None,
               progress: models.Progress | None = None,
-              cancel: threading.Event | None = None) -> RunTrace:
+              cancel: threading.Event | None = None, explain: bool = False) -> RunTrace:
+    """One run; ``explain`` then scores its drafts on the baseline engine (after the run)."""
     preflight(spec, [req], progress)
     with pool.lock:
         engine = pool.speculative(spec, progress) if spec.is_speculative \
             else pool.baseline(spec, progress)
-        trace = engine.run(req, on_step, cancel)
+        run = engine.run(req, on_step, cancel)
         _remember_memory(pool)
-        return trace
+        if explain and spec.is_speculative:
+            _explain(pool.baseline(spec, progress), run, req, progress)
+        return run
+
+
+def _explain(base: TracedEngine, run: RunTrace, req: RequestSpec,
+             progress: models.Progress | None) -> None:
+    """What the target thought of each draft (space/engine/score.py); never timed."""
+    from space.engine.score import explain
+
+    if progress:
+        progress(1.0, "scoring the drafts with the target (after the timed runs)")
+    explain(base, run, req.temperature, req.top_p)
 
 
 def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePool = POOL,
@@ -45,7 +58,7 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
             warmup: bool | Literal["once"] = True,
             context: measure.Context | None = None,
             cancel: threading.Event | None = None,
-            on_repeat: OnRepeat | None = None) -> CompareRecord:
+            on_repeat: OnRepeat | None = None, explain: bool = False) -> CompareRecord:
     """Warm-up run of each engine, then ``repeats`` measured runs, alternating.
 
     The record carries the checklist (``space.measure.attach_checklist``);
@@ -56,6 +69,8 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
     the page fast after the first run); False skips it.
     ``on_step`` streams the last measured speculative run. ``cancel`` set:
     ``space.cancel.Cancelled`` before the next engine step.
+    ``explain`` scores the reported speculative run's drafts on the baseline
+    engine after every timed run is over (``RunTrace.explanation``).
     """
     if not spec.is_speculative:
         raise ConfigError("compare needs a speculative method (got none)")
@@ -78,6 +93,8 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
         cmp = make_compare(bases, specs)
         measure.attach_checklist(cmp, (base, spec_engine), req, context or measure.Context())
         _remember_memory(pool)
+        if explain:
+            _explain(base, cmp.speculative, req, progress)
     return cmp
 
 

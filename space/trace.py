@@ -19,6 +19,7 @@ from typing import Any, Final, Literal, NoReturn, TypeGuard, get_args
 
 from space.checklist import CHECK_NAMES, CHECK_OPS, VERDICTS, Checklist
 from space.config import PREFIX_CACHE_MODES
+from space.target_view import TOP_N, Explanation, TargetView
 
 # The JSON contract's version. Bump it with every change to the contract, keep
 # a fixture of the older version under tests/fixtures/ and teach ``_upgrade``
@@ -26,7 +27,9 @@ from space.config import PREFIX_CACHE_MODES
 # were renamed to vLLM's vocabulary (README, "JSON contract"). Version 3 adds
 # num_cached_tokens, steps' num_placeholder_draft_tokens, config.prefix_cache
 # and the derived draft_count_difference; older files read them as 0 / absent.
-TRACE_VERSION: Final = 3
+# Version 4 adds target views (steps' target_views, the run's explanation:
+# space/target_view.py); older files have none and replay without them.
+TRACE_VERSION: Final = 4
 
 StepKind = Literal["prefill", "verify", "decode"]
 PREFILL: Final = "prefill"  # the target reads (a chunk of) the prompt; the last chunk emits a token
@@ -74,6 +77,9 @@ class StepRecord:
     # in draft_token_ids, never counted by SpecLens (see DraftCountDifference).
     num_placeholder_draft_tokens: int = 0
     placeholder_cause: PlaceholderCause | None = None
+    # What the target thought of each verified draft (scored after the run; empty
+    # when the run was not explained, or before trace version 4).
+    target_views: list[TargetView] = field(default_factory=list)
 
     @property
     def duration_s(self) -> float:
@@ -163,6 +169,7 @@ class RunTrace:
     token_text: dict[int, str] = field(default_factory=dict)  # id -> text: outputs and drafts
     vllm_spec_metrics: dict[str, Any] | None = None  # vLLM's own per-request counts
     num_cached_tokens: int = 0  # prompt tokens whose KV came from vLLM's prefix cache
+    explanation: Explanation | None = None  # how target_views were scored; None: not scored
     # Derived from the fields above by ``recompute`` (never read from a file).
     ttft_s: float = field(init=False, default=0.0)
     tpot_s: float = field(init=False, default=0.0)
@@ -241,8 +248,12 @@ class RunTrace:
         """Inverse of ``to_dict``, for a dict already checked by ``load``."""
         names = _init_names(StepRecord)
         steps = [StepRecord(**{k: v for k, v in s.items() if k in names}) for s in d["steps"]]
+        for step, raw in zip(steps, d["steps"], strict=True):
+            step.target_views = [_build(TargetView, v) for v in raw.get("target_views", [])]
         kw = {k: v for k, v in d.items() if k in _init_names(cls)}
         kw["steps"] = steps
+        if kw.get("explanation") is not None:
+            kw["explanation"] = _build(Explanation, kw["explanation"])
         kw["token_text"] = {int(k): v for k, v in d.get("token_text", {}).items()}
         return cls(**kw)
 
@@ -290,6 +301,10 @@ class CompareRecord:
 
 def _init_names(cls) -> set[str]:
     return {f.name for f in dataclasses.fields(cls) if f.init}
+
+
+def _build(cls, d: dict[str, Any]):
+    return cls(**{k: v for k, v in d.items() if k in _init_names(cls)})
 
 
 def first_divergence(a: list[int], b: list[int]) -> int | None:
@@ -354,6 +369,7 @@ def _upgrade(d: Any) -> Any:
     Version 1 (no ``version`` key): a step's accepted count was ``num_accepted``.
     Version 2 lacks only fields that default (``num_cached_tokens``, steps'
     ``num_placeholder_draft_tokens``, ``config.prefix_cache``): nothing to rename.
+    Version 3 has no target views (added in 4): the defaults (none) stand.
     """
     if not isinstance(d, dict) or "version" in d:
         return d
@@ -449,12 +465,20 @@ def _one_of(*allowed: str) -> Check:
     return check
 
 
-def _list(check: Check) -> Check:
+def _list(check: Check, max_len: int | None = None) -> Check:
     def each(value: Any, path: str) -> list:
         if not isinstance(value, list):
             _fail(path, "a list")
+        if max_len is not None and len(value) > max_len:
+            _fail(path, f"a list of at most {max_len}")
         return [check(v, f"{path}[{i}]") for i, v in enumerate(value)]
     return each
+
+
+def _prob(value: Any, path: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        _fail(path, "a probability in 0..1")
+    return value
 
 
 def _json_object(value: Any, path: str) -> dict:
@@ -464,8 +488,9 @@ def _json_object(value: Any, path: str) -> dict:
     return value
 
 
-def _record(fields: dict[str, tuple[Check, bool]]) -> Check:
-    """An object whose known keys pass their checks; (check, required) per key."""
+def _record(fields: dict[str, tuple[Check, bool]], post: Check | None = None) -> Check:
+    """An object whose known keys pass their checks; (check, required) per key;
+    then ``post`` (checks across fields) on the result."""
     def check(value: Any, path: str) -> dict:
         if not isinstance(value, dict):
             _fail(path, "an object")
@@ -476,7 +501,7 @@ def _record(fields: dict[str, tuple[Check, bool]]) -> Check:
                 out[key] = check_field(value[key], where)
             elif required:
                 _fail(where, "present")
-        return out
+        return post(out, path) if post else out
     return check
 
 
@@ -491,6 +516,35 @@ def _token_text(value: Any, path: str) -> dict:
 
 
 _ids = _list(_int)
+MAX_VIEWS_PER_STEP = 64  # one per verified draft: k is at most 16 here, vLLM allows more
+
+
+def _tops_pair_up(view: dict, path: str) -> dict:
+    if len(view.get("top_token_ids", [])) != len(view.get("top_probs", [])):
+        _fail(f"{path}.top_probs", "as long as top_token_ids")
+    return view
+
+
+def _views_match_drafts(step: dict, path: str) -> dict:
+    """Each view names a draft of its own step: the views index into the drafts."""
+    drafts = step.get("draft_token_ids", [])
+    for i, view in enumerate(step.get("target_views", [])):
+        pos = view["draft_pos"]
+        if pos >= len(drafts) or drafts[pos] != view["draft_token_id"]:
+            _fail(f"{path}.target_views[{i}].draft_pos", "the position of its draft_token_id "
+                                                          "in draft_token_ids")
+    return step
+
+
+EXPLANATION_SCHEMA = _record({
+    "temperature": (_number, True), "top_p": (_prob, True), "score_s": (_number, True),
+    "num_scored_tokens": (_int, True), "engine": (_str, False),
+})
+TARGET_VIEW_SCHEMA = _record({
+    "draft_pos": (_int, True), "draft_token_id": (_int, True), "draft_prob": (_prob, True),
+    "top_token_ids": (_list(_int, TOP_N), False), "top_probs": (_list(_prob, TOP_N), False),
+    "draft_q": (_optional(_prob), False),
+}, post=_tops_pair_up)
 STEP_SCHEMA = _record({
     "index": (_int, True), "kind": (_one_of(*STEP_KINDS), True),
     "start_s": (_number, True), "end_s": (_number, True),
@@ -500,7 +554,8 @@ STEP_SCHEMA = _record({
     "output_offset": (_int, False), "propose_s": (_number, False),
     "num_placeholder_draft_tokens": (_int, False),
     "placeholder_cause": (_optional(_one_of(*PLACEHOLDER_CAUSES)), False),
-})
+    "target_views": (_list(TARGET_VIEW_SCHEMA, MAX_VIEWS_PER_STEP), False),
+}, post=_views_match_drafts)
 CONFIG_SCHEMA = _record({
     key: (_optional(_str), False)
     for key in ("model", "model_path", "method", "draft_model", "draft_path", "dtype", "device")
@@ -515,6 +570,7 @@ RUN_SCHEMA = _record({
     "finish_s": (_number, True), "finish_reason": (_optional(_str), True),
     "steps": (_list(STEP_SCHEMA), True), "token_text": (_token_text, False),
     "vllm_spec_metrics": (_optional(_json_object), False), "num_cached_tokens": (_int, False),
+    "explanation": (_optional(EXPLANATION_SCHEMA), False),
 })
 CHECK_SCHEMA = _record({
     "name": (_one_of(*CHECK_NAMES), True), "detail": (_str, True),

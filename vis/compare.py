@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from space.trace import CompareRecord, RunTrace
+from space.trace import CompareRecord, RunTrace, StepRecord
 from vis.tokens import token_view_html
 
 # (row label, how to read it from a run). Definitions are RunTrace's (vllm bench's).
@@ -27,7 +27,8 @@ METRICS: list[tuple[str, Callable[[RunTrace], float]]] = [
 ]
 
 STEP_COLUMNS = ["index", "kind", "start_ms", "duration_ms", "num_scheduled_tokens", "drafts",
-                "num_draft_tokens", "num_accepted_tokens", "emitted", "target_token_kind"]
+                "num_draft_tokens", "num_accepted_tokens", "emitted", "target_token_kind",
+                "draft_probs", "target_top5", "acceptance_probs"]
 
 # Why greedy outputs can differ at all: speculative decoding is exact in
 # distribution, but verifying k+1 tokens at once runs different kernels and
@@ -113,6 +114,28 @@ def _texts(run: RunTrace, ids: list[int]) -> str:
     return json.dumps([run.token_str(t) for t in ids], ensure_ascii=False)
 
 
+def _round4(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+def _view_columns(run: RunTrace, s: StepRecord) -> dict[str, str]:
+    """Explained runs: per verified draft (JSON lists, in draft order) the target's
+    probability of it, its top 5 as [text, probability], and on sampled runs
+    min(1, p/q). Empty cells for steps without target views."""
+    views = sorted(s.target_views, key=lambda v: v.draft_pos)
+    if not views:
+        return {"draft_probs": "", "target_top5": "", "acceptance_probs": ""}
+    sampled = run.explanation is not None and run.explanation.sampled
+    return {
+        "draft_probs": json.dumps([round(v.draft_prob, 4) for v in views]),
+        "target_top5": json.dumps([[[run.token_str(t), round(p, 4)]
+                                    for t, p in zip(v.top_token_ids, v.top_probs, strict=False)]
+                                   for v in views], ensure_ascii=False),
+        "acceptance_probs": json.dumps([_round4(v.acceptance_prob()) for v in views])
+        if sampled else "",
+    }
+
+
 def steps_dataframe(run: RunTrace) -> pd.DataFrame:
     """One row per engine step; times in ms since the run's arrival."""
     rows = [{
@@ -126,5 +149,6 @@ def steps_dataframe(run: RunTrace) -> pd.DataFrame:
         "num_accepted_tokens": s.num_accepted_tokens,
         "emitted": _texts(run, s.emitted_token_ids),
         "target_token_kind": s.target_token_kind,
+        **_view_columns(run, s),
     } for s in run.steps]
     return pd.DataFrame(rows, columns=STEP_COLUMNS)

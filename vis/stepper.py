@@ -12,6 +12,7 @@ Pure: trace in, dict of HTML strings and text out.
 from __future__ import annotations
 
 from space.trace import BONUS, CORRECTION, DECODE, PREFILL, RunTrace, StepRecord
+from vis.explain import explain_sentence, hover_note, top5_chart_html
 from vis.tokens import (
     ACCEPTED,
     REJECTED,
@@ -85,7 +86,10 @@ def _draft_entries(step: StepRecord) -> list[TokenEntry]:
 def _drafts_html(run: RunTrace, step: StepRecord) -> str:
     if not step.draft_token_ids:
         return wrap("<em>no drafts in this step</em>")
-    return wrap("".join(token_span(run, e) for e in _draft_entries(step)), "tok-chips")
+    # Every entry here is a draft, so draft_pos is set (1-based).
+    spans = [token_span(run, e, note=hover_note(run, step, (e.draft_pos or 1) - 1))
+             for e in _draft_entries(step)]
+    return wrap("".join(spans), "tok-chips")
 
 
 def _emitted_html(run: RunTrace, entries: list[TokenEntry]) -> str:
@@ -153,6 +157,8 @@ def describe_step(run: RunTrace, i: int) -> dict[str, object]:
     ``emitted_html`` (tokens this step added), ``sentence`` (plain text, not
     HTML: escape it before putting it into HTML), plus ``step_index``,
     ``kind`` and ``output_offset`` (output tokens before this step).
+    Explained runs add ``why`` (the target's side in plain text, or None)
+    and ``top5_html`` (its top 5 at the first rejected draft, or "").
     """
     step = run.steps[i]
     offset = sum(len(s.emitted_token_ids) for s in run.steps[:i])
@@ -164,5 +170,7 @@ def describe_step(run: RunTrace, i: int) -> dict[str, object]:
         "drafts_html": _drafts_html(run, step),
         "emitted_html": _emitted_html(run, step_entries(step, offset)),
         "sentence": _sentence(run, i),
+        "why": explain_sentence(run, step),
+        "top5_html": top5_chart_html(run, step),
     }
 

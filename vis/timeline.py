@@ -27,6 +27,8 @@ KIND_STYLE = {
 OTHER_STYLE = {"color": "#999999", "pattern": "x"}  # a kind this module does not know yet
 FINISH_COLOR = "#444444"
 CACHED_TEXT = "cached prefill"  # written on a prefill bar shortened by the prefix cache
+CURRENT_COLOR = "#0072B2"  # the step the step-through shows (the token view's outline)
+CURRENT_NAME = "current-step"
 
 HOVER = ("<b>%{y}</b> step %{customdata[0]} (%{customdata[1]})<br>"
          "start %{customdata[2]:.2f} ms, duration %{customdata[3]:.2f} ms<br>"
@@ -120,16 +122,31 @@ def _title(spec: RunTrace, baseline: RunTrace | None) -> str:
             f"{b_ms:,.0f} ms ({len(baseline.steps)} steps): {verdict}{ratio}")
 
 
-def timeline_figure(spec: RunTrace, baseline: RunTrace | None = None) -> go.Figure:
+def _mark_current(fig: go.Figure, run: RunTrace, step_index: int) -> None:
+    """A band over the speculative step the step-through shows."""
+    step = next((s for s in run.steps if s.index == step_index), None)
+    if step is None:
+        return
+    x0, x1 = _ms(run, step.start_s), _ms(run, step.end_s)
+    fig.add_vrect(x0=x0, x1=x1, name=CURRENT_NAME, fillcolor=CURRENT_COLOR, opacity=0.25,
+                  line={"color": CURRENT_COLOR, "width": 2}, layer="above",
+                  annotation_text=f"step {step_index}", annotation_position="top left")
+
+
+def timeline_figure(spec: RunTrace, baseline: RunTrace | None = None,
+                    current_step: int | None = None) -> go.Figure:
     """One horizontal bar per engine step, in ms since each run's arrival.
 
     Lanes: "speculative" (top) and, if given, "baseline". Colours and patterns
     tell prefill / verify / decode apart; hover gives step index, kind,
-    duration and tokens proposed / accepted / emitted.
+    duration and tokens proposed / accepted / emitted. ``current_step`` (a
+    speculative ``StepRecord.index``) is marked with a band, the step-through's.
     """
     lanes = [(SPEC_LANE, spec)] + ([(BASE_LANE, baseline)] if baseline is not None else [])
     fig = go.Figure([_kind_bars(kind, lanes) for kind in _kinds(lanes)])
     _finish_marks(fig, lanes)
+    if current_step is not None:
+        _mark_current(fig, spec, current_step)
     order = [lane for lane, _ in reversed(lanes)]  # plotly draws the first category at the bottom
     cached = [f"{lane} {run.num_cached_tokens}" for lane, run in lanes if run.num_cached_tokens]
     note = f"<br>prompt tokens from the prefix cache: {', '.join(cached)}" if cached else ""

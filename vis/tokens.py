@@ -18,6 +18,7 @@ import html
 from dataclasses import dataclass
 
 from space.trace import BONUS, CORRECTION, DECODE, PREFILL, VERIFY, RunTrace, StepRecord
+from vis.explain import hover_note
 
 # Token statuses. PREFILL, DECODE, CORRECTION and BONUS share the trace's spelling.
 ACCEPTED = "accepted"  # a draft token the target agreed with; part of the output
@@ -65,6 +66,8 @@ TOKEN_CSS = """
 .speclens-tokens .tok-legend{display:flex;flex-wrap:wrap;gap:.3em 1.2em;
   margin-bottom:.6em;font-size:90%}
 .speclens-tokens .ctx-prompt{opacity:.6}
+.speclens-tokens .tok-current{outline:2px solid #0072B2;outline-offset:1px}
+.speclens-tokens [data-step]{cursor:pointer}
 """
 
 
@@ -147,8 +150,9 @@ def text_html(text: str) -> str:
     return mark.join(html.escape(part, quote=False) for part in text.split("\n"))
 
 
-def entry_title(run: RunTrace, e: TokenEntry) -> str:
-    """Hover text: step, status, place in the draft, token id and repr of the text."""
+def entry_title(run: RunTrace, e: TokenEntry, note: str | None = None) -> str:
+    """Hover text: step, status, place in the draft, token id and repr of the text,
+    then ``note`` (the target's view of this position, when the run was explained)."""
     parts = [f"step {e.step}", e.status]
     k = e.num_draft_tokens
     if e.draft_pos is not None:
@@ -161,11 +165,14 @@ def entry_title(run: RunTrace, e: TokenEntry) -> str:
         parts.append(f"output #{e.output_index}")
     parts.append(f"id {e.token_id}")
     parts.append(repr(run.token_str(e.token_id)))
-    return " \u00b7 ".join(parts)
+    title = " \u00b7 ".join(parts)
+    return f"{title}\n{note}" if note else title
 
 
-def token_span(run: RunTrace, e: TokenEntry, highlight: bool = False) -> str:
-    """One ``<span class="tok tok-STATUS" data-status data-step title>``."""
+def token_span(run: RunTrace, e: TokenEntry, highlight: bool = False,
+               note: str | None = None) -> str:
+    """One ``<span class="tok tok-STATUS" data-status data-step title>``; ``note``
+    (the target's view) goes into the title and marks the span ``data-explained``."""
     # Escaped or formatted as integers where written: a replayed file is a
     # visitor's, and a value that broke out of an attribute would run as script.
     status = html.escape(e.status, quote=True)
@@ -175,7 +182,9 @@ def token_span(run: RunTrace, e: TokenEntry, highlight: bool = False) -> str:
         attrs.append(f'data-out="{int(e.output_index)}"')
     if highlight:
         attrs.append('data-diverge="1"')
-    attrs.append(f'title="{html.escape(entry_title(run, e), quote=True)}"')
+    if note:
+        attrs.append('data-explained="1"')
+    attrs.append(f'title="{html.escape(entry_title(run, e, note), quote=True)}"')
     return f"<span {' '.join(attrs)}>{text_html(run.token_str(e.token_id))}</span>"
 
 
@@ -208,6 +217,22 @@ def legend_html() -> str:
             f'<div class="tok-legend">{_legend_items()}</div></div>')
 
 
+def entry_notes(run: RunTrace) -> dict[tuple[int, str, int | None], str]:
+    """(step, status, draft_pos) -> the target's view, for explained runs' drafts and
+    corrections (``vis.explain.hover_note``); empty for runs without target views."""
+    out = {}
+    for step in run.steps:
+        if not step.target_views:
+            continue
+        for e in step_entries(step, 0):
+            is_corr = e.status == CORRECTION
+            pos = e.draft_pos - 1 if e.draft_pos is not None else None
+            note = hover_note(run, step, pos, is_corr) if (is_corr or pos is not None) else None
+            if note:
+                out[(e.step, e.status, e.draft_pos)] = note
+    return out
+
+
 def token_view_html(run: RunTrace, highlight_index: int | None = None,
                     show_legend: bool = True) -> str:
     """The run's output as styled tokens, rejected drafts shown in place.
@@ -216,7 +241,9 @@ def token_view_html(run: RunTrace, highlight_index: int | None = None,
     divergence from a baseline) with class ``tok-diverge``; an index equal to
     the output length marks the end of the output instead.
     """
-    spans = [token_span(run, e, e.output_index is not None and e.output_index == highlight_index)
+    notes = entry_notes(run)
+    spans = [token_span(run, e, e.output_index is not None and e.output_index == highlight_index,
+                        notes.get((e.step, e.status, e.draft_pos)))
              for e in token_entries(run)]
     if highlight_index is not None and highlight_index >= len(run.output_token_ids):
         spans.append('<span class="tok-end" data-diverge="1" title="the output ends here">'

@@ -19,7 +19,7 @@ from space.models import ModelError, print_progress
 from space.preflight import on_gpu, preflight
 from space.prom import Metrics, mount_metrics
 from space.repeats import WARMUP_TOKENS
-from space.ui import datadir, inputs, panels, tipping_panel
+from space.ui import datadir, inputs, panels, teaching, tipping_panel
 from space.ui.auth import LoginLimiter, LoginTable
 from space.ui.handlers import UI, Compare, Handlers, status_html
 from space.ui.history_panel import HistoryHandlers, build_history_panel, wire_history
@@ -74,6 +74,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
         with gr.Row():
             with gr.Column(scale=2, min_width=340):
                 controls = panels.build_controls(spec, samples, max_tokens, pairs, pair_id)
+                explain = teaching.build_explain_toggle()
             with gr.Column(scale=3):
                 results = panels.build_results()
         timeline = panels.build_timeline()
@@ -81,6 +82,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             with gr.Tab("Acceptance"):
                 acceptance = panels.build_acceptance()
             with gr.Tab("Step through"):
+                playback = teaching.build_playback()
                 stepper = panels.build_stepper()
             with gr.Tab("Checklist"):
                 checklist = panels.build_checklist()
@@ -108,7 +110,8 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             th.measure = startup.gate(th.measure, tipping.status, status_html)  # type: ignore[method-assign]
         activity = _wrap_runs(h, sh, ui, sweep, spec.model, startup, history)
         th.measure = measuring(th.measure, activity)  # type: ignore[method-assign]
-        _wire(demo, ui, h)
+        _wire(demo, ui, h, explain)
+        teaching.wire(ui, h, playback)
         _wire_sweep(ui.controls, sweep, sh)
         _wire_tipping(demo, ui.controls, tipping, th)
         wire_live(tabs, live, LiveHandlers(live, live_source(metrics.live, activity)))
@@ -149,11 +152,11 @@ def _wrap_runs(h: Handlers, sh: SweepHandlers, ui: UI, sweep: SweepPanel, model:
     return activity
 
 
-def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:
+def _wire(demo: gr.Blocks, ui: UI, h: Handlers, explain: gr.Checkbox) -> None:
     c, s, m = ui.controls, ui.stepper, ui.memory
     # One run at a time in the process: both engines share the machine, and
     # overlapping runs would corrupt each other's timings. Others queue.
-    run = c.run.click(h.run, c.run_inputs(), ui.record_outputs(), api_name="run",
+    run = c.run.click(h.run, c.run_inputs() + [explain], ui.record_outputs(), api_name="run",
                       concurrency_limit=1, concurrency_id="engine",
                       show_progress="full", show_progress_on=[ui.results.status])
     # Stop closes the run's generator (as a client that leaves does): the run
@@ -213,7 +216,7 @@ def launch(demo: gr.Blocks, metrics: Metrics, host: str = "127.0.0.1", port: int
     demo.queue(default_concurrency_limit=1)
     app, local_url, share_url = demo.launch(
         server_name=host, server_port=port, share=share, max_file_size=max_upload_mb << 20,
-        prevent_thread_lock=True, theme=THEME, css=CSS, **guarded)
+        prevent_thread_lock=True, theme=THEME, css=CSS, js=teaching.PAGE_JS, **guarded)
     mount_metrics(app, metrics, logins=logins, limiter=limiter)  # in front of Gradio's "/" mount
     return app, local_url, share_url
 

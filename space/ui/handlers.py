@@ -60,7 +60,8 @@ class UI:
         return ([self.state, r.status, r.tokens, r.compare, r.table, self.timeline, a.summary,
                  a.per_position, a.histogram, self.checklist, f.trace_json, f.steps_csv]
                 + self.stepper.outputs() + [self.memory.figure, self.memory.summary]
-                + ([self.tipping] if self.tipping is not None else []))
+                + ([self.tipping] if self.tipping is not None else [])
+                + ([a.draft_probs] if a.draft_probs is not None else []))
 
 
 Compare = Callable[..., CompareRecord]  # space.runner.compare's signature
@@ -75,8 +76,9 @@ class Handlers:
     # --- runs -------------------------------------------------------------
 
     def run(self, prompt, method, draft, k, temperature, top_p, max_tokens, seed,
-            repeats, pair_id=None) -> Iterator[dict]:
-        """Baseline + speculative run of the prompt, the speculative one streamed live.
+            repeats, pair_id=None, explain=True) -> Iterator[dict]:
+        """Baseline + speculative run of the prompt, the speculative one streamed live;
+        ``explain`` then scores its drafts with the target (after the timed runs).
 
         Gradio closes this generator when the client leaves or presses Stop; the
         ``finally`` then stops the run before its next engine step.
@@ -87,7 +89,8 @@ class Handlers:
             spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id)
             req = inputs.request(prompt, temperature, top_p, max_tokens, seed)
             self.metrics.register_engine("speculative", spec.k)  # its series at 0 first
-            live = LiveCompare(spec, req, inputs.repeats(repeats), compare=self.compare)
+            live = LiveCompare(spec, req, inputs.repeats(repeats), compare=self.compare,
+                               explain=bool(explain))
             yield {status: status_html("checking the input", "working")}
             record = yield from self._stream(live)
         except Cancelled:
@@ -146,6 +149,7 @@ class Handlers:
             a.per_position: v.per_position, a.histogram: v.histogram,
             ui.checklist: v.checklist_html,
             **self._tipping(record),
+            **({a.draft_probs: v.draft_probs} if a.draft_probs is not None else {}),
             f.trace_json: gr.DownloadButton(value=json_path, interactive=True),
             f.steps_csv: gr.DownloadButton(value=csv_path, interactive=True),
             **self.step(record, 1),

@@ -145,10 +145,11 @@ class LiveCompare(LiveJob):
 
     def __init__(self, spec: EngineSpec, req: RequestSpec, repeats: int = 1,
                  warmup: bool | Literal["once"] = "once",
-                 compare: Callable[..., Any] | None = None) -> None:
+                 compare: Callable[..., Any] | None = None, explain: bool = False) -> None:
         super().__init__(self._compare)
         self.spec, self.req, self.repeats, self.warmup = spec, req, repeats, warmup
         self.compare = compare  # None: space.runner.compare (tests pass a fake)
+        self.explain = explain  # score the drafts after the timed runs (runner.compare)
 
     def _compare(self, on_step, progress, cancel: threading.Event):
         if self.compare is None:
@@ -156,4 +157,4 @@ class LiveCompare(LiveJob):
             self.compare = compare
         return self.compare(self.spec, self.req, repeats=self.repeats, on_step=on_step,
                             progress=progress, warmup=self.warmup, cancel=cancel,
-                            on_repeat=self._on_repeat)
+                            on_repeat=self._on_repeat, explain=self.explain)

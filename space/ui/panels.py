@@ -115,6 +115,7 @@ class Acceptance:
     summary: gr.HTML
     per_position: gr.Plot
     histogram: gr.Plot
+    draft_probs: gr.Plot | None = None  # the target's p of each verified draft (explained runs)
 
 
 def build_acceptance() -> Acceptance:
@@ -122,7 +123,9 @@ def build_acceptance() -> Acceptance:
     with gr.Row():
         per_position = gr.Plot(label="Acceptance by draft position", elem_id="per-position")
         histogram = gr.Plot(label="Accepted drafts per step", elem_id="histogram")
-    return Acceptance(summary, per_position, histogram)
+    draft_probs = gr.Plot(label="The target's probability of each verified draft",
+                          elem_id="draft-probs")
+    return Acceptance(summary, per_position, histogram, draft_probs)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from space.trace import CompareRecord, RunTrace, StepRecord, dumps
 from space.ui import datadir
 from vis import text
 from vis.checklist import checklist_html
+from vis.explain import draft_probability_figure
 from vis.memory import memory_figure, memory_html
 
 Record = CompareRecord | RunTrace
@@ -56,21 +57,25 @@ class RecordViews:
     histogram: Any           # plotly Figure
     checklist_html: str
     summary: str             # one line of plain text for the status box
+    draft_probs: Any = None  # plotly Figure: the target's p of each verified draft
 
 
 def render(record: Record) -> RecordViews:
     run, baseline = runs(record)
     cmp = record if isinstance(record, CompareRecord) else None
+    first = vis.verify_step_indices(run)[:1]  # the step-through opens on it
     return RecordViews(
         token_html=cut_note(run) + vis.token_view_html(head(run)),
         compare_html=_compare_html(cmp) if cmp is not None else NO_BASELINE,
         compare_table=compare_display_table(cmp) if cmp is not None else None,
-        timeline=vis.timeline_figure(run, baseline),
+        timeline=vis.timeline_figure(run, baseline,
+                                     run.steps[first[0]].index if first else None),
         acceptance_html=vis.acceptance_summary_html(run),
         per_position=vis.per_position_figure(run),
         histogram=vis.accepted_histogram_figure(run),
         checklist_html=_checklist(record),
         summary=text.summary(record),
+        draft_probs=draft_probability_figure(run),
     )
 
 
@@ -150,10 +155,27 @@ def step_view(record: Record | None, position: int | float | None) -> StepView |
     # The slider counts only the passes that emit tokens; the sentence names the
     # engine step ("Engine step 12: ..."), which the timeline and CSV also use.
     title = (f'<p class="speclens-step" data-step="{int(step.index)}" '
-             f'data-kind="{html.escape(step.kind)}"><b>Pass {pos + 1} of {len(indices)}.'
+             f'data-kind="{html.escape(step.kind)}" data-pass="{pos + 1}" '
+             f'data-count="{len(indices)}"><b>Pass {pos + 1} of {len(indices)}.'
              f'</b> {html.escape(str(d["sentence"]))}</p>')
+    if d["why"]:  # an explained run: the target's side, and its top 5 where it disagreed
+        title += f'<p class="speclens-why">{html.escape(str(d["why"]))}</p>{d["top5_html"]}'
+
     return StepView(pos, len(indices), title, str(d["context_html"]), str(d["drafts_html"]),
                     str(d["emitted_html"]))
+
+
+def position_of_step(record: Record | None, step_index: int) -> int | None:
+    """The step-through position (0-based) showing engine step ``step_index``: that
+    step, or the next one that emits tokens (a prefill chunk emits none)."""
+    if record is None:
+        return None
+    run, _ = runs(record)
+    indices = vis.verify_step_indices(run)
+    for pos, i in enumerate(indices):
+        if run.steps[i].index >= step_index:
+            return pos
+    return len(indices) - 1 if indices else None
 
 
 def steps_csv_frame(record: Record) -> pd.DataFrame:

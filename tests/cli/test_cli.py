@@ -107,7 +107,7 @@ def test_trace_writes_the_json_contract(tmp_path):
 def test_compare_writes_the_json_contract(tmp_path):
     out = tmp_path / "compare.json"
     r = cli("compare", "--prompt", "Repeat after me: one two three four", "--max-tokens", "16",
-            "--repeats", "1", "--json", str(out))
+            "--repeats", "1", "--explain", "--json", str(out))
     assert r.returncode == 0, r.stderr[-2000:]
     rec = json.loads(out.read_text())
     for side in ("baseline", "speculative"):
@@ -118,3 +118,9 @@ def test_compare_writes_the_json_contract(tmp_path):
     assert rec["speedup"] == pytest.approx(b["tpot_s"] / s["tpot_s"])
     assert rec["outputs_identical"] == (b["output_token_ids"] == s["output_token_ids"])
     assert "speedup (TPOT)" in r.stdout
+    # --explain: the speculative run's verified drafts scored after the timed runs
+    assert rec["speculative"]["explanation"]["score_s"] > 0 and "explained:" in r.stdout
+    views = [v for st in s["steps"] for v in st.get("target_views", [])]
+    assert len(views) == sum(min(st["num_accepted_tokens"], len(st["emitted_token_ids"]))
+                             + (st["target_token_kind"] == "correction")
+                             for st in s["steps"] if st["kind"] == "verify")

@@ -20,7 +20,7 @@ AUTH = ("ada", "lovelace")
 
 
 def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None,
-                 on_repeat=None):
+                 on_repeat=None, explain=False):
     """The hand-made comparison, with the prompt, model and a verdict of a real one."""
     req.validate()
     cmp = make_compare([short_baseline()], [ngram_run()])

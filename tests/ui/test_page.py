@@ -21,7 +21,7 @@ AUTH = ("ada", "lovelace")
 
 
 def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None,
-                 on_repeat=None):
+                 on_repeat=None, explain=False):
     """The hand-written comparison, streamed; the prompt 'boom' fails like a bug would."""
     if req.prompt == "boom":
         raise RuntimeError("engine exploded")

@@ -38,7 +38,7 @@ def test_a_client_that_leaves_mid_run_frees_the_engines(client, outputs, app_url
     from gradio_client import handle_file
 
     # 1024 tokens x 3 repeats on each engine: minutes, if it ran to its end.
-    a = LeavingClient(app_url, "run", [LONG, "ngram", "", 4, 0.0, 1.0, 1024, 0, 3, None])
+    a = LeavingClient(app_url, "run", [LONG, "ngram", "", 4, 0.0, 1.0, 1024, 0, 3, None, False])
     a.wait_for("running the baseline engine")  # A holds the engines now
     # A page load, the memory panel (a page load calls it) and a replay with its
     # exports do not wait for A's run.

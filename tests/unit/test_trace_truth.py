@@ -75,7 +75,7 @@ def test_no_difference_no_record():
 def test_json_carries_cached_tokens_and_the_difference():
     run = cached_trace()
     d = json.loads(dumps(run))
-    assert d["version"] == TRACE_VERSION == 3
+    assert d["version"] == TRACE_VERSION >= 3  # these fields came with version 3
     assert d["num_cached_tokens"] == 8
     assert d["steps"][0]["num_placeholder_draft_tokens"] == 4
     assert d["steps"][0]["placeholder_cause"] == "padding"

@@ -1,0 +1,208 @@
+"""Score a finished run with the target: what it thought of each draft it verified.
+
+After the timed runs, one request reads prompt + output on the baseline engine
+with ``prompt_logprobs`` (one prefill: at every output position the target's
+distribution given exactly the context it had while verifying there).
+
+Why a hook and not only vLLM's public answer: ``prompt_logprobs=5`` returns
+the top 5 and the token that follows, but a rejected draft is usually neither,
+and ``prompt_logprob_token_ids`` (scores for chosen ids) needs the V2 model
+runner (``VLLM_USE_V2_MODEL_RUNNER=1``), which the tracing hooks are not built
+on. The acceptance rule also needs probabilities after temperature and top-p,
+and vLLM's processed-logprobs mode does not apply to prompt logprobs (its
+``ModelConfig.logprobs_mode`` says so): those need the whole distribution. So
+for the length of this one request the engine's own
+``Sampler.gather_logprobs`` is wrapped and sees the full-vocabulary log
+probabilities vLLM computed for its prompt logprobs; the rows we need are
+reduced there (top 5, the drafted token, temperature and top-p applied with
+vLLM's own top-p function). The public top-5 it returns is then checked
+against the captured rows, so a vLLM whose internals moved fails loudly
+instead of explaining with misaligned numbers.
+"""
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import time
+from dataclasses import dataclass, field
+
+import torch
+from vllm import SamplingParams
+from vllm.inputs import TokensPrompt
+from vllm.sampling_params import RequestOutputKind
+from vllm.v1.sample.ops.topk_topp_sampler import apply_top_k_top_p_pytorch
+
+from space.target_view import GREEDY_EPS, TOP_N, Explanation, TargetView, verified_positions
+from space.trace import CORRECTION, VERIFY, RunTrace
+
+log = logging.getLogger(__name__)
+_ids = itertools.count()
+ALIGN_TOL = 1e-3  # captured vs returned log probability of the same row and token
+
+
+class ScoringError(RuntimeError):
+    """The scoring pass did not line up with vLLM's own answer."""
+
+
+@dataclass
+class _Want:
+    step: int          # index into run.steps
+    draft_pos: int
+    out_pos: int       # position in the output
+    draft_id: int
+
+
+@dataclass
+class _Capture:
+    """Rows of the scoring prefill we need, reduced as vLLM computes them."""
+
+    rows: dict[int, int]                  # prefill row -> drafted token id
+    temperature: float
+    top_p: float
+    next_row: int = 0                     # rows seen so far (chunked prefill: in order)
+    got: dict[int, tuple] = field(default_factory=dict)  # row -> (tops, probs, p, raw top-1)
+
+    def __call__(self, scores: torch.Tensor, token_ids: torch.Tensor) -> None:
+        first, self.next_row = self.next_row, self.next_row + scores.shape[0]
+        wanted = [r for r in range(first, self.next_row) if r in self.rows]
+        if not wanted:
+            return
+        index = torch.tensor([r - first for r in wanted], device=scores.device)
+        drafts = torch.tensor([self.rows[r] for r in wanted], device=scores.device)
+        for r, result in zip(wanted, _reduce(scores.index_select(0, index), drafts,
+                                             self.temperature, self.top_p), strict=True):
+            self.got[r] = result
+
+
+def _reduce(scores: torch.Tensor, drafts: torch.Tensor, temperature: float,
+            top_p: float) -> list[tuple]:
+    """Per row: top-N ids and probabilities, p(draft), and the raw top-1 (id, logprob)."""
+    logprobs = scores.float().log_softmax(dim=-1)  # idempotent on vLLM's raw logprobs
+    raw_top = logprobs.max(dim=-1)
+    if temperature >= GREEDY_EPS:  # as vLLM's rejection sampler: / T, then top-p, softmax
+        logits = logprobs / temperature
+        if top_p < 1.0:
+            p = torch.full((logits.shape[0],), top_p, device=logits.device)
+            logits = apply_top_k_top_p_pytorch(logits, None, p, allow_cpu_sync=True)
+        probs = logits.softmax(dim=-1)
+    else:  # greedy: the rule is the argmax; the softmax shows how sure the target was
+        probs = logprobs.exp()
+    top = probs.topk(TOP_N, dim=-1)
+    p_draft = probs.gather(1, drafts.unsqueeze(1)).squeeze(1)
+    out = []
+    for i in range(scores.shape[0]):
+        # top-p can leave fewer than TOP_N tokens: the rest have probability 0, no rank
+        pairs = [(t, p) for t, p in zip(top.indices[i].tolist(), top.values[i].tolist(),
+                                        strict=True) if p > 0]
+        out.append(([t for t, _ in pairs], [p for _, p in pairs], float(p_draft[i]),
+                    (int(raw_top.indices[i]), float(raw_top.values[i]))))
+    return out
+
+
+def _wanted(run: RunTrace) -> list[_Want]:
+    out = []
+    for i, s in enumerate(run.steps):
+        if s.kind != VERIFY:
+            continue
+        for j in verified_positions(s.num_draft_tokens, s.num_accepted_tokens,
+                                    len(s.emitted_token_ids), s.target_token_kind == CORRECTION):
+            out.append(_Want(i, j, s.output_offset + j, s.draft_token_ids[j]))
+    return out
+
+
+@contextlib.contextmanager
+def _hooked(sampler, capture: _Capture):
+    """``sampler.gather_logprobs`` (a staticmethod) wrapped on this instance only."""
+    original = sampler.gather_logprobs
+
+    def gather(logprobs, num_logprobs, token_ids):
+        capture(logprobs, token_ids)
+        return original(logprobs, num_logprobs, token_ids)
+
+    sampler.gather_logprobs = gather
+    try:
+        yield
+    finally:
+        del sampler.gather_logprobs  # the class's staticmethod shows through again
+
+
+def _prefill(engine, ids: list[int], capture: _Capture):
+    """One request: read ``ids``, emit one token; returns vLLM's final output."""
+    eng = engine.engine
+    if eng.has_unfinished_requests():
+        raise RuntimeError("engine busy: scoring must run between runs")
+    params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=TOP_N,
+                            detokenize=False, output_kind=RequestOutputKind.FINAL_ONLY)
+    rid = f"sl-score-{next(_ids)}"
+    final = None
+    with _hooked(engine.runner.sampler, capture):
+        eng.add_request(rid, TokensPrompt(prompt_token_ids=ids), params)
+        try:
+            while eng.has_unfinished_requests():
+                final = next((o for o in eng.step() if o.request_id == rid), final)
+        except BaseException:
+            eng.abort_request([rid])
+            raise
+    recorder = getattr(engine.scheduler, "recorder", None)
+    if recorder is not None:
+        recorder.take_step()  # the tracing scheduler saw this request too: not a run
+    return final
+
+
+def _check_alignment(final, capture: _Capture) -> None:
+    """The captured rows must be the ones vLLM answered for: same top-1 log probability."""
+    returned = final.prompt_logprobs if final is not None else None
+    if not returned or len(capture.got) != len(capture.rows):
+        raise ScoringError(f"scoring saw {len(capture.got)} of {len(capture.rows)} positions")
+    for row, (*_, (top_id, top_lp)) in capture.got.items():
+        entry = returned[row + 1] or {}  # entry i scores prompt token i, from row i - 1
+        best = next((lp for lp in entry.values() if lp.rank == 1), None)
+        if best is None or abs(best.logprob - top_lp) > ALIGN_TOL:
+            raise ScoringError(f"row {row}: captured top-1 {top_id} ({top_lp:.4f}) is not "
+                               f"vLLM's ({None if best is None else round(best.logprob, 4)})")
+
+
+def explain(engine, run: RunTrace, temperature: float, top_p: float) -> Explanation:
+    """Score ``run`` on ``engine`` (the baseline) and fill its steps' target views.
+
+    Sets ``run.explanation`` and each verify step's ``target_views``; returns
+    the explanation. Call it after the timed runs: it is not part of them.
+    """
+    t0 = time.perf_counter()
+    wants = _wanted(run)
+    ids = run.prompt_token_ids + run.output_token_ids
+    room = engine.spec.max_model_len - 1  # the scoring request emits one token
+    ids = ids[:room]
+    n_prompt = len(run.prompt_token_ids)
+    # Output position p is predicted by prefill row n_prompt - 1 + p; the last row predicts nothing.
+    wants = [w for w in wants if n_prompt + w.out_pos < len(ids)]
+    capture = _Capture({n_prompt - 1 + w.out_pos: w.draft_id for w in wants},
+                       temperature, top_p)
+    if wants:
+        _check_alignment(_prefill(engine, ids, capture), capture)
+    q = 1.0 if _greedy_drafts(run) else None
+    for step in run.steps:
+        step.target_views = []
+    for w in wants:
+        tops, probs, p_draft, _ = capture.got[n_prompt - 1 + w.out_pos]
+        run.steps[w.step].target_views.append(TargetView(
+            draft_pos=w.draft_pos, draft_token_id=w.draft_id, draft_prob=_clip(p_draft),
+            top_token_ids=tops, top_probs=[_clip(p) for p in probs], draft_q=q))
+    run.token_text.update(engine.texts([t for w in wants
+                                        for t in capture.got[n_prompt - 1 + w.out_pos][0]]))
+    run.explanation = Explanation(temperature=temperature, top_p=top_p,
+                                  score_s=time.perf_counter() - t0,
+                                  num_scored_tokens=len(ids) if wants else 0)
+    return run.explanation
+
+
+def _greedy_drafts(run: RunTrace) -> bool:
+    """vLLM drafts greedily unless ``draft_sample_method`` says otherwise (q = 1)."""
+    spec = run.config.get("speculative_config") or {}
+    return spec.get("draft_sample_method", "greedy") == "greedy"
+
+
+def _clip(p: float) -> float:
+    """float32 softmax can land a hair above 1; the schema wants 0..1."""
+    return min(max(p, 0.0), 1.0)

@@ -1,0 +1,230 @@
+"""Why the target kept or rejected each draft: its probabilities, in words and bars.
+
+Reads the target views a run carries when it was explained (trace version 4,
+``space/target_view.py``): at each verified draft position, the target's
+probability of the drafted token and its top 5. Runs without them (older
+traces, runs not explained) get ``None`` / empty output everywhere here, and
+the views show what they showed before.
+
+Pure: trace in, text / HTML / plotly Figure out. Every value written into HTML
+is escaped, attributes included.
+"""
+from __future__ import annotations
+
+import html
+
+import plotly.graph_objects as go
+
+from space.target_view import TargetView
+from space.trace import CORRECTION, VERIFY, RunTrace, StepRecord
+from vis.safe import plot_text
+
+ACCEPTED_COLOR = "#009E73"   # the token view's accepted
+REJECTED_COLOR = "#D55E00"   # the token view's rejected
+CHOSEN_COLOR = "#0072B2"     # the token view's correction underline
+BAR_COLOR = "#999999"
+
+CHART_CSS = """
+.speclens-top5{font-size:13px;max-width:520px}
+.speclens-top5 .t5-row{display:grid;grid-template-columns:9em 1fr 3.5em 5.5em;gap:.4em;
+  align-items:center;margin:2px 0}
+.speclens-top5 .t5-tok{font-family:ui-monospace,Menlo,Consolas,monospace;
+  white-space:pre;overflow:hidden;text-overflow:ellipsis}
+.speclens-top5 .t5-bar{height:12px;background:#9994;border-radius:2px}
+.speclens-top5 .t5-fill{height:100%;background:#999;border-radius:2px}
+.speclens-top5 [data-role=chosen] .t5-fill{background:#0072B2}
+.speclens-top5 [data-role=drafted] .t5-fill{background:#D55E00}
+.speclens-top5 [data-role=drafted] .t5-tok{text-decoration:line-through #D55E00 2px}
+.speclens-top5 [data-role=chosen] .t5-tok{text-decoration:underline #0072B2 3px}
+.speclens-top5 .t5-pct{text-align:right;font-variant-numeric:tabular-nums}
+.speclens-top5 .t5-gap{opacity:.6;margin:2px 0}
+"""
+
+
+def pct(p: float) -> str:
+    """'81%', '7%', '0.3%', '<0.1%': whole percents unless that would read 0."""
+    if p >= 0.01 or p == 0:
+        return f"{p:.0%}"
+    return f"{p:.1%}" if p >= 0.001 else "<0.1%"
+
+
+def ordinal(n: int) -> str:
+    """1 -> '1st', 2 -> '2nd', 11 -> '11th'."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def views_by_pos(step: StepRecord) -> dict[int, TargetView]:
+    return {v.draft_pos: v for v in step.target_views}
+
+
+def rejected_view(step: StepRecord) -> TargetView | None:
+    """The view at the first rejected draft, when the step has one."""
+    if step.kind != VERIFY or step.target_token_kind != CORRECTION:
+        return None
+    return views_by_pos(step).get(step.num_accepted_tokens)
+
+
+def chosen_token(step: StepRecord) -> int | None:
+    """The target's own token at the first rejected position (the correction)."""
+    if step.target_token_kind != CORRECTION or len(step.emitted_token_ids) <= step.num_accepted_tokens:
+        return None
+    return step.emitted_token_ids[step.num_accepted_tokens]
+
+
+def prob_of(view: TargetView, token_id: int) -> float | None:
+    """The target's probability of ``token_id`` at this position, if the view holds it."""
+    if token_id == view.draft_token_id:
+        return view.draft_prob
+    for t, p in zip(view.top_token_ids, view.top_probs, strict=False):
+        if t == token_id:
+            return p
+    return None
+
+
+def _sampled(run: RunTrace) -> bool:
+    return run.explanation is not None and run.explanation.sampled
+
+
+def _q(run: RunTrace, token_id: int) -> str:
+    return repr(run.token_str(token_id))
+
+
+def _chose(run: RunTrace, view: TargetView, chosen: int | None) -> str:
+    if chosen is None:
+        return ""
+    p = prob_of(view, chosen)
+    share = pct(p) if p is not None else "outside its top 5"
+    return f" and chose {_q(run, chosen)} ({share})"
+
+
+def _rule_words(run: RunTrace, view: TargetView, accepted: bool) -> str:
+    """Sampled runs: the acceptance rule in numbers, p, q and min(1, p/q)."""
+    a = view.acceptance_prob()
+    q = "unknown" if view.draft_q is None else f"{view.draft_q:g}"
+    rule = "n/a" if a is None else pct(a)
+    return (f" Rule: p = {view.draft_prob:.3f}, q = {q} (drafts are greedy), accept with "
+            f"probability min(1, p/q) = {rule}; it was {'accepted' if accepted else 'rejected'}.")
+
+
+def explain_sentence(run: RunTrace, step: StepRecord) -> str | None:
+    """The step in plain words from the target's side; None without target views.
+
+    Example: "The target agreed with the first 2 drafts; at the 3rd it gave
+    'rows' only 7% and chose ' rows' (81%)."
+    """
+    if step.kind != VERIFY or not step.target_views:
+        return None
+    views, na = views_by_pos(step), step.num_accepted_tokens
+    agreed = [views[j] for j in range(na) if j in views]
+    shares = ", ".join(pct(v.draft_prob) for v in agreed)
+    rejected = rejected_view(step)
+    if rejected is None:
+        which = "the draft" if na == 1 else f"all {na} drafts"
+        tail = f" (it gave them {shares})" if na > 1 else f" (it gave it {shares})"
+        text = f"The target agreed with {which}{tail if agreed else ''}."
+        if _sampled(run) and agreed:
+            text += _rule_words(run, agreed[-1], True)
+        return text
+    head = ("The target disagreed with the first draft: it" if na == 0 else
+            f"The target agreed with the first {'draft' if na == 1 else f'{na} drafts'} "
+            f"({shares}); at the {ordinal(na + 1)} it")
+    text = (f"{head} gave {_q(run, rejected.draft_token_id)} only {pct(rejected.draft_prob)}"
+            f"{_chose(run, rejected, chosen_token(step))}.")
+    if _sampled(run):
+        text += _rule_words(run, rejected, False)
+    return text
+
+
+def _bar_row(run: RunTrace, token_id: int, p: float, role: str) -> str:
+    label = {"drafted": "drafted", "chosen": "chosen", "drafted chosen": "drafted, chosen"}
+    mark = label.get(role, "")
+    text = html.escape(repr(run.token_str(token_id)))
+    return (f'<div class="t5-row" data-role="{html.escape(role or "other")}" '
+            f'data-token="{int(token_id)}" title="id {int(token_id)}">'
+            f'<span class="t5-tok">{text}</span>'
+            f'<span class="t5-bar"><span class="t5-fill" style="display:block;'
+            f'width:{max(p, 0.0) * 100:.1f}%"></span></span>'
+            f'<span class="t5-pct">{html.escape(pct(p))}</span><span>{mark}</span></div>')
+
+
+def top5_chart_html(run: RunTrace, step: StepRecord) -> str:
+    """The target's top 5 at the step's first rejected draft, drafted and chosen marked.
+
+    The drafted token always appears: below the five, after a gap, when it
+    was not among them. Empty string when the step has no rejected view.
+    """
+    view = rejected_view(step)
+    if view is None:
+        return ""
+    chosen = chosen_token(step)
+    rows = []
+    for t, p in zip(view.top_token_ids, view.top_probs, strict=False):
+        role = " ".join(r for r, hit in (("drafted", t == view.draft_token_id),
+                                         ("chosen", t == chosen)) if hit)
+        rows.append(_bar_row(run, t, p, role))
+    if view.draft_token_id not in view.top_token_ids:
+        rows.append('<div class="t5-gap">\u22ee</div>')
+        rows.append(_bar_row(run, view.draft_token_id, view.draft_prob, "drafted"))
+    pos = ordinal(view.draft_pos + 1)
+    return (f'<div class="speclens-top5" data-step="{int(step.index)}"><style>{CHART_CSS}</style>'
+            f"<p><b>What the target wanted at the {html.escape(pos)} draft</b> "
+            f"(its top {len(view.top_token_ids)}):</p>{''.join(rows)}</div>")
+
+
+def draft_probability_figure(run: RunTrace) -> go.Figure:
+    """Every verified draft: the target's probability of it, accepted vs rejected.
+
+    A strip per outcome: how sure the target was when drafts failed (rejected
+    drafts usually sit low) against when they passed.
+    """
+    groups: dict[str, list[tuple[float, str]]] = {"accepted": [], "rejected": []}
+    for s in run.steps:
+        for v in s.target_views:
+            outcome = "accepted" if v.draft_pos < s.num_accepted_tokens else "rejected"
+            label = plot_text(f"step {int(s.index)}: {run.token_str(v.draft_token_id)!r}")
+            groups[outcome].append((v.draft_prob, label))
+    fig = go.Figure()
+    title = "The target's probability of each verified draft"
+    if not any(groups.values()):
+        fig.add_annotation(text="no target views: run with explain on", showarrow=False,
+                           x=0.5, y=0.5, xref="paper", yref="paper", font={"size": 14})
+        fig.update_layout(title={"text": title}, height=260,
+                          xaxis={"visible": False}, yaxis={"visible": False})
+        return fig
+    for name, color in (("accepted", ACCEPTED_COLOR), ("rejected", REJECTED_COLOR)):
+        pts = groups[name]
+        fig.add_trace(go.Box(
+            x=[p for p, _ in pts], name=f"{name} ({len(pts)})", orientation="h",
+            boxpoints="all", jitter=0.5, pointpos=0, fillcolor="rgba(0,0,0,0)",
+            line={"color": "rgba(0,0,0,0)"}, marker={"color": color, "size": 7},
+            text=[t for _, t in pts], hovertemplate="%{text}<br>p = %{x:.1%}<extra></extra>"))
+    fig.update_layout(title={"text": title}, height=260, showlegend=False,
+                      margin={"l": 10, "r": 10, "t": 50, "b": 40},
+                      xaxis={"title": {"text": "target probability of the drafted token"},
+                             "range": [-0.02, 1.02], "tickformat": ".0%"})
+    return fig
+
+
+def hover_note(run: RunTrace, step: StepRecord, draft_pos: int | None,
+               is_correction: bool = False) -> str | None:
+    """Hover text for a draft token (0-based ``draft_pos``) or a step's correction.
+
+    Example: "target: 'rows' 81% · drafted ' rows' 7% · top 5: 'rows' 81%, ..."
+    None when the position has no target view.
+    """
+    if is_correction:
+        view, target = rejected_view(step), chosen_token(step)
+    else:
+        view = views_by_pos(step).get(draft_pos) if draft_pos is not None else None
+        target = view.chosen_token_id if view else None
+        if view and draft_pos == step.num_accepted_tokens:  # rejected: the target's own token
+            target = chosen_token(step) or target
+    if view is None or target is None:
+        return None
+    p_target = prob_of(view, target)
+    tops = ", ".join(f"{_q(run, t)} {pct(p)}"
+                     for t, p in zip(view.top_token_ids, view.top_probs, strict=False))
+    return (f"target: {_q(run, target)} {pct(p_target) if p_target is not None else '?'} \u00b7 "
+            f"drafted {_q(run, view.draft_token_id)} {pct(view.draft_prob)} \u00b7 top "
+            f"{len(view.top_token_ids)}: {tops}")
