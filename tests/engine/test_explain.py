@@ -22,7 +22,7 @@ from space.engine import TracedEngine
 from space.engine.score import explain
 from space.presets import get_workload
 from space.trace import CORRECTION, VERIFY
-from tests.engine.conftest import req
+from tests.helpers.engine import req
 
 pytestmark = pytest.mark.engine
 
