@@ -213,5 +213,5 @@ def wire(ui, handlers, playback: Playback) -> None:
     """Jumps from the page, and the timeline following the step-through."""
     t, s = TeachingHandlers(handlers), ui.stepper
     quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
-    playback.jump.input(t.jump, [ui.state, playback.jump], s.outputs(), **quick)
+    playback.jump.change(t.jump, [ui.state, playback.jump], s.outputs(), **quick)
     s.slider.change(t.timeline, [ui.state, s.slider], ui.timeline, **quick)
