@@ -23,7 +23,8 @@ from space.memory import EngineReading
 from space.models import ModelError
 from space.preflight import on_gpu
 from space.prom import Metrics
-from space.trace import CompareRecord, TraceFormatError
+from space.trace import CompareRecord
+from space.trace_schema import TraceFormatError
 from space.ui import inputs, views
 from space.ui.live import Event, LiveCompare, MeasuredRun, Progress, Steps, follow
 from space.ui.panels import Acceptance, Controls, Files, Memory, Results, Stepper
