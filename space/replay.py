@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from space.trace import CompareRecord, RunTrace, TraceFormatError, load
+from space.trace import CompareRecord, RunTrace
+from space.trace_schema import TraceFormatError, load
 
 MiB = 1 << 20
 MAX_TRACE_BYTES = 16 * MiB

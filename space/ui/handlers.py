@@ -23,9 +23,10 @@ from space.memory import EngineReading
 from space.models import ModelError
 from space.preflight import on_gpu
 from space.prom import Metrics
-from space.trace import CompareRecord, TraceFormatError
+from space.trace import CompareRecord
+from space.trace_schema import TraceFormatError
 from space.ui import inputs, views
-from space.ui.live import Done, Heartbeat, LiveCompare, MeasuredRun, Progress, Steps
+from space.ui.live import Event, LiveCompare, MeasuredRun, Progress, Steps, follow
 from space.ui.panels import Acceptance, Controls, Files, Memory, Results, Stepper
 from vis import text
 
@@ -92,7 +93,7 @@ class Handlers:
             live = LiveCompare(spec, req, inputs.repeats(repeats), compare=self.compare,
                                explain=bool(explain))
             yield {status: status_html("checking the input", "working")}
-            record = yield from self._stream(live)
+            record = yield from follow(live, self._live_update, "the run")
         except Cancelled:
             yield {status: status_html("stopped; the engines are free for the next run")}
             return
@@ -112,25 +113,21 @@ class Handlers:
         self.metrics.observe_run("speculative", record.speculative)
         yield {**self._show(record, f"done: {text.summary(record)}"), **self.memory()}
 
-    def _stream(self, live: LiveCompare):
+    def _live_update(self, ev: Event) -> dict | None:
+        """What the page shows for one event of a streaming run."""
         status, tokens = self.ui.results.status, self.ui.results.tokens
-        waiting = "running the baseline engine; the speculative run streams here next"
-        for ev in live:
-            if isinstance(ev, MeasuredRun):
-                yield {status: status_html(f"measured run {ev.index + 1}/{ev.count}: {waiting}",
-                                           "working"),
-                       tokens: views.LIVE_PLACEHOLDER}
-            elif isinstance(ev, Progress):
-                yield {status: status_html(ev.message, "working")}
-            elif isinstance(ev, Steps):
-                n = sum(len(s.emitted_token_ids) for s in ev.steps)
-                yield {status: status_html(f"speculative run: {n} tokens so far", "working"),
-                       tokens: views.live_token_html(ev.steps, ev.texts)}
-            elif isinstance(ev, Heartbeat):
-                yield gr.skip()  # lets Gradio see whether the client is still there
-            elif isinstance(ev, Done):
-                return ev.record
-        raise RuntimeError("the run ended without a result")
+        if isinstance(ev, MeasuredRun):
+            waiting = "running the baseline engine; the speculative run streams here next"
+            return {status: status_html(f"measured run {ev.index + 1}/{ev.count}: {waiting}",
+                                        "working"),
+                    tokens: views.LIVE_PLACEHOLDER}
+        if isinstance(ev, Progress):
+            return {status: status_html(ev.message, "working")}
+        if isinstance(ev, Steps):
+            n = sum(len(s.emitted_token_ids) for s in ev.steps)
+            return {status: status_html(f"speculative run: {n} tokens so far", "working"),
+                    tokens: views.live_token_html(ev.steps, ev.texts)}
+        return None
 
     def _failed(self, message: str) -> dict:
         # Gradio draws a toast's message as (sanitized) HTML: escape it, since

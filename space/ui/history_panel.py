@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import gradio as gr
 
 from space.history import Filters, History, HistoryError
-from space.trace import CompareRecord, TraceFormatError, load
+from space.trace import CompareRecord
+from space.trace_schema import TraceFormatError, load
 from space.ui.handlers import status_html
 from vis.checklist import checklist_html
 from vis.history import history_table_html, side_by_side_table, side_by_side_timeline

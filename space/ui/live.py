@@ -14,15 +14,20 @@ it too when it ends early: Gradio closes a generator handler whose client
 left or pressed Stop, which closes this iterator. Gradio notices a client
 that left only when the handler yields, so while the worker is quiet (a
 baseline run streams nothing) a ``Heartbeat`` comes every ``HEARTBEAT_S``.
+
+``follow`` is a handler's side of that: the page updates for a job's events,
+``gr.skip()`` on each heartbeat, the job's result at the end.
 """
 from __future__ import annotations
 
 import contextvars
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import gradio as gr
 
 from space.config import EngineSpec, RequestSpec
 from space.trace import StepRecord
@@ -138,6 +143,28 @@ class LiveJob:
                 raise item[1]
         if new_steps:
             yield Steps(list(self._steps), dict(self._texts))
+
+
+def follow(job: LiveJob, show: Callable[[Event], dict | None],
+           what: str) -> Generator[Any, None, Any]:
+    """Iterate ``job`` inside a Gradio generator handler: ``record = yield from
+    follow(job, show, "the run")``. Yields ``show(event)`` where it is an update
+    (None: that event changes nothing on the page) and ``gr.skip()`` on a heartbeat;
+    returns the job's result. The work's exceptions (``Cancelled`` too) re-raise here.
+
+    When Gradio closes the handler (client left, Stop), it closes this at a yield;
+    the handler's ``finally`` then calls ``job.stop()``.
+    """
+    for ev in job:
+        if isinstance(ev, Heartbeat):
+            yield gr.skip()  # lets Gradio see whether the client is still there
+        elif isinstance(ev, Done):
+            return ev.record
+        else:
+            update = show(ev)
+            if update is not None:
+                yield update
+    raise RuntimeError(f"{what} ended without a result")
 
 
 class LiveCompare(LiveJob):

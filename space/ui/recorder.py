@@ -9,7 +9,7 @@ status line. The wrappers keep the handlers' signatures for Gradio and add a
 ``request`` parameter, which Gradio fills in.
 
 ``open_link`` serves the page's load event: with ``?run=<id>`` it shows that
-run in every view, as a replay does (records go through ``space.trace.load``,
+run in every view, as a replay does (records go through ``space.trace_schema.load``,
 which validates them), and the status line says who ran it and when.
 """
 from __future__ import annotations
@@ -24,7 +24,8 @@ from typing import Any
 import gradio as gr
 
 from space.history import History, HistoryError, compare_run, sweep_run
-from space.trace import CompareRecord, TraceFormatError, load
+from space.trace import CompareRecord
+from space.trace_schema import TraceFormatError, load
 from vis import text
 from vis.history import when, who
 

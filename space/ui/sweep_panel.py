@@ -21,7 +21,7 @@ from space.config import ConfigError, EngineSpec
 from space.models import ModelError
 from space.ui import datadir, inputs
 from space.ui.handlers import status_html
-from space.ui.live import Done, Heartbeat, LiveJob, Progress
+from space.ui.live import Event, LiveJob, Progress, follow
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +148,8 @@ class SweepHandlers:
                 job = LiveJob(lambda _on_step, report, cancel: run_sweep(
                     plan.spec, plan.workload, variable, plan.points, repeats=plan.repeats,
                     max_tokens=plan.max_tokens, progress=report, cancel=cancel))
-            result = yield from self._follow(job, progress)
+            result = yield from follow(job, lambda ev: self._progress_update(ev, progress),
+                                       "the sweep")
         except Cancelled:
             yield {self.panel.status: status_html("sweep stopped; the remaining points were "
                                                   "not run")}
@@ -217,17 +218,13 @@ class SweepHandlers:
                 p.csv: gr.DownloadButton(value=csv_path, interactive=True),
                 **({p.deploy: deploy} if p.deploy is not None else {})}
 
-    def _follow(self, job: LiveJob, progress):
-        """Show the sweep's progress while it runs; returns its result."""
-        for ev in job:
-            if isinstance(ev, Progress):
-                progress(ev.fraction, desc=ev.message)
-                yield {self.panel.status: status_html(ev.message, "working")}
-            elif isinstance(ev, Heartbeat):
-                yield gr.skip()  # lets Gradio see whether the client is still there
-            elif isinstance(ev, Done):
-                return ev.record
-        raise RuntimeError("the sweep ended without a result")
+    def _progress_update(self, ev: Event, progress) -> dict | None:
+        """The sweep's progress, on Gradio's bar and in the status box (the only event
+        a sweep shows while it runs)."""
+        if not isinstance(ev, Progress):
+            return None
+        progress(ev.fraction, desc=ev.message)
+        return {self.panel.status: status_html(ev.message, "working")}
 
     def _failed(self, message: str) -> dict:
         gr.Warning(html.escape(message))  # a toast is drawn as HTML; messages quote input

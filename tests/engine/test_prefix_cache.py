@@ -12,7 +12,8 @@ import json
 import pytest
 
 from space.config import RequestSpec
-from space.trace import PREFILL, load
+from space.trace import PREFILL
+from space.trace_schema import load
 from tests.helpers import corpus
 
 pytestmark = pytest.mark.engine

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import httpx
 
-from space.trace import CompareRecord, load
+from space.trace import CompareRecord
+from space.trace_schema import load
 
 DEFAULTS = dict(method="ngram", draft="", k=4, temperature=0.0, top_p=1.0, max_tokens=48,
                 seed=0, repeats=1)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from space.trace import load
+from space.trace_schema import load
 from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, RUN_TIMEOUT_MS
 
 pytestmark = [pytest.mark.engine, pytest.mark.browser]

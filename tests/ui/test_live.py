@@ -4,6 +4,7 @@ from __future__ import annotations
 import threading
 import time
 
+import gradio as gr
 import pytest
 
 from space.config import ConfigError, EngineSpec
@@ -17,6 +18,7 @@ from space.ui.live import (
     MeasuredRun,
     Progress,
     Steps,
+    follow,
 )
 from tests.helpers.traces import ngram_run, short_baseline
 
@@ -73,3 +75,20 @@ def test_a_quiet_worker_sends_heartbeats():
     assert sum(isinstance(e, Heartbeat) for e in out) >= 2
     assert isinstance(out[-1], Done) and out[-1].record == "ok"
 
+
+def test_follow_yields_updates_and_returns_the_result():
+    """A handler's side: shown events as updates, a skip per heartbeat, the result returned."""
+    def work(_on_step, progress, _cancel):
+        progress(0.5, "half")
+        progress(1.0, "quiet now")  # the next event comes after two heartbeats
+        time.sleep(2.5 * HEARTBEAT_S)
+        return "ok"
+
+    shown = follow(LiveJob(work), lambda ev: ev.message if ev.fraction < 1 else None, "the job")
+    out = []
+    with pytest.raises(StopIteration) as end:
+        while True:
+            out.append(next(shown))
+    assert end.value.value == "ok"
+    assert out[0] == "half" and "quiet now" not in out
+    assert out.count(gr.skip()) >= 2 and len(out) == 1 + out.count(gr.skip())

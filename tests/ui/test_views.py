@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from space.checklist import ChecklistInputs, evaluate
-from space.trace import dumps, load, make_compare
+from space.trace import dumps, make_compare
+from space.trace_schema import load
 from space.ui import views
 from tests.helpers.traces import ngram_run, short_baseline
 

@@ -10,7 +10,7 @@ import pytest
 from space import checklist, curves, measure, models
 from space.checklist import ChecklistInputs, evaluate
 from space.curves import CurvePoint, StepCosts, TippingCurve
-from space.trace import load
+from space.trace_schema import load
 from tests.helpers.traces import ngram_run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -14,7 +14,8 @@ import pytest
 
 from space import history as hist
 from space.history import Filters, History, HistoryError, NewRun, compare_run, sweep_run
-from space.trace import load, make_compare
+from space.trace import make_compare
+from space.trace_schema import load
 from tests.helpers.traces import ngram_run, short_baseline
 
 ROOT = Path(__file__).resolve().parents[2]

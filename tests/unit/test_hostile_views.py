@@ -10,7 +10,8 @@ import pytest
 
 from space import sweep
 from space.memory import EngineMemory, GiB, GpuMemory
-from space.trace import CompareRecord, TraceFormatError, load
+from space.trace import CompareRecord
+from space.trace_schema import TraceFormatError, load
 from space.ui import views
 from space.ui.handlers import status_html
 from tests.helpers.hostile import (

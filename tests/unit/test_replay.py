@@ -6,7 +6,8 @@ import re
 import pytest
 
 from space import replay
-from space.trace import TraceFormatError, dumps
+from space.trace import dumps
+from space.trace_schema import TraceFormatError
 from space.ui import views
 from tests.helpers.traces import long_compare, ngram_run
 

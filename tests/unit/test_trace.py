@@ -1,5 +1,5 @@
-"""The trace records and their JSON contract (space/trace.py): counts, rates
-derived from them, the version, old files, and the schema's one-line errors."""
+"""The trace records and their JSON contract (space/trace.py, space/trace_schema.py):
+counts, rates derived from them, the version, old files, and the schema's one-line errors."""
 from __future__ import annotations
 
 import json
@@ -8,16 +8,8 @@ from pathlib import Path
 import pytest
 
 from space.checklist import Checklist
-from space.trace import (
-    TRACE_VERSION,
-    CompareRecord,
-    RunTrace,
-    StepRecord,
-    TraceFormatError,
-    dumps,
-    load,
-    make_compare,
-)
+from space.trace import TRACE_VERSION, CompareRecord, RunTrace, StepRecord, dumps, make_compare
+from space.trace_schema import TraceFormatError, load
 from space.ui import views
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -123,12 +115,13 @@ def test_every_record_field_is_in_the_schema():
     """A field added to a record without a schema entry would never be checked."""
     import dataclasses
 
-    from space import trace
+    from space import trace_schema
 
     def fields(schema) -> set[str]:
         return set(schema.__closure__[0].cell_contents)  # _record's field table
 
-    for cls, schema in ((StepRecord, trace.STEP_SCHEMA), (RunTrace, trace.RUN_SCHEMA),
-                        (CompareRecord, trace.COMPARE_SCHEMA)):
+    for cls, schema in ((StepRecord, trace_schema.STEP_SCHEMA),
+                        (RunTrace, trace_schema.RUN_SCHEMA),
+                        (CompareRecord, trace_schema.COMPARE_SCHEMA)):
         init = {f.name for f in dataclasses.fields(cls) if f.init}
         assert init <= fields(schema), f"{cls.__name__}: {init - fields(schema)}"

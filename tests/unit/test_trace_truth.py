@@ -13,16 +13,8 @@ import pytest
 from space.cli import _parser, spec_from_args
 from space.config import ConfigError, EngineSpec
 from space.engine.build import build_steps, token_texts
-from space.trace import (
-    DRAFTER_SKIPPED,
-    PADDING,
-    PREFILL,
-    TRACE_VERSION,
-    RunTrace,
-    TraceFormatError,
-    dumps,
-    load,
-)
+from space.trace import DRAFTER_SKIPPED, PADDING, PREFILL, TRACE_VERSION, RunTrace, dumps
+from space.trace_schema import TraceFormatError, load
 from space.ui import views
 from tests.helpers.traces import views_run as make_trace
 from vis import acceptance_summary_html, timeline_figure
