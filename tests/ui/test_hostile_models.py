@@ -1,10 +1,15 @@
 """The operator decides what the server loads (issue 9 §3), against the real app:
 a visitor picks drafts and pairs from the offered lists only, learns nothing
 about the server's paths, starts no download, and a huge prompt is refused
-before any tokenizer sees it."""
+before any tokenizer sees it. The session app has the default offer; one page
+with --allow-any-model is served in-process with the real runner (its refusals
+come from preflight, so no engine is built for it)."""
 from __future__ import annotations
 
+import html
 import json
+import re
+import socket
 import urllib.request
 from pathlib import Path
 
@@ -84,3 +89,48 @@ def test_a_prompt_over_the_bound_is_refused_before_tokenizing(client, outputs):
     # exactly at the bound it goes on to the tokenizer, whose own limit then speaks
     out = run(client, "a " * 50_000, max_tokens=8)
     assert "longer than max_model_len" in out[outputs.index("Status")]
+
+
+@pytest.fixture(scope="module")
+def any_model_client(tmp_path_factory):
+    """The page with --allow-any-model, served in-process with the real runner:
+    a draft it cannot load fails in preflight, before any engine is built."""
+    from gradio_client import Client
+
+    from space import offer
+    from space.config import EngineSpec
+    from space.prom import Metrics
+    from space.ui import app, inputs
+
+    spec = EngineSpec()
+    demo = app.build_demo(spec, Metrics(), inputs.sample_prompts(),
+                          offer=offer.build(spec, allow_any_model=True))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    _, local_url, _ = app.launch(demo, Metrics(), port=port)
+    yield local_url, Client(local_url, verbose=False)
+    demo.close()
+
+
+def test_with_any_model_missing_and_non_model_paths_read_the_same(any_model_client,
+                                                                  tmp_path):
+    url, client = any_model_client
+    with urllib.request.urlopen(url + "config") as r:
+        draft = next(c["props"] for c in json.load(r)["components"]
+                     if c["props"].get("elem_id") == "draft")
+    assert draft["allow_custom_value"] is True  # the page lets one type a name
+    labels = [r["label"] for r in client.view_api(return_format="dict", print_info=False)
+              ["named_endpoints"]["/run"]["returns"]]
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "a-file").write_text("not a model")
+    names = ["/etc", "/no/such/folder", str(tmp_path / "empty"), str(tmp_path / "a-file"),
+             str(tmp_path / "a-file" / "below")]
+    messages = set()
+    for name in names:
+        out = run(client, "Hi", method="draft_model", draft=name, max_tokens=8)
+        status = out[labels.index("Status")]
+        assert 'data-kind="error"' in status, status
+        messages.add(html.unescape(re.sub(r"<[^>]+>", "", status)).replace(name, "NAME"))
+    assert messages == {"\u26a0 model not found: NAME (not a model folder with a config.json, "
+                        "not a hub id like owner/name)"}
