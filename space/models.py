@@ -166,6 +166,18 @@ def is_hub_id(name: str) -> bool:
     return not name.startswith((".", "/", "~")) and name.count("/") == 1
 
 
+def model_folder(name: str) -> Path | None:
+    """The local model folder (one with a config.json) that ``name`` names, else None.
+
+    A folder without config.json is answered as a missing one: callers' messages
+    must not tell a visitor which paths exist on the server."""
+    try:
+        path = Path(name).expanduser()
+    except RuntimeError:  # "~nosuchuser/...": a path that cannot exist
+        return None
+    return path.resolve() if (path / "config.json").is_file() else None
+
+
 def cached_hub_model(repo_id: str) -> Path | None:
     """The hub model's folder when it is in the local Hugging Face cache with its
     config.json; None otherwise. Never touches the network."""
@@ -222,15 +234,11 @@ def resolve_model(name: str, progress: Progress | None = None) -> Path:
         return prepare_default(progress)
     if canonical == TRUNCATED_MODEL:
         return prepare_truncated(progress)
-    try:
-        path = Path(name).expanduser()
-    except RuntimeError:  # "~nosuchuser/...": a path that cannot exist
-        path = Path(name)
-    # A folder without config.json is answered as a missing one (and an
-    # owner/name one is looked up on the hub, as a missing one would be): the
-    # message must not tell a visitor which paths exist on the server.
-    if (path / "config.json").is_file():
-        return path.resolve()
+    folder = model_folder(name)
+    if folder is not None:
+        return folder
+    # Anything else reads as missing; an owner/name folder without config.json
+    # is looked up on the hub, as a missing one is (see model_folder).
     if not is_hub_id(name):
         raise ModelError(f"model not found: {name} (not a model folder with a config.json, "
                          "not a hub id like owner/name)")

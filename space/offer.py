@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from space import models, presets
 from space.config import ConfigError, EngineSpec
@@ -92,7 +91,7 @@ def on_disk(name: str) -> bool:
     embedded default), a model folder, or a hub model already in the cache."""
     if models.canonical_name(name) in (models.DEFAULT_MODEL, models.TRUNCATED_MODEL):
         return True
-    if (Path(name).expanduser() / "config.json").is_file():
+    if models.model_folder(name) is not None:
         return True
     return models.is_hub_id(name) and models.cached_hub_model(name) is not None
 

@@ -89,6 +89,8 @@ def engine_spec(base: EngineSpec, method: str | None, draft: str | None, k,
     only while the method and draft are still that pair's: a lookup window
     must not travel to a draft-model engine.
     """
+    if draft is not None and not isinstance(draft, str):  # free text lets an API send a list
+        raise ConfigError(f"the draft must be a name, got {type(draft).__name__}")
     method = (method or "").strip() or None
     draft = (draft or "").strip() or None
     offer.check_draft(draft)

@@ -54,6 +54,8 @@ def test_start_draft_then_on_disk_presets_then_named(tmp_path):
     anything = offer.build(EngineSpec(), allow_any_model=True, pairs=pairs)
     assert anything.pairs == ("on-disk", "hub", "lookup")
     assert anything.offers_draft("/etc") and anything.offers_draft(HUB_DRAFT)
+    with pytest.raises(ConfigError, match="the draft must be a name, got list"):
+        inputs.engine_spec(EngineSpec(), "draft_model", ["/etc"], 4, offer=anything)
 
 
 def test_a_hub_model_in_the_local_cache_is_on_disk(tmp_path, monkeypatch):
