@@ -2,7 +2,8 @@
 
 Flags: --host, --port, --share, logins (--auth-file FILE, or $SPECLENS_AUTH /
 $SPECLENS_AUTH_FILE; --auth user:password for a quick trial), --insecure-no-auth,
---data-dir, --max-upload-mb, --pair ID (a model-pair preset), --workload ID (its
+--data-dir, --max-upload-mb, what a visitor may load (--drafts NAME,
+--allow-any-model, --max-prompt-chars N), --pair ID (a model-pair preset), --workload ID (its
 first prompt is the initial prompt), and the engine flags of the CLI (--model,
 --method, --draft-model, --k, ...; see --help).
 
@@ -21,6 +22,7 @@ import warnings
 
 from space import history
 from space.args import engine_flags
+from space.offer import MAX_PROMPT_CHARS
 from space.ui import auth, datadir
 
 
@@ -54,6 +56,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     g.add_argument("--max-upload-mb", type=positive_int, default=20, metavar="MB",
                    help="largest file a visitor may upload (default 20)")
     g.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
+    g = p.add_argument_group("what a visitor may load (space/offer.py)")
+    g.add_argument("--drafts", action="append", default=[], metavar="NAME[,NAME]",
+                   help="also offer these drafts in the page (repeatable; a folder or a hub "
+                        "id, which may download on first use). Offered anyway: the start's "
+                        "draft and the presets' drafts for the model that are on disk")
+    g.add_argument("--allow-any-model", action="store_true",
+                   help="let visitors type any draft: a folder on this machine or a hub id "
+                        "(downloaded with this server's HF_TOKEN)")
+    g.add_argument("--max-prompt-chars", type=positive_int, default=MAX_PROMPT_CHARS,
+                   metavar="N", help=f"longest prompt a visitor may send (default {MAX_PROMPT_CHARS:,})")
     g = p.add_argument_group("presets (presets/*.json)")
     g.add_argument("--pair", metavar="ID",
                    help="a model-pair preset (replaces --model/--method/--draft-model/--k)")

@@ -152,16 +152,60 @@ def prepare_truncated(progress: Progress | None = None) -> Path:
     return dest
 
 
+_HUB_PATTERNS = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tiktoken"]
+
+
+def canonical_name(name: str) -> str:
+    """The one spelling of a model name: an alias's model ("default" and
+    "SmolLM2-135M-Instruct" are one), else the name as given, trimmed."""
+    return _ALIASES.get(name.strip().lower(), name.strip())
+
+
+def is_hub_id(name: str) -> bool:
+    """``owner/name``: what ``resolve_model`` would look up on the hub."""
+    return not name.startswith((".", "/", "~")) and name.count("/") == 1
+
+
+def model_folder(name: str) -> Path | None:
+    """The local model folder (one with a config.json) that ``name`` names, else None.
+
+    A folder without config.json is answered as a missing one: callers' messages
+    must not tell a visitor which paths exist on the server."""
+    try:
+        path = Path(name).expanduser()
+    except RuntimeError:  # "~nosuchuser/...": a path that cannot exist
+        return None
+    return path.resolve() if (path / "config.json").is_file() else None
+
+
+def cached_hub_model(repo_id: str) -> Path | None:
+    """The hub model's folder when it is in the local Hugging Face cache with its
+    config.json; None otherwise. Never touches the network."""
+    from huggingface_hub import snapshot_download
+
+    try:
+        path = Path(snapshot_download(repo_id, local_files_only=True,
+                                      allow_patterns=_HUB_PATTERNS))
+    except Exception:  # not cached, or a name the hub library refuses: not here
+        return None
+    return path if (path / "config.json").is_file() else None
+
+
 def _download(repo_id: str, progress: Progress) -> Path:
-    """Fetch a hub model (``HF_TOKEN`` for gated ones) and say plainly why not."""
+    """Fetch a hub model (``HF_TOKEN`` for gated ones) and say plainly why not.
+
+    A model already in the cache is used as it is, without asking the hub for
+    a newer revision: a model the app offers as on disk never downloads."""
     from huggingface_hub import errors as hf_errors
     from huggingface_hub import snapshot_download
 
+    cached = cached_hub_model(repo_id)
+    if cached is not None:
+        return cached
     progress(0.0, f"downloading {repo_id} from the Hugging Face hub")
     try:
         path = snapshot_download(repo_id, token=os.environ.get("HF_TOKEN") or None,
-                                 allow_patterns=["*.json", "*.safetensors", "*.model",
-                                                 "*.txt", "*.jinja", "*.tiktoken"])
+                                 allow_patterns=_HUB_PATTERNS)
     except hf_errors.GatedRepoError:
         raise ModelError(f"{repo_id} is gated: accept its licence on the hub and set "
                          "HF_TOKEN to a token with access") from None
@@ -190,14 +234,14 @@ def resolve_model(name: str, progress: Progress | None = None) -> Path:
         return prepare_default(progress)
     if canonical == TRUNCATED_MODEL:
         return prepare_truncated(progress)
-    path = Path(name).expanduser()
-    if path.exists():
-        if not (path / "config.json").is_file():
-            raise ModelError(f"{path} is not a model folder (no config.json)")
-        return path.resolve()
-    if name.startswith((".", "/", "~")) or name.count("/") != 1:
-        raise ModelError(f"model not found: {name} (not a local folder, not a hub id "
-                         "like owner/name)")
+    folder = model_folder(name)
+    if folder is not None:
+        return folder
+    # Anything else reads as missing; an owner/name folder without config.json
+    # is looked up on the hub, as a missing one is (see model_folder).
+    if not is_hub_id(name):
+        raise ModelError(f"model not found: {name} (not a model folder with a config.json, "
+                         "not a hub id like owner/name)")
     return _download(name, progress)
 
 

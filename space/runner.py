@@ -32,11 +32,11 @@ def trace_one(spec: EngineSpec, req: RequestSpec, pool: EnginePool = POOL,
               progress: models.Progress | None = None,
               cancel: threading.Event | None = None, explain: bool = False) -> RunTrace:
     """One run; ``explain`` then scores its drafts on the baseline engine (after the run)."""
-    preflight(spec, [req], progress)
+    [ids] = preflight(spec, [req], progress)  # tokenized before the lock, as in ``compare``
     with pool.lock:
         engine = pool.speculative(spec, progress) if spec.is_speculative \
             else pool.baseline(spec, progress)
-        run = engine.run(req, on_step, cancel)
+        run = engine.run(req, on_step, cancel, ids)
         _remember_memory(pool)
         if explain and spec.is_speculative:
             _explain(pool.baseline(spec, progress), run, req, progress)
@@ -58,7 +58,8 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
             warmup: bool | Literal["once"] = True,
             context: measure.Context | None = None,
             cancel: threading.Event | None = None,
-            on_repeat: OnRepeat | None = None, explain: bool = False) -> CompareRecord:
+            on_repeat: OnRepeat | None = None, explain: bool = False,
+            prompt_ids: list[int] | None = None) -> CompareRecord:
     """Warm-up run of each engine, then ``repeats`` measured runs, alternating.
 
     The record carries the checklist (``space.measure.attach_checklist``);
@@ -71,24 +72,28 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
     ``space.cancel.Cancelled`` before the next engine step.
     ``explain`` scores the reported speculative run's drafts on the baseline
     engine after every timed run is over (``RunTrace.explanation``).
+    The prompt is tokenized before the engine lock is taken (by ``preflight``,
+    or ``prompt_ids`` from a caller that ran it already), so that one visitor's
+    long prompt never holds up another's run.
     """
     if not spec.is_speculative:
         raise ConfigError("compare needs a speculative method (got none)")
     if repeats < 1:
         raise ConfigError(f"repeats must be at least 1, got {repeats}")
-    preflight(spec, [req], progress)
+    ids = prompt_ids if prompt_ids is not None else preflight(spec, [req], progress)[0]
     with pool.lock:
         check(cancel)  # stopped while waiting for the engines: build nothing
         base = pool.baseline(spec, progress)
         spec_engine = pool.speculative(spec, progress)
         for e in (base, spec_engine):
             if warmup is True:
-                e.run(req, cancel=cancel)
+                e.run(req, cancel=cancel, prompt_ids=ids)
             elif warmup == "once":
-                _warm_once(e, req, progress, cancel)
+                _warm_once(e, req, progress, cancel, ids)
         bases, specs = alternate(
             base, spec_engine, repeats,
-            lambda e, last: e.run(req, on_step if e is spec_engine and last else None, cancel),
+            lambda e, last: e.run(req, on_step if e is spec_engine and last else None, cancel,
+                                  ids),
             progress, on_repeat=on_repeat)
         cmp = make_compare(bases, specs)
         measure.attach_checklist(cmp, (base, spec_engine), req, context or measure.Context())
@@ -100,23 +105,25 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
 
 def _warm_once(engine: TracedEngine, req: RequestSpec,
                progress: models.Progress | None = None,
-               cancel: threading.Event | None = None) -> None:
+               cancel: threading.Event | None = None,
+               prompt_ids: list[int] | None = None) -> None:
     if engine in _warmed:
         return
     if progress:
         progress(0.0, f"warming up the {engine.spec.method or 'baseline'} engine")
+    # max_tokens does not change the prompt's ids
     engine.run(dataclasses.replace(req, max_tokens=min(req.max_tokens, WARMUP_TOKENS)),
-               cancel=cancel)
+               cancel=cancel, prompt_ids=prompt_ids)
     _warmed.add(engine)
 
 
 def prepare(spec: EngineSpec, req: RequestSpec, pool: EnginePool = POOL,
             progress: models.Progress | None = None) -> None:
     """Build and warm the baseline and speculative engines for ``spec`` (app start)."""
-    preflight(spec, [req], progress)
+    [ids] = preflight(spec, [req], progress)
     with pool.lock:
         for engine in (pool.baseline(spec, progress), pool.speculative(spec, progress)):
-            _warm_once(engine, req, progress)
+            _warm_once(engine, req, progress, prompt_ids=ids)
         _remember_memory(pool)
 
 

@@ -233,7 +233,8 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool
     n = workload.concurrency if concurrency is None else concurrency
     ctx = dataclasses.replace(context or measure.Context(), task_type=workload.id,
                               task_note=workload.reason, concurrency=max(n, 1))
-    preflight(spec, [r for _, r in reqs], progress)
+    # Tokenized here, before the engine lock; the runs below reuse the ids.
+    encoded = preflight(spec, [r for _, r in reqs], progress)
     with pool.lock:
         check(cancel)
         if n <= 1:
@@ -243,10 +244,11 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool
                 progress(i / len(reqs), f"{workload.id}: prompt {pid} ({i + 1}/{len(reqs)})")
                 items.append(PromptResult(pid, runner.compare(
                     spec, req, repeats=repeats, pool=pool, warmup="once", context=ctx,
-                    cancel=cancel)))
+                    cancel=cancel, prompt_ids=encoded[i])))
         else:
             progress(0.0, f"{workload.id}: {n} requests at once, {repeats} repeats")
-            items, batch_runs = compare_batch(spec, reqs, repeats, pool, ctx, progress, cancel)
+            items, batch_runs = compare_batch(spec, reqs, repeats, pool, ctx, progress, cancel,
+                                              encoded)
         engines = (pool.baseline(spec), pool.speculative(spec))
     r = WorkloadResult(workload_id=workload.id, config=items[0].compare.speculative.config,
                        temperature=reqs[0][1].temperature, max_tokens=reqs[0][1].max_tokens,
@@ -261,22 +263,25 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool
 
 def compare_batch(spec: EngineSpec, reqs: list[tuple[str, RequestSpec]], repeats: int, pool,
                   context: measure.Context, progress: models.Progress,
-                  cancel: threading.Event | None = None
+                  cancel: threading.Event | None = None,
+                  encoded: list[list[int]] | None = None
                   ) -> tuple[list[PromptResult], list[dict[str, float]]]:
     """N requests submitted together to each engine, ``repeats`` times, alternating.
 
     Returns one PromptResult per request (request i across repeats) and one
     dict per repeat with each side's wall time, output tokens and aggregate
-    tokens/s. The caller holds ``pool.lock``.
+    tokens/s. The caller holds ``pool.lock``; ``encoded``: the requests' ids
+    from its ``preflight`` (else they are tokenized here, under the lock).
     """
     base, spec_engine = pool.baseline(spec, progress), pool.speculative(spec, progress)
     just_reqs = [r for _, r in reqs]
     short = [dataclasses.replace(r, max_tokens=min(r.max_tokens, WARMUP_TOKENS))
              for r in just_reqs]
     for e in (base, spec_engine):  # a batch has its own shapes: warm them up
-        e.run_many(short, cancel=cancel)
+        e.run_many(short, cancel=cancel, encoded=encoded)  # max_tokens leaves the ids as they are
     bases, specs = alternate(base, spec_engine, repeats,
-                             lambda e, _last: e.run_many(just_reqs, cancel=cancel),
+                             lambda e, _last: e.run_many(just_reqs, cancel=cancel,
+                                                         encoded=encoded),
                              progress, label=f"batch of {len(reqs)}: ")
     runs = {"baseline": bases, "speculative": specs}
     items = []

@@ -106,20 +106,29 @@ class TracedEngine:
                               output_kind=RequestOutputKind.DELTA)
 
     def run(self, req: RequestSpec, on_step: StepCallback | None = None,
-            cancel: threading.Event | None = None) -> RunTrace:
-        return self.run_many([req], on_step, cancel)[0]
+            cancel: threading.Event | None = None,
+            prompt_ids: list[int] | None = None) -> RunTrace:
+        return self.run_many([req], on_step, cancel,
+                             None if prompt_ids is None else [prompt_ids])[0]
 
     def run_many(self, reqs: list[RequestSpec], on_step: StepCallback | None = None,
-                 cancel: threading.Event | None = None) -> list[RunTrace]:
+                 cancel: threading.Event | None = None,
+                 encoded: list[list[int]] | None = None) -> list[RunTrace]:
         """Run requests concurrently (one batch) and return one trace each.
 
         ``cancel`` set: ``Cancelled`` before the next engine step (the requests are aborted).
+        ``encoded``: the prompts' ids from ``space.preflight`` (same tokenizer files,
+        same template), so that callers tokenize before taking the engine lock; a
+        long prompt then never holds up the engines. Without it, they are encoded here.
         """
         if self.engine.has_unfinished_requests():
             raise RuntimeError("engine busy: runs must be serialized")
         if self.spec.prefix_cache == "cold":
             self.reset_prefix_cache()
-        encoded = [self.encode(r) for r in reqs]
+        if encoded is None:
+            encoded = [self.encode(r) for r in reqs]
+        elif len(encoded) != len(reqs):
+            raise ValueError(f"{len(encoded)} encoded prompts for {len(reqs)} requests")
         req_ids = [f"sl-{next(_ids)}" for _ in reqs]
         rec = self.scheduler.recorder if self.tracing else None
         arrival = time.perf_counter()

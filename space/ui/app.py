@@ -10,6 +10,7 @@ import logging
 import gradio as gr
 from starlette.middleware import Middleware
 
+from space import offer as offers
 from space import runner
 from space.args import spec_from_args
 from space.config import ConfigError, EngineSpec, RequestSpec
@@ -59,21 +60,24 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                max_tokens: int = DEFAULT_MAX_TOKENS, pair_id: str | None = None,
                workload_id: str | None = None, compare: Compare | None = None,
                startup: Startup | None = None, history: History | None = None,
-               logins_on: bool = False) -> gr.Blocks:
+               logins_on: bool = False, offer: offers.Offer | None = None) -> gr.Blocks:
     """The page; ``compare`` runs a comparison (default ``space.runner.compare``).
     With ``startup``, a banner shows the engines' build and runs submitted
     before it ends wait for it. With ``history``, runs and sweeps are saved as
     they finish, a History tab lists them and ``?run=<id>`` opens one;
-    ``logins_on`` lets owners delete their runs."""
+    ``logins_on`` lets owners delete their runs. ``offer``: the drafts and pairs
+    a visitor may pick (default: ``space.offer.build(spec)``, no free text)."""
     samples = samples or inputs.sample_prompts(on_gpu())
-    pairs = inputs.pair_choices(on_gpu())
+    offer = offer or offers.build(spec)
+    pairs = inputs.pair_choices(on_gpu(), offer)
     with gr.Blocks(title="SpecLens") as demo:
         state = gr.State(None)
         gr.Markdown(panels.HEADER)
         banner = build_banner(startup)
         with gr.Row():
             with gr.Column(scale=2, min_width=340):
-                controls = panels.build_controls(spec, samples, max_tokens, pairs, pair_id)
+                controls = panels.build_controls(spec, samples, max_tokens, pairs, pair_id,
+                                                 offer)
                 explain = teaching.build_explain_toggle()
             with gr.Column(scale=3):
                 results = panels.build_results()
@@ -103,8 +107,9 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                 live = build_live_panel()
         ui = UI(state, controls, results, timeline, acceptance, stepper, checklist, memory, files,
                 tipping_mini)
-        h, sh = Handlers(ui, spec, metrics, samples, compare), SweepHandlers(sweep, spec)
-        th = tipping_panel.TippingHandlers(tipping, spec)
+        h = Handlers(ui, spec, metrics, samples, compare, offer)
+        sh = SweepHandlers(sweep, spec, offer)
+        th = tipping_panel.TippingHandlers(tipping, spec, offer)
         if startup is not None and banner is not None:
             wire_banner(demo, startup, *banner)
             th.measure = startup.gate(th.measure, tipping.status, status_html)  # type: ignore[method-assign]
@@ -260,6 +265,9 @@ def serve(a: argparse.Namespace) -> int:
         warmup = RequestSpec(samples[0].text, max_tokens=WARMUP_TOKENS)
         # Bad flags, a missing model or draft: one line and exit 2, before the page.
         preflight(spec, [warmup], print_progress)
+        offer = offers.build(spec, offers.split_names(getattr(a, "drafts", None)),
+                             getattr(a, "allow_any_model", False),
+                             getattr(a, "max_prompt_chars", offers.MAX_PROMPT_CHARS))
         history = open_history(a)
     except (ConfigError, ModelError, HistoryError) as exc:
         print(f"error: {exc}", flush=True)
@@ -269,13 +277,16 @@ def serve(a: argparse.Namespace) -> int:
     startup = Startup(on_ready=metrics.set_engines_ready)
     demo = build_demo(spec, metrics, samples, pair_id=getattr(a, "pair", None),
                       workload_id=workload_id, startup=startup, history=history,
-                      logins_on=_logins_on(a))
+                      logins_on=_logins_on(a), offer=offer)
     logins = getattr(a, "logins", None)
     _, local_url, share_url = launch(demo, metrics, a.host, a.port, a.share, logins,
                                      max_upload_mb=getattr(a, "max_upload_mb", DEFAULT_MAX_UPLOAD_MB))
     who = f"{len(logins)} login(s)" if logins else "no login"
     print(f"SpecLens is serving at {local_url} (Prometheus metrics at {local_url}metrics; {who})"
           + (f"; shared at {share_url}" if share_url else ""), flush=True)
+    print(f"SpecLens: visitors may pick the drafts {', '.join(offer.drafts) or '(none)'}"
+          + (" or type any folder or hub id (--allow-any-model)" if offer.allow_any_model
+             else ""), flush=True)
     print(f"SpecLens: building the baseline and {spec.method} engines in the background",
           flush=True)
     startup.start(lambda progress: runner.prepare(spec, warmup, progress=progress))

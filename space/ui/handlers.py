@@ -17,6 +17,7 @@ from pathlib import Path
 import gradio as gr
 
 from space import memory, presets, replay, runner
+from space import offer as offers
 from space.cancel import Cancelled
 from space.config import ConfigError, EngineSpec
 from space.memory import EngineReading
@@ -70,8 +71,10 @@ Compare = Callable[..., CompareRecord]  # space.runner.compare's signature
 
 class Handlers:
     def __init__(self, ui: UI, base_spec: EngineSpec, metrics: Metrics,
-                 samples: list[inputs.Sample], compare: Compare | None = None) -> None:
+                 samples: list[inputs.Sample], compare: Compare | None = None,
+                 offer: offers.Offer | None = None) -> None:
         self.ui, self.base_spec, self.metrics, self.samples = ui, base_spec, metrics, samples
+        self.offer = offer or offers.build(base_spec)  # the drafts a visitor may pick
         self.compare = compare  # None: space.runner.compare (the page tests pass a fake)
 
     # --- runs -------------------------------------------------------------
@@ -87,8 +90,8 @@ class Handlers:
         status = self.ui.results.status
         live = None
         try:
-            spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id)
-            req = inputs.request(prompt, temperature, top_p, max_tokens, seed)
+            spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id, offer=self.offer)
+            req = inputs.request(prompt, temperature, top_p, max_tokens, seed, offer=self.offer)
             self.metrics.register_engine("speculative", spec.k)  # its series at 0 first
             live = LiveCompare(spec, req, inputs.repeats(repeats), compare=self.compare,
                                explain=bool(explain))
@@ -192,9 +195,14 @@ class Handlers:
     def pair(self, pair_id) -> dict:
         """Fill method / draft / k from a model-pair preset, or say why it cannot run here."""
         c = self.ui.controls
-        choice = next((p for p in inputs.pair_choices(on_gpu()) if p.id == pair_id), None)
-        if choice is None:
+        if not pair_id:
             return {c.pair_note: ""}
+        choice = next((p for p in inputs.pair_choices(on_gpu(), self.offer)
+                       if p.id == pair_id), None)
+        if choice is None:  # one message, whatever the id: the offered ones are in the list
+            return {c.pair_note: status_html(
+                f"model pair {offers.quote(pair_id)} is not offered on this server; "
+                "pick one from the list", "error")}
         if not choice.available:
             return {c.pair_note: status_html(f"{choice.label}: {choice.reason}; not applied",
                                              "error")}

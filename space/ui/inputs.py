@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from space import methods, presets
 from space.config import ConfigError, EngineSpec, RequestSpec
+from space.offer import Offer
 
 log = logging.getLogger(__name__)
 
@@ -75,8 +76,11 @@ def _whole(value, name: str) -> int:
 
 
 def engine_spec(base: EngineSpec, method: str | None, draft: str | None, k,
-                pair_id: str | None = None) -> EngineSpec:
+                pair_id: str | None = None, *, offer: Offer) -> EngineSpec:
     """``base`` (from the command line) with the page's method, draft and k.
+
+    The draft and the pair must be among those ``offer`` names (checked first,
+    before anything reads the filesystem; see ``space.offer``).
 
     The draft is kept only for methods that take one, so that a leftover
     draft name does not build a second, identical ngram engine. vLLM keys
@@ -85,8 +89,12 @@ def engine_spec(base: EngineSpec, method: str | None, draft: str | None, k,
     only while the method and draft are still that pair's: a lookup window
     must not travel to a draft-model engine.
     """
+    if draft is not None and not isinstance(draft, str):  # free text lets an API send a list
+        raise ConfigError(f"the draft must be a name, got {type(draft).__name__}")
     method = (method or "").strip() or None
     draft = (draft or "").strip() or None
+    offer.check_draft(draft)
+    offer.check_pair(pair_id)
     row = methods.info(method) if method else None
     if row is None or not row.takes_draft:
         draft = None
@@ -104,7 +112,12 @@ def engine_spec(base: EngineSpec, method: str | None, draft: str | None, k,
     return spec
 
 
-def request(prompt: str | None, temperature, top_p, max_tokens, seed) -> RequestSpec:
+def request(prompt: str | None, temperature, top_p, max_tokens, seed, *,
+            offer: Offer) -> RequestSpec:
+    """The page's request; the prompt's length is bounded here, before any tokenizer."""
+    if prompt is not None and not isinstance(prompt, str):
+        raise ConfigError(f"the prompt must be text, got {type(prompt).__name__}")
+    offer.check_prompt(prompt or "")
     seed_value = None if seed is None or seed == "" else _whole(seed, "seed")
     return RequestSpec(prompt=prompt or "", temperature=_number(temperature, "temperature"),
                        top_p=_number(top_p, "top_p"),
@@ -130,8 +143,9 @@ class PairChoice:
     reason: str       # why not, "" when available
 
 
-def pair_choices(on_gpu: bool) -> list[PairChoice]:
-    """The model-pair presets, each marked with whether it can run on this machine."""
+def pair_choices(on_gpu: bool, offer: Offer) -> list[PairChoice]:
+    """The model-pair presets ``offer`` names, each marked with whether it can run
+    on this machine."""
     from space.workloads import pair_status
 
     try:
@@ -141,6 +155,8 @@ def pair_choices(on_gpu: bool) -> list[PairChoice]:
         return []
     out = []
     for p in pairs:
+        if p.id not in offer.pairs:
+            continue
         st = pair_status(p, on_gpu)
         suffix = ""
         if not st.available:

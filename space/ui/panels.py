@@ -8,6 +8,7 @@ import gradio as gr
 
 from space.config import K_RANGE, EngineSpec
 from space.methods import METHODS, names
+from space.offer import Offer
 from space.ui.inputs import PairChoice, Sample
 from space.ui.views import NO_RECORD, NO_VERDICT
 
@@ -20,8 +21,9 @@ METHOD_INFO = ("ngram and draft_model run anywhere; suffix needs arctic-inferenc
                f"{', '.join(names(needs_gpu=True))} need trained heads and a GPU")
 READY = ('<div class="speclens-status" data-kind="ready">Ready: pick a sample prompt or '
          "write your own, then press Run.</div>")
-PAIR_INFO = ("fills method, draft and k (and the pair's other vLLM keys, while its method "
-             "stays); pairs marked GPU only or needs ... cannot run on this machine")
+PAIR_INFO = ("the presets for this app's model whose draft this server offers; fills method, "
+             "draft and k (and the pair's other vLLM keys, while its method stays); pairs "
+             "marked GPU only or needs ... cannot run on this machine")
 ENGINE_NOTE = ("Changing method, draft or k builds a new speculative engine on the next run "
                "(progress shows above); the most recently used ones are kept.")
 
@@ -31,7 +33,7 @@ class Controls:
     prompt: gr.Textbox
     sample: gr.Dropdown
     method: gr.Dropdown
-    draft: gr.Textbox
+    draft: gr.Dropdown
     k: gr.Slider
     temperature: gr.Slider
     top_p: gr.Slider
@@ -50,7 +52,8 @@ class Controls:
 
 
 def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
-                   pairs: list[PairChoice] | None = None, pair_id: str | None = None) -> Controls:
+                   pairs: list[PairChoice] | None = None, pair_id: str | None = None,
+                   offer: Offer | None = None) -> Controls:
     sample = gr.Dropdown([(s.label, i) for i, s in enumerate(samples)], value=0,
                          label="Sample prompts", info="from the workload presets")
     prompt = gr.Textbox(samples[0].text, lines=8, max_lines=20, label="Prompt",
@@ -66,9 +69,7 @@ def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
                              info=METHOD_INFO, elem_id="method")
         k = gr.Slider(K_RANGE[0], K_RANGE[1], value=spec.k, step=1,
                       label="k (draft tokens per step)", elem_id="k")
-    draft = gr.Textbox(spec.draft_model or "", label="Draft model",
-                       placeholder="for draft_model / eagle: default-truncated, a folder "
-                                   "or owner/name", elem_id="draft")
+    draft = build_draft(spec, offer or Offer())
     gr.Markdown(f"<small>{ENGINE_NOTE}</small>")
     with gr.Row():
         temperature = gr.Slider(0.0, 2.0, value=samples[0].temperature, step=0.05,
@@ -82,6 +83,16 @@ def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
                             info="medians over repeats; more is steadier but slower")
     return Controls(prompt, sample, method, draft, k, temperature, top_p, max_tokens, seed,
                     repeats, run, stop, pair, pair_note)
+
+
+def build_draft(spec: EngineSpec, offer: Offer) -> gr.Dropdown:
+    """The drafts the operator offers (``space.offer``); typing another name only
+    with ``--allow-any-model``. "none" is for methods that take no draft."""
+    choices = [("none", "")] + [(d, d) for d in offer.drafts]
+    info = ("for draft_model / eagle; the drafts this server offers"
+            + ("; or type a folder or owner/name" if offer.allow_any_model else ""))
+    return gr.Dropdown(choices, value=spec.draft_model or "", label="Draft model", info=info,
+                       allow_custom_value=offer.allow_any_model, elem_id="draft")
 
 
 @dataclass

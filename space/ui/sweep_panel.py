@@ -15,6 +15,7 @@ from typing import Any
 
 import gradio as gr
 
+from space import offer as offers
 from space import presets
 from space.cancel import Cancelled
 from space.config import ConfigError, EngineSpec
@@ -117,8 +118,10 @@ class SweepPlan:
 
 
 class SweepHandlers:
-    def __init__(self, panel: SweepPanel, base_spec: EngineSpec) -> None:
+    def __init__(self, panel: SweepPanel, base_spec: EngineSpec,
+                 offer: offers.Offer | None = None) -> None:
         self.panel, self.base_spec = panel, base_spec
+        self.offer = offer or offers.build(base_spec)  # the drafts a visitor may pick
         self.last_result: Any = None  # the finished sweep, for space.ui.recorder (one at a time)
 
     def values_for(self, variable: str) -> str:
@@ -173,7 +176,8 @@ class SweepHandlers:
         """The page's sweep settings, checked; ``ConfigError`` with one line if not."""
         from space.sweep import check_grid, check_plan, parse_grid, parse_values
 
-        spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id)
+        spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id,
+                                  offer=self.offer)
         if not spec.is_speculative:
             raise ConfigError("choose a speculative method above")
         if variable not in DEFAULT_VALUES:

@@ -7,6 +7,7 @@ runs. Pure drawing is in ``vis.tipping`` and ``vis.deploy``.
 """
 from __future__ import annotations
 
+import html
 import json
 import logging
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from pathlib import Path
 import gradio as gr
 
 from space import curves, measure, theory
+from space import offer as offers
 from space.config import ConfigError, EngineSpec
 from space.models import ModelError
 from space.trace import CompareRecord, RunTrace
@@ -78,8 +80,10 @@ def _csv_file(curve: curves.TippingCurve) -> str:
 
 
 class TippingHandlers:
-    def __init__(self, panel: TippingPanel, base_spec: EngineSpec) -> None:
+    def __init__(self, panel: TippingPanel, base_spec: EngineSpec,
+                 offer: offers.Offer | None = None) -> None:
         self.panel, self.base_spec = panel, base_spec
+        self.offer = offer or offers.build(base_spec)  # the drafts a visitor may pick
 
     def show(self, name: str | None, axis: str = "length") -> dict:
         """Draw a cached curve (page load, dropdown, axis)."""
@@ -107,11 +111,12 @@ class TippingHandlers:
 
         p = self.panel
         try:
-            spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id)
+            spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id,
+                                      offer=self.offer)
             curve, path = tipping.build_curve(spec, pair_id=pair_id or None,
                                               progress=lambda f, m: progress(f, desc=m))
         except (ConfigError, ModelError) as exc:
-            gr.Warning(str(exc))
+            gr.Warning(html.escape(str(exc)))  # a toast is drawn as HTML; it quotes the draft
             return {p.status: status_html(str(exc), "error")}
         except Exception as exc:  # anything else: log it, say it briefly, stay up
             log.exception("tipping measurement failed")

@@ -32,10 +32,11 @@ def error_message(client, outputs, prompt, **kw) -> str:
     ("word " * 3000, {}, "longer than max_model_len"),
     ("Hi", {"k": 99}, "16"),  # Gradio's slider check: "greater than maximum value 16"
     ("Hi", {"k": 0}, "1"),
-    ("Hi", {"method": "eagle3", "draft": "x/y"}, "needs trained heads and a GPU"),
+    ("Hi", {"method": "eagle3", "draft": "default-truncated"}, "needs trained heads and a GPU"),
     ("Hi", {"method": "suffix"}, "arctic-inference"),
     ("Hi", {"method": "draft_model", "draft": ""}, "needs --draft-model"),
-    ("Hi", {"method": "draft_model", "draft": "/no/such/folder"}, "not found"),
+    # only the offered drafts (tests/ui/test_hostile_models.py)
+    ("Hi", {"method": "draft_model", "draft": "/no/such/folder"}, "not in the list of choices"),
 ])
 def test_bad_input_gets_a_message(client, outputs, prompt, kw, message):
     text = error_message(client, outputs, prompt, **kw)
