@@ -9,11 +9,25 @@ from pathlib import Path
 
 import httpx
 
-from space.trace import CompareRecord
+from space.trace import CompareRecord, make_compare
 from space.trace_schema import load
+from tests.helpers.traces import ngram_run, short_baseline
 
 DEFAULTS = dict(method="ngram", draft="", k=4, temperature=0.0, top_p=1.0, max_tokens=48,
                 seed=0, repeats=1)
+
+
+def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None,
+                 on_repeat=None, explain=False):
+    """A fake engine for pages served in-process: the hand-written comparison,
+    streamed; the prompt 'boom' fails like a bug would."""
+    if req.prompt == "boom":
+        raise RuntimeError("engine exploded")
+    req.validate()
+    cmp = make_compare([short_baseline()], [ngram_run()])
+    for s in cmp.speculative.steps:
+        on_step("r", s, {})
+    return cmp
 
 
 def run(client, prompt, **kw):

@@ -119,6 +119,15 @@ def app_url(tmp_path_factory):
         _stop(proc)
 
 
+@pytest.fixture(scope="module")
+def page():
+    """A headless Debian chromium page, one per test module."""
+    from tests.helpers.browser import chromium_page
+
+    with chromium_page() as p:
+        yield p
+
+
 @pytest.fixture(scope="session")
 def code_edit_prompt() -> str:
     """A code edit where ngram drafts are both accepted and rejected within 32

@@ -5,30 +5,14 @@ stepper and of a replayed trace.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
 from space.trace_schema import load
-from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, RUN_TIMEOUT_MS
+from tests.helpers.browser import RUN_TIMEOUT_MS, SHOTS
 
 pytestmark = [pytest.mark.engine, pytest.mark.browser]
 
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
-
-
-@pytest.fixture(scope="module")
-def page():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Debian chromium is not installed at {CHROMIUM} "
-                    "(bash scripts/setup.sh --test installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser.new_page(viewport={"width": 1400, "height": 1000})
-        browser.close()
 
 
 def test_run_shows_tokens_and_timeline(page, app_url, code_edit_prompt, tmp_path):

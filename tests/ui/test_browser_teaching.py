@@ -8,19 +8,18 @@ import re
 
 import pytest
 
-from tests.helpers.browser import RUN_TIMEOUT_MS
-from tests.ui.test_browser import SHOTS, page  # noqa: F401 (the chromium fixture)
+from tests.helpers.browser import RUN_TIMEOUT_MS, SHOTS
 
 pytestmark = [pytest.mark.engine, pytest.mark.browser]
 
 
-def shown(page) -> dict[str, int]:  # noqa: F811 (the fixture's name)
+def shown(page) -> dict[str, int]:
     """The step-through's engine step and pass, from its title's data attributes."""
     el = page.locator("#step-title .speclens-step")
     return {k: int(el.get_attribute(f"data-{k}")) for k in ("step", "pass", "count")}
 
 
-def wait_moved(page, before: dict, key: str = "pass", delta: int = 1,  # noqa: F811
+def wait_moved(page, before: dict, key: str = "pass", delta: int = 1,
                timeout_ms: int = 15_000) -> dict:
     page.wait_for_function(
         "([k, v]) => { const t = document.querySelector('#step-title .speclens-step');"
@@ -29,7 +28,7 @@ def wait_moved(page, before: dict, key: str = "pass", delta: int = 1,  # noqa: F
     return shown(page)
 
 
-def test_rejected_step_explained_played_and_linked(page, app_url, code_edit_prompt,  # noqa: F811
+def test_rejected_step_explained_played_and_linked(page, app_url, code_edit_prompt,
                                                    tmp_path):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.goto(app_url, wait_until="domcontentloaded")

@@ -9,18 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.browser import chromium_page
+from tests.helpers.browser import SHOTS
 
 pytestmark = [pytest.mark.engine, pytest.mark.browser]
 
 COMPARE = Path(__file__).resolve().parents[1] / "fixtures" / "compare-v1.json"
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
-
-
-@pytest.fixture(scope="module")
-def page():
-    with chromium_page() as p:
-        yield p
 
 
 def _svg_text(page, selector: str) -> str:

@@ -15,21 +15,10 @@ from space.prom import Metrics
 from space.replay import MAX_TRACE_BYTES, MAX_TRACE_STEPS, REPLAY_CPU_S
 from space.trace import dumps, make_compare
 from space.ui import inputs
+from tests.helpers.page import fake_compare
 from tests.helpers.traces import long_compare, ngram_run, short_baseline
 
 AUTH = ("ada", "lovelace")
-
-
-def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None,
-                 on_repeat=None, explain=False):
-    """The hand-written comparison, streamed; the prompt 'boom' fails like a bug would."""
-    if req.prompt == "boom":
-        raise RuntimeError("engine exploded")
-    req.validate()
-    cmp = make_compare([short_baseline()], [ngram_run()])
-    for s in cmp.speculative.steps:
-        on_step("r", s, {})
-    return cmp
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """Sharing safely, against the real Gradio server on loopback (the fake engine of
-test_page.py; no vLLM engine is built): password guessing on /login and
+tests/helpers/page.py; no vLLM engine is built): password guessing on /login and
 /metrics gets 429, uploads have a size limit, a session's files go when it ends,
 and the start emptied tmp/ but nothing else."""
 from __future__ import annotations
@@ -17,9 +17,8 @@ from space.prom import Metrics
 from space.trace import dumps, make_compare
 from space.ui import datadir, inputs
 from space.ui.auth import Backoff, LoginLimiter, LoginTable
-from tests.helpers.page import run
+from tests.helpers.page import fake_compare, run
 from tests.helpers.traces import ngram_run, short_baseline
-from tests.ui.test_page import fake_compare
 
 ADA, ALAN = ("ada", "lovelace"), ("alan", "turing")
 FREE_FAILURES, LOCKOUT_S = 3, 1.0
