@@ -81,8 +81,32 @@ def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
     with gr.Accordion("Advanced", open=False):
         repeats = gr.Slider(1, 10, value=1, step=1, label="Measured runs per engine",
                             info="medians over repeats; more is steadier but slower")
+    for number in (k, temperature, top_p, max_tokens, seed, repeats):
+        refuse_wrong_types(number)
     return Controls(prompt, sample, method, draft, k, temperature, top_p, max_tokens, seed,
                     repeats, run, stop, pair, pair_note)
+
+
+def refuse_wrong_types(component: gr.Slider | gr.Number) -> None:
+    """One line for a value of the wrong type. The page always sends numbers, but an
+    API client can send anything, and Gradio's own preprocess then fails with a
+    TypeError that the client sees as an unnamed error (and the server log as a
+    traceback). Range errors are Gradio's own one-line messages and pass through."""
+    original = component.preprocess
+    label = component.label or "a number"
+
+    def preprocess(payload):
+        try:
+            return original(payload)
+        except gr.Error:
+            raise  # Gradio's range check: already one line
+        except (TypeError, ValueError, OverflowError):
+            shown = repr(payload)
+            shown = shown if len(shown) <= 40 else shown[:40] + "\u2026"
+            raise gr.Error(f"{label} must be a number, got {shown}",
+                           print_exception=False) from None
+
+    component.preprocess = preprocess
 
 
 def build_draft(spec: EngineSpec, offer: Offer) -> gr.Dropdown:

@@ -124,8 +124,8 @@ def _costly(name: str, value) -> bool:
 
 
 def wrong_type(name: str, value) -> bool:
-    """Gradio itself refuses it (an opaque error) before any SpecLens code runs:
-    a slider or number given something that is not a number."""
+    """A slider or number given something that is not a number: refused in
+    Gradio's preprocess, in one line (panels.refuse_wrong_types)."""
     if name not in NUMERIC or (name == "seed" and value is None):
         return False
     return not isinstance(value, int | float)

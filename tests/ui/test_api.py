@@ -32,6 +32,10 @@ def error_message(client, outputs, prompt, **kw) -> str:
     ("word " * 3000, {}, "longer than max_model_len"),
     ("Hi", {"k": 99}, "16"),  # Gradio's slider check: "greater than maximum value 16"
     ("Hi", {"k": 0}, "1"),
+    # wrong types from an API client: one line, not Gradio's unnamed error
+    ("Hi", {"k": "four"}, "k (draft tokens per step) must be a number, got 'four'"),
+    ("Hi", {"temperature": [0.5]}, "Temperature must be a number, got [0.5]"),
+    ("Hi", {"seed": "nan"}, "Seed must be a number, got 'nan'"),
     ("Hi", {"method": "eagle3", "draft": "default-truncated"}, "needs trained heads and a GPU"),
     ("Hi", {"method": "suffix"}, "arctic-inference"),
     ("Hi", {"method": "draft_model", "draft": ""}, "needs --draft-model"),
