@@ -7,9 +7,9 @@ shows, or a server that stops answering; the next normal run works.
 What counts as a clean refusal: the status box's one-line error (SpecLens's
 checks), or Gradio's own named refusal before any SpecLens code runs ("Value
 5 is greater than maximum value 2.", "Value: x is not in the list of
-choices"). Gradio answers a slider given a non-number (a string, null, a list)
-with an unnamed error: allowed only for exactly that case, so an exception
-from SpecLens's own code still fails the test.
+choices"), or SpecLens's one line for a slider given a non-number (a string,
+null, a list), raised from Gradio's preprocess. Gradio's unnamed error (an
+exception escaping any code) fails the test.
 """
 from __future__ import annotations
 
