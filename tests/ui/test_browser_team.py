@@ -31,8 +31,15 @@ def browser():
 
 
 def token_view(page) -> list[str]:
-    """Every token of the token view, as markup (Gradio's own chrome around it aside)."""
-    return page.eval_on_selector_all("#tokens [data-status]", "els => els.map(e => e.outerHTML)")
+    """Every token of the token view as the server wrote it: its attributes, sorted,
+    and its text. Sorted, because a page that patched a live-streamed view into the
+    final one keeps the attributes in another order; without the page's outline
+    of the step-through's current step, which each page adds for the step it shows."""
+    return page.eval_on_selector_all(
+        "#tokens [data-status]",
+        "els => els.map(e => { const c = e.cloneNode(true); c.classList.remove('tok-current');"
+        " return [...c.attributes].map(a => a.name + '=' + JSON.stringify(a.value)).sort()"
+        ".join(' ') + ' > ' + c.innerHTML; })")
 
 
 def test_a_runs_link_opens_the_same_token_view_elsewhere(browser, app_url, code_edit_prompt):
@@ -42,6 +49,9 @@ def test_a_runs_link_opens_the_same_token_view_elsewhere(browser, app_url, code_
     first.fill("#prompt textarea", code_edit_prompt)
     first.click("#run")
     first.wait_for_selector("#status [data-kind=done]", timeout=RUN_TIMEOUT_MS)
+    # The final token view (explained: the page's default) can draw a moment after
+    # the status box; until then the last live-streamed view is still there.
+    first.wait_for_selector("#tokens [data-explained]", timeout=30_000)
     link = first.locator("#status a.speclens-run-link")
     run_id = link.get_attribute("data-run")
     assert run_id and link.get_attribute("href") == f"?run={run_id}"
