@@ -27,7 +27,8 @@ METRICS: list[tuple[str, Callable[[RunTrace], float]]] = [
 ]
 
 STEP_COLUMNS = ["index", "kind", "start_ms", "duration_ms", "num_scheduled_tokens", "drafts",
-                "num_draft_tokens", "num_accepted_tokens", "emitted", "target_token_kind",
+                "num_draft_tokens", "num_accepted_tokens", "num_placeholder_draft_tokens",
+                "placeholder_cause", "emitted", "target_token_kind",
                 "draft_probs", "target_top5", "acceptance_probs"]
 
 # Why greedy outputs can differ at all: speculative decoding is exact in
@@ -147,6 +148,9 @@ def steps_dataframe(run: RunTrace) -> pd.DataFrame:
         "drafts": _texts(run, s.draft_token_ids),
         "num_draft_tokens": s.num_draft_tokens,
         "num_accepted_tokens": s.num_accepted_tokens,
+        # draft slots vLLM verified but no proposer filled (they are not in "drafts")
+        "num_placeholder_draft_tokens": s.num_placeholder_draft_tokens,
+        "placeholder_cause": s.placeholder_cause,
         "emitted": _texts(run, s.emitted_token_ids),
         "target_token_kind": s.target_token_kind,
         **_view_columns(run, s),

@@ -62,6 +62,16 @@ def test_steps_dataframe_one_row_per_step(spec_trace):
     assert json.loads(row["emitted"]) == [" is", ","]
     assert row["start_ms"] == pytest.approx(22.0) and row["duration_ms"] == pytest.approx(10.0)
     assert json.loads(df.iloc[0]["emitted"]) == []  # first prefill chunk emits nothing
+    assert (df["num_placeholder_draft_tokens"] == 0).all() and df["placeholder_cause"].isna().all()
+
+
+def test_steps_csv_states_placeholder_drafts(spec_trace):
+    """A step vLLM padded (a cached one-token prefill) says so in its row."""
+    step = spec_trace.steps[2]
+    step.num_placeholder_draft_tokens, step.placeholder_cause = 4, "padding"
+    row = steps_dataframe(spec_trace).iloc[2]
+    assert row["num_placeholder_draft_tokens"] == 4 and row["placeholder_cause"] == "padding"
+    assert json.loads(row["drafts"]) == [" is", " 2", " years", " old"]  # only the real ones
 
 
 def test_steps_csv_round_trips_whitespace_and_markup(spec_trace):
