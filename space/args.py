@@ -9,6 +9,7 @@ import argparse
 import dataclasses
 
 from space.config import PREFIX_CACHE_MODES, ConfigError, EngineSpec
+from space.hardware import resolve_spec
 from space.methods import METHODS
 
 
@@ -22,8 +23,13 @@ def engine_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--draft-model", default=None, help="draft folder or hub id (draft_model, eagle*)")
     g.add_argument("--k", type=int, default=4, help="num_speculative_tokens, 1..16 (default 4)")
     g.add_argument("--max-model-len", type=int, default=4096)
-    g.add_argument("--dtype", default="bfloat16")
-    g.add_argument("--kv-cache-mib", type=int, default=512, help="CPU: KV cache per engine (MiB)")
+    g.add_argument("--dtype", default=None,
+                   help="bfloat16 | float16 | float32 (default: what this machine runs "
+                        "natively: on CPU bf16 only with bf16 units (AVX512-BF16, AMX, Arm "
+                        "BF16), else float32; on GPU the model's own dtype)")
+    g.add_argument("--kv-cache-mib", type=int, default=512,
+                   help="CPU: KV cache per engine (MiB at 2 bytes per value; float32 gets "
+                        "twice, so the same number of tokens fits)")
     g.add_argument("--gpu-memory-utilization", type=float, default=0.40,
                    help="GPU: fraction of GPU memory per engine")
     g.add_argument("--prefix-cache", choices=PREFIX_CACHE_MODES, default="cold",
@@ -33,16 +39,16 @@ def engine_flags(p: argparse.ArgumentParser) -> None:
 
 
 def spec_from_args(a: argparse.Namespace) -> EngineSpec:
-    """The engine settings; ``--pair`` (a model-pair preset) replaces model, method,
-    draft and k."""
+    """The engine settings, dtype resolved; ``--pair`` (a model-pair preset)
+    replaces model, method, draft and k."""
     if getattr(a, "pair", None):
-        return _pair_spec(a)
+        return resolve_spec(_pair_spec(a))
     method = None if a.method in ("none", "baseline", "") else a.method
-    return EngineSpec(model=a.model, method=method, draft_model=a.draft_model, k=a.k,
+    return resolve_spec(EngineSpec(model=a.model, method=method, draft_model=a.draft_model, k=a.k,
                       max_model_len=a.max_model_len, dtype=a.dtype,
                       kv_cache_bytes=a.kv_cache_mib << 20,
                       gpu_memory_utilization=a.gpu_memory_utilization,
-                      prefix_cache=a.prefix_cache)
+                      prefix_cache=a.prefix_cache))
 
 
 def _pair_spec(a: argparse.Namespace) -> EngineSpec:

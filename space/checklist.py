@@ -37,7 +37,7 @@ CheckName = Literal["measured speedup", "acceptance rate", "mean acceptance leng
                     "per-token acceptance vs draft cost", "predicted speedup (ideal)",
                     "predicted speedup (measured step times)", "spare memory", "concurrency",
                     "context length", "temperature", "task type", "repetition", "prompts",
-                    "acceptance headroom"]
+                    "acceptance headroom", "hardware"]
 SPEEDUP: Final = "measured speedup"
 ACCEPTANCE_RATE: Final = "acceptance rate"
 ACCEPTANCE_LENGTH: Final = "mean acceptance length"
@@ -52,6 +52,7 @@ TASK_TYPE: Final = "task type"
 REPETITION: Final = "repetition"
 PROMPTS: Final = "prompts"
 HEADROOM: Final = "acceptance headroom"
+HARDWARE: Final = "hardware"
 CHECK_NAMES: tuple[CheckName, ...] = get_args(CheckName)
 # How a line's value compares with its threshold to pass ('' : context only).
 CHECK_OPS = (">=", ">", "<=", "<", "")
@@ -110,6 +111,14 @@ class ChecklistInputs:
     break_even_acceptance_rate: float | None = None
     break_even_concurrency: int | None = None  # the curve's concurrency it was read at
     break_even_source: str | None = None  # "measured curve", "derived curve (...)", ...
+    # Where it was measured (space.hardware): the resolved dtype and why, the device,
+    # the CPU and its native-bf16 probes. Context only: the verify cost it sets is
+    # already in the measured speedup, but it does not carry over to other hardware.
+    dtype: str | None = None
+    dtype_reason: str | None = None
+    device: str | None = None
+    cpu_model: str | None = None
+    cpu_bf16_flags: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -180,6 +189,7 @@ def evaluate(inputs: ChecklistInputs) -> Checklist:
         _temperature_check(inputs),
         _task_check(inputs),
         _repetition_check(inputs, d),
+        _hardware_check(inputs),
     ]
     if inputs.prompt_verdicts and len(inputs.prompt_verdicts) > 1:
         checks.append(_prompts_check(inputs.prompt_verdicts))
@@ -398,6 +408,32 @@ def _task_check(i: ChecklistInputs) -> Check:
     detail = i.task_note or ("Copy-heavy tasks (summarization, RAG, code edits) suit ngram;"
                              " translation and open-ended writing give it little to copy.")
     return Check(TASK_TYPE, i.task_type, None, None, detail)
+
+
+def _hardware_check(i: ChecklistInputs) -> Check:
+    """Where the numbers were measured: they hold for this dtype on this hardware.
+
+    Example: float32 on an AVX2-only CPU -> "Measured in float32 on a CPU without
+    bf16 units (AMD EPYC); a GPU in bf16/FP8 has another verify cost." """
+    if i.dtype is None:
+        return Check(HARDWARE, None, None, None, "Not recorded (a trace from before the "
+                     "dtype was recorded).")
+    if i.device == "gpu":
+        detail = f"Measured in {i.dtype} on a GPU ({i.dtype_reason or 'as run'})."
+        return Check(HARDWARE, i.dtype, None, None, detail)
+    cpu = f" ({i.cpu_model})" if i.cpu_model else ""
+    if i.cpu_bf16_flags:
+        units = f"a CPU with bf16 units ({', '.join(i.cpu_bf16_flags)}){cpu}"
+    elif i.cpu_bf16_flags is None:
+        units = f"a CPU{cpu}"
+    else:
+        units = f"a CPU without bf16 units{cpu}"
+    detail = f"Measured in {i.dtype} on {units}; a GPU in bf16/FP8 has another verify cost."
+    if i.dtype == "bfloat16" and i.cpu_bf16_flags == ():
+        detail += (" bf16 is emulated on this CPU: prefill and the (1 + k)-token verify pass"
+                   " run several times slower than in float32, so this verdict describes"
+                   " the emulation; leave --dtype out to measure in float32.")
+    return Check(HARDWARE, i.dtype, None, None, detail)
 
 
 def _repetition_check(i: ChecklistInputs, d: _Derived) -> Check:

@@ -32,8 +32,12 @@ class EngineSpec:
     draft_model: str | None = None         # draft_model / eagle heads
     k: int = 4                             # num_speculative_tokens
     max_model_len: int = 4096              # prompt + output tokens
-    dtype: str = "bfloat16"
-    kv_cache_bytes: int = 512 * MiB        # CPU: explicit, so two engines fit one process
+    # None: not given; space.hardware.resolve_spec picks what this machine runs
+    # natively before any pool or cache key is made (bf16 only on CPUs with bf16 units).
+    dtype: str | None = None
+    # CPU: explicit, so two engines fit one process. Stated at 2 bytes per value:
+    # float32 gets twice the bytes, the same tokens (space.hardware.kv_cache_bytes).
+    kv_cache_bytes: int = 512 * MiB
     gpu_memory_utilization: float = 0.40   # GPU: fraction per engine (two engines share)
     prompt_lookup_min: int = 2             # ngram: shortest suffix to match
     prompt_lookup_max: int = 5             # ngram: longest suffix to match

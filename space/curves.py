@@ -14,7 +14,7 @@ step costs* (the target's verify cost against tokens verified, taken from a
 measured model-based curve of the same target with the drafter's own time
 taken out, plus the lookup's measured time).
 
-Curves are cached as JSON per model pair, k, device and vLLM version, with
+Curves are cached as JSON per model pair, k, device, dtype and vLLM version, with
 their date, under ``models.data_dir() / "tipping"``. Importing this module imports
 no vLLM and no pandas.
 """
@@ -102,6 +102,9 @@ class TippingCurve:
     device: str                 # "cpu" | "gpu"
     vllm_version: str
     date: str                   # ISO date of the measurement
+    # the engines' resolved dtype (space.hardware): a verify pass costs another
+    # multiple of a decode step in float32 than in bf16, so curves never mix
+    dtype: str = "bfloat16"     # files from before it was recorded were all bf16
     max_tokens: int = 0
     repeats: int = 0
     pair_id: str | None = None
@@ -142,7 +145,8 @@ class TippingCurve:
     @property
     def label(self) -> str:
         draft = f" + {self.draft_model}" if self.draft_model else ""
-        return f"{self.model}{draft}, {self.method} k={self.k}, {self.device}, vLLM {self.vllm_version}"
+        return (f"{self.model}{draft}, {self.method} k={self.k}, {self.device} {self.dtype}, "
+                f"vLLM {self.vllm_version}")
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -257,7 +261,7 @@ def derive_lookup_curve(measured: TippingCurve, method: str, k: int,
                                lookup_step_s))
     return TippingCurve(
         kind=DERIVED, model=measured.model, method=method, draft_model=None, k=k,
-        device=measured.device, vllm_version=measured.vllm_version,
+        device=measured.device, dtype=measured.dtype, vllm_version=measured.vllm_version,
         date=date or measured.date, synthetic=False, step_costs=costs,
         source=cache_name(measured),
         note=(f"derived from measured step costs: the target's verify cost from "
@@ -272,17 +276,23 @@ def _slug(text: str | None) -> str:
 
 
 def cache_name(curve_or_key: TippingCurve | tuple) -> str:
-    """File name of a curve: model, method, draft, k, device, vLLM version.
+    """File name of a curve: model, method, draft, k, device, dtype, vLLM version.
 
     Example:
         >>> cache_name(("meta-llama/Llama-3.1-8B-Instruct", "eagle3", "yuhuili/EAGLE3", 4,
-        ...             "gpu", "0.33.0"))
-        'meta-llama--Llama-3.1-8B-Instruct__eagle3__yuhuili--EAGLE3__k4__gpu__vllm-0.33.0.json'
+        ...             "gpu", "bfloat16", "0.33.0"))
+        'meta-llama--Llama-3.1-8B-Instruct__eagle3__yuhuili--EAGLE3__k4__gpu-bfloat16__vllm-0.33.0.json'
     """
     if isinstance(curve_or_key, TippingCurve):
         c = curve_or_key
-        curve_or_key = (c.model, c.method, c.draft_model, c.k, c.device, c.vllm_version)
-    model, method, draft, k, device, version = curve_or_key
+        curve_or_key = (c.model, c.method, c.draft_model, c.k, c.device, c.dtype, c.vllm_version)
+    model, method, draft, k, device, dtype, version = curve_or_key
+    return (f"{_slug(model)}__{_slug(method)}__{_slug(draft)}__k{int(k)}__{_slug(device)}"
+            f"-{_slug(dtype)}__vllm-{_slug(version)}.json")
+
+
+def _legacy_name(model, method, draft, k, device, version) -> str:
+    """The name curves had before the dtype was part of it (all of them bf16)."""
     return (f"{_slug(model)}__{_slug(method)}__{_slug(draft)}__k{int(k)}__{_slug(device)}"
             f"__vllm-{_slug(version)}.json")
 
@@ -309,17 +319,22 @@ def load(path: Path) -> TippingCurve | None:
 
 
 def find(model: str, method: str | None, draft_model: str | None, k: int, device: str,
-         vllm_version: str | None, folder: Path | None = None) -> TippingCurve | None:
-    """The cached curve for this pair, k, device and vLLM version, if one was measured."""
+         dtype: str, vllm_version: str | None, folder: Path | None = None) -> TippingCurve | None:
+    """The cached curve for this pair, k, device, dtype and vLLM version, if one was measured."""
     if not method or not vllm_version:
         return None
     draft = None if method in LOOKUP_METHODS else draft_model
-    return load(curves_dir(folder) / cache_name((model, method, draft, k, device, vllm_version)))
+    where = curves_dir(folder)
+    found = load(where / cache_name((model, method, draft, k, device, dtype, vllm_version)))
+    if found is None and dtype == "bfloat16":
+        found = load(where / _legacy_name(model, method, draft, k, device, vllm_version))
+    return found if found is not None and found.dtype == dtype else None
 
 
 def find_for_config(config: dict[str, Any], vllm_version: str | None,
                     folder: Path | None = None) -> TippingCurve | None:
-    """The cached curve for a run's ``config`` record (its pair, k and device)."""
+    """The cached curve for a run's ``config`` record (its pair, k, device and dtype;
+    a trace from before the dtype was recorded ran in bf16)."""
     spec = config.get("speculative_config") or {}
     method = config.get("method") or spec.get("method")
     k = config.get("k") or spec.get("num_speculative_tokens")
@@ -328,7 +343,8 @@ def find_for_config(config: dict[str, Any], vllm_version: str | None,
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         return None
     return find(str(config.get("model") or "default"), method, config.get("draft_model"),
-                k, str(config.get("device") or "cpu"), vllm_version, folder)
+                k, str(config.get("device") or "cpu"), str(config.get("dtype") or "bfloat16"),
+                vllm_version, folder)
 
 
 def all_curves(folder: Path | None = None) -> list[TippingCurve]:

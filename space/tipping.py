@@ -151,7 +151,8 @@ def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CO
     progress(1.0, "curve measured")
     return curves.TippingCurve(
         kind=curves.MEASURED, model=spec.model, method=str(spec.method), draft_model=spec.draft_model,
-        k=spec.k, device=base.config["device"], vllm_version=vllm_version(),
+        k=spec.k, device=base.config["device"], dtype=base.config["dtype"],
+        vllm_version=vllm_version(),
         date=dt.datetime.now().isoformat(timespec="seconds"), max_tokens=max_tokens,
         repeats=repeats, pair_id=pair_id, points=points,
         step_costs=[step_costs(c, all_bases[c], all_specs[c]) for c in concurrencies])
@@ -216,7 +217,7 @@ def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
     Returns (curve, path of the cached file).
     """
     if spec.method in curves.LOOKUP_METHODS:
-        from space.preflight import on_gpu
+        from space.hardware import on_gpu
 
         device = "gpu" if on_gpu() else "cpu"
         measured = newest_measured(spec.model, device, vllm_version(), folder)

@@ -237,8 +237,10 @@ STEP_SCHEMA = _record({
 }, post=_views_match_drafts)
 CONFIG_SCHEMA = _record({
     key: (_optional(_str), False)
-    for key in ("model", "model_path", "method", "draft_model", "draft_path", "dtype", "device")
+    for key in ("model", "model_path", "method", "draft_model", "draft_path", "dtype", "device",
+                "dtype_reason", "cpu_model")
 } | {"k": (_optional(_int), False), "max_model_len": (_optional(_int), False),
+     "cpu_bf16_flags": (_optional(_list(_str, 16)), False),
      "speculative_config": (_optional(_json_object), False),
      "tracing_settings": (_optional(_json_object), False),
      "synthetic": (_bool, False), "prefix_cache": (_optional(_one_of(*PREFIX_CACHE_MODES)), False)})

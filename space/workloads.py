@@ -26,8 +26,8 @@ from space import measure, models
 from space.cancel import check
 from space.checklist import Checklist, Verdict, evaluate
 from space.config import ConfigError, EngineSpec, RequestSpec
+from space.hardware import on_gpu as detect_gpu
 from space.preflight import missing_packages, preflight
-from space.preflight import on_gpu as detect_gpu
 from space.presets import ModelPair, Workload
 from space.repeats import WARMUP_TOKENS, alternate
 from space.trace import CompareRecord, RunTrace, make_compare

@@ -15,7 +15,7 @@ from space.trace import CompareRecord, RunTrace
 def describe_run(r: RunTrace) -> str:
     rate = "n/a" if r.acceptance_rate is None else f"{r.acceptance_rate:.1%}"
     mal = "n/a" if r.mean_acceptance_length is None else f"{r.mean_acceptance_length:.2f}"
-    return (f"{r.text}\n---\n{len(r.output_token_ids)} tokens, {len(r.steps)} steps, "
+    return (f"{r.text}\n---\n{config_words(r)}\n{len(r.output_token_ids)} tokens, {len(r.steps)} steps, "
             f"TTFT {r.ttft_s * 1e3:.0f} ms, TPOT {r.tpot_s * 1e3:.1f} ms, "
             f"{r.tokens_per_s:.1f} tok/s, acceptance {rate}, mean acceptance length {mal}"
             f"{describe_explanation(r)}")
@@ -33,6 +33,7 @@ def describe_explanation(r: RunTrace) -> str:
 
 def describe_compare(c: CompareRecord) -> str:
     rows = [("", "baseline", "speculative")]
+    head = config_words(c.speculative)
     for label, key, scale, fmt in (("TTFT ms", "ttft_s", 1e3, "{:.1f}"),
                                    ("TPOT ms", "tpot_s", 1e3, "{:.2f}"),
                                    ("tokens/s", "tokens_per_s", 1, "{:.1f}"),
@@ -45,7 +46,7 @@ def describe_compare(c: CompareRecord) -> str:
     same = "identical" if c.outputs_identical else \
         f"differ from output token {c.first_divergence}"
     rate = c.speculative.acceptance_rate
-    return (f"{table}\nspeedup (TPOT) {c.speedup:.2f}x, end-to-end {c.e2e_speedup:.2f}x; "
+    return (f"{head}\n{table}\nspeedup (TPOT) {c.speedup:.2f}x, end-to-end {c.e2e_speedup:.2f}x; "
             f"outputs {same}; acceptance "
             f"{'n/a' if rate is None else f'{rate:.1%}'}{describe_explanation(c.speculative)}")
 
@@ -63,7 +64,9 @@ def describe_checklist(checklist: Checklist) -> str:
 def describe_workload(r: Any) -> str:
     """A workload's result (``space.workloads.WorkloadResult``): per-prompt rows, then
     the medians."""
-    lines = [f"{'prompt':<24}{'speedup':>8}{'accept':>8}{'base ms':>9}{'spec ms':>9}"
+    dtype = dtype_words(r.config)
+    lines = [f"{r.workload_id}{f', {dtype}' if dtype else ''}",
+             f"{'prompt':<24}{'speedup':>8}{'accept':>8}{'base ms':>9}{'spec ms':>9}"
              f"{'tokens':>7}  verdict"]
     for row in r.rows():
         rate = row["acceptance_rate"]
@@ -90,7 +93,19 @@ def config_words(run: RunTrace) -> str:
     draft = f", draft {c['draft_model']}" if c.get("draft_model") else ""
     model = Path(str(c.get("model_path") or c.get("model") or "?")).name
     device = f" ({c['device']})" if c.get("device") else ""
-    return f"{method}{f', k={k}' if k else ''}{draft}, on {model}{device}"
+    dtype = dtype_words(c)
+    return (f"{method}{f', k={k}' if k else ''}{draft}, on {model}{device}"
+            f"{f', {dtype}' if dtype else ''}")
+
+
+def dtype_words(config: dict[str, Any]) -> str:
+    """'float32 (this CPU has no native bf16)': the dtype a run used and why
+    (space.hardware); just the dtype for traces from before the reason was recorded."""
+    dtype = config.get("dtype")
+    if not dtype:
+        return ""
+    reason = config.get("dtype_reason")
+    return f"{dtype} ({reason})" if reason else str(dtype)
 
 
 def summary(record: CompareRecord | RunTrace) -> str:

@@ -14,6 +14,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from vllm import EngineArgs, SamplingParams
@@ -21,7 +22,7 @@ from vllm.engine.llm_engine import LLMEngine
 from vllm.inputs import TokensPrompt
 from vllm.sampling_params import RequestOutputKind
 
-from space import models, prompts
+from space import hardware, models, prompts
 from space.cancel import StepGuard
 from space.config import EngineSpec, RequestSpec, TracingSettings
 from space.engine.build import build_steps, token_texts
@@ -32,8 +33,8 @@ from space.engine.compat import (
     keep_parallel_state,
 )
 from space.engine.scheduler import TracingScheduler
+from space.hardware import on_gpu
 from space.memory import EngineMemory
-from space.preflight import on_gpu
 from space.trace import RunTrace, StepRecord
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ class TracedEngine:
 
     def __init__(self, spec: EngineSpec, progress: models.Progress | None = None,
                  tracing: bool = True) -> None:
+        spec = hardware.resolve_spec(spec)
         spec.validate(on_gpu())
         progress = progress or (lambda f, m: log.info(m))
         self.spec = spec
@@ -85,7 +87,9 @@ class TracedEngine:
             "method": self.spec.method, "draft_model": self.spec.draft_model,
             "draft_path": self.draft_path, "k": self.spec.k if self.spec.method else 0,
             "speculative_config": self.spec.speculative_config(self.draft_path),
-            "max_model_len": self.spec.max_model_len, "dtype": self.spec.dtype,
+            "max_model_len": self.spec.max_model_len,
+            # the dtype, why it was chosen, and the CPU it was chosen for
+            **hardware.explain(str(self.spec.dtype), self.model_path).to_config(),
             "device": "gpu" if on_gpu() else "cpu", "prefix_cache": self.spec.prefix_cache,
             # forced acceptance: timings only, kept out of /metrics and checklists
             "synthetic": self.spec.synthetic,
@@ -288,10 +292,11 @@ def _param_bytes(model) -> int:
 def engine_kwargs(spec: EngineSpec, model_path, draft_path: str | None,
                   settings: TracingSettings, tracing: bool = True) -> dict:
     """vLLM engine keywords for ``spec``; ``tracing=False`` gives the plain engine."""
-    kw = dict(model=str(model_path), dtype=spec.dtype, seed=0,
-              max_model_len=spec.max_model_len,
-              speculative_config=spec.speculative_config(draft_path),
-              max_num_batched_tokens=spec.max_num_batched_tokens)
+    spec = hardware.resolve_spec(spec)
+    kw: dict[str, Any] = dict(model=str(model_path), dtype=spec.dtype, seed=0,
+                              max_model_len=spec.max_model_len,
+                              speculative_config=spec.speculative_config(draft_path),
+                              max_num_batched_tokens=spec.max_num_batched_tokens)
     if tracing:
         kw.update(scheduler_cls=TracingScheduler, async_scheduling=settings.async_scheduling)
         if spec.is_speculative:
@@ -299,7 +304,8 @@ def engine_kwargs(spec: EngineSpec, model_path, draft_path: str | None,
     if on_gpu():
         kw["gpu_memory_utilization"] = spec.gpu_memory_utilization
     else:  # explicit KV bytes: the CPU backend would otherwise claim a share of RAM per engine
-        kw.update(kv_cache_memory_bytes=spec.kv_cache_bytes, enforce_eager=settings.enforce_eager)
+        kw.update(kv_cache_memory_bytes=hardware.kv_cache_bytes(spec.kv_cache_bytes, str(spec.dtype)),
+                  enforce_eager=settings.enforce_eager)
     return kw
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from space import models
 from space.config import EngineSpec
+from space.hardware import resolve_spec
 from space.memory import ReadingCache
 
 if TYPE_CHECKING:  # imports vLLM: at runtime only when an engine is built
@@ -33,7 +34,7 @@ class EnginePool:
 
     def baseline(self, spec: EngineSpec, progress: models.Progress | None = None) -> TracedEngine:
         """The baseline engine for ``spec``'s target (rebuilt when the target changes)."""
-        base = spec.baseline()
+        base = resolve_spec(spec).baseline()
         with self.lock:
             if self._baseline is None or self._baseline.spec != base:
                 self._close(self._baseline)
@@ -42,6 +43,7 @@ class EnginePool:
             return self._baseline
 
     def speculative(self, spec: EngineSpec, progress: models.Progress | None = None) -> TracedEngine:
+        spec = resolve_spec(spec)  # keyed on the dtype that runs, never "not given"
         with self.lock:
             if spec in self._spec:
                 self._spec.move_to_end(spec)

@@ -10,18 +10,20 @@ import logging
 import gradio as gr
 from starlette.middleware import Middleware
 
+from space import hardware, runner
 from space import offer as offers
-from space import runner
 from space.args import spec_from_args
 from space.config import ConfigError, EngineSpec, RequestSpec
+from space.hardware import on_gpu
 from space.history import History, HistoryError, open_history
 from space.livestats import Activity
 from space.models import ModelError, print_progress
-from space.preflight import on_gpu, preflight
+from space.preflight import preflight
 from space.prom import Metrics, mount_metrics
+from space.ratelimit import LoginLimiter
 from space.repeats import WARMUP_TOKENS
 from space.ui import datadir, inputs, panels, teaching, tipping_panel
-from space.ui.auth import LoginLimiter, LoginTable
+from space.ui.auth import LoginTable
 from space.ui.handlers import UI, Compare, Handlers, status_html
 from space.ui.history_panel import HistoryHandlers, build_history_panel, wire_history
 from space.ui.live_panel import LiveHandlers, build_live_panel, live_source, measuring, wire_live
@@ -67,12 +69,15 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
     they finish, a History tab lists them and ``?run=<id>`` opens one;
     ``logins_on`` lets owners delete their runs. ``offer``: the drafts and pairs
     a visitor may pick (default: ``space.offer.build(spec)``, no free text)."""
+    spec = hardware.resolve_spec(spec)  # the dtype the page says it runs in
     samples = samples or inputs.sample_prompts(on_gpu())
     offer = offer or offers.build(spec)
     pairs = inputs.pair_choices(on_gpu(), offer)
     with gr.Blocks(title="SpecLens") as demo:
         state = gr.State(None)
         gr.Markdown(panels.HEADER)
+        # the dtype in use and why: bf16 on a CPU without bf16 units would change the answer
+        gr.Markdown(hardware.explain(str(spec.dtype), spec.model).sentence, elem_id="dtype-line")
         banner = build_banner(startup)
         with gr.Row():
             with gr.Column(scale=2, min_width=340):
@@ -287,8 +292,8 @@ def serve(a: argparse.Namespace) -> int:
     print(f"SpecLens: visitors may pick the drafts {', '.join(offer.drafts) or '(none)'}"
           + (" or type any folder or hub id (--allow-any-model)" if offer.allow_any_model
              else ""), flush=True)
-    print(f"SpecLens: building the baseline and {spec.method} engines in the background",
-          flush=True)
+    print(f"SpecLens: building the baseline and {spec.method} engines in the background; "
+          f"{hardware.explain(str(spec.dtype), spec.model).sentence}", flush=True)
     startup.start(lambda progress: runner.prepare(spec, warmup, progress=progress))
     if a.share and not share_url:
         print("no share link could be created (see Gradio's message above); "

@@ -20,9 +20,9 @@ from space import memory, presets, replay, runner
 from space import offer as offers
 from space.cancel import Cancelled
 from space.config import ConfigError, EngineSpec
+from space.hardware import on_gpu
 from space.memory import EngineReading
 from space.models import ModelError
-from space.preflight import on_gpu
 from space.prom import Metrics
 from space.trace import CompareRecord
 from space.trace_schema import TraceFormatError

@@ -8,6 +8,7 @@ import pytest
 
 from space.config import EngineSpec, MiB
 from space.engine import EnginePool
+from space.hardware import resolve_spec
 from tests.helpers.engine import KV, req
 
 pytestmark = pytest.mark.engine
@@ -24,7 +25,8 @@ def test_replacing_engines_frees_memory():
     weights plus its KV cache (256 MiB here); if none were freed, RSS would
     grow by more than 1.5 GB over the cycle."""
     pool = EnginePool(max_speculative=1)
-    specs = [EngineSpec(method="ngram", k=k, kv_cache_bytes=KV, max_model_len=1024)
+    # resolved as the pool keys them (the dtype this machine runs)
+    specs = [resolve_spec(EngineSpec(method="ngram", k=k, kv_cache_bytes=KV, max_model_len=1024))
              for k in (2, 3, 4, 5)]
     try:
         first = pool.speculative(specs[0])
@@ -42,30 +44,20 @@ def test_replacing_engines_frees_memory():
     assert pool.cached_specs() == []
 
 
-def test_cache_keeps_recent_engines_and_reuses_them():
+def test_cache_keeps_recent_engines_and_closing_one_leaves_the_other_working():
+    """Recently used engines are reused, least recently used first out. And vLLM's
+    shutdown destroys process-wide parallel state; SpecLens keeps it while another
+    engine lives (space/engine/compat.keep_parallel_state): the engine left runs."""
     pool = EnginePool(max_speculative=2)
-    a = EngineSpec(method="ngram", k=2, kv_cache_bytes=KV, max_model_len=1024)
-    b = EngineSpec(method="ngram", k=3, kv_cache_bytes=KV, max_model_len=1024)
+    a = resolve_spec(EngineSpec(method="ngram", k=2, kv_cache_bytes=KV, max_model_len=1024))
+    b = resolve_spec(EngineSpec(method="ngram", k=3, kv_cache_bytes=KV, max_model_len=1024))
     try:
         ea = pool.speculative(a)
-        pool.speculative(b)
+        eb = pool.speculative(b)
         assert pool.speculative(a) is ea  # cached: no rebuild
         assert pool.cached_specs() == [b, a]  # least recently used first
-    finally:
-        pool.close_all()
-
-
-def test_closing_one_engine_leaves_the_other_working():
-    """vLLM's shutdown destroys process-wide parallel state; SpecLens keeps it
-    while another engine lives (space/engine/compat.keep_parallel_state)."""
-    from space.engine import TracedEngine
-
-    a = TracedEngine(EngineSpec(method="ngram", k=2, kv_cache_bytes=KV, max_model_len=1024))
-    b = TracedEngine(EngineSpec(method=None, kv_cache_bytes=KV, max_model_len=1024))
-    try:
-        a.close()
-        run = b.run(req(max_tokens=8))
+        ea.close()
+        run = eb.run(req(max_tokens=8))
         assert len(run.output_token_ids) > 0
     finally:
-        a.close()
-        b.close()
+        pool.close_all()

@@ -59,17 +59,18 @@ def _wait_ready(url: str, proc: subprocess.Popen, log: Path) -> None:
 
 def _data_with_curves(folder: Path) -> Path:
     """The app's data folder, holding the stored tipping curves (tests/fixtures/tipping)
-    relabelled with this machine's device and vLLM so the page finds them;
+    relabelled with this machine's device, dtype and vLLM so the page finds them;
     nothing is measured in CI."""
     import json
 
     from space import curves
-    from space.preflight import on_gpu
+    from space.hardware import choose_dtype, on_gpu
 
     data = folder / "data"
     for path in sorted((ROOT / "tests" / "fixtures" / "tipping").glob("*.json")):
         curve = curves.TippingCurve.from_dict(json.loads(path.read_text()))
         curve.device, curve.vllm_version = ("gpu" if on_gpu() else "cpu"), curves.vllm_version()
+        curve.dtype = choose_dtype().dtype
         curves.save(curve, data)
     return data
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from space.preflight import on_gpu
+from space.hardware import on_gpu
 from space.trace import CompareRecord
 from tests.helpers.page import fetch_record
 from tests.ui.servers import PROMETHEUS, start_app, start_prometheus

@@ -171,3 +171,31 @@ def test_a_workload_that_loses_on_some_prompts_is_borderline():
         cl.NOT_WORTH_IT
     single = evaluate(ChecklistInputs(**GOOD_NGRAM, prompt_verdicts={"a": cl.WORTH_IT}))
     assert "prompts" not in [c.name for c in single.checks]
+
+
+@pytest.mark.parametrize("machine, expected", [
+    (dict(dtype="float32", device="cpu", cpu_model="AMD EPYC", cpu_bf16_flags=()),
+     "Measured in float32 on a CPU without bf16 units (AMD EPYC); a GPU in bf16/FP8 has "
+     "another verify cost."),
+    (dict(dtype="bfloat16", device="cpu", cpu_model="Xeon", cpu_bf16_flags=("amx_tile",)),
+     "Measured in bfloat16 on a CPU with bf16 units (amx_tile) (Xeon); a GPU in bf16/FP8 has "
+     "another verify cost."),
+    (dict(dtype="bfloat16", device="gpu", dtype_reason="the model's own dtype"),
+     "Measured in bfloat16 on a GPU (the model's own dtype)."),
+    ({}, "Not recorded (a trace from before the dtype was recorded)."),
+])
+def test_hardware_line_says_where_it_was_measured_and_never_decides(machine, expected):
+    result = evaluate(ChecklistInputs(**GOOD_NGRAM, **machine))
+    line = result.check(cl.HARDWARE)
+    assert line.detail == expected
+    assert line.passed is None and not line.decisive
+    assert result.verdict == cl.WORTH_IT  # context only
+
+
+def test_hardware_line_warns_of_emulated_bf16():
+    """bf16 forced by --dtype on a CPU without bf16 units: the verdict describes the
+    emulation (issue: 1.33x in float32 became 0.87x in bf16 on an AVX2 EPYC)."""
+    line = evaluate(ChecklistInputs(**BAD_DRAFT, dtype="bfloat16", device="cpu",
+                                    dtype_reason="set by --dtype", cpu_bf16_flags=())) \
+        .check(cl.HARDWARE)
+    assert "bf16 is emulated on this CPU" in line.detail and "--dtype" in line.detail

@@ -74,7 +74,8 @@ def test_cache_round_trip_and_lookup_by_run_config(tmp_path):
     curve = _curve()
     path = curves.save(curve, tmp_path)
     assert path.parent == tmp_path / "tipping"
-    back = curves.find("default", "draft_model", "default-truncated", 4, "cpu", "0.32.0", tmp_path)
+    back = curves.find("default", "draft_model", "default-truncated", 4, "cpu", "bfloat16",
+                       "0.32.0", tmp_path)
     assert back.to_dict() == curve.to_dict()
     config = {"model": "default", "method": "draft_model", "draft_model": "default-truncated",
               "k": 4, "device": "cpu"}
@@ -85,6 +86,8 @@ def test_cache_round_trip_and_lookup_by_run_config(tmp_path):
     for bad in ("<img src=x>", 4.5, True, -4):
         hostile = {**config, "k": None, "speculative_config": {"num_speculative_tokens": bad}}
         assert curves.find_for_config(hostile, "0.32.0", tmp_path) is None
+    # a float32 run never gets the bf16 curve (its verify pass costs another multiple)
+    assert curves.find_for_config({**config, "dtype": "float32"}, "0.32.0", tmp_path) is None
     (tmp_path / "tipping" / "broken.json").write_text("{not json")
     assert [c.method for c in curves.all_curves(tmp_path)] == ["draft_model"]
 
@@ -157,3 +160,21 @@ def test_figure_marks_break_even_and_the_workload():
     assert measured.error_y.array is not None  # the spread over repeats
     with pytest.raises(ValueError):
         tipping_figure(_curve(), "speed")
+
+
+def test_curves_are_keyed_by_dtype_and_old_files_read_as_bf16(tmp_path):
+    """A float32 curve and a bf16 one of the same pair live side by side; a file
+    saved before the dtype was recorded (no field, the old name) is a bf16 curve."""
+    curves.save(_curve(dtype="float32"), tmp_path)
+    config = {"model": "default", "method": "draft_model", "draft_model": "default-truncated",
+              "k": 4, "device": "cpu"}
+    assert curves.find_for_config({**config, "dtype": "float32"}, "0.32.0", tmp_path).dtype \
+        == "float32"
+    assert curves.find_for_config({**config, "dtype": "bfloat16"}, "0.32.0", tmp_path) is None
+    legacy = _curve().to_dict()
+    del legacy["dtype"]
+    (tmp_path / "tipping" / "default__draft_model__default-truncated__k4__cpu__vllm-0.32.0.json") \
+        .write_text(json.dumps(legacy))
+    assert curves.find_for_config(config, "0.32.0", tmp_path).dtype == "bfloat16"
+    assert curves.find_for_config({**config, "dtype": "float32"}, "0.32.0", tmp_path).dtype \
+        == "float32"
