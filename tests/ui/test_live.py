@@ -64,9 +64,9 @@ def test_closing_the_stream_stops_the_work():
 
     events = iter(LiveJob(work))
     assert isinstance(next(events), Progress)
-    t0 = time.monotonic()
     events.close()
-    assert stopped.wait(5) and time.monotonic() - t0 < 1.0
+    # set only if the cancel token fired: without it the worker gives up after 10 s
+    assert stopped.wait(30)
 
 
 def test_a_quiet_worker_sends_heartbeats():

@@ -5,6 +5,10 @@ within about one engine step: the next user's short run starts at once.
 Without cancellation the first case waits for minutes (the long run's
 remaining tokens) and the second for the remaining sweep points. While a run
 holds the engines, a page load and the memory panel answer at once.
+
+No bound here is a fixed number of seconds: each wait is compared with work
+timed on the same machine in the same test (a sweep point, a token of the next
+user's run), so a slower or busier machine moves both sides alike.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from tests.helpers.traces import ngram_run, short_baseline
 
 pytestmark = pytest.mark.engine
 
-WAIT_BOUND_S = 15.0  # generous: a free engine answers this short run in 1-3 s
+RESULT_TIMEOUT_S = 600  # a hang fails here, not at the CI's limit
 SHORT = "Name three colours."
 LONG = "Write the numbers from 1 to 500 separated by commas."  # runs to max_tokens
 
@@ -28,7 +32,7 @@ LONG = "Write the numbers from 1 to 500 separated by commas."  # runs to max_tok
 def timed_short_run(client, outputs, app_url) -> tuple[float, object]:
     t0 = time.monotonic()
     job = client.submit(SHORT, "ngram", "", 4, 0.0, 1.0, 8, 0, 1, api_name="/run")
-    out = job.result(timeout=4 * WAIT_BOUND_S)  # fails here, not minutes later
+    out = job.result(timeout=RESULT_TIMEOUT_S)
     wait_s = time.monotonic() - t0
     assert 'data-kind="done"' in out[outputs.index("Status")]
     return wait_s, fetch_record(app_url, out[outputs.index("Download trace (JSON)")])
@@ -44,19 +48,23 @@ def test_a_client_that_leaves_mid_run_frees_the_engines(client, outputs, app_url
     # exports do not wait for A's run.
     saved = tmp_path / "saved.json"
     saved.write_text(dumps(make_compare([short_baseline()], [ngram_run()])))
-    t0 = time.monotonic()
-    page = httpx.get(app_url, timeout=30)
+    page = httpx.get(app_url, timeout=RESULT_TIMEOUT_S)
     _, summary = client.predict(api_name="/memory")
     replayed = client.predict(handle_file(str(saved)), api_name="/replay")
-    assert page.status_code == 200 and time.monotonic() - t0 < 3.0
+    assert page.status_code == 200
     assert 'data-fresh="0"' in summary and "s ago" in summary  # the last reading, its age
     assert "replaying the saved comparison" in replayed[outputs.index("Status")]
+    assert a.running()  # all three answered while A's run still held the engines
     a.leave()
     wait_s, record = timed_short_run(client, outputs, app_url)
-    assert wait_s < WAIT_BOUND_S, f"B waited {wait_s:.1f} s"
-    # B's own figures are those of a free machine: a few tokens in well under a second each
     for r in (record.baseline, record.speculative):
-        assert len(r.output_token_ids) == 8 and 0 < r.tpot_s < 0.5 and r.e2e_s < 5
+        assert len(r.output_token_ids) == 8
+    # Had A run on, B would have waited for thousands of A's tokens; at B's own pace,
+    # 200 tokens' time (plus B's own run, twice) is far below that on any machine.
+    token_s = max(record.baseline.tpot_s, record.speculative.tpot_s)
+    own_s = record.baseline.e2e_s + record.speculative.e2e_s
+    assert wait_s < 200 * token_s + 2 * own_s + 5, \
+        f"B waited {wait_s:.1f} s ({token_s * 1e3:.0f} ms per token)"
 
 
 def test_a_stopped_sweep_runs_no_more_points(app_url, client, outputs):
@@ -65,14 +73,22 @@ def test_a_stopped_sweep_runs_no_more_points(app_url, client, outputs):
     sweeper = Client(app_url, verbose=False)  # its own session: Stop cancels only its events
     job = sweeper.submit("structured_output", "temperature", "0,0.25,0.5,0.75,1", 48, 1,
                          "ngram", "", 4, api_name="/sweep")
-    deadline = time.monotonic() + 180
-    while not any("point 2/5" in str(o[0]) for o in job.outputs()):
+    seen: dict[str, float] = {}  # when each point's progress first showed
+    deadline = time.monotonic() + RESULT_TIMEOUT_S
+    while "point 2/5" not in seen:
         assert time.monotonic() < deadline and not job.done(), job.outputs()[-1:]
-        time.sleep(0.2)
+        for point in ("point 1/5", "point 2/5"):
+            if point not in seen and any(point in str(o[0]) for o in job.outputs()):
+                seen[point] = time.monotonic()
+        time.sleep(0.1)
+    point_s = seen["point 2/5"] - seen.get("point 1/5", seen["point 2/5"])
     job.cancel()  # what the page's Stop button sends (/cancel)
-    wait_s, _ = timed_short_run(client, outputs, app_url)
-    # points 2-5 would take about a minute: they were not run
-    assert wait_s < WAIT_BOUND_S, f"B waited {wait_s:.1f} s"
+    wait_s, record = timed_short_run(client, outputs, app_url)
+    # Points 3-5 would have taken three more points' time, as long as point 1 took
+    # on this machine now; B waits for one engine step and its own short run.
+    own_s = record.baseline.e2e_s + record.speculative.e2e_s
+    assert wait_s < max(2 * point_s, 4 * own_s + 5), \
+        f"B waited {wait_s:.1f} s; one sweep point took {point_s:.1f} s"
 
 
 def test_stop_buttons_cancel_runs_and_sweeps(client):
