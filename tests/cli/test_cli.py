@@ -1,4 +1,8 @@
-"""The headless CLI as a user runs it: a subprocess, its exit code and output."""
+"""The headless CLI as a user runs it: its exit code and output.
+
+Bad input runs in a subprocess (the real process: exit code 2, one line on
+stderr, nothing on stdout); the runs that build engines call the same main()
+in this process (tests/helpers/cli.py), sharing engines between them."""
 from __future__ import annotations
 
 import json
@@ -8,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from space import models
-from tests.helpers.cli import cli
+from tests.helpers.cli import ENGINE_FLAGS, cli, cli_in_process
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +38,7 @@ BAD_INPUTS = {
     "missing draft": (["--prompt", "hi", "--method", "draft_model", "--draft-model",
                        "./no-such-draft"], "not found"),
     "missing prompt file": (["--prompt-file", "/nonexistent.txt"], "cannot read"),
+    "unknown dtype": (["--prompt", "hi", "--dtype", "int4"], "choose bfloat16, float16, float32"),
 }
 
 
@@ -94,20 +99,23 @@ def check_run_record(run):
 @pytest.mark.engine
 def test_trace_writes_the_json_contract(tmp_path):
     out = tmp_path / "trace.json"
-    r = cli("trace", "--prompt", "Repeat after me: one two three four", "--max-tokens", "16",
-            "--json", str(out))
+    r = cli_in_process("trace", "--prompt", "Repeat after me: one two three four",
+                       "--max-tokens", "16", *ENGINE_FLAGS, "--json", str(out))
     assert r.returncode == 0, r.stderr[-2000:]
     run = json.loads(out.read_text())
     check_run_record(run)
     assert run["config"]["speculative_config"]["method"] == "ngram"
     assert run["text"] in r.stdout
+    assert run["config"]["dtype"] in r.stdout  # the summary names the dtype and why
+    assert run["config"]["dtype_reason"] in r.stdout
 
 
 @pytest.mark.engine
 def test_compare_writes_the_json_contract(tmp_path):
     out = tmp_path / "compare.json"
-    r = cli("compare", "--prompt", "Repeat after me: one two three four", "--max-tokens", "16",
-            "--repeats", "1", "--explain", "--json", str(out))
+    r = cli_in_process("compare", "--prompt", "Repeat after me: one two three four",
+                       "--max-tokens", "16", "--repeats", "1", "--explain", *ENGINE_FLAGS,
+                       "--json", str(out))
     assert r.returncode == 0, r.stderr[-2000:]
     rec = json.loads(out.read_text())
     for side in ("baseline", "speculative"):

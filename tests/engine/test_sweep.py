@@ -2,14 +2,11 @@
 
 Timings on a shared 2-core machine are noise at this size; these tests check
 what a user sees of the machinery (rows, progress, batches, CSV, the CLI),
-not the speedups (tests/engine/test_verdicts.py judges those).
+not the speedups (benchmarks/bench_verdicts.py measures those).
 """
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -17,10 +14,10 @@ import pytest
 from space import presets
 from space.sweep import COLUMNS, run_sweep
 from space.workloads import run_workload
+from tests.helpers.cli import ENGINE_FLAGS, cli_in_process
 
 pytestmark = pytest.mark.engine
 
-ROOT = Path(__file__).resolve().parents[2]
 TOKENS = 24
 
 
@@ -86,12 +83,10 @@ def test_input_length_and_temperature_sweeps(pool, spec):
 
 def test_cli_sweep_writes_csv_json_and_plot(tmp_path):
     csv, js, html = tmp_path / "s.csv", tmp_path / "s.json", tmp_path / "s.html"
-    r = subprocess.run(
-        [sys.executable, "-m", "space", "sweep", "--workload", "code_editing", "--variable",
-         "k", "--values", "4", "--prompt-id", "rename_variable", "--max-tokens", "16",
-         "--repeats", "1", "--kv-cache-mib", "256", "--max-model-len", "2048",
-         "--csv", str(csv), "--json", str(js), "--plot", str(html)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    r = cli_in_process("sweep", "--workload", "code_editing", "--variable", "k", "--values",
+                       "4", "--prompt-id", "rename_variable", "--max-tokens", "16",
+                       "--repeats", "1", *ENGINE_FLAGS,
+                       "--csv", str(csv), "--json", str(js), "--plot", str(html))
     assert r.returncode == 0, r.stderr[-2000:]
     assert "[100%] sweep done" in r.stdout and "crossover (speedup = 1)" in r.stdout
     assert list(pd.read_csv(csv)["value"]) == [4]
@@ -101,11 +96,9 @@ def test_cli_sweep_writes_csv_json_and_plot(tmp_path):
 
 def test_cli_compare_prints_and_saves_the_checklist(tmp_path):
     js = tmp_path / "c.json"
-    r = subprocess.run(
-        [sys.executable, "-m", "space", "compare", "--workload", "code_editing",
-         "--prompt-id", "rename_variable", "--max-tokens", "16", "--repeats", "1",
-         "--kv-cache-mib", "256", "--max-model-len", "2048", "--json", str(js)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    r = cli_in_process("compare", "--workload", "code_editing", "--prompt-id",
+                       "rename_variable", "--max-tokens", "16", "--repeats", "1",
+                       *ENGINE_FLAGS, "--json", str(js))
     assert r.returncode == 0, r.stderr[-2000:]
     d = json.loads(js.read_text())
     verdict = d["checklist"]["verdict"]

@@ -1,13 +1,45 @@
-"""The headless CLI as a user runs it: ``python -m space ...`` in a subprocess."""
+"""The headless CLI as a user runs it: ``python -m space ...``.
+
+``cli`` runs it in a subprocess: the exit code and the output of the real
+process. ``cli_in_process`` calls the same ``main`` in this process, for the
+runs that build engines: a new interpreter importing torch and vLLM again costs
+about 10 s a call, and the engines it builds stay in ``space.runner.POOL`` for
+the next call with the same flags (ENGINE_FLAGS).
+"""
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# Every in-process run that builds engines passes these, so they share engines.
+ENGINE_FLAGS = ("--kv-cache-mib", "256", "--max-model-len", "2048")
 
 
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "space", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def cli_in_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """``main(args)`` with stdout and stderr captured, as a CompletedProcess."""
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # as space.engine sets it
+    # vLLM binds its log handler to sys.stdout when first imported: import it
+    # outside the redirection, or its handler would keep a closed buffer.
+    import vllm  # noqa: F401
+
+    from space.__main__ import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's own errors
+            code = exc.code if isinstance(exc.code, int) else 2
+    return subprocess.CompletedProcess(["python", "-m", "space", *args], code,
+                                       out.getvalue(), err.getvalue())
