@@ -22,7 +22,6 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-import math
 from collections.abc import Iterable
 
 from prometheus_client import (
@@ -38,6 +37,7 @@ from prometheus_client import (
 from space.livestats import RunLog
 from space.memory import EngineMemory, GpuMemory
 from space.prom_vllm import VllmSeries
+from space.ratelimit import retry_after_header, too_many_message
 from space.trace import RunTrace
 
 log = logging.getLogger(__name__)
@@ -180,7 +180,7 @@ def mount_metrics(app, metrics: Metrics, path: str = "/metrics", logins=None,
     page's login table), the route asks for one of the page's logins as HTTP
     basic auth, which Prometheus sends with ``basic_auth:`` in its scrape
     config; a shared link then does not expose the counters. With ``limiter``
-    (``space.ui.auth.LoginLimiter``), wrong passwords count per client address
+    (``space.ratelimit.LoginLimiter``), wrong passwords count per client address
     and name, and a locked one gets 429 with Retry-After before its password
     is checked. The route goes first in the route table: Gradio mounts itself
     at "/", and a mount at "/" placed earlier would swallow /metrics.
@@ -209,10 +209,7 @@ def _refuse_login(request, logins, limiter) -> tuple[int, dict, str] | None:
     user = given[0] if given else None
     wait_s = limiter.retry_after_s(address, user) if limiter else 0.0
     if wait_s > 0:
-        seconds = max(1, math.ceil(wait_s))
-        return (429, {"Retry-After": str(seconds)},
-                f"too many failed logins from this address or for this name: "
-                f"try again in {seconds} s\n")
+        return 429, {"Retry-After": retry_after_header(wait_s)}, too_many_message(wait_s) + "\n"
     if given is None and "authorization" not in request.headers:
         # No credentials yet: the challenge, not a failure (browsers ask first).
         return 401, _CHALLENGE, "login required: use one of the app's logins\n"

@@ -1,5 +1,6 @@
-"""Who may use a shared SpecLens: the login table, where logins come from, and
-the limiter that slows password guessing on ``/login`` and ``/metrics``.
+"""Who may use a shared SpecLens: the login table and where logins come from.
+The limiter that slows password guessing on ``/login`` and ``/metrics`` is
+``space.ratelimit``.
 
 Pure: standard library only (Starlette is imported inside ``LoginGuard``), so
 ``app.py`` can refuse a bad start before vLLM and Gradio load.
@@ -18,13 +19,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
-import math
 import os
 import stat
-import threading
-import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 ENV_AUTH = "SPECLENS_AUTH"
@@ -173,117 +170,3 @@ def login_required_error(host: str, share: bool, logins: LoginTable,
     where = "a public --share link" if share else f"--host {host}"
     return (f"{where} lets others reach the app: give logins with --auth-file FILE or "
             f"${ENV_AUTH} (user:pass,...), or pass --insecure-no-auth to serve it to anyone")
-
-
-# --- rate limiting -----------------------------------------------------------
-
-@dataclass(frozen=True)
-class Backoff:
-    """``free_failures`` wrong passwords in a row are free; each further one
-    locks the key for ``base_lockout_s`` doubled per failure, up to
-    ``max_lockout_s``. A key with no failure for ``forget_after_s`` starts over."""
-    free_failures: int = 5
-    base_lockout_s: float = 30.0
-    max_lockout_s: float = 900.0
-    forget_after_s: float = 3600.0
-
-    def lockout_s(self, failures: int) -> float:
-        if failures < self.free_failures:
-            return 0.0
-        return min(self.max_lockout_s, self.base_lockout_s * 2.0 ** (failures - self.free_failures))
-
-
-# Per user name: guessing one colleague's password. Per address: trying many
-# names from one client. An office behind one NAT shares an address, so it
-# gets more free tries.
-USER_BACKOFF = Backoff(free_failures=5)
-ADDRESS_BACKOFF = Backoff(free_failures=20)
-
-
-@dataclass
-class _Key:
-    failures: int = 0
-    last_failure_s: float = 0.0
-    locked_until_s: float = 0.0
-
-
-class LoginLimiter:
-    """Failed logins per client address and per user name, with an injectable clock.
-
-    Example:
-        >>> now = [0.0]
-        >>> lim = LoginLimiter(Backoff(2, 10, 60), Backoff(100), clock=lambda: now[0])
-        >>> lim.failed("1.2.3.4", "ada"); lim.retry_after_s("1.2.3.4", "ada")
-        0.0
-        >>> lim.failed("1.2.3.4", "ada"); lim.retry_after_s("5.6.7.8", "ada")
-        10.0
-        >>> now[0] = 10.0; lim.retry_after_s("1.2.3.4", "ada")
-        0.0
-    """
-
-    def __init__(self, user: Backoff = USER_BACKOFF, address: Backoff = ADDRESS_BACKOFF,
-                 clock: Callable[[], float] = time.monotonic, max_keys: int = 10_000) -> None:
-        self.user, self.address, self.clock, self.max_keys = user, address, clock, max_keys
-        self._keys: dict[tuple[str, str], _Key] = {}
-        self._lock = threading.Lock()  # /metrics checks run in Starlette's thread pool
-
-    def _pairs(self, address: str, user: str | None):
-        yield ("address", address), self.address
-        if user:
-            yield ("user", user), self.user
-
-    def retry_after_s(self, address: str, user: str | None = None) -> float:
-        """Seconds until this address and name may try again (0: now)."""
-        now = self.clock()
-        with self._lock:
-            waits = [k.locked_until_s - now for key, _ in self._pairs(address, user)
-                     if (k := self._keys.get(key)) is not None]
-        return max([0.0, *waits])
-
-    def failed(self, address: str, user: str | None = None) -> None:
-        now = self.clock()
-        with self._lock:
-            for key, policy in self._pairs(address, user):
-                k = self._keys.get(key) or _Key()
-                if now - k.last_failure_s > policy.forget_after_s:
-                    k = _Key()
-                k.failures += 1
-                k.last_failure_s = now
-                k.locked_until_s = now + policy.lockout_s(k.failures)
-                self._keys.pop(key, None)
-                self._keys[key] = k  # re-inserted: the dict stays ordered by last failure
-            self._prune(now)
-
-    def succeeded(self, address: str, user: str | None = None) -> None:
-        """A right password clears the name's count. The address keeps its
-        count: one valid login must not buy more guesses at other names."""
-        with self._lock:
-            if user:
-                self._keys.pop(("user", user), None)
-
-    def _prune(self, now: float) -> None:
-        """Bound memory against a flood of made-up names: drop forgotten keys,
-        then the oldest."""
-        if len(self._keys) <= self.max_keys:
-            return
-        horizon = max(self.user.forget_after_s, self.address.forget_after_s)
-        for key in [k for k, v in self._keys.items()
-                    if now - v.last_failure_s > horizon and v.locked_until_s <= now]:
-            del self._keys[key]
-        while len(self._keys) > self.max_keys:
-            del self._keys[next(iter(self._keys))]
-
-
-def retry_after_header(wait_s: float) -> str:
-    """Whole seconds, rounded up (Retry-After takes an integer).
-
-    Example:
-        >>> retry_after_header(0.2), retry_after_header(30.0)
-        ('1', '30')
-    """
-    return str(max(1, math.ceil(wait_s)))
-
-
-def too_many_message(wait_s: float) -> str:
-    return (f"too many failed logins from this address or for this name: "
-            f"try again in {retry_after_header(wait_s)} s")

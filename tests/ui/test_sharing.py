@@ -14,9 +14,10 @@ import pytest
 
 from space.config import EngineSpec
 from space.prom import Metrics
+from space.ratelimit import Backoff, LoginLimiter
 from space.trace import dumps, make_compare
 from space.ui import datadir, inputs
-from space.ui.auth import Backoff, LoginLimiter, LoginTable
+from space.ui.auth import LoginTable
 from tests.helpers.page import fake_compare, run
 from tests.helpers.traces import ngram_run, short_baseline
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from space.ratelimit import Backoff, LoginLimiter
 from space.ui import auth
-from space.ui.auth import AuthError, Backoff, LoginLimiter, LoginTable
+from space.ui.auth import AuthError, LoginTable
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "s3cr3t-never-shown"
@@ -136,8 +137,9 @@ def test_user_lockout_with_a_fake_clock():
         lim.failed("1.1.1.1", "ada")
         assert lim.retry_after_s("1.1.1.1", "ada") == 0
     lim.failed("1.1.1.1", "ada")
-    assert lim.retry_after_s("9.9.9.9", "ada") == 10  # the name is locked from anywhere
-    assert lim.retry_after_s("1.1.1.1", "bob") == 0   # other names are not
+    assert lim.retry_after_s("1.1.1.1", "ada") == 10  # the name is locked at this address
+    assert lim.retry_after_s("9.9.9.9", "ada") == 0   # not from her own
+    assert lim.retry_after_s("1.1.1.1", "bob") == 0   # nor other names
     clock.now += 9.5
     assert lim.retry_after_s("1.1.1.1", "ada") == pytest.approx(0.5)
     clock.now += 0.5
@@ -148,6 +150,33 @@ def test_user_lockout_with_a_fake_clock():
     lim.succeeded("1.1.1.1", "ada")                   # the right password clears the name
     lim.failed("1.1.1.1", "ada")
     assert lim.retry_after_s("1.1.1.1", "ada") == 0
+
+
+def test_knowing_a_name_is_no_button_to_lock_its_owner_out():
+    """Tried from outside before: five wrong passwords for a name locked it, and the
+    owner's right password was refused too. Now the guesser's address is locked
+    for that name, and the owner logs in from hers."""
+    clock = Clock()
+    lim = LoginLimiter(clock=clock)  # the app's defaults
+    for _ in range(50):
+        lim.failed("6.6.6.6", "ada")
+    assert lim.retry_after_s("6.6.6.6", "ada") > 0
+    assert lim.retry_after_s("10.1.1.1", "ada") == 0
+    lim.succeeded("10.1.1.1", "ada")
+
+
+def test_guessing_one_name_from_many_addresses_stays_bounded():
+    """The slow, global count per name: 100 wrong passwords from anywhere lock it."""
+    clock = Clock()
+    lim = LoginLimiter(clock=clock)
+    for i in range(99):
+        lim.failed(f"10.0.0.{i % 20}", "ada")  # five per address: under their own limits
+    assert lim.retry_after_s("10.9.9.9", "ada") == 0
+    lim.failed("10.0.1.1", "ada")
+    assert lim.retry_after_s("10.9.9.9", "ada") == 30  # the hundredth: the name, everywhere
+    assert lim.retry_after_s("10.9.9.9", "bob") == 0
+    lim.succeeded("10.9.9.9", "ada")  # the owner's login does not reset a guesser
+    assert lim.retry_after_s("10.0.2.2", "ada") == 30
 
 
 def test_address_lockout_covers_every_name():
