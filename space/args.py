@@ -44,11 +44,10 @@ def spec_from_args(a: argparse.Namespace) -> EngineSpec:
     if getattr(a, "pair", None):
         return resolve_spec(_pair_spec(a))
     method = None if a.method in ("none", "baseline", "") else a.method
-    return resolve_spec(EngineSpec(model=a.model, method=method, draft_model=a.draft_model, k=a.k,
-                      max_model_len=a.max_model_len, dtype=a.dtype,
-                      kv_cache_bytes=a.kv_cache_mib << 20,
-                      gpu_memory_utilization=a.gpu_memory_utilization,
-                      prefix_cache=a.prefix_cache))
+    return resolve_spec(EngineSpec(
+        model=a.model, method=method, draft_model=a.draft_model, k=a.k,
+        max_model_len=a.max_model_len, dtype=a.dtype, kv_cache_bytes=a.kv_cache_mib << 20,
+        gpu_memory_utilization=a.gpu_memory_utilization, prefix_cache=a.prefix_cache))
 
 
 def _pair_spec(a: argparse.Namespace) -> EngineSpec:

@@ -199,12 +199,13 @@ def derive_curve(spec: EngineSpec, measured: curves.TippingCurve, pool=None,
                                       date=dt.datetime.now().isoformat(timespec="seconds"))
 
 
-def newest_measured(model: str, device: str, version: str,
+def newest_measured(model: str, device: str, dtype: str, version: str,
                     folder=None) -> curves.TippingCurve | None:
-    """The newest measured (model-based) curve of this target on this device and vLLM."""
+    """The newest measured (model-based) curve of this target on this device, in this
+    dtype and vLLM: a bf16 curve's verify costs say nothing of a float32 run's."""
     return next((c for c in curves.all_curves(folder)
                  if c.kind == curves.MEASURED and c.model == model and c.device == device
-                 and c.vllm_version == version), None)
+                 and c.dtype == dtype and c.vllm_version == version), None)
 
 
 def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
@@ -217,10 +218,11 @@ def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
     Returns (curve, path of the cached file).
     """
     if spec.method in curves.LOOKUP_METHODS:
-        from space.hardware import on_gpu
+        from space.hardware import on_gpu, resolve_spec
 
         device = "gpu" if on_gpu() else "cpu"
-        measured = newest_measured(spec.model, device, vllm_version(), folder)
+        measured = newest_measured(spec.model, device, str(resolve_spec(spec).dtype),
+                                   vllm_version(), folder)
         if measured is None:
             raise ConfigError(
                 f"{spec.method}'s curve is derived from the step costs of a measured "
