@@ -12,13 +12,12 @@ from space.traffic import TrafficFile, TrafficRequest
 from space.traffic_answer import (
     GROUP_COLUMNS,
     PROMPT_COLUMNS,
-    TrafficItem,
     answer,
     describe,
     to_csv,
 )
 from space.traffic_groups import HOW_BY_LOOK, group_of, kind_of, length_of, plan
-from tests.helpers.traces import compare_with_repeats, timed_baseline, timed_run
+from tests.helpers.traffic import item, two_groups
 
 CODE = "Rename x:\n```python\ndef f(x):\n    return x\n```"
 
@@ -57,17 +56,8 @@ def test_plan_samples_at_most_n_per_group_with_a_seed_and_says_how():
     assert {len(v) for v in plan(f, per_group=10, max_prompts=6).sample.values()} == {3}
 
 
-def item(group: str, line: int, speedup: float) -> TrafficItem:
-    """A measured request: 10 output tokens, 6 of 8 drafts accepted in 2 verify steps."""
-    c = compare_with_repeats(timed_baseline(), timed_run(), [0.010], [0.010 / speedup])
-    c.speedup = speedup
-    return TrafficItem(group, line, c)
-
-
 def test_answer_per_group_weighted_by_measured_output_tokens():
-    items = [item("code", 1, 2.0), item("chat", 2, 0.8), item("code", 3, 1.6)]
-    r = answer("t.jsonl", "grouped by the label field 'category'", items,
-               {"code": 10, "chat": 30}, None, repeats=1, max_tokens=32)
+    r = two_groups()
     code, chat = r.groups
     assert (code.group, code.requests, code.prompts) == ("code", 10, 2)
     assert code.acceptance_rate == pytest.approx(0.75)  # 12 of 16 drafts, pooled
