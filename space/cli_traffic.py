@@ -74,6 +74,9 @@ def traffic(a: argparse.Namespace, spec: EngineSpec):
     from space.traffic_answer import GROUP_COLUMNS, PROMPT_COLUMNS, describe, to_csv
     from space.traffic_run import run_traffic
 
+    if not spec.is_speculative:  # before anything is printed: bad input stays one line
+        raise ConfigError("a traffic run compares a speculative method with the baseline: "
+                          "choose a --method")
     file, plan = read_plan(a)
     print(file.describe())
     warn_if_untested(log)  # after the input checks: bad input stays one line
@@ -90,6 +93,6 @@ def traffic(a: argparse.Namespace, spec: EngineSpec):
         from space.snapshot import save_figure
         from vis.traffic import traffic_figure
 
-        save_figure(traffic_figure(result), a.plot)
+        save_figure(traffic_figure(result.summary()), a.plot)
         print(f"wrote {a.plot}")
     return result

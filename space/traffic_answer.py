@@ -225,7 +225,9 @@ class TrafficResult:
     def rows(self) -> list[dict[str, Any]]:
         return [it.row() for it in self.items]
 
-    def to_dict(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, Any]:
+        """Everything but the per-prompt runs: the figures, the tables' rows, the answer
+        in words. What the figures are drawn from, and all that a private history keeps."""
         from dataclasses import asdict
 
         d = {k: getattr(self, k) for k in ("source", "how", "config", "repeats", "max_tokens",
@@ -234,10 +236,19 @@ class TrafficResult:
         d["groups"] = [{**g.row(), "output_tokens": g.output_tokens,
                         "checklist": g.checklist.to_dict() if g.checklist else None}
                        for g in self.groups]
+        d["prompts"] = self.rows()
         d["deployment"] = asdict(self.deployment)
-        d["items"] = [{"group": it.group, "line": it.line, "temperature": it.temperature,
-                       "response_tokens": it.response_tokens, "compare": it.compare.to_dict()}
-                      for it in self.items]
+        d["answer"] = describe(self)
+        return d
+
+    def to_dict(self, keep_prompts: bool = True) -> dict[str, Any]:
+        """``summary()`` and, with ``keep_prompts``, every prompt's comparison (its
+        text, tokens and steps) for the token view."""
+        d = self.summary()
+        if keep_prompts:
+            d["items"] = [{"group": it.group, "line": it.line, "temperature": it.temperature,
+                           "response_tokens": it.response_tokens,
+                           "compare": it.compare.to_dict()} for it in self.items]
         return d
 
 
