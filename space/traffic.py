@@ -121,9 +121,7 @@ def parse(data: bytes, name: str = "", label_field: str | None = None,
         >>> [(r.prompt, r.label) for r in f.requests], [str(s) for s in f.skipped]
         ([('hi', 'chat')], ['line 2: prompt must be text, got a number'])
     """
-    if len(data) > bounds.max_bytes:
-        raise TrafficFormatError(f"the traffic file is {len(data) / MiB:.1f} MB, more than the "
-                                 f"{bounds.max_bytes / MiB:g} MB allowed; sample it first")
+    check_size(len(data), bounds)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -142,6 +140,19 @@ def parse(data: bytes, name: str = "", label_field: str | None = None,
         raise TrafficFormatError(f"the traffic file has {len(records):,} requests, more than "
                                  f"the {bounds.max_requests:,} allowed; sample it first")
     return _build(fmt, records, label_field, bounds)
+
+
+def check_size(size_bytes: int, bounds: Bounds) -> None:
+    """``TrafficFormatError`` when a file of ``size_bytes`` is over the bound (a page
+    upload is checked by its size before it is read)."""
+    if size_bytes > bounds.max_bytes:
+        raise TrafficFormatError(f"the traffic file is {_size(size_bytes)}, more than the "
+                                 f"{_size(bounds.max_bytes)} allowed; sample it first")
+
+
+def _size(n: int) -> str:
+    """'8 MB', '8.5 MB', or '1,700 bytes' under a tenth of a MB."""
+    return f"{n / MiB:.1f}".removesuffix(".0") + " MB" if n >= MiB // 10 else f"{n:,} bytes"
 
 
 def detect(text: str, name: str = "") -> Format:

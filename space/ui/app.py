@@ -122,12 +122,13 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
         activity = _wrap_runs(h, sh, ui, sweep, spec.model, startup, history)
         th.measure = measuring(th.measure, activity)  # type: ignore[method-assign]
         trh = TrafficHandlers(traffic, spec, offer, traffic_file)
+        trh.show_record = h._show
         _wrap_traffic(trh, traffic, activity, startup, history, spec.model, traffic_private)
         _wire(demo, ui, h, explain)
         teaching.wire(ui, h, playback)
         _wire_sweep(ui.controls, sweep, sh)
         _wire_tipping(demo, ui.controls, tipping, th)
-        _wire_traffic(ui.controls, traffic, trh)
+        _wire_traffic(ui, traffic, trh)
         wire_live(tabs, live, LiveHandlers(live, live_source(metrics.live, activity)))
         if history is not None:
             wire_history(demo, history_tab, history_panel, HistoryHandlers(history_panel, history),
@@ -179,13 +180,17 @@ def _wrap_traffic(h: TrafficHandlers, p: TrafficPanel, activity: Activity,
     h.run = measuring(h.run, activity)  # type: ignore[method-assign]
 
 
-def _wire_traffic(c: panels.Controls, p: TrafficPanel, h: TrafficHandlers) -> None:
+def _wire_traffic(ui: UI, p: TrafficPanel, h: TrafficHandlers) -> None:
     # The page's engine queue, as runs and sweeps: one engine job at a time (the run
     # itself lets the engine lock go between prompts).
+    c = ui.controls
     run = p.run.click(h.run, p.inputs() + [c.method, c.draft, c.k, c.pair], p.outputs(),
                       api_name="traffic", concurrency_limit=1, concurrency_id="engine",
                       show_progress="full", show_progress_on=[p.status, p.plot])
     p.stop.click(None, None, None, cancels=[run])
+    # Opening a measured prompt redraws the views from its record; nothing runs.
+    p.open.click(h.open_prompt, [p.records, p.pick], ui.record_outputs() + [p.status],
+                 concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
 
 
 def _wire(demo: gr.Blocks, ui: UI, h: Handlers, explain: gr.Checkbox) -> None:

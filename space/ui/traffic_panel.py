@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from space import offer as offers
 from space.cancel import Cancelled
 from space.config import ConfigError, EngineSpec
 from space.models import ModelError
-from space.traffic import Bounds, TrafficFormatError
+from space.traffic import Bounds, check_size
 from space.ui import datadir, inputs
 from space.ui.handlers import status_html
 from space.ui.live import Event, LiveJob, Progress, follow
@@ -58,6 +58,9 @@ class TrafficPanel:
     prompts: gr.Dataframe
     csv: gr.DownloadButton
     json: gr.DownloadButton
+    records: gr.State     # {choice label: CompareRecord} of the session's last run
+    pick: gr.Dropdown     # a measured prompt, to open in the token view
+    open: gr.Button
 
     def inputs(self) -> list:
         """In the order of ``TrafficHandlers.run``'s first parameters (and of the API)."""
@@ -65,7 +68,7 @@ class TrafficPanel:
 
     def outputs(self) -> list:
         return [self.status, self.plot, self.groups, self.answer, self.prompts, self.csv,
-                self.json]
+                self.json, self.records, self.pick]
 
 
 def build_traffic_panel(operator_file: str | None = None) -> TrafficPanel:
@@ -80,9 +83,10 @@ def build_traffic_panel(operator_file: str | None = None) -> TrafficPanel:
                                  elem_id="traffic-label")
     with gr.Row():
         per_group = gr.Number(DEFAULT_PER_GROUP, precision=0, minimum=1, maximum=MAX_PER_GROUP,
-                              label="Prompts per group")
+                              label="Prompts per group", elem_id="traffic-per-group")
         max_tokens = gr.Number(DEFAULT_MAX_TOKENS, precision=0, minimum=1, maximum=256,
-                               label="Max tokens (where the file gives none)")
+                               label="Max tokens (where the file gives none)",
+                               elem_id="traffic-max-tokens")
         repeats = gr.Number(1, precision=0, minimum=1, maximum=10,
                             label="Measured runs per engine and prompt")
     with gr.Row():
@@ -101,8 +105,12 @@ def build_traffic_panel(operator_file: str | None = None) -> TrafficPanel:
                                 elem_id="traffic-csv")
         js = gr.DownloadButton("Download everything (JSON)", interactive=False,
                                elem_id="traffic-json")
+    with gr.Row():
+        pick = gr.Dropdown([], label="Open a measured prompt in the token view",
+                           elem_id="traffic-pick")
+        open_ = gr.Button("Open", elem_id="traffic-open", scale=0)
     return TrafficPanel(file, label_field, per_group, max_tokens, repeats, run, stop, status,
-                        plot, groups, answer, prompts, csv, js)
+                        plot, groups, answer, prompts, csv, js, gr.State({}), pick, open_)
 
 
 class TrafficHandlers:
@@ -113,6 +121,8 @@ class TrafficHandlers:
         self.offer = offer or offers.build(base_spec)
         self.operator_file, self.bounds = operator_file, bounds
         self.last_result: Any = None  # the finished run, for space.ui.recorder (one at a time)
+        # Handlers._show(record, message): a comparison in every view (set by the page)
+        self.show_record: Callable[[Any, str], dict] | None = None
 
     def run(self, file, label_field, per_group, max_tokens, repeats, method, draft, k,
             pair_id=None,
@@ -164,11 +174,7 @@ class TrafficHandlers:
         path = file or self.operator_file
         if not path:
             raise ConfigError("upload a traffic file first")
-        size = Path(path).stat().st_size
-        if size > self.bounds.max_bytes:  # before reading it
-            raise TrafficFormatError(f"the traffic file is {size / (1 << 20):.1f} MB, more "
-                                     f"than the {self.bounds.max_bytes / (1 << 20):g} MB "
-                                     "allowed; sample it first")
+        check_size(Path(path).stat().st_size, self.bounds)  # before reading it
         field = str(label_field or "").strip() or None
         traffic = parse(Path(path).read_bytes(), Path(path).name, field, self.bounds)
         if not traffic.requests:
@@ -185,8 +191,20 @@ class TrafficHandlers:
         csv_path, json_path = folder / "traffic-prompts.csv", folder / "traffic.json"
         csv_path.write_text(to_csv(result.rows(), PROMPT_COLUMNS))
         json_path.write_text(json.dumps(result.to_dict()))
-        return self.show_summary(result.summary(), done_line(result.summary()), csv_path,
-                                 json_path)
+        records = {f"line {it.line} ({it.group})": it.compare for it in result.items}
+        return {**self.show_summary(result.summary(), done_line(result.summary()), csv_path,
+                                    json_path),
+                self.panel.records: records,
+                self.panel.pick: gr.Dropdown(choices=list(records), value=None)}
+
+    def open_prompt(self, records: dict, choice: str | None) -> dict:
+        """One measured prompt of the session's last run in every view (token view,
+        timeline, checklist), as a replay shows a saved comparison."""
+        record = (records or {}).get(choice or "")
+        if record is None or self.show_record is None:
+            return {self.panel.status: status_html("run the traffic first, then pick one of "
+                                                   "its prompts", "error")}
+        return self.show_record(record, f"traffic run, {choice}: shown in every view")
 
     def show_summary(self, summary: dict, message: str, csv_path: Path | None = None,
                      json_path: Path | None = None) -> dict:
@@ -202,7 +220,8 @@ class TrafficHandlers:
         return {p.status: status_html(message, "done"), p.plot: traffic_figure(summary),
                 p.groups: group_table(summary), p.answer: str(summary.get("answer", "")),
                 p.prompts: prompt_table(summary), p.csv: download(csv_path),
-                p.json: download(json_path)}
+                p.json: download(json_path), p.records: {},
+                p.pick: gr.Dropdown(choices=[], value=None)}
 
     def _progress(self, ev: Event, progress) -> dict | None:
         if not isinstance(ev, Progress):

@@ -103,7 +103,8 @@ def test_format_detection():
 
 def test_bounds_refuse_the_file_or_skip_the_request_with_one_line():
     small = Bounds(max_bytes=100, max_requests=2, max_prompt_chars=10)
-    with pytest.raises(TrafficFormatError, match=r"^the traffic file is 0.0 MB, more than"):
+    with pytest.raises(TrafficFormatError,
+                       match=r"^the traffic file is 101 bytes, more than the 100 bytes allowed"):
         parse(b"x" * 101, "t.txt", bounds=small)
     with pytest.raises(TrafficFormatError, match="has 3 requests, more than the 2 allowed"):
         parse(b"a\nb\nc\n", "t.txt", bounds=small)
