@@ -134,5 +134,5 @@ def plan(traffic: TrafficFile, per_group: int = DEFAULT_PER_GROUP,
     sample = {g: sorted(rng.sample(reqs, min(n, len(reqs))), key=lambda r: r.line)
               for g, reqs in groups.items()}
     how = (f"grouped by the label field {traffic.label_field!r}" if labelled else HOW_BY_LOOK)
-    how += f"; at most {n} prompts a group, sampled with seed {seed}"
+    how += f"; at most {n} prompt{'s' if n != 1 else ''} a group, sampled with seed {seed}"
     return Plan(how, groups, sample)

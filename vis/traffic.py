@@ -7,7 +7,8 @@ themselves, so a run saved without its prompts draws the same.
 Left: speedup per group (median over its prompts) with its spread (min to
 max) as error bars, the baseline (1x) dashed; the bar's colour is the group's
 verdict. Right: acceptance rate against speedup, one point per prompt,
-coloured by group, so a group whose prompts scatter shows as a cloud.
+coloured by group, so a group whose prompts scatter shows as a cloud; a prompt
+whose runs verified no draft has no acceptance rate, and no point.
 Visitor text (group names come from the file) goes through ``plot_text``.
 """
 from __future__ import annotations

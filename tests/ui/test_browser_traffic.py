@@ -1,8 +1,7 @@
 """The Traffic tab in Debian's chromium, on the real CPU engine: a visitor uploads
 a small labelled file (one malformed line, one label that is a script), gets the
 groups, the answer and the history link; a measured prompt opens in the token
-view, and the link opens the run in the tab.
-Saves docs/screenshots/traffic.png."""
+view, and the link opens the run in the tab."""
 from __future__ import annotations
 
 import json
@@ -10,7 +9,7 @@ import re
 
 import pytest
 
-from tests.helpers.browser import RUN_TIMEOUT_MS, SHOTS
+from tests.helpers.browser import RUN_TIMEOUT_MS
 
 pytestmark = [pytest.mark.engine, pytest.mark.browser]
 HOSTILE = "<img src=x onerror=window.__pwned=19>"
@@ -39,7 +38,6 @@ def test_upload_run_answer_and_link(page, app_url, tmp_path):
     assert "vllm serve" in answer and "speculative decoding: " in answer
     page.wait_for_selector("#traffic-plot svg.main-svg", timeout=30_000)
     assert page.evaluate("window.__pwned") is None
-    page.locator("#traffic-plot").screenshot(path=str(SHOTS / "traffic.png"))
 
     # any measured prompt opens in the token view, from the run's own record
     page.click("#traffic-pick input")
