@@ -169,7 +169,9 @@ class Deployment:
                     f"deployment for everything: {self.without_routing}")
         return "\n".join([head, f"speculative: {self.command}",
                           *([f"plain: {self.plain_command}"] if self.speculation == "route"
-                            else [])])
+                            else []),
+                          f"(k={self.k} as measured, one request at a time; for a k per batch "
+                          "size, run a k_x_concurrency sweep on a workload of these prompts)"])
 
 
 def serve_config(config: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -25,8 +25,8 @@ log = logging.getLogger(__name__)
 
 PAGE_SIZE = 20
 ANY = "any"
-INTRO = ("Every run and sweep of this page is saved here as it finishes, newest first. "
-         "Each has a link (`?run=<id>`) that opens it in every view, for anyone with "
+INTRO = ("Every run, sweep and traffic run of this page is saved here as it finishes, "
+         "newest first. Each has a link (`?run=<id>`) that opens it in every view, for anyone with "
          "access to this page. Put two comparisons side by side below, e.g. k=2 against "
          "k=4, or last week against today.")
 
