@@ -247,6 +247,9 @@ class TrafficResult:
         """``summary()`` and, with ``keep_prompts``, every prompt's comparison (its
         text, tokens and steps) for the token view."""
         d = self.summary()
+        if not keep_prompts:  # a skipped line's reason may quote the file: its line only
+            d["skipped"] = [s.split(":")[0] for s in self.skipped]
+            d["answer"] = describe(self, skipped_reasons=False)
         if keep_prompts:
             d["items"] = [{"group": it.group, "line": it.line, "temperature": it.temperature,
                            "response_tokens": it.response_tokens,
@@ -290,7 +293,7 @@ def to_csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
     return out.getvalue()
 
 
-def describe(r: TrafficResult) -> str:
+def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
     """The answer in words, for the terminal."""
     lines = [r.how, f"{'group':<22}{'reqs':>5}{'runs':>5}{'accept':>8}{'tau':>6}"
                     f"{'speedup':>9}{'spread':>12}{'tokens':>8}  verdict"]
@@ -308,6 +311,7 @@ def describe(r: TrafficResult) -> str:
                  f"are in groups that gain (weights from {source})")
     lines.append(r.deployment.describe())
     if r.skipped:
-        lines.append(f"skipped {len(r.skipped)}: " + "; ".join(r.skipped[:5])
+        shown = r.skipped[:5] if skipped_reasons else [s.split(":")[0] for s in r.skipped[:5]]
+        lines.append(f"skipped {len(r.skipped)}: " + "; ".join(shown)
                      + ("; ..." if len(r.skipped) > 5 else ""))
     return "\n".join(lines)

@@ -11,6 +11,7 @@ from vis.traffic import traffic_figure
 
 def secret_result():
     r = two_groups()
+    r.skipped = ["line 7: unknown role 'SECRET ROLE'"]
     for it in r.items:
         it.compare.speculative.prompt = it.compare.baseline.prompt = "SECRET PROMPT"
         it.compare.speculative.text = "SECRET OUTPUT"
@@ -24,6 +25,7 @@ def test_a_private_record_keeps_figures_and_no_prompt_text():
     assert "SECRET" not in private
     d = json.loads(private)
     assert "items" not in d and [p["line"] for p in d["prompts"]] == [1, 2, 3]
+    assert d["skipped"] == ["line 7"] and d["answer"].endswith("skipped 1: line 7")
     assert d["answer"].startswith("grouped by the label field 'category'")
 
 
