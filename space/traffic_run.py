@@ -28,10 +28,20 @@ DEFAULT_MAX_TOKENS = 64
 DEFAULT_REPEATS = 2
 
 
-def request_for(r: TrafficRequest, max_tokens: int, temperature: float) -> RequestSpec:
-    """The file's request with its own max_tokens and temperature where it has them."""
+def request_for(r: TrafficRequest, max_tokens: int, temperature: float,
+                max_tokens_cap: int | None = None) -> RequestSpec:
+    """The file's request with its own max_tokens and temperature where it has them;
+    ``max_tokens_cap`` bounds the file's max_tokens (the page's limit).
+
+    Example:
+        >>> from space.traffic import TrafficRequest as R
+        >>> req = request_for(R(1, "hi", max_tokens=4000, temperature=0.7), 64, 0.0, 256)
+        >>> req.max_tokens, req.temperature
+        (256, 0.7)
+    """
+    tokens = r.max_tokens or max_tokens
     return RequestSpec(prompt=r.prompt, system=r.system, messages=r.context,
-                       max_tokens=r.max_tokens or max_tokens,
+                       max_tokens=min(tokens, max_tokens_cap) if max_tokens_cap else tokens,
                        temperature=temperature if r.temperature is None else r.temperature)
 
 
@@ -50,11 +60,13 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
                 max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float = 0.0, pool=None,
                 progress: models.Progress | None = None,
                 cancel: threading.Event | None = None,
-                skipped: list[str] | None = None) -> TrafficResult:
+                skipped: list[str] | None = None,
+                max_tokens_cap: int | None = None) -> TrafficResult:
     """Baseline against speculation on every sampled request of ``plan``, and the answer.
 
     ``skipped``: the import's skipped lines, carried into the result. ``cancel``
     set: ``space.cancel.Cancelled`` before the next engine step or prompt.
+    ``max_tokens_cap``: no request runs longer, whatever the file asks (the page's).
     """
     if repeats < 1:
         raise ConfigError(f"repeats must be at least 1, got {repeats}")
@@ -65,7 +77,7 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     pool = pool or runner.POOL
     report = progress or (lambda f, m: log.info(m))
     skipped = list(skipped or [])
-    todo = _encoded(spec, plan, max_tokens, temperature, skipped, report)
+    todo = _encoded(spec, plan, max_tokens, temperature, skipped, report, max_tokens_cap)
     if not todo:
         raise ConfigError("no request of the file can run: " + "; ".join(skipped[:3]))
     path = str(models.resolve_model(spec.model))
@@ -87,12 +99,12 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
 
 
 def _encoded(spec: EngineSpec, plan: Plan, max_tokens: int, temperature: float,
-             skipped: list[str], report: models.Progress
+             skipped: list[str], report: models.Progress, max_tokens_cap: int | None
              ) -> list[tuple[str, TrafficRequest, RequestSpec, list[int]]]:
     """The sampled requests that the model can take, tokenized (before any lock)."""
     out = []
     for group, r in plan.sampled:
-        req = request_for(r, max_tokens, temperature)
+        req = request_for(r, max_tokens, temperature, max_tokens_cap)
         try:
             [ids] = preflight(spec, [req], report)
         except ConfigError as exc:

@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_PER_GROUP = 3   # the page's default: a first answer in a few minutes on CPU
 DEFAULT_MAX_TOKENS = 32
+MAX_TOKENS = 256        # per request, the file's own max_tokens included
 MAX_PER_GROUP = 10
 MAX_PROMPTS = 48        # in all, whatever the groups: a page job stays near 10 minutes
 INTRO = ("Bring your own prompts: a JSONL file (`prompt`, OpenAI `messages`, or Spec-Bench "
@@ -84,7 +85,7 @@ def build_traffic_panel(operator_file: str | None = None) -> TrafficPanel:
     with gr.Row():
         per_group = gr.Number(DEFAULT_PER_GROUP, precision=0, minimum=1, maximum=MAX_PER_GROUP,
                               label="Prompts per group", elem_id="traffic-per-group")
-        max_tokens = gr.Number(DEFAULT_MAX_TOKENS, precision=0, minimum=1, maximum=256,
+        max_tokens = gr.Number(DEFAULT_MAX_TOKENS, precision=0, minimum=1, maximum=MAX_TOKENS,
                                label="Max tokens (where the file gives none)",
                                elem_id="traffic-max-tokens")
         repeats = gr.Number(1, precision=0, minimum=1, maximum=10,
@@ -141,7 +142,8 @@ class TrafficHandlers:
             yield {self.panel.status: status_html(traffic.describe(), "working")}
             job = LiveJob(lambda _on_step, report, cancel: run_traffic(
                 spec, plan, source=name, repeats=n_repeats, max_tokens=tokens,
-                progress=report, cancel=cancel, skipped=[str(s) for s in traffic.skipped]))
+                progress=report, cancel=cancel, skipped=[str(s) for s in traffic.skipped],
+                max_tokens_cap=MAX_TOKENS))
             result = yield from follow(job, lambda ev: self._progress(ev, progress),
                                        "the traffic run")
         except Cancelled:
@@ -180,7 +182,7 @@ class TrafficHandlers:
         if not traffic.requests:
             raise ConfigError(f"no request could be read: {traffic.describe()}")
         n = inputs.whole_in(per_group, "prompts per group", 1, MAX_PER_GROUP)
-        tokens = inputs.whole_in(max_tokens, "max tokens", 1, 256)
+        tokens = inputs.whole_in(max_tokens, "max tokens", 1, MAX_TOKENS)
         return spec, tokens, inputs.repeats(repeats), traffic, plan(traffic, n, MAX_PROMPTS)
 
     def show(self, result) -> dict:
