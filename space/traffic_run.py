@@ -84,8 +84,8 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     responses = response_tokens(plan, path)
     items: list[TrafficItem] = []
     for i, (group, r, req, ids) in enumerate(todo):
-        check(cancel, "the traffic run")
         report(i / len(todo), f"prompt {i + 1}/{len(todo)}: line {r.line} ({group})")
+        check(cancel, "the traffic run")
         # compare takes the pool's lock for this prompt only, and lets go after it
         cmp = runner.compare(spec, req, repeats=repeats, pool=pool, warmup="once",
                              context=Context(task_type=group), cancel=cancel, prompt_ids=ids)
