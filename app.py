@@ -71,6 +71,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="a model-pair preset (replaces --model/--method/--draft-model/--k)")
     g.add_argument("--workload", metavar="ID",
                    help="start with this workload's first prompt (and select it for sweeps)")
+    g = p.add_argument_group("your traffic (the Traffic tab)")
+    g.add_argument("--traffic", metavar="FILE",
+                   help="a traffic file the Traffic tab runs when a visitor uploads none "
+                        "(JSONL, ShareGPT .json, CSV or text; see README, 'Your traffic')")
+    g.add_argument("--traffic-private", action="store_true",
+                   help="keep traffic prompts out of the run history: a traffic run is "
+                        "saved with its figures only, no prompt or output text")
     engine_flags(p)
     history.add_flags(p)
     return p.parse_args(argv)

@@ -1,7 +1,7 @@
-"""``python -m space`` and the ``speclens`` command: app | trace | compare | sweep.
+"""``python -m space`` and the ``speclens`` command: app | trace | compare | sweep | tipping | traffic.
 
-``app`` serves the web page (``python app.py``'s flags); trace, compare and
-sweep are the headless CLI (space/cli.py).
+``app`` serves the web page (``python app.py``'s flags); trace, compare, sweep,
+tipping and traffic are the headless CLI (space/cli.py).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Headless CLI: ``python -m space trace|compare|sweep ...``.
+"""Headless CLI: ``python -m space trace|compare|sweep|tipping|traffic ...``.
 
 Bad input gets one line on stderr and exit code 2; nothing else is printed.
 
@@ -9,6 +9,7 @@ Bad input gets one line on stderr and exit code 2; nothing else is printed.
       --csv sweep.csv --json sweep.json --plot sweep.html
   python -m space app --port 7860                          the web page (python app.py's flags)
   python -m space tipping --pair cpu-bad-draft --plot tipping.png   speedup vs forced acceptance
+  python -m space traffic prompts.jsonl --csv groups.csv --json traffic.json   your own prompts
 
 Installed (pip install -e .), the speclens command takes the same commands.
 """
@@ -84,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     from space.cli_tipping import tipping_parser
 
     tipping_parser(sub, engine_flags)
+    from space.cli_traffic import traffic_parser
+
+    traffic_parser(sub, engine_flags)
     return p
 
 
@@ -213,6 +217,10 @@ def main(argv: list[str] | None = None) -> int:
             from space.cli_tipping import tipping
 
             record = tipping(a, spec)
+        elif a.cmd == "traffic":
+            from space.cli_traffic import traffic
+
+            record = traffic(a, spec)
         else:
             req = request_from_args(a)
             preflight(spec, [req])

@@ -101,6 +101,7 @@ class EngineSpec:
 
 
 MAX_SEED = 2**63 - 1
+CHAT_ROLES = ("system", "user", "assistant")  # the OpenAI chat roles a template takes
 
 
 @dataclass(frozen=True)
@@ -115,10 +116,17 @@ class RequestSpec:
     raw: bool = False           # True: send the prompt as is, no chat template
     system: str | None = None   # optional system message for the chat template
     ignore_eos: bool = False    # True: always max_tokens tokens (timing runs of fixed length)
+    # Earlier turns of a conversation, (role, content) in order, before ``prompt`` (the
+    # last user turn): a multi-turn request is templated whole, as a chat server sees it.
+    messages: tuple[tuple[str, str], ...] = ()
 
     def validate(self) -> None:
         if not self.prompt or not self.prompt.strip():
             raise ConfigError("the prompt is empty")
+        for role, _content in self.messages:
+            if role not in CHAT_ROLES:
+                raise ConfigError(f"a message's role must be one of {', '.join(CHAT_ROLES)}, "
+                                  f"got {role!r}")
         if not (0.0 <= self.temperature <= 2.0):
             raise ConfigError(f"temperature must be in 0..2, got {self.temperature}")
         if not (0.0 < self.top_p <= 1.0):

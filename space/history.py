@@ -1,4 +1,4 @@
-"""Run history: every compare and sweep the page finishes, in one SQLite file.
+"""Run history: every compare, sweep and traffic run the page finishes, in one SQLite file.
 
 ``<data folder>/history.sqlite3`` (Python's ``sqlite3``, WAL journal), one row
 per run: the full record as JSON (``space.trace.dumps`` for a comparison,
@@ -39,7 +39,7 @@ DEFAULT_MAX_RUNS = 1000
 DEFAULT_MAX_MB = 500
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
-KINDS = ("compare", "sweep")
+KINDS = ("compare", "sweep", "traffic")
 
 # One list of statements per version; step n turns version n-1 into version n.
 MIGRATIONS: dict[int, list[str]] = {
@@ -258,6 +258,8 @@ def record_title(kind: str, record: dict[str, Any]) -> str:
         ...                        "table": [{"value": 1}, {"value": 4}]})
         'sweep over k (1, 4) of code_editing'
     """
+    if kind == "traffic":
+        return f"traffic: {len(record.get('prompts', []))} prompts of {record.get('source')}"
     if kind == "sweep" and record.get("variable") == "k_x_concurrency":
         return f"sweep over k x concurrency of {record.get('workload_id')}"
     if kind == "sweep":
@@ -307,6 +309,20 @@ def sweep_run(result: dict[str, Any], model: str, method: str | None, k: int | N
                   temperature=None, verdict=None, speedup=best,
                   title=record_title("sweep", result), record_json=dumps_sweep(result),
                   user=user)
+
+
+def traffic_run(result: dict[str, Any], model: str, user: str | None) -> NewRun:
+    """A finished traffic run (``TrafficResult.to_dict()``, with or without its prompts)
+    as a history row: the traffic-weighted speedup; one verdict only when every
+    group has the same one."""
+    verdicts = {g.get("verdict") for g in result.get("groups", [])}
+    cfg = result.get("config") or {}
+    spec_cfg = cfg.get("speculative_config") or {}
+    return NewRun(kind="traffic", model=model, method=spec_cfg.get("method") or cfg.get("method"),
+                  k=spec_cfg.get("num_speculative_tokens"), temperature=None,
+                  verdict=verdicts.pop() if len(verdicts) == 1 else None,
+                  speedup=result.get("weighted_speedup"), title=record_title("traffic", result),
+                  record_json=dumps_sweep(result), user=user)
 
 
 def add_flags(p: argparse.ArgumentParser) -> None:

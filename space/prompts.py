@@ -19,12 +19,18 @@ def load_tokenizer(model_path: str):
 
 
 def encode(tokenizer, req: RequestSpec, max_model_len: int) -> list[int]:
-    """Token ids of the prompt: chat template applied unless ``req.raw``."""
+    """Token ids of the prompt: chat template applied unless ``req.raw``.
+
+    The template gets the system message, then ``req.messages`` (a conversation's
+    earlier turns), then the prompt as the last user turn. Without a template
+    (or raw) only the prompt is sent: there is no agreed way to join turns.
+    """
     req.validate()
     if req.raw or not getattr(tokenizer, "chat_template", None):
         ids = tokenizer.encode(req.prompt)
     else:
         msgs = [{"role": "system", "content": req.system}] if req.system else []
+        msgs += [{"role": role, "content": content} for role, content in req.messages]
         msgs.append({"role": "user", "content": req.prompt})
         ids = tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True)
         if not isinstance(ids, list):  # BatchEncoding in newer transformers

@@ -28,9 +28,10 @@ from space.ui.handlers import UI, Compare, Handlers, status_html
 from space.ui.history_panel import HistoryHandlers, build_history_panel, wire_history
 from space.ui.live_panel import LiveHandlers, build_live_panel, live_source, measuring, wire_live
 from space.ui.login_guard import LoginGuard
-from space.ui.recorder import recording_run, recording_sweep
+from space.ui.recorder import recording_run, recording_sweep, recording_traffic
 from space.ui.startup import Startup, build_banner, wire_banner
 from space.ui.sweep_panel import SweepHandlers, SweepPanel, build_sweep_panel
+from space.ui.traffic_panel import TrafficHandlers, TrafficPanel, build_traffic_panel
 from space.versions import warn_if_untested
 
 log = logging.getLogger(__name__)
@@ -62,13 +63,16 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                max_tokens: int = DEFAULT_MAX_TOKENS, pair_id: str | None = None,
                workload_id: str | None = None, compare: Compare | None = None,
                startup: Startup | None = None, history: History | None = None,
-               logins_on: bool = False, offer: offers.Offer | None = None) -> gr.Blocks:
+               logins_on: bool = False, offer: offers.Offer | None = None,
+               traffic_file: str | None = None, traffic_private: bool = False) -> gr.Blocks:
     """The page; ``compare`` runs a comparison (default ``space.runner.compare``).
     With ``startup``, a banner shows the engines' build and runs submitted
     before it ends wait for it. With ``history``, runs and sweeps are saved as
     they finish, a History tab lists them and ``?run=<id>`` opens one;
     ``logins_on`` lets owners delete their runs. ``offer``: the drafts and pairs
-    a visitor may pick (default: ``space.offer.build(spec)``, no free text)."""
+    a visitor may pick (default: ``space.offer.build(spec)``, no free text).
+    ``traffic_file``: the Traffic tab's file when a visitor uploads none;
+    ``traffic_private``: traffic runs go to the history without prompt text."""
     spec = hardware.resolve_spec(spec)  # the dtype the page says it runs in
     samples = samples or inputs.sample_prompts(on_gpu())
     offer = offer or offers.build(spec)
@@ -105,6 +109,8 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             with gr.Tab("Sweep"):
                 sweep = build_sweep_panel(workload_id)
                 tipping = tipping_panel.build_tipping_panel()
+            with gr.Tab("Traffic"):
+                traffic = build_traffic_panel(traffic_file)
             if history is not None:
                 with gr.Tab("History") as history_tab:
                     history_panel = build_history_panel(logins_on)
@@ -120,15 +126,20 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             th.measure = startup.gate(th.measure, tipping.status, status_html)  # type: ignore[method-assign]
         activity = _wrap_runs(h, sh, ui, sweep, spec.model, startup, history)
         th.measure = measuring(th.measure, activity)  # type: ignore[method-assign]
+        trh = TrafficHandlers(traffic, spec, offer, traffic_file)
+        trh.show_record = h._show
+        _wrap_traffic(trh, traffic, activity, startup, history, spec.model, traffic_private)
         _wire(demo, ui, h, explain)
         teaching.wire(ui, h, playback)
         _wire_sweep(ui.controls, sweep, sh)
         _wire_tipping(demo, ui.controls, tipping, th)
+        _wire_traffic(ui, traffic, trh)
         wire_live(tabs, live, LiveHandlers(live, live_source(metrics.live, activity)))
         if history is not None:
             wire_history(demo, history_tab, history_panel, HistoryHandlers(history_panel, history),
                          h._show, ui.results.status, ui.record_outputs(),
-                         (sweep.status, sweep.plot, sweep.table))
+                         (sweep.status, sweep.plot, sweep.table),
+                         (trh.show_summary, traffic.outputs()))
     return demo
 
 
@@ -160,6 +171,31 @@ def _wrap_runs(h: Handlers, sh: SweepHandlers, ui: UI, sweep: SweepPanel, model:
     h.run = measuring(h.run, activity)  # type: ignore[method-assign]
     sh.sweep = measuring(sh.sweep, activity)  # type: ignore[method-assign]
     return activity
+
+
+def _wrap_traffic(h: TrafficHandlers, p: TrafficPanel, activity: Activity,
+                  startup: Startup | None, history: History | None, model: str,
+                  private: bool) -> None:
+    """As ``_wrap_runs`` does for runs and sweeps: after the start, saved, counted."""
+    if startup is not None:
+        h.run = startup.gate(h.run, p.status, status_html)  # type: ignore[method-assign]
+    if history is not None:
+        h.run = recording_traffic(h.run, history, h, p.status, model,  # type: ignore[method-assign]
+                                  private)
+    h.run = measuring(h.run, activity)  # type: ignore[method-assign]
+
+
+def _wire_traffic(ui: UI, p: TrafficPanel, h: TrafficHandlers) -> None:
+    # The page's engine queue, as runs and sweeps: one engine job at a time (the run
+    # itself lets the engine lock go between prompts).
+    c = ui.controls
+    run = p.run.click(h.run, p.inputs() + [c.method, c.draft, c.k, c.pair], p.outputs(),
+                      api_name="traffic", concurrency_limit=1, concurrency_id="engine",
+                      show_progress="full", show_progress_on=[p.status, p.plot])
+    p.stop.click(None, None, None, cancels=[run])
+    # Opening a measured prompt redraws the views from its record; nothing runs.
+    p.open.click(h.open_prompt, [p.records, p.pick], ui.record_outputs() + [p.status],
+                 concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
 
 
 def _wire(demo: gr.Blocks, ui: UI, h: Handlers, explain: gr.Checkbox) -> None:
@@ -274,6 +310,7 @@ def serve(a: argparse.Namespace) -> int:
                              getattr(a, "allow_any_model", False),
                              getattr(a, "max_prompt_chars", offers.MAX_PROMPT_CHARS))
         history = open_history(a)
+        traffic_file = _traffic_file(getattr(a, "traffic", None))
     except (ConfigError, ModelError, HistoryError) as exc:
         print(f"error: {exc}", flush=True)
         return 2
@@ -282,7 +319,8 @@ def serve(a: argparse.Namespace) -> int:
     startup = Startup(on_ready=metrics.set_engines_ready)
     demo = build_demo(spec, metrics, samples, pair_id=getattr(a, "pair", None),
                       workload_id=workload_id, startup=startup, history=history,
-                      logins_on=_logins_on(a), offer=offer)
+                      logins_on=_logins_on(a), offer=offer, traffic_file=traffic_file,
+                      traffic_private=getattr(a, "traffic_private", False))
     logins = getattr(a, "logins", None)
     _, local_url, share_url = launch(demo, metrics, a.host, a.port, a.share, logins,
                                      max_upload_mb=getattr(a, "max_upload_mb", DEFAULT_MAX_UPLOAD_MB))
@@ -310,3 +348,21 @@ def _logins_on(a: argparse.Namespace) -> bool:
     --auth-file builds into ``a.logins``): only then can a run have an owner."""
     logins = getattr(a, "logins", None)
     return bool(len(logins) if logins is not None else getattr(a, "auth", None))
+
+
+def _traffic_file(path: str | None) -> str | None:
+    """The operator's ``--traffic FILE``, read once at start so that a bad file is one
+    line and exit 2, not a failure in a visitor's run."""
+    if not path:
+        return None
+    from pathlib import Path
+
+    from space.traffic import parse
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read --traffic: {exc.strerror}: {path}") from None
+    if not parse(data, Path(path).name).requests:
+        raise ConfigError(f"--traffic {path}: no request could be read")
+    return str(Path(path).resolve())

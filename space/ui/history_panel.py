@@ -7,7 +7,9 @@ Runs are saved by ``space.ui.recorder`` as they finish; each has a link,
 from __future__ import annotations
 
 import functools
+import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import gradio as gr
@@ -23,8 +25,8 @@ log = logging.getLogger(__name__)
 
 PAGE_SIZE = 20
 ANY = "any"
-INTRO = ("Every run and sweep of this page is saved here as it finishes, newest first. "
-         "Each has a link (`?run=<id>`) that opens it in every view, for anyone with "
+INTRO = ("Every run, sweep and traffic run of this page is saved here as it finishes, "
+         "newest first. Each has a link (`?run=<id>`) that opens it in every view, for anyone with "
          "access to this page. Put two comparisons side by side below, e.g. k=2 against "
          "k=4, or last week against today.")
 
@@ -213,11 +215,23 @@ def sweep_views(record_json: str) -> tuple:
     return sweep_figure(result, title=title), display_table(result.table)
 
 
+def _is_traffic(record_json: str) -> bool:
+    """A saved traffic run (``TrafficResult.to_dict()``) rather than a sweep."""
+    try:
+        d = json.loads(record_json)
+    except ValueError:
+        return False
+    return isinstance(d, dict) and "prompts" in d and "groups" in d
+
+
 def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandlers,
-                 show, status: gr.HTML, record_outputs: list, sweep_outputs: tuple) -> None:
+                 show, status: gr.HTML, record_outputs: list, sweep_outputs: tuple,
+                 traffic: tuple[Callable, list] | None = None) -> None:
     """The tab's events, and ``?run=<id>`` on every page load: ``show(record,
     message)`` draws a comparison in every view, as a replay does, into
-    ``record_outputs``, which hold the status line ``status``."""
+    ``record_outputs``, which hold the status line ``status``. ``traffic``:
+    (``show_summary(summary, message)``, its outputs) draws a saved traffic run
+    in the Traffic tab."""
     quick = dict(concurrency_limit=None, show_progress="hidden")
     p.refresh.click(h.list, p.filters(), p.list_outputs(), api_name="history", **quick)
     for event in (tab.select, p.model.input, p.method.input, p.verdict.input):
@@ -243,6 +257,9 @@ def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandle
         if isinstance(opened, str):
             return {status: status_html(opened, "error")}
         record, message = opened
+        if isinstance(record, str) and traffic is not None and _is_traffic(record):
+            said = f"{message}: a traffic run, shown in the Traffic tab"
+            return {**traffic[0](json.loads(record), said), status: status_html(said, "done")}
         if isinstance(record, str):  # a sweep: its plot and table in the Sweep tab
             try:
                 figure, table = sweep_views(record)
@@ -253,5 +270,7 @@ def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandle
                     sweep_plot: figure, sweep_table: table}
         return show(record, message)
 
-    demo.load(open_link, None, [*record_outputs, *sweep_outputs], api_visibility="undocumented",
+    extra = traffic[1] if traffic is not None else []
+    demo.load(open_link, None, [*record_outputs, *sweep_outputs, *extra],
+              api_visibility="undocumented",
               **quick)

@@ -1,5 +1,5 @@
-"""Every finished compare and sweep goes into the history, and ``?run=<id>``
-opens a saved one.
+"""Every finished compare, sweep and traffic run goes into the history, and
+``?run=<id>`` opens a saved one.
 
 ``recording_run`` and ``recording_sweep`` wrap the page's run and sweep
 handlers: they pass every update through, and when a run ends they save it
@@ -23,7 +23,7 @@ from typing import Any
 
 import gradio as gr
 
-from space.history import History, HistoryError, compare_run, sweep_run
+from space.history import History, HistoryError, compare_run, sweep_run, traffic_run
 from space.trace import CompareRecord
 from space.trace_schema import TraceFormatError, load
 from vis import text
@@ -137,6 +137,35 @@ def recording_sweep(fn: Callable, history: History, handlers: Any, status: Any,
     return _with_request(fn, sweep)
 
 
+def recording_traffic(fn: Callable, history: History, handlers: Any, status: Any,
+                      model: str, private: bool = False) -> Callable:
+    """The Traffic tab's handler, saving the run it ends with under the visitor's
+    login (``handlers.last_result``; one at a time). ``private`` (the operator's
+    ``--traffic-private``): the figures only, no prompt or output text."""
+    def traffic(*args, **kwargs):
+        arguments, request = _split(traffic, args, kwargs)
+        handlers.last_result = None
+        out = fn(**arguments)
+        updates = out if inspect.isgenerator(out) else iter([out])
+        try:
+            for update in updates:
+                result, handlers.last_result = handlers.last_result, None
+                if result is not None and isinstance(update, dict):
+                    added = _save(history, functools.partial(
+                        _traffic_run, result, model, username(request), private))
+                    update = {**update, status: _add_link(update.get(status), added)}
+                yield update
+        finally:
+            if inspect.isgenerator(updates):
+                updates.close()
+
+    return _with_request(fn, traffic)
+
+
+def _traffic_run(result: Any, model: str, user: str | None, private: bool):
+    return traffic_run(result.to_dict(keep_prompts=not private), model, user)
+
+
 def opened_run(history: History, run_id_text: str) -> tuple[Any, str] | str:
     """(record, status message) for ``?run=<id>``, or a one-line reason."""
     try:
@@ -151,7 +180,7 @@ def opened_run(history: History, run_id_text: str) -> tuple[Any, str] | str:
         return f"there is no run #{run_id} in the history (deleted, or past the retention cap)"
     row, record_json = found
     said = f"run #{row.id}, run by {who(row.user)} on {when(row.created_s)}"
-    if row.kind == "sweep":
+    if row.kind in ("sweep", "traffic"):
         return record_json, said
     try:
         record = load(record_json)

@@ -1,0 +1,245 @@
+"""The Traffic tab: a visitor's file of prompts (or the operator's ``--traffic FILE``),
+a verdict per group of requests and what to deploy (``space.traffic_run``).
+
+The upload is bounded as ``space.traffic.Bounds`` says (its size is checked
+before it is read) and removed when the visitor's session ends. The run goes
+through the page's engine queue, one prompt at a time under the engine lock,
+stoppable like a sweep; the figures come from ``vis.traffic``.
+"""
+from __future__ import annotations
+
+import html
+import json
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from space import offer as offers
+from space.cancel import Cancelled
+from space.config import ConfigError, EngineSpec
+from space.models import ModelError
+from space.traffic import Bounds, check_size
+from space.ui import datadir, inputs
+from space.ui.handlers import status_html
+from space.ui.live import Event, LiveJob, Progress, follow
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PER_GROUP = 3   # the page's default: a first answer in a few minutes on CPU
+DEFAULT_MAX_TOKENS = 32
+MAX_TOKENS = 256        # per request, the file's own max_tokens included
+MAX_PER_GROUP = 10
+MAX_PROMPTS = 48        # in all, whatever the groups: a page job stays near 10 minutes
+INTRO = ("Bring your own prompts: a JSONL file (`prompt`, OpenAI `messages`, or Spec-Bench "
+         "`turns`), ShareGPT `conversations`, a CSV with a `prompt` column, or text with one "
+         "prompt a line. A `category`, `label` or `task` field groups them; without one they "
+         "are grouped by what they look like. A sample of each group runs through both "
+         "engines with the method chosen above; you get a verdict per group, the "
+         "traffic-weighted speedup and what to deploy. Malformed lines are skipped and "
+         "listed. One job at a time; others queue.")
+
+
+@dataclass
+class TrafficPanel:
+    file: gr.File
+    label_field: gr.Textbox
+    per_group: gr.Number
+    max_tokens: gr.Number
+    repeats: gr.Number
+    run: gr.Button
+    stop: gr.Button
+    status: gr.HTML
+    plot: gr.Plot
+    groups: gr.Dataframe
+    answer: gr.Textbox
+    prompts: gr.Dataframe
+    csv: gr.DownloadButton
+    json: gr.DownloadButton
+    records: gr.State     # {choice label: CompareRecord} of the session's last run
+    pick: gr.Dropdown     # a measured prompt, to open in the token view
+    open: gr.Button
+
+    def inputs(self) -> list:
+        """In the order of ``TrafficHandlers.run``'s first parameters (and of the API)."""
+        return [self.file, self.label_field, self.per_group, self.max_tokens, self.repeats]
+
+    def outputs(self) -> list:
+        return [self.status, self.plot, self.groups, self.answer, self.prompts, self.csv,
+                self.json, self.records, self.pick]
+
+
+def build_traffic_panel(operator_file: str | None = None) -> TrafficPanel:
+    gr.Markdown(INTRO)
+    if operator_file:
+        gr.Markdown(f"Without an upload, the server's own traffic file is used "
+                    f"(`{html.escape(Path(operator_file).name)}`).")
+    with gr.Row():
+        file = gr.File(label="Traffic file", file_types=[".jsonl", ".json", ".csv", ".txt"],
+                       type="filepath", elem_id="traffic-file")
+        label_field = gr.Textbox("", label="Label field (empty: category, label or task)",
+                                 elem_id="traffic-label")
+    with gr.Row():
+        per_group = gr.Number(DEFAULT_PER_GROUP, precision=0, minimum=1, maximum=MAX_PER_GROUP,
+                              label="Prompts per group", elem_id="traffic-per-group")
+        max_tokens = gr.Number(DEFAULT_MAX_TOKENS, precision=0, minimum=1, maximum=MAX_TOKENS,
+                               label="Max tokens (where the file gives none)",
+                               elem_id="traffic-max-tokens")
+        repeats = gr.Number(1, precision=0, minimum=1, maximum=10,
+                            label="Measured runs per engine and prompt")
+    with gr.Row():
+        run = gr.Button("Run traffic", variant="primary", elem_id="traffic-run")
+        stop = gr.Button("Stop", variant="stop", elem_id="traffic-stop", scale=0)
+    status = gr.HTML("", elem_id="traffic-status")
+    plot = gr.Plot(label="Speedup per group; acceptance vs speedup per prompt",
+                   elem_id="traffic-plot")
+    groups = gr.Dataframe(label="One row per group", interactive=False, elem_id="traffic-groups")
+    answer = gr.Textbox(label="What to deploy", lines=5, interactive=False,
+                        elem_id="traffic-answer")
+    prompts = gr.Dataframe(label="One row per measured prompt", interactive=False,
+                           elem_id="traffic-prompts")
+    with gr.Row():
+        csv = gr.DownloadButton("Download per prompt (CSV)", interactive=False,
+                                elem_id="traffic-csv")
+        js = gr.DownloadButton("Download everything (JSON)", interactive=False,
+                               elem_id="traffic-json")
+    with gr.Row():
+        pick = gr.Dropdown([], label="Open a measured prompt in the token view",
+                           elem_id="traffic-pick")
+        open_ = gr.Button("Open", elem_id="traffic-open", scale=0)
+    return TrafficPanel(file, label_field, per_group, max_tokens, repeats, run, stop, status,
+                        plot, groups, answer, prompts, csv, js, gr.State({}), pick, open_)
+
+
+class TrafficHandlers:
+    def __init__(self, panel: TrafficPanel, base_spec: EngineSpec,
+                 offer: offers.Offer | None = None, operator_file: str | None = None,
+                 bounds: Bounds = Bounds()) -> None:  # noqa: B008 (frozen)
+        self.panel, self.base_spec = panel, base_spec
+        self.offer = offer or offers.build(base_spec)
+        self.operator_file, self.bounds = operator_file, bounds
+        self.last_result: Any = None  # the finished run, for space.ui.recorder (one at a time)
+        # Handlers._show(record, message): a comparison in every view (set by the page)
+        self.show_record: Callable[[Any, str], dict] | None = None
+
+    def run(self, file, label_field, per_group, max_tokens, repeats, method, draft, k,
+            pair_id=None,
+            progress=gr.Progress()) -> Iterator[dict]:  # noqa: B008 (Gradio injects it)
+        """Read, group, sample and measure the file; Stop or a client that leaves
+        closes this generator, and the run stops before its next engine step."""
+        from space.traffic_run import run_traffic  # imports vLLM lazily
+
+        job = None
+        try:
+            if file:
+                datadir.claim_upload(file)  # gone when the session ends
+            spec, tokens, n_repeats, traffic, plan = self._plan(
+                file, label_field, per_group, max_tokens, repeats, method, draft, k, pair_id)
+            name = Path(file or self.operator_file or "").name
+            yield {self.panel.status: status_html(traffic.describe(), "working")}
+            job = LiveJob(lambda _on_step, report, cancel: run_traffic(
+                spec, plan, source=name, repeats=n_repeats, max_tokens=tokens,
+                progress=report, cancel=cancel, skipped=[str(s) for s in traffic.skipped],
+                max_tokens_cap=MAX_TOKENS))
+            result = yield from follow(job, lambda ev: self._progress(ev, progress),
+                                       "the traffic run")
+        except Cancelled:
+            yield {self.panel.status: status_html("traffic run stopped; the remaining "
+                                                  "prompts were not run")}
+            return
+        except (ConfigError, ModelError) as exc:
+            yield self._failed(str(exc))
+            return
+        except Exception as exc:  # anything else: log it, say it briefly, stay up
+            log.exception("traffic run failed")
+            yield self._failed(f"the traffic run failed ({type(exc).__name__}); "
+                               "details are in the server log")
+            return
+        finally:
+            if job is not None:
+                job.stop()
+        self.last_result = result
+        yield self.show(result)
+
+    def _plan(self, file, label_field, per_group, max_tokens, repeats, method, draft, k,
+              pair_id):
+        """The settings checked and the file read; ``ConfigError`` with one line if not."""
+        from space.traffic import parse
+        from space.traffic_groups import plan
+
+        spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id, offer=self.offer)
+        if not spec.is_speculative:
+            raise ConfigError("choose a speculative method above")
+        path = file or self.operator_file
+        if not path:
+            raise ConfigError("upload a traffic file first")
+        check_size(Path(path).stat().st_size, self.bounds)  # before reading it
+        field = str(label_field or "").strip() or None
+        traffic = parse(Path(path).read_bytes(), Path(path).name, field, self.bounds)
+        if not traffic.requests:
+            raise ConfigError(f"no request could be read: {traffic.describe()}")
+        n = inputs.whole_in(per_group, "prompts per group", 1, MAX_PER_GROUP)
+        tokens = inputs.whole_in(max_tokens, "max tokens", 1, MAX_TOKENS)
+        return spec, tokens, inputs.repeats(repeats), traffic, plan(traffic, n, MAX_PROMPTS)
+
+    def show(self, result) -> dict:
+        """The result in the tab: figure, tables, the answer, the downloads."""
+        from space.traffic_answer import PROMPT_COLUMNS, to_csv
+
+        folder = datadir.export_folder("speclens-traffic-")
+        csv_path, json_path = folder / "traffic-prompts.csv", folder / "traffic.json"
+        csv_path.write_text(to_csv(result.rows(), PROMPT_COLUMNS))
+        json_path.write_text(json.dumps(result.to_dict()))
+        records = {f"line {it.line} ({it.group})": it.compare for it in result.items}
+        return {**self.show_summary(result.summary(), done_line(result.summary()), csv_path,
+                                    json_path),
+                self.panel.records: records,
+                self.panel.pick: gr.Dropdown(choices=list(records), value=None)}
+
+    def open_prompt(self, records: dict, choice: str | None) -> dict:
+        """One measured prompt of the session's last run in every view (token view,
+        timeline, checklist), as a replay shows a saved comparison."""
+        record = (records or {}).get(choice or "")
+        if record is None or self.show_record is None:
+            return {self.panel.status: status_html("run the traffic first, then pick one of "
+                                                   "its prompts", "error")}
+        return self.show_record(record, f"traffic run, {choice}: shown in every view")
+
+    def show_summary(self, summary: dict, message: str, csv_path: Path | None = None,
+                     json_path: Path | None = None) -> dict:
+        """A run's summary (``TrafficResult.summary()``, or one saved in the history)."""
+        from vis.traffic import group_table, prompt_table, traffic_figure
+
+        p = self.panel
+
+        def download(path: Path | None) -> gr.DownloadButton:
+            return gr.DownloadButton(value=str(path) if path else None,
+                                     interactive=path is not None)
+
+        return {p.status: status_html(message, "done"), p.plot: traffic_figure(summary),
+                p.groups: group_table(summary), p.answer: str(summary.get("answer", "")),
+                p.prompts: prompt_table(summary), p.csv: download(csv_path),
+                p.json: download(json_path), p.records: {},
+                p.pick: gr.Dropdown(choices=[], value=None)}
+
+    def _progress(self, ev: Event, progress) -> dict | None:
+        if not isinstance(ev, Progress):
+            return None
+        progress(ev.fraction, desc=ev.message)
+        return {self.panel.status: status_html(ev.message, "working")}
+
+    def _failed(self, message: str) -> dict:
+        gr.Warning(html.escape(message))  # a toast is drawn as HTML; messages quote input
+        return {self.panel.status: status_html(message, "error")}
+
+
+def done_line(summary: dict) -> str:
+    """'done: 6 prompts in 2 groups; traffic-weighted speedup 1.32x; 40% of ...'"""
+    ws = summary.get("weighted_speedup")
+    return (f"done: {len(summary.get('prompts', []))} prompts in "
+            f"{len(summary.get('groups', []))} groups; "
+            + (f"traffic-weighted speedup {ws:.2f}x; " if ws is not None else "")
+            + f"{summary.get('gaining_share', 0):.0%} of output tokens in groups that gain")

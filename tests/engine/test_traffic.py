@@ -1,0 +1,119 @@
+"""A labelled traffic file on the real engine (space/traffic_run.py): one group
+copies from its prompt, one has nothing to copy (sampled at 0.8, the story of
+the creative-writing preset, which accepts no draft). Acceptance figures and
+the lines they decide are asserted; nothing derived from time is."""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from space.cancel import Cancelled
+from space.checklist import ACCEPTANCE_RATE, NOT_WORTH_IT
+from space.measure import pooled_acceptance
+from space.traffic import parse
+from space.traffic_groups import plan
+from space.traffic_run import run_traffic
+
+pytestmark = pytest.mark.engine
+FILE = Path(__file__).resolve().parents[1] / "fixtures" / "traffic" / "two_groups.jsonl"
+MAX_TOKENS = 32
+
+
+def traffic_plan():
+    return plan(parse(FILE.read_bytes(), FILE.name), per_group=2)
+
+
+@pytest.fixture(scope="module")
+def run(pool, ngram_engine, baseline_engine):
+    """The file through both engines; whether another thread could take the pool's
+    lock at each prompt's start (it must: the lock is let go between prompts)."""
+    free: list[bool] = []
+
+    def progress(_frac, message):
+        if message.startswith("prompt "):
+            t = threading.Thread(target=lambda: free.append(_try_lock(pool)))
+            t.start()
+            t.join()
+
+    result = run_traffic(ngram_engine.spec, traffic_plan(), source=FILE.name, repeats=1,
+                         max_tokens=MAX_TOKENS, pool=pool, progress=progress)
+    for g in result.groups:
+        print(f"\n{g.group}: {g.prompts} prompts, acceptance {g.acceptance_rate}, "
+              f"length {g.mean_acceptance_length}, speedup {g.speedup:.2f}x, {g.verdict}")
+    return result, free
+
+
+def _try_lock(pool) -> bool:
+    if pool.lock.acquire(blocking=False):
+        pool.lock.release()
+        return True
+    return False
+
+
+def test_every_prompt_is_kept_with_its_group_and_settings(run):
+    result, free = run
+    assert [(it.group, it.line, it.temperature) for it in result.items] == [
+        ("copy", 1, 0.0), ("fresh", 3, 0.8), ("copy", 2, 0.0)]  # groups take turns
+    for it in result.items:
+        assert it.compare.baseline.output_token_ids and it.compare.speculative.steps
+        assert len(it.compare.speculative.output_token_ids) <= MAX_TOKENS
+    assert free == [True, True, True]  # other visitors' runs interleave between prompts
+
+
+def test_the_conversation_is_templated_with_its_earlier_turns(run, ngram_engine):
+    result, _ = run
+    chat = next(it for it in result.items if it.line == 2).compare.speculative
+    text = ngram_engine.tokenizer.decode(chat.prompt_token_ids)
+    assert "shopping list: apples" in text and "Got it." in text
+    assert text.index("Got it.") < text.index("Repeat the shopping list exactly")
+
+
+def test_group_acceptance_is_vllms_pooled_counters(run):
+    result, _ = run
+    copy, fresh = result.groups
+    assert (copy.group, copy.prompts, fresh.group, fresh.prompts) == ("copy", 2, "fresh", 1)
+    for g in (copy, fresh):
+        runs = [it.compare.speculative for it in result.items if it.group == g.group]
+        assert (g.acceptance_rate, g.mean_acceptance_length) == pooled_acceptance(runs)
+        assert g.checklist is not None
+        assert g.checklist.check(ACCEPTANCE_RATE).value == g.acceptance_rate
+        assert g.checklist.check("mean acceptance length").value == g.mean_acceptance_length
+    assert copy.acceptance_rate is not None and copy.acceptance_rate > 0.3
+
+
+def test_a_group_that_accepts_nothing_is_not_worth_it_and_not_routed(run):
+    result, _ = run
+    fresh = result.groups[1]
+    assert fresh.acceptance_rate == 0.0  # drafts were made; none matched the sample
+    line = fresh.checklist.check(ACCEPTANCE_RATE)
+    assert line.passed is False and line.decisive and line.detail.startswith("No draft")
+    assert fresh.verdict == NOT_WORTH_IT  # decided by acceptance, not by the clock
+    assert "fresh" not in result.deployment.route_groups
+
+
+def test_weights_are_the_files_responses_in_the_models_tokens(run, ngram_engine):
+    result, _ = run
+    assert result.weighting == "responses"
+    tok = ngram_engine.tokenizer
+    plan_ = traffic_plan()
+    for g in result.groups:
+        expected = sum(len(tok.encode(r.response, add_special_tokens=False))
+                       for r in plan_.groups[g.group])
+        assert g.output_tokens == expected
+    assert sum(g.output_token_share for g in result.groups) == pytest.approx(1.0)
+
+
+def test_cancelled_between_prompts_and_the_engines_are_free(pool, ngram_engine):
+    stop = threading.Event()
+
+    def progress(_frac, message):
+        if message.startswith("prompt 2/"):
+            stop.set()  # as the page's Stop does
+
+    with pytest.raises(Cancelled):
+        run_traffic(ngram_engine.spec, traffic_plan(), repeats=1, max_tokens=8, pool=pool,
+                    progress=progress, cancel=stop)
+    assert _try_lock(pool)
+    assert not ngram_engine.engine.has_unfinished_requests()

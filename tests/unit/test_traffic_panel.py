@@ -1,0 +1,56 @@
+"""The Traffic tab's checks before a run (space/ui/traffic_panel.py), no engine: an
+upload over the bound is refused by its size before it is read; settings are bounded."""
+from __future__ import annotations
+
+import pytest
+
+from space.config import ConfigError, EngineSpec
+from space.offer import Offer
+from space.traffic import Bounds, TrafficFormatError
+from space.ui.traffic_panel import TrafficHandlers, done_line
+from tests.helpers.traffic import two_groups
+
+
+def handlers(operator_file=None, max_bytes=1 << 20) -> TrafficHandlers:
+    return TrafficHandlers(None, EngineSpec(), Offer(), operator_file,  # type: ignore[arg-type]
+                           Bounds(max_bytes=max_bytes))
+
+
+def plan(h: TrafficHandlers, file, per_group=3, max_tokens=32, method="ngram"):
+    return h._plan(file, "", per_group, max_tokens, 1, method, "", 4, None)
+
+
+def test_an_upload_over_the_bound_is_refused_by_its_size(tmp_path, monkeypatch):
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b'{"prompt": "hi"}\n' * 100)
+    read = []
+    monkeypatch.setattr("pathlib.Path.read_bytes", lambda self: read.append(self) or b"")
+    with pytest.raises(TrafficFormatError, match="is 1,700 bytes, more than the 1,000 bytes allowed"):
+        plan(handlers(max_bytes=1000), str(big))
+    assert read == []  # never read
+
+
+def test_the_operators_file_without_an_upload_and_the_settings_bounds(tmp_path):
+    own = tmp_path / "own.txt"
+    own.write_text("first prompt\nsecond prompt\n")
+    spec, tokens, repeats, traffic, p = plan(handlers(str(own)), None)
+    assert (spec.method, tokens, repeats, len(traffic.requests)) == ("ngram", 32, 1, 2)
+    assert sum(len(v) for v in p.sample.values()) == 2
+    with pytest.raises(ConfigError, match="upload a traffic file first"):
+        plan(handlers(), None)
+    with pytest.raises(ConfigError, match="prompts per group must be in 1..10"):
+        plan(handlers(str(own)), None, per_group=11)
+    with pytest.raises(ConfigError, match="max tokens must be in 1..256"):
+        plan(handlers(str(own)), None, max_tokens=0)
+    with pytest.raises(ConfigError, match="choose a speculative method"):
+        plan(handlers(str(own)), None, method="")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"prompt": 1}\n')
+    with pytest.raises(ConfigError, match="no request could be read: read 0 requests"):
+        plan(handlers(), str(bad))
+
+
+def test_the_done_line():
+    assert done_line(two_groups().summary()) == (
+        "done: 3 prompts in 2 groups; traffic-weighted speedup 0.93x; 25% of output tokens "
+        "in groups that gain")

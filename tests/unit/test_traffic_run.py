@@ -1,0 +1,75 @@
+"""space/traffic_run.py's order of work without an engine: a fake runner and
+tokenizer stand in (the real engine's run is tests/engine/test_traffic.py)."""
+from __future__ import annotations
+
+import sys
+import threading
+import types
+
+import pytest
+
+import space
+from space import traffic_run
+from space.cancel import Cancelled
+from space.config import ConfigError, EngineSpec
+from space.traffic import parse
+from space.traffic_groups import plan
+from tests.helpers.traffic import item
+
+FILE = (b'{"prompt": "copy this", "category": "a", "max_tokens": 4000}\n'
+        b'{"prompt": "too long for the model", "category": "a"}\n'
+        b'{"prompt": "say hi", "category": "b", "temperature": 0.5}\n')
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """runner.compare recorded, preflight refusing one prompt, no model files."""
+    calls: list = []
+
+    def compare(spec, req, **kw):
+        calls.append((req, kw))
+        return item("x", 0, 1.5).compare
+
+    runner = types.SimpleNamespace(POOL=object(), compare=compare)
+    # both: ``from space import runner`` reads the package's attribute when it is set
+    monkeypatch.setitem(sys.modules, "space.runner", runner)
+    monkeypatch.setattr(space, "runner", runner, raising=False)
+
+    def preflight(spec, reqs, progress=None):
+        if "too long" in reqs[0].prompt:
+            raise ConfigError("the prompt is 5000 tokens, longer than max_model_len allows")
+        return [[1, 2, 3]]
+
+    monkeypatch.setattr(traffic_run, "preflight", preflight)
+    monkeypatch.setattr(traffic_run.models, "resolve_model", lambda name, *a: "/nowhere")
+    return calls
+
+
+def test_each_prompt_once_in_turn_with_its_settings_and_a_skip(fake):
+    said: list[str] = []
+    p = plan(parse(FILE, "t.jsonl"), per_group=5)
+    r = traffic_run.run_traffic(EngineSpec(), p, repeats=1, max_tokens=16,
+                                progress=lambda f, m: said.append(m), skipped=["line 9: x"],
+                                max_tokens_cap=256)
+    reqs = [req for req, _ in fake]
+    assert [(q.prompt, q.max_tokens, q.temperature) for q in reqs] == [
+        ("copy this", 256, 0.0), ("say hi", 16, 0.5)]  # the file's 4000 capped
+    assert all(kw["prompt_ids"] == [1, 2, 3] and kw["warmup"] == "once" for _, kw in fake)
+    assert said[:2] == ["prompt 1/2: line 1 (a)", "prompt 2/2: line 3 (b)"]
+    assert r.skipped == ["line 9: x", "line 2: the prompt is 5000 tokens, longer than "
+                                      "max_model_len allows"]
+    assert [(it.group, it.line, it.temperature) for it in r.items] == [
+        ("a", 1, 0.0), ("b", 3, 0.5)]
+
+
+def test_stopped_between_prompts_and_nothing_runnable(fake):
+    stop = threading.Event()
+    p = plan(parse(FILE, "t.jsonl"), per_group=5)
+    with pytest.raises(Cancelled):
+        traffic_run.run_traffic(EngineSpec(), p, progress=lambda f, m: stop.set(), cancel=stop)
+    assert fake == []  # stopped before the first compare
+    only_long = plan(parse(b"too long for the model\n", "t.txt"))
+    with pytest.raises(ConfigError, match="no request of the file can run: line 1: the prompt"):
+        traffic_run.run_traffic(EngineSpec(), only_long)
+    with pytest.raises(ConfigError, match="compares a speculative method"):
+        traffic_run.run_traffic(EngineSpec(method=None), only_long)
