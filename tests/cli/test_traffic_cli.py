@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from space.traffic_answer import GROUP_COLUMNS, PROMPT_COLUMNS
-from tests.helpers.cli import cli
+from tests.helpers.cli import ENGINE_FLAGS, cli, cli_in_process
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traffic"
 
@@ -34,9 +34,10 @@ def test_bad_traffic_is_one_line_and_exit_2(tmp_path, content, args, needle):
 @pytest.mark.engine
 def test_a_labelled_file_gives_groups_answer_csv_and_json(tmp_path):
     groups, prompts, out = tmp_path / "g.csv", tmp_path / "p.csv", tmp_path / "t.json"
-    r = cli("traffic", str(FIXTURES / "prompts.csv"), "--max-tokens", "8", "--repeats", "1",
-            "--max-model-len", "1024", "--kv-cache-mib", "128", "--csv", str(groups),
-            "--prompts-csv", str(prompts), "--json", str(out))
+    # in this process, with the engines the other CLI runs built (tests/helpers/cli.py)
+    r = cli_in_process("traffic", str(FIXTURES / "prompts.csv"), "--max-tokens", "8",
+                       "--repeats", "1", *ENGINE_FLAGS, "--csv", str(groups),
+                       "--prompts-csv", str(prompts), "--json", str(out))
     assert r.returncode == 0, r.stderr
     assert "read 2 requests (csv, labels from label); skipped 2: line 4: the prompt is empty" \
         in r.stdout
