@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from space import curves, memory, methods, theory
+from space.anatomy import kind_costs
 from space.checklist import Checklist, ChecklistInputs, evaluate
 from space.trace import DECODE, VERIFY, CompareRecord, RunTrace
 
@@ -166,6 +167,9 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
         gain_vanishes_at_context=context.gain_vanishes_at_context,
         temperature=temperature, task_type=context.task_type, task_note=context.task_note,
         repetition_share=_pooled_repetition(speculatives),
+        step_costs=kind_costs([s for r in baselines for s in r.steps if s.kind == DECODE],
+                              [s for r in speculatives for s in r.steps if s.kind == VERIFY]),
+        device=speculatives[0].config.get("device"),
         **headroom(speculatives[0].config, context.concurrency),
     )
 

@@ -56,11 +56,15 @@ class StepClock:
         self.busy = False
         self.drafter_forwards = 0
         self.sync = sync  # torch.cuda.synchronize on a GPU, None on CPU
-        self.hooked: list[str] = []  # what attach found, for the trace's tracing settings
+        self.hooked: list[str] = []  # what attach found
+        self.parts: set[str] = set()  # the parts it times (a part whose hook is missing is not)
+        self.untimed: list[str] = []  # hook points this vLLM lacks (their time is "other")
 
     @property
-    def timing(self) -> str:
-        return SYNC_CUDA if self.sync is not None else WALL
+    def settings(self) -> dict[str, Any]:
+        """How the parts were timed, for the trace's tracing settings."""
+        return {"clock": SYNC_CUDA if self.sync is not None else WALL,
+                "untimed": list(self.untimed)}
 
     def add(self, part: str, start_s: float, end_s: float) -> None:
         self.intervals.append((part, start_s, end_s))
@@ -105,10 +109,13 @@ class StepClock:
         """Replace ``owner.name`` by a timed wrapper (an instance attribute)."""
         original = getattr(owner, name, None) if owner is not None else None
         if original is None:
+            # e.g. vLLM 0.33's V2 model runner (the CUDA default): docs/vllm-hooks.md
             log.warning("step anatomy: %s has no %s; that part shows as 'other'",
                         type(owner).__name__, name)
+            self.untimed.append(f"{type(owner).__name__}.{name}")
             return
         setattr(owner, name, _timed(self, original, part, sync))
+        self.parts.update((SAMPLING, REJECTION) if callable(part) else (part,))
         self.hooked.append(f"{type(owner).__name__}.{name}")
 
 

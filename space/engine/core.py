@@ -81,7 +81,7 @@ class TracedEngine:
                                if spec.is_speculative and self.clock is None else None)
         if self.clock is not None:
             self.scheduler.clock = self.clock
-            if spec.is_speculative:
+            if spec.is_speculative and PROPOSER in self.clock.parts:
                 self.scheduler.proposer_ran = self.clock.proposer_ran
         self._text_cache: dict[int, str] = {}
         self.config = self._config_record()
@@ -101,7 +101,7 @@ class TracedEngine:
                                  "enforce_eager": self.settings.enforce_eager,
                                  "per_request_spec_decode_metrics":
                                      self.settings.per_request_spec_decode_metrics,
-                                 "step_anatomy": self.clock.timing if self.clock else None},
+                                 "step_anatomy": self.clock.settings if self.clock else None},
         }
 
     def encode(self, req: RequestSpec) -> list[int]:
