@@ -128,3 +128,17 @@ def test_gap_part_names_the_largest_excess(costs, method, device, expected):
                 rejection_s=0.001, overhead_s=0.039, verify_step_s=0.060)
     c = KindCosts(**(base | costs))
     assert expected in gap_part(c, 4, method, device)
+
+
+def test_the_page_shows_the_medians_and_each_steps_breakdown(spec_trace, base_trace):
+    from space.trace import make_compare
+    from space.ui import views
+
+    cmp = make_compare([with_anatomy(baseline=True)], [with_anatomy()])
+    assert 'data-anatomy="medians"' in views.render(cmp).checklist_html
+    sv = views.step_view(cmp, 1)
+    assert sv is not None and "Where this step" in sv.title_html
+    assert '<tr data-part="forward"><td>forward</td><td>9.00</td>' in sv.title_html
+    old = make_compare([base_trace], [spec_trace])  # recorded before step anatomy
+    assert "data-anatomy" not in views.render(old).checklist_html
+    assert BEFORE_ANATOMY in views.step_view(old, 1).title_html
