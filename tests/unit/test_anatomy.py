@@ -93,3 +93,16 @@ def test_kind_costs_without_anatomy_are_unknown():
     costs = kind_costs(short_baseline().steps, ngram_run().steps)
     assert costs.verify_forward_s is None and costs.forward_ratio is None
     assert costs.draft_cost_ratio is None
+
+
+def test_build_steps_carries_each_steps_anatomy():
+    from types import SimpleNamespace
+
+    from space.engine.build import build_steps
+
+    raw = SimpleNamespace(num_scheduled_tokens=1, num_computed_before=10, num_prompt_tokens=5,
+                          draft_token_ids=[], sampled_token_ids=[7], kept_token_ids=[7],
+                          output_offset=3, num_placeholder_drafts=0, placeholder_cause=None)
+    a = _anatomy((FORWARD, 1.01, 1.05))
+    with_times, without = build_steps([raw, raw], [(1.0, 1.1, 0.0, a), (1.1, 1.2, 0.0)])
+    assert with_times.anatomy is a and without.anatomy is None
