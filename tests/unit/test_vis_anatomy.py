@@ -142,3 +142,21 @@ def test_the_page_shows_the_medians_and_each_steps_breakdown(spec_trace, base_tr
     old = make_compare([base_trace], [spec_trace])  # recorded before step anatomy
     assert "data-anatomy" not in views.render(old).checklist_html
     assert BEFORE_ANATOMY in views.step_view(old, 1).title_html
+
+
+def test_steps_csv_has_each_parts_ms():
+    from vis.compare import steps_dataframe
+
+    df = steps_dataframe(with_anatomy())
+    row = df.iloc[1]  # a 12 ms verify step
+    assert row["forward_ms"] == pytest.approx(9.0) and row["rejection_ms"] == pytest.approx(1.0)
+    assert row["proposer_ms"] == pytest.approx(0.5) and row["sampling_ms"] == 0
+    assert row["other_ms"] == pytest.approx(12.0 - 10.85)
+    assert df.iloc[0]["sampling_ms"] == pytest.approx(1.0)
+
+
+def test_steps_csv_of_an_old_run_leaves_the_parts_empty(spec_trace):
+    from vis.compare import steps_dataframe
+
+    df = steps_dataframe(spec_trace)
+    assert df["forward_ms"].isna().all() and df["num_drafter_forwards"].isna().all()
