@@ -8,12 +8,16 @@ something no new prompt gets.
 
     python benchmarks/bench_engine.py            # all sections
     python benchmarks/bench_engine.py --runs 10 --section overhead
+    python benchmarks/bench_engine.py --section anatomy --dtype float32 --runs 3
 
 Sections:
   start     engine start time for the CPU default (baseline and ngram)
   overhead  traced ngram engine vs the same configuration run plainly, and vs
             vLLM's default settings (async scheduling on): median tokens/s
-            ratio over alternating runs in one process, with its spread
+            ratio over alternating runs in one process, with its spread. The
+            traced engine times every step's parts (step anatomy) as the app does
+  anatomy   where a decode step's and a verify step's time goes (k = 1, 2, 4, 8,
+            ngram, verify steps with exactly k drafts), at --dtype, with the CPU model
   baseline  the traced baseline engine (no speculation: the denominator of
             every speedup) vs vLLM's LLM with the same settings
   speedup   the app's end-to-end speedup (traced baseline and ngram engines)
@@ -131,6 +135,69 @@ def ratio_line(label, num, den) -> str:
             f"IQR {q[0]:.3f}-{q[2]:.3f}  min {min(ratios):.3f}  max {max(ratios):.3f}")
 
 
+def cpu_model() -> str:
+    """The CPU's model name and its bf16 support (what a bf16 figure depends on)."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown CPU"
+    name = next((ln.split(":", 1)[1].strip() for ln in info.splitlines()
+                 if ln.startswith("model name")), "unknown CPU")
+    flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines()
+                  if ln.startswith("flags")), [])
+    bf16 = [f for f in ("avx512_bf16", "amx_bf16") if f in flags]
+    return f"{name}; bf16 in hardware: {', '.join(bf16) if bf16 else 'no (emulated)'}"
+
+
+ANATOMY_COLUMNS = ("forward", "sampling", "rejection", "proposer", "scheduling", "recording",
+                   "other")
+
+
+def _anatomy_row(label: str, steps: list, decode_forward_ms: float | None) -> tuple[str, float]:
+    """Median ms per part over ``steps`` (each with an anatomy), one printed line."""
+    from space.anatomy import breakdown
+    parts = [breakdown(s.anatomy, s.duration_s) for s in steps]
+    med = {p: statistics.median(b[p] for b in parts) * 1e3 for p in ANATOMY_COLUMNS}
+    step_ms = statistics.median(s.duration_s for s in steps) * 1e3
+    ratio = f"{med['forward'] / decode_forward_ms:5.2f}x" if decode_forward_ms else "    -"
+    cells = " ".join(f"{med[p]:9.2f}" for p in ANATOMY_COLUMNS)
+    return (f"  {label:<22} n={len(steps):<4} {step_ms:8.2f} {cells}  {ratio}",
+            med["forward"])
+
+
+def section_anatomy(runs: int, dtype: str, ks: list[int]) -> None:
+    """The anatomy of a decode step (baseline) and of verify steps at each k (ngram)."""
+    import dataclasses
+
+    from space.engine import TracedEngine
+    from space.trace import DECODE, VERIFY
+    print(f"step anatomy, {dtype}, {cpu_model()}; median ms per step over {runs} runs of "
+          f"{MAX_TOKENS} tokens")
+    print(f"  {'step':<22} {'':<6} {'step ms':>8} " + " ".join(f"{p:>9}" for p in ANATOMY_COLUMNS)
+          + "  fwd/decode fwd")
+
+    def steps_of(spec, keep) -> list:
+        engine = TracedEngine(spec)
+        try:
+            engine.run(_req())  # warm-up
+            return [s for _ in range(runs) for s in engine.run(_req()).steps
+                    if s.anatomy is not None and keep(s)]
+        finally:
+            engine.close()
+
+    base = dataclasses.replace(_spec(None), dtype=dtype)
+    line, decode_fwd = _anatomy_row("decode (baseline)", steps_of(base, lambda s: s.kind == DECODE),
+                                    None)
+    print(line)
+    for k in ks:
+        spec = dataclasses.replace(_spec("ngram"), k=k, dtype=dtype)
+        steps = steps_of(spec, lambda s, k=k: s.kind == VERIFY and s.num_draft_tokens == k)
+        if steps:
+            print(_anatomy_row(f"verify k={k} ({k + 1} tokens)", steps, decode_fwd)[0])
+        else:
+            print(f"  verify k={k}: no verify step with {k} drafts on this prompt")
+
+
 def section_start() -> None:
     from space.engine import TracedEngine
     for method in (None, "ngram"):
@@ -235,9 +302,14 @@ def section_two(runs: int) -> None:
 
 
 def main() -> None:
+    global MAX_TOKENS
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--section", choices=["start", "overhead", "baseline", "speedup", "two", "all"],
-                   default="all")
+    p.add_argument("--section", choices=["start", "overhead", "baseline", "speedup", "two",
+                                          "anatomy", "all"], default="all")
+    p.add_argument("--dtype", choices=["bfloat16", "float32"], default="bfloat16",
+                   help="the anatomy section's dtype")
+    p.add_argument("--ks", default="1,2,4,8", help="the anatomy section's k values")
+    p.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--methods", default="ngram,draft_model",
                    help="methods for the overhead section (draft_model: the target drafts for itself)")
@@ -245,6 +317,7 @@ def main() -> None:
     a = p.parse_args()
     if a.child:
         return _child(a.child, a.runs)
+    MAX_TOKENS = a.max_tokens
     print(f"prompt: code edit, max_tokens {MAX_TOKENS}, temperature 0, k=4, "
           f"{os.cpu_count()} CPUs")
     if a.section in ("start", "all"):
@@ -258,6 +331,8 @@ def main() -> None:
         section_speedup(a.runs)
     if a.section in ("two", "all"):
         section_two(a.runs)
+    if a.section in ("anatomy", "all"):
+        section_anatomy(a.runs, a.dtype, [int(k) for k in a.ks.split(",")])
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
 from space import theory
+from space.anatomy import KindCosts
 
 Verdict = Literal["worth-it", "borderline", "not-worth-it"]
 WORTH_IT: Final = "worth-it"
@@ -111,12 +112,16 @@ class ChecklistInputs:
     break_even_acceptance_rate: float | None = None
     break_even_concurrency: int | None = None  # the curve's concurrency it was read at
     break_even_source: str | None = None  # "measured curve", "derived curve (...)", ...
-    # Where it was measured (space.hardware): the resolved dtype and why, the device,
-    # the CPU and its native-bf16 probes. Context only: the verify cost it sets is
-    # already in the measured speedup, but it does not carry over to other hardware.
+    # Step anatomy medians (space/anatomy.py): decode forward, verify forward,
+    # rejection, proposer; None for runs recorded before trace version 5.
+    step_costs: KindCosts | None = None
+    # Where it was measured (space.hardware): the resolved dtype and why, the device
+    # ("cpu" | "gpu", where the costs were measured), the CPU and its native-bf16
+    # probes. Context only: the verify cost it sets is already in the measured
+    # speedup, but it does not carry over to other hardware.
+    device: str | None = None
     dtype: str | None = None
     dtype_reason: str | None = None
-    device: str | None = None
     cpu_model: str | None = None
     cpu_bf16_flags: tuple[str, ...] | None = None
 
@@ -350,6 +355,8 @@ def _measured_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
     name: CheckName = PREDICTED_MEASURED
     if d.tau is None or not (i.verify_step_s and i.target_decode_step_s and i.k):
         return Check(name, None, 1.0, None, "Needs acceptance and step times.", op=">", unit="x")
+    if _parts_known(i.step_costs):
+        return _anatomy_prediction_check(i, d)
     draft = None if i.verify_step_includes_draft else i.draft_step_s
     s = theory.measured_cost_speedup(d.tau, i.target_decode_step_s, i.verify_step_s, i.k, draft)
     step_ms = (i.verify_step_s + i.k * (draft or 0.0)) * 1e3
@@ -361,6 +368,72 @@ def _measured_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
     if d.looped and s > 1:
         detail += _LOOP_NOTE
     return Check(name, s, 1.0, _loop_discount(s > 1, d), detail, op=">", unit="x")
+
+
+def _parts_known(c: KindCosts | None) -> bool:
+    return c is not None and None not in (c.decode_step_s, c.decode_forward_s, c.verify_forward_s,
+                                          c.rejection_s, c.proposer_s, c.overhead_s)
+
+
+def _anatomy_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
+    """tau x decode step / (verify forward + proposer + rejection + overhead), from
+    the step anatomy's medians; below tau, the part that took the difference."""
+    c, tau = i.step_costs, d.tau
+    assert c is not None and tau is not None  # _parts_known, and the caller checked tau
+    parts = (c.verify_forward_s or 0.0) + (c.proposer_s or 0.0) + (c.rejection_s or 0.0) \
+        + (c.overhead_s or 0.0)
+    decode = c.decode_step_s or 0.0
+    s = tau * decode / parts if parts > 0 else 0.0
+    detail = (f"tau x decode step / (verify forward + proposer + rejection + overhead) = "
+              f"{tau:.2f} x {decode * 1e3:.1f} ms / ({(c.verify_forward_s or 0) * 1e3:.1f} + "
+              f"{(c.proposer_s or 0) * 1e3:.1f} + {(c.rejection_s or 0) * 1e3:.1f} + "
+              f"{(c.overhead_s or 0) * 1e3:.1f} ms).")
+    if i.speedup_median is not None:
+        detail += f" Measured: {i.speedup_median:.2f}x."
+        if i.speedup_median < tau:
+            detail += f" Below tau = {tau:.2f}x (a verify step at a decode step's cost): " \
+                      + gap_part(c, i.k, i.method, i.device) + "."
+    if d.looped and s > 1:
+        detail += _LOOP_NOTE
+    return Check(PREDICTED_MEASURED, s, 1.0, _loop_discount(s > 1, d), detail, op=">", unit="x")
+
+
+def gap_part(c: KindCosts, k: int | None, method: str | None, device: str | None) -> str:
+    """The part of a verify step that costs most beyond a decode step, in words.
+
+    Example:
+        >>> c = KindCosts(decode_step_s=0.0457, decode_forward_s=0.040, verify_step_s=0.124,
+        ...               verify_forward_s=0.108, verify_tokens=5, rejection_s=0.002,
+        ...               proposer_s=0.001, overhead_s=0.013)
+        >>> gap_part(c, 4, "ngram", "cpu")  # doctest: +NORMALIZE_WHITESPACE
+        'verifying 5 tokens costs 2.7x a decode step on this CPU (compute-bound); on a GPU
+         at small batch, theory puts it near 1x (memory-bound); measure it there'
+    """
+    decode_rest = (c.decode_step_s or 0.0) - (c.decode_forward_s or 0.0)
+    excess = {
+        "forward": (c.verify_forward_s or 0.0) - (c.decode_forward_s or 0.0),
+        "proposer": c.proposer_s or 0.0,
+        "rest": (c.rejection_s or 0.0) + (c.overhead_s or 0.0) - decode_rest,
+    }
+    part = max(excess, key=lambda p: excess[p])
+    decode = c.decode_step_s or 1.0
+    if part == "forward":
+        tokens = c.verify_tokens or (k + 1 if k else None)
+        ratio = (c.verify_forward_s or 0.0) / (c.decode_forward_s or 1.0)
+        what = f"verifying {tokens} tokens" if tokens else "the verify forward pass"
+        if device == "gpu":
+            bound = "compute-bound" if ratio >= 1.5 else "memory-bound"
+            return f"{what} costs {ratio:.1f}x a decode step on this GPU ({bound})"
+        bound = " (compute-bound)" if ratio >= 1.5 else ""
+        return (f"{what} costs {ratio:.1f}x a decode step on this CPU{bound}; on a GPU at "
+                "small batch, theory puts it near 1x (memory-bound); measure it there")
+    if part == "proposer":
+        n = c.num_drafter_forwards
+        who = (f"the drafter's {n} forward passes" if n else
+               "the n-gram lookup" if method == "ngram" else "the proposer")
+        return f"{who} cost {(c.proposer_s or 0.0) / decode:.0%} of a target decode step"
+    return (f"the rejection sampler and the rest of the step (scheduling, output processing) "
+            f"cost {excess['rest'] * 1e3:.1f} ms more than in a decode step")
 
 
 def _memory_check(i: ChecklistInputs) -> Check:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from space import curves, memory, methods, theory
+from space.anatomy import kind_costs
 from space.checklist import Checklist, ChecklistInputs, evaluate
 from space.trace import DECODE, VERIFY, CompareRecord, RunTrace
 
@@ -166,14 +167,17 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
         gain_vanishes_at_context=context.gain_vanishes_at_context,
         temperature=temperature, task_type=context.task_type, task_note=context.task_note,
         repetition_share=_pooled_repetition(speculatives),
+        step_costs=kind_costs([s for r in baselines for s in r.steps if s.kind == DECODE],
+                              [s for r in speculatives for s in r.steps if s.kind == VERIFY]),
         **headroom(speculatives[0].config, context.concurrency),
         **hardware_inputs(speculatives[0].config),
     )
 
 
 def hardware_inputs(config: dict[str, Any]) -> dict[str, Any]:
-    """The checklist's hardware fields from a run's config (space.hardware's record);
-    traces from before it was recorded give only the dtype, or nothing."""
+    """The checklist's hardware fields from a run's config (space.hardware's record:
+    device, dtype and why, the CPU); traces from before it was recorded give only
+    the device and dtype, or nothing."""
     flags = config.get("cpu_bf16_flags")
     return {"dtype": config.get("dtype"), "dtype_reason": config.get("dtype_reason"),
             "device": config.get("device"), "cpu_model": config.get("cpu_model"),

@@ -9,9 +9,12 @@ of CPU time, page and all (measured in the test process on 2026-11-30; it took
 fast, since CPU time differs from machine to machine. Links to saved runs open
 the same way, so the bound holds for them too.
 
-The bounds hold every trace the app and the CLI write: a page run has at
-most 1,024 output tokens per engine (about 2,050 steps for the pair), and
-the CLI's largest, 8,192 tokens per engine, about 16,400.
+The step bound holds every trace the app and the CLI write: a page run has
+at most 1,024 output tokens per engine (about 2,050 steps for the pair), and
+the CLI's largest, 8,192 tokens per engine, about 16,400. The byte bound holds
+page runs (about 3 MB with the step anatomy of trace version 5), but not the
+CLI's largest any more: the anatomy's intervals add about 0.8 KB per step, so
+a compare of 8,192 tokens per engine is about 23 MB (10 MB without them).
 """
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeGuard, get_args
 
+from space.anatomy import PartInterval, StepAnatomy
 from space.checklist import Checklist
 from space.target_view import Explanation, TargetView
 
@@ -29,7 +30,9 @@ from space.target_view import Explanation, TargetView
 # draft_count_difference; older files read them as 0 / absent.
 # Version 4 adds target views (steps' target_views, the run's explanation:
 # space/target_view.py); older files have none and replay without them.
-TRACE_VERSION: Final = 4
+# Version 5 adds steps' anatomy (space/anatomy.py: timed parts of each engine
+# step); older files have none and replay without it.
+TRACE_VERSION: Final = 5
 
 StepKind = Literal["prefill", "verify", "decode"]
 PREFILL: Final = "prefill"  # the target reads (a chunk of) the prompt; the last chunk emits a token
@@ -80,6 +83,9 @@ class StepRecord:
     # What the target thought of each verified draft (scored after the run; empty
     # when the run was not explained, or before trace version 4).
     target_views: list[TargetView] = field(default_factory=list)
+    # Where the step's time went (timed parts of vLLM's own methods); None before
+    # trace version 5, and for steps the engine did not time.
+    anatomy: StepAnatomy | None = None
 
     @property
     def duration_s(self) -> float:
@@ -250,6 +256,11 @@ class RunTrace:
         steps = [StepRecord(**{k: v for k, v in s.items() if k in names}) for s in d["steps"]]
         for step, raw in zip(steps, d["steps"], strict=True):
             step.target_views = [_build(TargetView, v) for v in raw.get("target_views", [])]
+            if raw.get("anatomy") is not None:
+                a = raw["anatomy"]
+                step.anatomy = StepAnatomy(
+                    intervals=[_build(PartInterval, i) for i in a.get("intervals", [])],
+                    num_drafter_forwards=a.get("num_drafter_forwards", 0))
         kw = {k: v for k, v in d.items() if k in _init_names(cls)}
         kw["steps"] = steps
         if kw.get("explanation") is not None:

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from space.anatomy import ANATOMY_PARTS, PartInterval, StepAnatomy, problems
 from space.checklist import CHECK_NAMES, CHECK_OPS, VERDICTS
 from space.config import PREFIX_CACHE_MODES
 from space.target_view import TOP_N
@@ -57,6 +58,7 @@ def _upgrade(d: Any) -> Any:
     Version 2 lacks only fields that default (``num_cached_tokens``, steps'
     ``num_placeholder_draft_tokens``, ``config.prefix_cache``): nothing to rename.
     Version 3 has no target views (added in 4): the defaults (none) stand.
+    Version 4 has no step anatomy (added in 5): steps replay without it.
     """
     if not isinstance(d, dict) or "version" in d:
         return d
@@ -204,6 +206,19 @@ def _tops_pair_up(view: dict, path: str) -> dict:
     return view
 
 
+def _anatomy_holds(step: dict, path: str) -> dict:
+    """The timed parts lie inside the step, in order, without overlapping (so the
+    remainder, "other", is never negative)."""
+    a = step.get("anatomy")
+    if a is None:
+        return step
+    anatomy = StepAnatomy([PartInterval(i["part"], i["start_s"], i["end_s"])
+                           for i in a.get("intervals", [])])
+    if problems(anatomy, step["start_s"], step["end_s"]):
+        _fail(f"{path}.anatomy.intervals", "in time order, not overlapping, inside the step")
+    return step
+
+
 def _views_match_drafts(step: dict, path: str) -> dict:
     """Each view names a draft of its own step: the views index into the drafts."""
     drafts = step.get("draft_token_ids", [])
@@ -224,6 +239,15 @@ TARGET_VIEW_SCHEMA = _record({
     "top_token_ids": (_list(_int, TOP_N), False), "top_probs": (_list(_prob, TOP_N), False),
     "draft_q": (_optional(_prob), False),
 }, post=_tops_pair_up)
+MAX_INTERVALS_PER_STEP = 256  # about 8 timed calls per step; a generous bound
+INTERVAL_SCHEMA = _record({
+    "part": (_one_of(*ANATOMY_PARTS), True), "start_s": (_number, True),
+    "end_s": (_number, True),
+})
+ANATOMY_SCHEMA = _record({
+    "intervals": (_list(INTERVAL_SCHEMA, MAX_INTERVALS_PER_STEP), True),
+    "num_drafter_forwards": (_int, False),
+})
 STEP_SCHEMA = _record({
     "index": (_int, True), "kind": (_one_of(*STEP_KINDS), True),
     "start_s": (_number, True), "end_s": (_number, True),
@@ -234,7 +258,8 @@ STEP_SCHEMA = _record({
     "num_placeholder_draft_tokens": (_int, False),
     "placeholder_cause": (_optional(_one_of(*PLACEHOLDER_CAUSES)), False),
     "target_views": (_list(TARGET_VIEW_SCHEMA, MAX_VIEWS_PER_STEP), False),
-}, post=_views_match_drafts)
+    "anatomy": (_optional(ANATOMY_SCHEMA), False),
+}, post=lambda step, path: _anatomy_holds(_views_match_drafts(step, path), path))
 CONFIG_SCHEMA = _record({
     key: (_optional(_str), False)
     for key in ("model", "model_path", "method", "draft_model", "draft_path", "dtype", "device",

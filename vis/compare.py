@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from space.anatomy import SHOWN_PARTS, breakdown
 from space.trace import CompareRecord, RunTrace, StepRecord
 from vis.tokens import token_view_html
 
@@ -26,10 +27,12 @@ METRICS: list[tuple[str, Callable[[RunTrace], float]]] = [
     ("output tokens", lambda r: float(len(r.output_token_ids))),
 ]
 
+ANATOMY_COLUMNS = [f"{p}_ms" for p in SHOWN_PARTS]  # forward_ms, ..., other_ms
 STEP_COLUMNS = ["index", "kind", "start_ms", "duration_ms", "num_scheduled_tokens", "drafts",
                 "num_draft_tokens", "num_accepted_tokens", "num_placeholder_draft_tokens",
                 "placeholder_cause", "emitted", "target_token_kind",
-                "draft_probs", "target_top5", "acceptance_probs"]
+                "draft_probs", "target_top5", "acceptance_probs", *ANATOMY_COLUMNS,
+                "num_drafter_forwards"]
 
 # Why greedy outputs can differ at all: speculative decoding is exact in
 # distribution, but verifying k+1 tokens at once runs different kernels and
@@ -137,6 +140,17 @@ def _view_columns(run: RunTrace, s: StepRecord) -> dict[str, str]:
     }
 
 
+def _anatomy_columns(s: StepRecord) -> dict[str, float | int | None]:
+    """Step anatomy (trace version 5): ms per part, "other" the remainder; empty
+    cells for steps recorded before it."""
+    if s.anatomy is None:
+        return dict.fromkeys((*ANATOMY_COLUMNS, "num_drafter_forwards"))
+    parts = breakdown(s.anatomy, s.duration_s)
+    out: dict[str, float | int | None] = {f"{p}_ms": parts[p] * 1e3 for p in SHOWN_PARTS}
+    out["num_drafter_forwards"] = s.anatomy.num_drafter_forwards
+    return out
+
+
 def steps_dataframe(run: RunTrace) -> pd.DataFrame:
     """One row per engine step; times in ms since the run's arrival."""
     rows = [{
@@ -154,5 +168,6 @@ def steps_dataframe(run: RunTrace) -> pd.DataFrame:
         "emitted": _texts(run, s.emitted_token_ids),
         "target_token_kind": s.target_token_kind,
         **_view_columns(run, s),
+        **_anatomy_columns(s),
     } for s in run.steps]
     return pd.DataFrame(rows, columns=STEP_COLUMNS)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from space.anatomy import BEFORE_ANATOMY
 from space.trace import DECODE, PREFILL, VERIFY, RunTrace, StepRecord
+from vis.anatomy import anatomy_bars, has_anatomy
 from vis.safe import plot_text
 
 SPEC_LANE = "speculative"
@@ -134,28 +136,37 @@ def _mark_current(fig: go.Figure, run: RunTrace, step_index: int) -> None:
 
 
 def timeline_figure(spec: RunTrace, baseline: RunTrace | None = None,
-                    current_step: int | None = None) -> go.Figure:
+                    current_step: int | None = None, anatomy: bool = False) -> go.Figure:
     """One horizontal bar per engine step, in ms since each run's arrival.
 
     Lanes: "speculative" (top) and, if given, "baseline". Colours and patterns
     tell prefill / verify / decode apart; hover gives step index, kind,
     duration and tokens proposed / accepted / emitted. ``current_step`` (a
     speculative ``StepRecord.index``) is marked with a band, the step-through's.
+    ``anatomy``: each step as its timed parts (forward, sampling / rejection,
+    proposer, scheduling, SpecLens's recording) over a grey remainder, instead
+    of one bar per step kind (vis/anatomy.py); runs recorded before step
+    anatomy say so in the title and keep one bar per step.
     """
     lanes = [(SPEC_LANE, spec)] + ([(BASE_LANE, baseline)] if baseline is not None else [])
-    fig = go.Figure([_kind_bars(kind, lanes) for kind in _kinds(lanes)])
+    timed = any(has_anatomy(run) for _, run in lanes)
+    wants_anatomy, anatomy = anatomy, anatomy and timed
+    bars = anatomy_bars(lanes, _ms) if anatomy else [_kind_bars(k, lanes) for k in _kinds(lanes)]
+    fig = go.Figure(bars)
     _finish_marks(fig, lanes)
     if current_step is not None:
         _mark_current(fig, spec, current_step)
     order = [lane for lane, _ in reversed(lanes)]  # plotly draws the first category at the bottom
     cached = [f"{lane} {run.num_cached_tokens}" for lane, run in lanes if run.num_cached_tokens]
     note = f"<br>prompt tokens from the prefix cache: {', '.join(cached)}" if cached else ""
+    if wants_anatomy and not timed:
+        note += f"<br>step anatomy: {BEFORE_ANATOMY}"
     fig.update_layout(
         title={"text": _title(spec, baseline) + note},
         barmode="overlay", bargap=0.35,
         height=170 + 80 * len(lanes) + (20 if note else 0),
         margin={"l": 10, "r": 10, "t": 80 if note else 60, "b": 40},
-        legend={"title": {"text": "step kind"}},
+        legend={"title": {"text": "part of the step" if anatomy else "step kind"}},
         # headroom on the right so the finish labels are not clipped
         xaxis={"title": {"text": "time since arrival (ms)"},
                "range": [0, 1.12 * max(run.e2e_s * 1e3 for _, run in lanes) or 1.0]},

@@ -13,9 +13,9 @@ from space.trace import (
 )
 
 
-def build_steps(raws, times: list[tuple[float, float, float]],
-                first_index: int = 0) -> list[StepRecord]:
-    """Join scheduler records with step times.
+def build_steps(raws, times: list[tuple], first_index: int = 0) -> list[StepRecord]:
+    """Join scheduler records with step times: ``(start_s, end_s, propose_s)``
+    per step, and optionally its ``StepAnatomy`` fourth.
 
     Example: drafts [12, 7, 9, 4], sampled [12, 30], kept [12, 30]
       -> VERIFY, num_accepted_tokens=1, emitted [12, 30], target_token_kind CORRECTION.
@@ -24,7 +24,9 @@ def build_steps(raws, times: list[tuple[float, float, float]],
     own token was cut, target_token_kind is None.
     """
     steps = []
-    for i, (raw, (t0, t1, propose_s)) in enumerate(zip(raws, times, strict=False)):
+    for i, (raw, step_times) in enumerate(zip(raws, times, strict=False)):
+        t0, t1, propose_s = step_times[:3]
+        anatomy = step_times[3] if len(step_times) > 3 else None
         drafts, sampled, kept = raw.draft_token_ids, raw.sampled_token_ids, raw.kept_token_ids
         kind: StepKind
         if raw.num_computed_before < raw.num_prompt_tokens:
@@ -46,7 +48,7 @@ def build_steps(raws, times: list[tuple[float, float, float]],
             num_accepted_tokens=accepted, emitted_token_ids=list(kept),
             target_token_kind=target_kind, output_offset=raw.output_offset,
             propose_s=propose_s, num_placeholder_draft_tokens=raw.num_placeholder_drafts,
-            placeholder_cause=raw.placeholder_cause))
+            placeholder_cause=raw.placeholder_cause, anatomy=anatomy))
     return steps
 
 

@@ -23,8 +23,10 @@ from vllm.inputs import TokensPrompt
 from vllm.sampling_params import RequestOutputKind
 
 from space import hardware, models, prompts
+from space.anatomy import PROPOSER
 from space.cancel import StepGuard
 from space.config import EngineSpec, RequestSpec, TracingSettings
+from space.engine.anatomy import StepClock
 from space.engine.build import build_steps, token_texts
 from space.engine.compat import (
     fix_cpu_expand_kernel,
@@ -74,9 +76,15 @@ class TracedEngine:
         self.scheduler = self.engine.engine_core.engine_core.scheduler
         self.runner = self.engine.engine_core.engine_core.model_executor \
             .driver_worker.worker.model_runner
-        self.proposer_timer = ProposerTimer.attach(self.runner) if spec.is_speculative else None
-        if tracing and self.proposer_timer is not None:
-            self.scheduler.proposer_ran = self.proposer_timer.ran
+        # Traced engines time every step's parts (the proposer among them); the
+        # plain engine keeps only the proposer timer, as before.
+        self.clock = StepClock.attach(self.runner, self.scheduler) if tracing else None
+        self.proposer_timer = (ProposerTimer.attach(self.runner)
+                               if spec.is_speculative and self.clock is None else None)
+        if self.clock is not None:
+            self.scheduler.clock = self.clock
+            if spec.is_speculative and PROPOSER in self.clock.parts:
+                self.scheduler.proposer_ran = self.clock.proposer_ran
         self._text_cache: dict[int, str] = {}
         self.config = self._config_record()
 
@@ -96,7 +104,8 @@ class TracedEngine:
             "tracing_settings": {"async_scheduling": self.settings.async_scheduling,
                                  "enforce_eager": self.settings.enforce_eager,
                                  "per_request_spec_decode_metrics":
-                                     self.settings.per_request_spec_decode_metrics},
+                                     self.settings.per_request_spec_decode_metrics,
+                                 "step_anatomy": self.clock.settings if self.clock else None},
         }
 
     def encode(self, req: RequestSpec) -> list[int]:
@@ -140,17 +149,21 @@ class TracedEngine:
             self.engine.add_request(rid, TokensPrompt(prompt_token_ids=ids),
                                     self._params(req, len(ids)))
         finals: dict[str, list] = {rid: [] for rid in req_ids}
-        times: dict[str, list[tuple[float, float, float]]] = {rid: [] for rid in req_ids}
+        times: dict[str, list[tuple]] = {rid: [] for rid in req_ids}  # t0, t1, propose_s, anatomy
         raws: dict[str, list] = {rid: [] for rid in req_ids}
-        timer = self.proposer_timer
+        timer, clock = self.proposer_timer, self.clock
         guard = StepGuard(cancel, [r.prompt for r in reqs])
         try:
             while self.engine.has_unfinished_requests():
                 guard()  # raises when the run is cancelled (or the test fault hook fires)
+                if clock is not None:
+                    clock.clear()  # nothing timed between steps belongs to this one
                 t0 = time.perf_counter()
                 outs = self.engine.step()
                 t1 = time.perf_counter()
-                propose_s = timer.take() if timer else 0.0
+                anatomy = clock.take() if clock is not None else None
+                propose_s = (anatomy.seconds(PROPOSER) if anatomy is not None
+                             else timer.take() if timer else 0.0)
                 for out in outs:
                     finals[out.request_id].append(out)
                 if rec is None:
@@ -159,7 +172,7 @@ class TracedEngine:
                     req_id = _external_id(internal_id, times)
                     if req_id is not None:
                         raws[req_id].append(raw)
-                        times[req_id].append((t0, t1, propose_s))
+                        times[req_id].append((t0, t1, propose_s, anatomy))
                         if on_step:
                             self._stream(req_id, raw, len(times[req_id]) - 1, times[req_id][-1],
                                          on_step)

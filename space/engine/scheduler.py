@@ -10,11 +10,14 @@ versions this was tested against are pinned in ``space/versions.py``).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from vllm.v1.core.sched.scheduler import Scheduler
 
+from space.anatomy import RECORDING, SCHEDULING
+from space.engine.anatomy import StepClock
 from space.trace import DRAFTER_SKIPPED, PADDING
 
 log = logging.getLogger(__name__)
@@ -61,6 +64,10 @@ class TracingScheduler(Scheduler):
       the model runner skips it and hands back zeros (a real id, 0), which
       the next step verifies. ``proposer_ran`` (set by the engine, from the
       timer around the proposer) tells these apart from proposals.
+
+    With a ``clock`` (the engine's step anatomy), ``update_from_output`` times
+    vLLM's work as scheduling and its own recording apart, so that looking
+    is never counted as vLLM's cost.
     """
 
     def __init__(self, *args, **kwargs) -> None:
@@ -69,6 +76,7 @@ class TracingScheduler(Scheduler):
         self.vocab_size = self.vllm_config.model_config.get_vocab_size()
         self.proposer_ran: Callable[[], bool] | None = None  # in the current engine step
         self._zero_filled: set[str] = set()  # requests whose pending drafts are zeros
+        self.clock: StepClock | None = None  # set by the engine when it times step parts
 
     def update_draft_token_ids(self, draft_token_ids) -> None:
         # Runs at the end of an engine step, after the model runner proposed (or not).
@@ -77,6 +85,7 @@ class TracingScheduler(Scheduler):
         super().update_draft_token_ids(draft_token_ids)
 
     def update_from_output(self, scheduler_output, model_runner_output):
+        t0 = time.perf_counter()
         sampled = model_runner_output.sampled_token_ids
         index = model_runner_output.req_id_to_index
         before = {}
@@ -90,7 +99,9 @@ class TracingScheduler(Scheduler):
                 got = list(sampled[i]) if (sampled and i is not None) else []
                 before[req_id] = (req, len(req.output_token_ids),
                                   req.num_computed_tokens - n_sched, got)
+        t1 = time.perf_counter()
         result = super().update_from_output(scheduler_output, model_runner_output)
+        t2 = time.perf_counter()
         for req_id, (req, n_out, computed, got) in before.items():
             drafts = scheduler_output.scheduled_spec_decode_tokens.get(req_id) or ()
             proposed, cause = self._proposed(req_id, drafts)
@@ -106,6 +117,10 @@ class TracingScheduler(Scheduler):
                 placeholder_cause=cause,
             )
             self.recorder.new_in_step.append((req_id, raw))
+        if self.clock is not None:
+            self.clock.add(RECORDING, t0, t1)
+            self.clock.add(SCHEDULING, t1, t2)
+            self.clock.add(RECORDING, t2, time.perf_counter())
         return result
 
     def _proposed(self, req_id: str, drafts) -> tuple[list[int], str | None]:

@@ -91,6 +91,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             with gr.Column(scale=3):
                 results = panels.build_results()
         timeline = panels.build_timeline()
+        anatomy = panels.build_anatomy_toggle()
         with gr.Tabs() as tabs:
             with gr.Tab("Acceptance"):
                 acceptance = panels.build_acceptance()
@@ -117,7 +118,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             with gr.Tab("Live"):
                 live = build_live_panel()
         ui = UI(state, controls, results, timeline, acceptance, stepper, checklist, memory, files,
-                tipping_mini)
+                tipping_mini, anatomy)
         h = Handlers(ui, spec, metrics, samples, compare, offer)
         sh = SweepHandlers(sweep, spec, offer)
         th = tipping_panel.TippingHandlers(tipping, spec, offer)

@@ -55,6 +55,7 @@ class UI:
     memory: Memory
     files: Files
     tipping: gr.Plot | None = None  # this machine's tipping curve, beside the checklist
+    anatomy: gr.Checkbox | None = None  # the timeline's step-anatomy toggle
 
     def record_outputs(self) -> list:
         """Everything a run or a replay may change."""
@@ -63,7 +64,8 @@ class UI:
                  a.per_position, a.histogram, self.checklist, f.trace_json, f.steps_csv]
                 + self.stepper.outputs() + [self.memory.figure, self.memory.summary]
                 + ([self.tipping] if self.tipping is not None else [])
-                + ([a.draft_probs] if a.draft_probs is not None else []))
+                + ([a.draft_probs] if a.draft_probs is not None else [])
+                + ([self.anatomy] if self.anatomy is not None else []))
 
 
 Compare = Callable[..., CompareRecord]  # space.runner.compare's signature
@@ -150,6 +152,7 @@ class Handlers:
             ui.checklist: v.checklist_html,
             **self._tipping(record),
             **({a.draft_probs: v.draft_probs} if a.draft_probs is not None else {}),
+            **({ui.anatomy: False} if ui.anatomy is not None else {}),  # the figure is per step
             f.trace_json: gr.DownloadButton(value=json_path, interactive=True),
             f.steps_csv: gr.DownloadButton(value=csv_path, interactive=True),
             **self.step(record, 1),

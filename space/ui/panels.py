@@ -145,6 +145,12 @@ def build_timeline() -> gr.Plot:
     return gr.Plot(label="Timeline", elem_id="timeline", show_label=False)
 
 
+def build_anatomy_toggle() -> gr.Checkbox:
+    """Step anatomy on the timeline: each step split into its timed parts."""
+    return gr.Checkbox(False, label="Step anatomy: split each step into forward, sampling / "
+                       "rejection, proposer, scheduling and other", elem_id="timeline-anatomy")
+
+
 @dataclass
 class Acceptance:
     summary: gr.HTML

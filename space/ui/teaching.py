@@ -198,15 +198,17 @@ class TeachingHandlers:
         return self.handlers.step(record, position + 1)
 
     @staticmethod
-    def timeline(record: views.Record | None, value):
-        """The timeline with the step-through's step marked."""
+    def timeline(record: views.Record | None, value, anatomy: bool = False):
+        """The timeline with the step-through's step marked (``anatomy``: each step
+        split into its timed parts)."""
         if record is None:
             return gr.skip()
         run, baseline = views.runs(record)
         sv = views.step_view(record, int(value or 1) - 1)
         if sv is None:
-            return timeline_figure(run, baseline)
-        return timeline_figure(run, baseline, run.steps[verify_step_indices(run)[sv.position]].index)
+            return timeline_figure(run, baseline, anatomy=bool(anatomy))
+        return timeline_figure(run, baseline, run.steps[verify_step_indices(run)[sv.position]].index,
+                               anatomy=bool(anatomy))
 
 
 def wire(ui, handlers, playback: Playback) -> None:
@@ -214,4 +216,7 @@ def wire(ui, handlers, playback: Playback) -> None:
     t, s = TeachingHandlers(handlers), ui.stepper
     quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
     playback.jump.change(t.jump, [ui.state, playback.jump], s.outputs(), **quick)
-    s.slider.change(t.timeline, [ui.state, s.slider], ui.timeline, **quick)
+    shown = [ui.state, s.slider] + ([ui.anatomy] if ui.anatomy is not None else [])
+    s.slider.change(t.timeline, shown, ui.timeline, **quick)
+    if ui.anatomy is not None:
+        ui.anatomy.change(t.timeline, shown, ui.timeline, **quick)

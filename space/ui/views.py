@@ -20,6 +20,7 @@ from space.memory import EngineMemory, EngineReading, GpuMemory, SystemMemory
 from space.trace import CompareRecord, RunTrace, StepRecord, dumps
 from space.ui import datadir
 from vis import text
+from vis.anatomy import has_anatomy
 from vis.checklist import checklist_html
 from vis.explain import draft_probability_figure
 from vis.memory import memory_figure, memory_html
@@ -73,7 +74,9 @@ def render(record: Record) -> RecordViews:
         acceptance_html=vis.acceptance_summary_html(run),
         per_position=vis.per_position_figure(run),
         histogram=vis.accepted_histogram_figure(run),
-        checklist_html=_checklist(record),
+        # the step anatomy's medians, beside the prediction line that uses them
+        checklist_html=_checklist(record) + (vis.costs_table_html(run, baseline)
+                                             if has_anatomy(run) else ""),
         summary=text.summary(record),
         draft_probs=draft_probability_figure(run),
     )
@@ -160,6 +163,9 @@ def step_view(record: Record | None, position: int | float | None) -> StepView |
              f'</b> {html.escape(str(d["sentence"]))}</p>')
     if d["why"]:  # an explained run: the target's side, and its top 5 where it disagreed
         title += f'<p class="speclens-why">{html.escape(str(d["why"]))}</p>{d["top5_html"]}'
+    # where the step's time went, beside a decode step of the baseline
+    title += ('<div class="speclens-step-anatomy"><p><b>Where this step\'s time went</b></p>'
+              f"{vis.step_breakdown_html(step, runs(record)[1])}</div>")
 
     return StepView(pos, len(indices), title, str(d["context_html"]), str(d["drafts_html"]),
                     str(d["emitted_html"]))

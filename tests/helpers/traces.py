@@ -19,6 +19,16 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from space.anatomy import (
+    FORWARD,
+    PROPOSER,
+    RECORDING,
+    REJECTION,
+    SAMPLING,
+    SCHEDULING,
+    PartInterval,
+    StepAnatomy,
+)
 from space.trace import (
     BONUS,
     CORRECTION,
@@ -211,6 +221,38 @@ def timed_baseline(n_tokens: int = 9, step_s: float = 0.010) -> RunTrace:
     return plain_run([100 + i for i in range(n_tokens)], decode_ms=step_s * 1e3,
                      prefill_ms=20.0, prompt_ids=list(range(6)),
                      config={"method": None, "k": 0})
+
+
+# --- runs with a step anatomy (trace version 5) ---------------------------------
+#
+# Every step: scheduling 0.2 ms, the forward, sampling (rejection on verify
+# steps) 1 ms, the proposer, scheduling 0.1 ms, recording 0.05 ms; the rest of
+# the step is "other". Forward: 15 ms on a prefill, 9 ms on a verify step
+# (5 tokens), 6 ms on a decode step; proposer 0.5 ms on speculative steps.
+FORWARD_MS = {PREFILL: 15.0, VERIFY: 9.0, DECODE: 6.0}
+
+
+def step_anatomy(step: StepRecord, proposer_ms: float = 0.0,
+                 forward_ms: float | None = None, drafter_forwards: int = 0) -> StepAnatomy:
+    """The anatomy above for ``step``, laid out from its start."""
+    t, parts = step.start_s, []
+    sample = REJECTION if step.kind == VERIFY else SAMPLING
+    fwd = FORWARD_MS[step.kind] if forward_ms is None else forward_ms
+    for part, ms in ((SCHEDULING, 0.2), (FORWARD, fwd), (sample, 1.0), (PROPOSER, proposer_ms),
+                     (SCHEDULING, 0.1), (RECORDING, 0.05)):
+        if ms:
+            parts.append(PartInterval(part, t, t + ms / 1e3))
+            t += ms / 1e3
+    return StepAnatomy(parts, drafter_forwards if proposer_ms else 0)
+
+
+def with_anatomy(baseline: bool = False) -> RunTrace:
+    """``timed_run`` (ngram, k=4, 0.5 ms proposer) or ``timed_baseline``, every
+    step with the anatomy above."""
+    run = timed_baseline() if baseline else timed_run(propose_s=0.0005)
+    for s in run.steps:
+        s.anatomy = step_anatomy(s, proposer_ms=0.0 if baseline else 0.5)
+    return run
 
 
 # --- a long comparison: the largest a replay accepts (space/replay.py) ------------

@@ -125,3 +125,14 @@ def test_every_record_field_is_in_the_schema():
                         (CompareRecord, trace_schema.COMPARE_SCHEMA)):
         init = {f.name for f in dataclasses.fields(cls) if f.init}
         assert init <= fields(schema), f"{cls.__name__}: {init - fields(schema)}"
+
+
+def test_version_4_files_replay_without_step_anatomy():
+    """Files written before step anatomy (version 4) load and render; no step has one."""
+    text = (FIXTURES / "compare-v4.json").read_text()
+    assert json.loads(text)["version"] == 4
+    record = load(text)
+    assert isinstance(record, CompareRecord)
+    steps = record.baseline.steps + record.speculative.steps
+    assert steps and all(s.anatomy is None for s in steps)
+    assert 'data-status="accepted"' in views.render(record).token_html

@@ -1,0 +1,169 @@
+"""Step anatomy: where one engine step's time went, part by part (pure).
+
+The engine layer (``space/engine/anatomy.py``) times vLLM's own methods inside
+every engine step and records each call as an interval of the
+``time.perf_counter`` clock. The parts:
+
+  scheduling  ``Scheduler.schedule``, ``update_from_output`` (vLLM's share of it)
+              and ``update_draft_token_ids``
+  forward     the target's forward pass (``_model_forward``) and ``compute_logits``
+  sampling    the sampler, on steps that verify nothing
+  rejection   the rejection sampler, on verify steps (it samples the target too)
+  proposer    ``propose_draft_token_ids``: the drafter's forward passes or the
+              n-gram lookup (drafting for the next step)
+  recording   SpecLens's own bookkeeping inside the scheduler, timed apart
+  other       the remainder: input preparation, output processing,
+              detokenization, Python glue (derived, never recorded)
+
+Intervals never overlap (a call inside a timed call belongs to the outer
+one) and lie inside the step's [start_s, end_s], so ``other`` is never
+negative; ``check`` says so for a record and the schema refuses files that
+break it.
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Final, Literal, get_args
+
+AnatomyPart = Literal["scheduling", "forward", "sampling", "rejection", "proposer", "recording"]
+SCHEDULING: Final = "scheduling"
+FORWARD: Final = "forward"
+SAMPLING: Final = "sampling"
+REJECTION: Final = "rejection"
+PROPOSER: Final = "proposer"
+RECORDING: Final = "recording"
+ANATOMY_PARTS: tuple[AnatomyPart, ...] = get_args(AnatomyPart)
+OTHER: Final = "other"  # the remainder: derived, never an interval
+# How the parts are drawn, bottom to top, with the remainder last.
+SHOWN_PARTS: tuple[str, ...] = (FORWARD, SAMPLING, REJECTION, PROPOSER, SCHEDULING,
+                                RECORDING, OTHER)
+BEFORE_ANATOMY: Final = "recorded before step anatomy (trace version 4 or older)"
+
+
+@dataclass
+class PartInterval:
+    """One timed call: ``part`` ran from ``start_s`` to ``end_s`` (perf_counter)."""
+
+    part: AnatomyPart
+    start_s: float
+    end_s: float
+
+
+@dataclass
+class StepAnatomy:
+    """The timed parts of one engine step, in time order.
+
+    Example: a 50 ms verify step starting at 10.000 s
+      intervals [scheduling 10.000-10.001, forward 10.002-10.040,
+                 rejection 10.041-10.043, proposer 10.044-10.046,
+                 scheduling 10.047-10.048, recording 10.048-10.0485]
+      -> other = 50 - 46.5 = 3.5 ms.
+    """
+
+    intervals: list[PartInterval] = field(default_factory=list)
+    num_drafter_forwards: int = 0  # the draft model's forward passes in this step
+
+    def seconds(self, part: str) -> float:
+        return sum(i.end_s - i.start_s for i in self.intervals if i.part == part)
+
+    def timed_s(self) -> float:
+        return sum(i.end_s - i.start_s for i in self.intervals)
+
+    def has(self, part: str) -> bool:
+        return any(i.part == part for i in self.intervals)
+
+
+def breakdown(anatomy: StepAnatomy, duration_s: float) -> dict[str, float]:
+    """Seconds per shown part, ``other`` included (step duration minus the timed parts).
+
+    Example:
+        >>> a = StepAnatomy([PartInterval("forward", 0.0, 0.03), PartInterval("proposer", 0.03, 0.04)])
+        >>> {k: round(v, 3) for k, v in breakdown(a, 0.05).items() if v}
+        {'forward': 0.03, 'proposer': 0.01, 'other': 0.01}
+    """
+    out: dict[str, float] = {p: anatomy.seconds(p) for p in ANATOMY_PARTS}
+    out[OTHER] = duration_s - anatomy.timed_s()
+    return {p: out[p] for p in SHOWN_PARTS}
+
+
+def problems(anatomy: StepAnatomy, start_s: float, end_s: float) -> list[str]:
+    """What breaks the anatomy's truth: parts out of order or overlapping, or
+    outside the step. Empty when it holds (then ``other`` >= 0 follows)."""
+    out = []
+    last = start_s
+    for n, i in enumerate(anatomy.intervals):
+        if i.end_s < i.start_s:
+            out.append(f"interval {n} ({i.part}) ends before it starts")
+        if i.start_s < last:
+            out.append(f"interval {n} ({i.part}) overlaps the one before it or starts "
+                       "before the step")
+        last = max(last, i.end_s)
+    if last > end_s:
+        out.append("an interval ends after the step")
+    return out
+
+
+@dataclass(frozen=True)
+class KindCosts:
+    """Median costs per step kind over some runs (the anatomy table).
+
+    decode_forward_s: the baseline's decode steps, target forward;
+    verify_*: the speculative run's verify steps; c = proposer per verify step
+    / a baseline decode step (the draft cost ratio, per step).
+    """
+
+    decode_step_s: float | None = None
+    decode_forward_s: float | None = None
+    verify_step_s: float | None = None
+    verify_forward_s: float | None = None
+    verify_tokens: int | None = None          # 1 + k: tokens one verify forward reads
+    rejection_s: float | None = None
+    proposer_s: float | None = None
+    num_drafter_forwards: int | None = None   # median per verify step (draft models)
+    overhead_s: float | None = None           # scheduling + recording + other per verify step
+
+    @property
+    def forward_ratio(self) -> float | None:
+        """Verify forward / decode forward: ~1 memory-bound, ~1+k compute-bound."""
+        if self.verify_forward_s is None or not self.decode_forward_s:
+            return None
+        return self.verify_forward_s / self.decode_forward_s
+
+    @property
+    def draft_cost_ratio(self) -> float | None:
+        """c: proposer time per verify step / one baseline decode step."""
+        if self.proposer_s is None or not self.decode_step_s:
+            return None
+        return self.proposer_s / self.decode_step_s
+
+
+def _median(xs: Iterable[float]) -> float | None:
+    values = list(xs)
+    return statistics.median(values) if values else None
+
+
+def kind_costs(baseline_steps: list, verify_steps: list) -> KindCosts:
+    """Medians over steps that carry an anatomy (``StepRecord``s of the baseline's
+    decode steps and the speculative run's verify steps)."""
+    base = [s for s in baseline_steps if s.anatomy is not None]
+    ver = [s for s in verify_steps if s.anatomy is not None]
+
+    def med(steps, fn) -> float | None:
+        return _median(fn(s) for s in steps)
+
+    forwards = med(ver, lambda s: s.anatomy.num_drafter_forwards)
+    tokens = med(ver, lambda s: s.num_scheduled_tokens)
+    return KindCosts(
+        decode_step_s=med(base, lambda s: s.duration_s),
+        decode_forward_s=med(base, lambda s: s.anatomy.seconds(FORWARD)),
+        verify_step_s=med(ver, lambda s: s.duration_s),
+        verify_forward_s=med(ver, lambda s: s.anatomy.seconds(FORWARD)),
+        verify_tokens=None if tokens is None else round(tokens),
+        rejection_s=med(ver, lambda s: s.anatomy.seconds(REJECTION)),
+        proposer_s=med(ver, lambda s: s.anatomy.seconds(PROPOSER)),
+        num_drafter_forwards=None if forwards is None else round(forwards),
+        overhead_s=med(ver, lambda s: s.duration_s - s.anatomy.seconds(FORWARD)
+                       - s.anatomy.seconds(REJECTION) - s.anatomy.seconds(PROPOSER)),
+    )

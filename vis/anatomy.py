@@ -1,0 +1,183 @@
+"""Step anatomy views: where each engine step's milliseconds went.
+
+- ``anatomy_bars``: the timeline's segments, each timed part at its real time
+  inside its step, over a grey bar for the remainder ("other");
+- ``step_breakdown_html``: one step's parts beside a decode step of the baseline;
+- ``costs_table_html``: medians per step kind (decode forward, verify forward
+  for 1 + k tokens, rejection, proposer, their ratios).
+
+Runs recorded before trace version 5 have no anatomy: the views say so
+(``space.anatomy.BEFORE_ANATOMY``) instead of drawing zeros.
+
+Pure: trace in, plotly traces / HTML out.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from html import escape
+
+import numpy as np
+import plotly.graph_objects as go
+
+from space.anatomy import (
+    BEFORE_ANATOMY,
+    FORWARD,
+    OTHER,
+    PROPOSER,
+    RECORDING,
+    REJECTION,
+    SAMPLING,
+    SCHEDULING,
+    KindCosts,
+    breakdown,
+    kind_costs,
+)
+from space.trace import DECODE, VERIFY, RunTrace, StepRecord
+from vis.safe import plot_text
+
+# What is drawn: (label, parts, colour, pattern), bottom of the legend last.
+# Okabe-Ito colours plus patterns, so the parts differ without colour too.
+GROUPS: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
+    ("forward", (FORWARD,), "#0072B2", ""),
+    ("sampling / rejection", (SAMPLING, REJECTION), "#009E73", "/"),
+    ("proposer", (PROPOSER,), "#E69F00", "x"),
+    ("scheduling", (SCHEDULING,), "#CC79A7", "."),
+    ("recording (SpecLens)", (RECORDING,), "#000000", "+"),
+)
+OTHER_LABEL, OTHER_COLOR = "other", "#BBBBBB"
+HOVER = ("<b>%{y}</b> step %{customdata[0]} (%{customdata[1]})<br>"
+         "%{customdata[2]}: %{customdata[3]:.2f} ms<extra></extra>")
+_CSS = """
+.speclens-anatomy table{border-collapse:collapse;font-size:0.9em}
+.speclens-anatomy th,.speclens-anatomy td{border-bottom:1px solid #ddd;padding:3px 8px;
+ text-align:right}
+.speclens-anatomy th:first-child,.speclens-anatomy td:first-child{text-align:left}
+"""
+
+Lanes = list[tuple[str, RunTrace]]
+
+
+def has_anatomy(run: RunTrace) -> bool:
+    return any(s.anatomy is not None for s in run.steps)
+
+
+def anatomy_bars(lanes: Lanes, ms: Callable[[RunTrace, float], float]) -> list[go.Bar]:
+    """One bar trace per part group, plus "other" underneath each timed step.
+
+    ``ms(run, t_s)`` places a perf_counter time on the axis (the timeline's).
+    Steps without an anatomy are drawn whole, as "other".
+    """
+    whole: list[list] = [[], [], [], []]  # y, base, width, custom
+    parts: dict[str, list[list]] = {label: [[], [], [], []] for label, *_ in GROUPS}
+    group_of = {p: label for label, ps, *_ in GROUPS for p in ps}
+    for lane, run in lanes:
+        for s in run.steps:
+            _put(whole, lane, ms(run, s.start_s), s.duration_s * 1e3, [s.index, s.kind, OTHER,
+                 _other_ms(s)])
+            for i in s.anatomy.intervals if s.anatomy is not None else ():
+                width = (i.end_s - i.start_s) * 1e3
+                _put(parts[group_of[i.part]], lane, ms(run, i.start_s), width,
+                     [s.index, s.kind, i.part, width])
+    bars = [_bar(OTHER_LABEL, OTHER_COLOR, "", whole)]
+    bars += [_bar(label, color, pattern, parts[label]) for label, _, color, pattern in GROUPS
+             if parts[label][0]]
+    return bars
+
+
+def _other_ms(s: StepRecord) -> float:
+    if s.anatomy is None:
+        return s.duration_s * 1e3
+    return breakdown(s.anatomy, s.duration_s)[OTHER] * 1e3
+
+
+def _put(cols: list[list], lane: str, base: float, width: float, custom: list) -> None:
+    cols[0].append(lane)
+    cols[1].append(base)
+    cols[2].append(width)
+    cols[3].append(custom)
+
+
+def _bar(label: str, color: str, pattern: str, cols: list[list]) -> go.Bar:
+    ys, bases, widths, custom = cols
+    return go.Bar(
+        orientation="h", y=np.array(ys, dtype=object), x=np.array(widths, dtype=float),
+        base=np.array(bases, dtype=float), name=plot_text(label),
+        customdata=np.array(custom, dtype=object), hovertemplate=HOVER,
+        marker={"color": color, "line": {"width": 0}, "pattern": {"shape": pattern}})
+
+
+def baseline_decode_step(baseline: RunTrace | None) -> StepRecord | None:
+    """The baseline's median decode step (by duration) among those with an anatomy."""
+    if baseline is None:
+        return None
+    steps = sorted((s for s in baseline.steps if s.kind == DECODE and s.anatomy is not None),
+                   key=lambda s: s.duration_s)
+    return steps[(len(steps) - 1) // 2] if steps else None
+
+
+def step_breakdown_html(step: StepRecord, baseline: RunTrace | None = None) -> str:
+    """The step's parts in ms and share, beside the baseline's median decode step."""
+    if step.anatomy is None:
+        return f'<div class="speclens-anatomy"><em>{escape(BEFORE_ANATOMY)}</em></div>'
+    ref = baseline_decode_step(baseline)
+    mine = breakdown(step.anatomy, step.duration_s)
+    theirs = breakdown(ref.anatomy, ref.duration_s) if ref and ref.anatomy else None
+    head = f"<th>part</th><th>step {int(step.index)} ({escape(step.kind)}), ms</th><th>share</th>"
+    if theirs is not None and ref is not None:
+        head += f"<th>baseline decode step {int(ref.index)}, ms</th>"
+    rows = []
+    for label, parts, *_ in GROUPS + ((OTHER_LABEL, (OTHER,), "", ""),):
+        s = sum(mine[p] for p in parts)
+        row = f"<td>{escape(label)}</td><td>{s * 1e3:.2f}</td>"
+        row += f"<td>{s / step.duration_s:.0%}</td>" if step.duration_s > 0 else "<td>\u2014</td>"
+        if theirs is not None:
+            row += f"<td>{sum(theirs[p] for p in parts) * 1e3:.2f}</td>"
+        rows.append(f'<tr data-part="{escape(label)}">{row}</tr>')
+    total = f"<td><b>step</b></td><td><b>{step.duration_s * 1e3:.2f}</b></td><td></td>"
+    if ref is not None and theirs is not None:
+        total += f"<td><b>{ref.duration_s * 1e3:.2f}</b></td>"
+    forwards = ""
+    if step.anatomy.num_drafter_forwards:
+        forwards = (f"<p>The drafter ran {int(step.anatomy.num_drafter_forwards)} forward "
+                    "passes in this step.</p>")
+    return (f'<div class="speclens-anatomy"><style>{_CSS}</style><table><tr>{head}</tr>'
+            f'{"".join(rows)}<tr>{total}</tr></table>{forwards}</div>')
+
+
+def run_costs(speculative: RunTrace, baseline: RunTrace | None) -> KindCosts:
+    """Medians per step kind: the baseline's decode steps, the speculative verify steps."""
+    base = baseline.steps if baseline is not None else []
+    return kind_costs([s for s in base if s.kind == DECODE],
+                      [s for s in speculative.steps if s.kind == VERIFY])
+
+
+def _ms(v: float | None) -> str:
+    return "\u2014" if v is None else f"{v * 1e3:.2f} ms"
+
+
+def _x(v: float | None, digits: int = 2) -> str:
+    return "\u2014" if v is None else f"{v:.{digits}f}"
+
+
+def costs_table_html(speculative: RunTrace, baseline: RunTrace | None) -> str:
+    """The medians table: what a decode step and a verify step cost, part by part."""
+    if not has_anatomy(speculative):
+        return f'<div class="speclens-anatomy"><em>{escape(BEFORE_ANATOMY)}</em></div>'
+    c = run_costs(speculative, baseline)
+    tokens = f" ({c.verify_tokens} tokens)" if c.verify_tokens else ""
+    rows = [
+        ("decode step (baseline): target forward", _ms(c.decode_forward_s)),
+        ("decode step (baseline): whole step", _ms(c.decode_step_s)),
+        (f"verify step: target forward{tokens}", _ms(c.verify_forward_s)),
+        ("verify step: rejection sampler", _ms(c.rejection_s)),
+        ("verify step: proposer", _ms(c.proposer_s)),
+        ("verify step: everything else", _ms(c.overhead_s)),
+        ("verify step: whole step", _ms(c.verify_step_s)),
+        ("verify forward / decode forward", _x(c.forward_ratio) + ("x" if c.forward_ratio else "")),
+        ("draft cost ratio c (proposer / decode step)", _x(c.draft_cost_ratio, 3)),
+    ]
+    if c.num_drafter_forwards:
+        rows.insert(5, ("verify step: drafter forward passes", str(int(c.num_drafter_forwards))))
+    body = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in rows)
+    return (f'<div class="speclens-anatomy" data-anatomy="medians"><style>{_CSS}</style>'
+            f"<table><tr><th>median per step</th><th></th></tr>{body}</table></div>")
