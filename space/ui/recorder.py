@@ -117,24 +117,8 @@ def recording_sweep(fn: Callable, history: History, handlers: Any, status: Any,
                     model: str) -> Callable:
     """The sweep handler (via the start gate: a generator), saving the sweep it ends
     with; ``handlers.last_result`` holds it (sweeps run one at a time)."""
-    def sweep(*args, **kwargs):
-        arguments, request = _split(sweep, args, kwargs)
-        handlers.last_result = None
-        out = fn(**arguments)
-        updates = out if inspect.isgenerator(out) else iter([out])
-        try:
-            for update in updates:
-                result, handlers.last_result = handlers.last_result, None
-                if result is not None and isinstance(update, dict):
-                    added = _save(history, functools.partial(
-                        _sweep_run, result, arguments, model, username(request)))
-                    update = {**update, status: _add_link(update.get(status), added)}
-                yield update
-        finally:
-            if inspect.isgenerator(updates):
-                updates.close()
-
-    return _with_request(fn, sweep)
+    return _recording_last_result(fn, history, handlers, status, lambda result, arguments, user:
+                                  _sweep_run(result, arguments, model, user))
 
 
 def recording_traffic(fn: Callable, history: History, handlers: Any, status: Any,
@@ -142,8 +126,18 @@ def recording_traffic(fn: Callable, history: History, handlers: Any, status: Any
     """The Traffic tab's handler, saving the run it ends with under the visitor's
     login (``handlers.last_result``; one at a time). ``private`` (the operator's
     ``--traffic-private``): the figures only, no prompt or output text."""
-    def traffic(*args, **kwargs):
-        arguments, request = _split(traffic, args, kwargs)
+    return _recording_last_result(fn, history, handlers, status, lambda result, _arguments, user:
+                                  _traffic_run(result, model, user, private))
+
+
+def _recording_last_result(fn: Callable, history: History, handlers: Any, status: Any,
+                           history_row: Callable[[Any, dict[str, Any], str | None], Any]
+                           ) -> Callable:
+    """A handler whose result lands in ``handlers.last_result`` (sweeps and traffic
+    runs: one at a time), saved as ``history_row(result, arguments, user)`` when it
+    appears, with a link added to the status of the update that shows it."""
+    def record(*args, **kwargs):
+        arguments, request = _split(record, args, kwargs)
         handlers.last_result = None
         out = fn(**arguments)
         updates = out if inspect.isgenerator(out) else iter([out])
@@ -152,14 +146,14 @@ def recording_traffic(fn: Callable, history: History, handlers: Any, status: Any
                 result, handlers.last_result = handlers.last_result, None
                 if result is not None and isinstance(update, dict):
                     added = _save(history, functools.partial(
-                        _traffic_run, result, model, username(request), private))
+                        history_row, result, arguments, username(request)))
                     update = {**update, status: _add_link(update.get(status), added)}
                 yield update
         finally:
             if inspect.isgenerator(updates):
                 updates.close()
 
-    return _with_request(fn, traffic)
+    return _with_request(fn, record)
 
 
 def _traffic_run(result: Any, model: str, user: str | None, private: bool):
