@@ -21,6 +21,7 @@ baseline run streams nothing) a ``Heartbeat`` comes every ``HEARTBEAT_S``.
 from __future__ import annotations
 
 import contextvars
+import logging
 import queue
 import threading
 from collections.abc import Callable, Generator, Iterator
@@ -29,8 +30,11 @@ from typing import Any, Literal
 
 import gradio as gr
 
+from space.cancel import Cancelled
 from space.config import EngineSpec, RequestSpec
 from space.trace import StepRecord
+
+log = logging.getLogger(__name__)
 
 HEARTBEAT_S = 0.5  # how long a quiet worker goes without an event (bounds the stop delay)
 
@@ -165,6 +169,37 @@ def follow(job: LiveJob, show: Callable[[Event], dict | None],
             if update is not None:
                 yield update
     raise RuntimeError(f"{what} ended without a result")
+
+
+def guarded(body: Generator[Any, None, Any], what: str, stopped: dict,
+            failed: Callable[[str], dict],
+            expected: tuple[type[Exception], ...]) -> Generator[Any, None, Any]:
+    """A long job's handler body (a sweep, a traffic run) with the page's answers to
+    its ends: ``result = yield from guarded(body, "the sweep", ...)``. Stop or a
+    client that left (``Cancelled``) yields ``stopped``; an ``expected`` error its
+    one line through ``failed``; anything else is logged and named by its type.
+    Returns the body's result, or None after one of those. GeneratorExit (Gradio
+    closing the handler) passes through to the body, whose ``finally`` stops its job.
+    """
+    try:
+        return (yield from body)
+    except Cancelled:
+        yield stopped
+    except expected as exc:
+        yield failed(str(exc))
+    except Exception as exc:  # anything else: log it, say it briefly, stay up
+        log.exception("%s failed", what)
+        yield failed(f"{what} failed ({type(exc).__name__}); details are in the server log")
+    return None
+
+
+def followed(job: LiveJob, show: Callable[[Event], dict | None],
+             what: str) -> Generator[Any, None, Any]:
+    """``follow`` that stops the job however the handler ends."""
+    try:
+        return (yield from follow(job, show, what))
+    finally:
+        job.stop()
 
 
 class LiveCompare(LiveJob):

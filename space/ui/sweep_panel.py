@@ -17,12 +17,11 @@ import gradio as gr
 
 from space import offer as offers
 from space import presets
-from space.cancel import Cancelled
 from space.config import ConfigError, EngineSpec
 from space.models import ModelError
 from space.ui import datadir, inputs
 from space.ui.handlers import status_html
-from space.ui.live import Event, LiveJob, Progress, follow
+from space.ui.live import Event, LiveJob, Progress, followed, guarded
 
 log = logging.getLogger(__name__)
 
@@ -138,10 +137,9 @@ class SweepHandlers:
         """
         from space.sweep import run_grid, run_sweep  # imports vLLM lazily
 
-        job = None
-        try:
-            plan = self._plan(workload_id, variable, values, max_tokens, repeats, method, draft,
-                              k, pair_id)
+        def body():
+            plan = self._plan(workload_id, variable, values, max_tokens, repeats, method,
+                              draft, k, pair_id)
             if variable == GRID:  # k x concurrency: one concurrency sweep per k
                 ks, cs = plan.points
                 job = LiveJob(lambda _on_step, report, cancel: run_grid(
@@ -151,25 +149,17 @@ class SweepHandlers:
                 job = LiveJob(lambda _on_step, report, cancel: run_sweep(
                     plan.spec, plan.workload, variable, plan.points, repeats=plan.repeats,
                     max_tokens=plan.max_tokens, progress=report, cancel=cancel))
-            result = yield from follow(job, lambda ev: self._progress_update(ev, progress),
-                                       "the sweep")
-        except Cancelled:
-            yield {self.panel.status: status_html("sweep stopped; the remaining points were "
+            result = yield from followed(job, lambda ev: self._progress_update(ev, progress),
+                                         "the sweep")
+            return plan, result
+
+        stopped = {self.panel.status: status_html("sweep stopped; the remaining points were "
                                                   "not run")}
-            return
-        except (ConfigError, ModelError, presets.PresetError) as exc:
-            yield self._failed(str(exc))
-            return
-        except Exception as exc:  # anything else: log it, say it briefly, stay up
-            log.exception("sweep failed")
-            yield self._failed(f"the sweep failed ({type(exc).__name__}); "
-                               "details are in the server log")
-            return
-        finally:
-            if job is not None:
-                job.stop()
-        self.last_result = result
-        yield self._show(plan, result)
+        done = yield from guarded(body(), "the sweep", stopped, self._failed,
+                                  (ConfigError, ModelError, presets.PresetError))
+        if done is not None:
+            plan, self.last_result = done
+            yield self._show(plan, self.last_result)
 
     def _plan(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
               pair_id) -> SweepPlan:

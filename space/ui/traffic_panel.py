@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import json
-import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,15 +18,12 @@ from typing import Any
 import gradio as gr
 
 from space import offer as offers
-from space.cancel import Cancelled
 from space.config import ConfigError, EngineSpec
 from space.models import ModelError
 from space.traffic import Bounds, check_size
 from space.ui import datadir, inputs
 from space.ui.handlers import status_html
-from space.ui.live import Event, LiveJob, Progress, follow
-
-log = logging.getLogger(__name__)
+from space.ui.live import Event, LiveJob, Progress, followed, guarded
 
 DEFAULT_PER_GROUP = 3   # the page's default: a first answer in a few minutes on CPU
 DEFAULT_MAX_TOKENS = 32
@@ -132,8 +128,7 @@ class TrafficHandlers:
         closes this generator, and the run stops before its next engine step."""
         from space.traffic_run import run_traffic  # imports vLLM lazily
 
-        job = None
-        try:
+        def body():
             if file:
                 datadir.claim_upload(file)  # gone when the session ends
             spec, tokens, n_repeats, traffic, plan = self._plan(
@@ -144,25 +139,16 @@ class TrafficHandlers:
                 spec, plan, source=name, repeats=n_repeats, max_tokens=tokens,
                 progress=report, cancel=cancel, skipped=[str(s) for s in traffic.skipped],
                 max_tokens_cap=MAX_TOKENS))
-            result = yield from follow(job, lambda ev: self._progress(ev, progress),
-                                       "the traffic run")
-        except Cancelled:
-            yield {self.panel.status: status_html("traffic run stopped; the remaining "
-                                                  "prompts were not run")}
-            return
-        except (ConfigError, ModelError) as exc:
-            yield self._failed(str(exc))
-            return
-        except Exception as exc:  # anything else: log it, say it briefly, stay up
-            log.exception("traffic run failed")
-            yield self._failed(f"the traffic run failed ({type(exc).__name__}); "
-                               "details are in the server log")
-            return
-        finally:
-            if job is not None:
-                job.stop()
-        self.last_result = result
-        yield self.show(result)
+            return (yield from followed(job, lambda ev: self._progress(ev, progress),
+                                        "the traffic run"))
+
+        stopped = {self.panel.status: status_html("traffic run stopped; the remaining "
+                                                   "prompts were not run")}
+        result = yield from guarded(body(), "the traffic run", stopped, self._failed,
+                                    (ConfigError, ModelError))
+        if result is not None:
+            self.last_result = result
+            yield self.show(result)
 
     def _plan(self, file, label_field, per_group, max_tokens, repeats, method, draft, k,
               pair_id):
