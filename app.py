@@ -20,9 +20,9 @@ import os
 import sys
 import warnings
 
-from space import history
-from space.args import engine_flags
-from space.offer import MAX_PROMPT_CHARS
+from space.runs import flags
+from space.runs.flags import engine_flags
+from space.runs.offer import MAX_PROMPT_CHARS
 from space.ui import auth, datadir
 
 
@@ -56,7 +56,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     g.add_argument("--max-upload-mb", type=positive_int, default=20, metavar="MB",
                    help="largest file a visitor may upload (default 20)")
     g.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
-    g = p.add_argument_group("what a visitor may load (space/offer.py)")
+    g = p.add_argument_group("what a visitor may load (space/runs/offer.py)")
     g.add_argument("--drafts", action="append", default=[], metavar="NAME[,NAME]",
                    help="also offer these drafts in the page (repeatable; a folder or a hub "
                         "id, which may download on first use). Offered anyway: the start's "
@@ -79,7 +79,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="keep traffic prompts out of the run history: a traffic run is "
                         "saved with its figures only, no prompt or output text")
     engine_flags(p)
-    history.add_flags(p)
+    flags.history_flags(p)
     return p.parse_args(argv)
 
 

@@ -4,7 +4,7 @@ Why: on a CPU without bf16 units, bf16 matrix products are emulated. A
 one-token decode step costs about the same in both dtypes, but prefill and the
 (1 + k)-token verify pass of speculative decoding are several times slower, so
 bf16 can turn a gain into a loss (an AVX2 EPYC: 1.33x in float32, 0.87x in bf16).
-SpecLens therefore runs float32 there (space/hardware.py); this prints what
+SpecLens therefore runs float32 there (space/engine/hardware.py); this prints what
 each dtype gives on the machine it runs on, beside the machine's probes.
 
     python benchmarks/bench_dtype.py [--runs 5] [--max-tokens 64] [--json out.json]
@@ -34,8 +34,8 @@ DTYPES = ("bfloat16", "float32")
 
 def extraction_request(max_tokens: int):
     """The structured-output workload's first prompt: the page's extraction sample."""
-    from space import presets
-    from space.workloads import requests_for
+    from space.runs import presets
+    from space.runs.workloads import requests_for
 
     w = presets.get_workload("structured_output")
     return requests_for(w, max_tokens=max_tokens, temperature=0.0,
@@ -43,7 +43,7 @@ def extraction_request(max_tokens: int):
 
 
 def machine() -> dict:
-    from space import hardware
+    from space.engine import hardware
 
     choice = hardware.choose_dtype()
     return {"cpu_model": hardware.cpu_model(), "cpus": os.cpu_count(),
@@ -52,9 +52,9 @@ def machine() -> dict:
 
 
 def run(runs: int, max_tokens: int) -> dict:
-    from space import measure
-    from space.config import EngineSpec
     from space.engine import TracedEngine
+    from space.judge import measure
+    from space.records.config import EngineSpec
 
     req = extraction_request(max_tokens)
     engines = {(d, m): TracedEngine(EngineSpec(method=m, k=4, dtype=d, max_model_len=2048))

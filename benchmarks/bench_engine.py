@@ -47,13 +47,13 @@ MAX_TOKENS = 128
 
 
 def _req():
-    from space.config import RequestSpec
+    from space.records.config import RequestSpec
     return RequestSpec(prompt=PROMPT, max_tokens=MAX_TOKENS)
 
 
 def _spec(method):
     """ngram k=4, or the target drafting for itself (the only CPU draft that accepts)."""
-    from space.config import EngineSpec
+    from space.records.config import EngineSpec
     draft = "default" if method == "draft_model" else None
     return EngineSpec(method=method, k=4, draft_model=draft)
 
@@ -69,9 +69,9 @@ def plain_llm(method: str | None, defaults: bool):
     """``vllm.LLM`` with the engine settings SpecLens uses, minus its scheduler."""
     from vllm import LLM
 
-    from space import models
-    from space.config import TracingSettings
+    from space.engine import models
     from space.engine.core import engine_kwargs
+    from space.records.config import TracingSettings
     path = models.prepare_default()
     draft = str(path) if method == "draft_model" else None
     kw = engine_kwargs(_spec(method), path, draft, TracingSettings(), tracing=False)
@@ -155,7 +155,7 @@ ANATOMY_COLUMNS = ("forward", "sampling", "rejection", "proposer", "scheduling",
 
 def _anatomy_row(label: str, steps: list, decode_forward_ms: float | None) -> tuple[str, float]:
     """Median ms per part over ``steps`` (each with an anatomy), one printed line."""
-    from space.anatomy import breakdown
+    from space.records.anatomy import breakdown
     parts = [breakdown(s.anatomy, s.duration_s) for s in steps]
     med = {p: statistics.median(b[p] for b in parts) * 1e3 for p in ANATOMY_COLUMNS}
     step_ms = statistics.median(s.duration_s for s in steps) * 1e3
@@ -170,7 +170,7 @@ def section_anatomy(runs: int, dtype: str, ks: list[int]) -> None:
     import dataclasses
 
     from space.engine import TracedEngine
-    from space.trace import DECODE, VERIFY
+    from space.records.trace import DECODE, VERIFY
     print(f"step anatomy, {dtype}, {cpu_model()}; median ms per step over {runs} runs of "
           f"{MAX_TOKENS} tokens")
     print(f"  {'step':<22} {'':<6} {'step ms':>8} " + " ".join(f"{p:>9}" for p in ANATOMY_COLUMNS)

@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def main() -> int:
-    from space.config import EngineSpec, RequestSpec
     from space.engine import EnginePool
     from space.engine.score import explain
-    from space.presets import get_workload
+    from space.records.config import EngineSpec, RequestSpec
+    from space.runs.presets import get_workload
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=5)

@@ -1,4 +1,4 @@
-"""A mixed-task question file, Spec-Bench's format, through ``space.traffic_run``:
+"""A mixed-task question file, Spec-Bench's format, through ``space.runs.traffic``:
 per-category acceptance and speedup, beside each category's first prompt alone.
 
 The file (benchmarks/traffic_questions.jsonl) is written for this project in
@@ -31,10 +31,10 @@ os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from space.config import EngineSpec  # noqa: E402
-from space.traffic import parse  # noqa: E402
-from space.traffic_answer import TrafficResult, describe  # noqa: E402
-from space.traffic_groups import plan  # noqa: E402
+from space.judge.traffic import TrafficResult, describe  # noqa: E402
+from space.records.config import EngineSpec  # noqa: E402
+from space.runs.traffic_file import parse  # noqa: E402
+from space.runs.traffic_groups import plan  # noqa: E402
 
 QUESTIONS = Path(__file__).resolve().parent / "traffic_questions.jsonl"
 
@@ -63,8 +63,8 @@ def alone(result: TrafficResult, spec: EngineSpec, fresh: bool, max_tokens: int,
         first = min((it for it in result.items if it.group == g.group), key=lambda it: it.line)
         cmp = first.compare
         if fresh:
-            from space import runner
-            from space.config import RequestSpec
+            from space.records.config import RequestSpec
+            from space.runs import runner
 
             run = cmp.speculative
             req = RequestSpec(prompt=run.prompt, max_tokens=max_tokens,
@@ -101,7 +101,7 @@ def main() -> int:
                    help="compare each category's first prompt again, on its own")
     p.add_argument("--json", help="write the traffic result here")
     a = p.parse_args()
-    from space.traffic_run import run_traffic
+    from space.runs.traffic import run_traffic
 
     print(f"machine: {cpu_model()}; dtype {a.dtype}", flush=True)
     traffic = parse(Path(a.file).read_bytes(), Path(a.file).name)

@@ -29,10 +29,10 @@ WORKLOADS = (("structured_output", 48), ("code_editing", 48), ("creative_writing
 
 
 def run(repeats: int, dtype: str | None) -> list[dict]:
-    from space import hardware, presets
-    from space.config import EngineSpec
-    from space.engine import EnginePool
-    from space.workloads import run_workload
+    from space.engine import EnginePool, hardware
+    from space.records.config import EngineSpec
+    from space.runs import presets
+    from space.runs.workloads import run_workload
 
     pool = EnginePool(max_speculative=1)
     ngram = hardware.resolve_spec(EngineSpec(method="ngram", k=4, dtype=dtype, max_model_len=2048))
@@ -68,7 +68,7 @@ def main() -> None:
     p.add_argument("--dtype", default=None, help="default: what SpecLens picks here")
     p.add_argument("--json", type=Path, help="write the rows and the machine here")
     a = p.parse_args()
-    from space import hardware
+    from space.engine import hardware
 
     spec_dtype = hardware.choose_dtype(a.dtype)
     flags = list(hardware.cpu_bf16_flags())

@@ -62,8 +62,8 @@ def run_prompt(p: corpus.CorpusPrompt, base, spec, max_tokens: int) -> dict:
 
 
 def measure(prompts: list[corpus.CorpusPrompt], max_tokens: int) -> list[dict]:
-    from space.config import EngineSpec, MiB
     from space.engine import EnginePool
+    from space.records.config import EngineSpec, MiB
 
     pool = EnginePool(max_speculative=1)
     spec = EngineSpec(method="ngram", k=4, kv_cache_bytes=256 * MiB, max_model_len=2048,

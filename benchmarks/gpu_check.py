@@ -1,14 +1,14 @@
 #!/usr/bin/env python
-"""Check that space/memory.py's NVML readings track real GPU allocations.
+"""Check that space/observe/memory.py's NVML readings track real GPU allocations.
 
 Allocates known amounts with torch (256 MiB, 1 GiB, 4 GiB by default), reads
 NVML's device 'used' memory before and after each through
-``space.memory.gpu_memory()``, and checks the delta is within 2% of the
+``space.observe.memory.gpu_memory()``, and checks the delta is within 2% of the
 request. NVML's 'used' includes the CUDA context and every other process, so
 only deltas are compared; torch's ``memory_reserved`` delta (the caching
 allocator may round a request up) is printed beside it as a cross-check.
 
-Needs only torch, pynvml and space/memory.py (no vLLM, gradio, plotly).
+Needs only torch, pynvml and space/observe/memory.py (no vLLM, gradio, plotly).
 Exit 0: every delta within tolerance; 1: one is not (or an allocation
 failed); 2: nothing to check here (no torch, no CUDA device, no NVML).
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root, for space/
-from space.memory import GpuMemory, MiB, gpu_memory, nvml_index  # noqa: E402
+from space.observe.memory import GpuMemory, MiB, gpu_memory, nvml_index  # noqa: E402
 
 TOLERANCE = 0.02
 

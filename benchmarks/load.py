@@ -44,8 +44,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: space/ is the project's package
 
-from space.cancel import FAULT_ENV, FAULT_MARKER  # noqa: E402
-from space.trace_schema import load  # noqa: E402
+from space.common.cancel import FAULT_ENV, FAULT_MARKER  # noqa: E402
+from space.records.schema import load  # noqa: E402
 
 FLAGS = ["--kv-cache-mib", "256", "--max-model-len", "2048"]
 PROMPT = "Name three colours."

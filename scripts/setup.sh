@@ -53,7 +53,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
 fi
 
 echo "==> preparing the default model (first time: about 30 s)"
-"$py" -m space.models prepare
+"$py" -m space.engine.models prepare
 
 if [ "$with_test" = 1 ]; then
   "${pip[@]}" -r requirements-test.txt

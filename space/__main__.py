@@ -1,7 +1,7 @@
 """``python -m space`` and the ``speclens`` command: app | trace | compare | sweep | tipping | traffic.
 
 ``app`` serves the web page (``python app.py``'s flags); trace, compare, sweep,
-tipping and traffic are the headless CLI (space/cli.py).
+tipping and traffic are the headless CLI (space/cli/main.py).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def main(argv: list[str] | None = None) -> int:
         import app  # app.py at the repository root (a top-level module when installed)
 
         return app.main(args[1:])
-    from space import cli
+    from space.cli import main as cli
 
     return cli.main(args)
 

@@ -19,7 +19,7 @@ import html
 
 import plotly.graph_objects as go
 
-from space.trace import VERIFY, RunTrace
+from space.records.trace import VERIFY, RunTrace
 
 BAR_COLOR = "#009E73"  # Okabe-Ito bluish green, the token view's "accepted"
 NO_DRAFTS = "no drafts"

@@ -7,7 +7,7 @@
   for 1 + k tokens, rejection, proposer, their ratios).
 
 Runs recorded before trace version 5 have no anatomy: the views say so
-(``space.anatomy.BEFORE_ANATOMY``) instead of drawing zeros.
+(``space.records.anatomy.BEFORE_ANATOMY``) instead of drawing zeros.
 
 Pure: trace in, plotly traces / HTML out.
 """
@@ -19,7 +19,7 @@ from html import escape
 import numpy as np
 import plotly.graph_objects as go
 
-from space.anatomy import (
+from space.records.anatomy import (
     BEFORE_ANATOMY,
     FORWARD,
     OTHER,
@@ -32,7 +32,7 @@ from space.anatomy import (
     breakdown,
     kind_costs,
 )
-from space.trace import DECODE, VERIFY, RunTrace, StepRecord
+from space.records.trace import DECODE, VERIFY, RunTrace, StepRecord
 from vis.safe import plot_text
 
 # What is drawn: (label, parts, colour, pattern), bottom of the legend last.

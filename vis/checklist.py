@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from html import escape
 
-from space.checklist import BORDERLINE, NOT_WORTH_IT, WORTH_IT, Check, Checklist
-from space.memory import fmt_bytes
+from space.observe.memory import fmt_bytes
+from space.records.verdict import BORDERLINE, NOT_WORTH_IT, WORTH_IT, Check, Checklist
 
 _VERDICT_TEXT = {
     WORTH_IT: "speculation is faster on this workload.",

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from space.anatomy import SHOWN_PARTS, breakdown
-from space.trace import CompareRecord, RunTrace, StepRecord
+from space.records.anatomy import SHOWN_PARTS, breakdown
+from space.records.trace import CompareRecord, RunTrace, StepRecord
 from vis.tokens import token_view_html
 
 # (row label, how to read it from a run). Definitions are RunTrace's (vllm bench's).

@@ -3,14 +3,14 @@
 One line per k: speedup (baseline TPOT / speculative TPOT) against concurrent
 requests (log axis), the 1x line, and a ring around each concurrency's chosen
 k (labelled; "k=0" where speculation loses). Pure: the grid table
-(``space.deploy.GRID_COLUMNS``) and ``space.deploy.Choice``s in, a Figure out.
+(``space.judge.deploy.GRID_COLUMNS``) and ``space.judge.deploy.Choice``s in, a Figure out.
 """
 from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from space.deploy import Choice
+from space.judge.deploy import Choice
 from vis.tipping import BASELINE_COLOR, COLORS, SYMBOLS
 
 CHOICE_COLOR = "#000000"

@@ -1,7 +1,7 @@
 """Why the target kept or rejected each draft: its probabilities, in words and bars.
 
 Reads the target views a run carries when it was explained (trace version 4,
-``space/target_view.py``): at each verified draft position, the target's
+``space/records/target_view.py``): at each verified draft position, the target's
 probability of the drafted token and its top 5. Runs without them (older
 traces, runs not explained) get ``None`` / empty output everywhere here, and
 the views show what they showed before.
@@ -15,8 +15,8 @@ import html
 
 import plotly.graph_objects as go
 
-from space.target_view import TargetView
-from space.trace import CORRECTION, VERIFY, RunTrace, StepRecord
+from space.records.target_view import TargetView
+from space.records.trace import CORRECTION, VERIFY, RunTrace, StepRecord
 from vis.safe import plot_text
 
 ACCEPTED_COLOR = "#009E73"   # the token view's accepted

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from space.history import RunRow
-from space.trace import CompareRecord, RunTrace
+from space.records.history import RunRow
+from space.records.trace import CompareRecord, RunTrace
 from vis import timeline
 
 CSS = """<style>

@@ -1,7 +1,7 @@
 """The Live tab: per engine, TPOT and acceptance over time, acceptance per
 draft position, KV-cache usage over time, and the device's memory.
 
-Pure: a ``space.livestats.Snapshot`` in, a plotly figure and an HTML line out.
+Pure: a ``space.observe.livestats.Snapshot`` in, a plotly figure and an HTML line out.
 Times are wall-clock, shown as seconds before the snapshot.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import html
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from space.livestats import Snapshot
+from space.observe.livestats import Snapshot
 
 ENGINE_COLOR = {"baseline": "#0072B2", "speculative": "#D55E00"}  # Okabe-Ito
 ENGINE_DASH = {"baseline": "dot", "speculative": "solid"}         # apart without colour

@@ -8,7 +8,7 @@ import html
 
 import plotly.graph_objects as go
 
-from space.memory import EngineMemory, GiB, GpuMemory, SystemMemory, fmt_bytes, kv_tax_tokens
+from space.observe.memory import EngineMemory, GiB, GpuMemory, SystemMemory, fmt_bytes, kv_tax_tokens
 from vis.safe import plot_text
 
 # One colour per kind of segment, so a segment reads the same on every bar.

@@ -11,7 +11,7 @@ Pure: trace in, dict of HTML strings and text out.
 """
 from __future__ import annotations
 
-from space.trace import BONUS, CORRECTION, DECODE, PREFILL, RunTrace, StepRecord
+from space.records.trace import BONUS, CORRECTION, DECODE, PREFILL, RunTrace, StepRecord
 from vis.explain import explain_sentence, hover_note, top5_chart_html
 from vis.tokens import (
     ACCEPTED,

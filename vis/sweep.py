@@ -4,7 +4,7 @@ Top panel: speedup (baseline TPOT / speculative TPOT, median over prompts),
 with the spread over prompts (or repeats) as error bars, the baseline
 (speedup = 1) as a dashed line and the crossover, where speedup crosses 1,
 as a marked vertical line. Bottom panel: vLLM's acceptance rate (accepted /
-drafted). Pure: the sweep table (``space.sweep.COLUMNS``) in, a plotly Figure out.
+drafted). Pure: the sweep table (``space.runs.sweep.COLUMNS``) in, a plotly Figure out.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class Axis(Protocol):
 
 
 class SweepPlot(Protocol):
-    """What the figure reads from a sweep's result (``space.sweep.SweepResult``):
+    """What the figure reads from a sweep's result (``space.runs.sweep.SweepResult``):
     the table and the crossovers the result already computed."""
 
     @property

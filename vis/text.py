@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from space.checklist import Checklist
-from space.trace import CompareRecord, RunTrace
+from space.records.trace import CompareRecord, RunTrace
+from space.records.verdict import Checklist
 
 
 def describe_run(r: RunTrace) -> str:
@@ -62,7 +62,7 @@ def describe_checklist(checklist: Checklist) -> str:
 
 
 def describe_workload(r: Any) -> str:
-    """A workload's result (``space.workloads.WorkloadResult``): per-prompt rows, then
+    """A workload's result (``space.runs.workloads.WorkloadResult``): per-prompt rows, then
     the medians."""
     dtype = dtype_words(r.config)
     lines = [f"{r.workload_id}{f', {dtype}' if dtype else ''}",
@@ -100,7 +100,7 @@ def config_words(run: RunTrace) -> str:
 
 def dtype_words(config: dict[str, Any]) -> str:
     """'float32 (this CPU has no native bf16)': the dtype a run used and why
-    (space.hardware); just the dtype for traces from before the reason was recorded."""
+    (space.engine.hardware); just the dtype for traces from before the reason was recorded."""
     dtype = config.get("dtype")
     if not dtype:
         return ""

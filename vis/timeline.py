@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from space.anatomy import BEFORE_ANATOMY
-from space.trace import DECODE, PREFILL, VERIFY, RunTrace, StepRecord
+from space.records.anatomy import BEFORE_ANATOMY
+from space.records.trace import DECODE, PREFILL, VERIFY, RunTrace, StepRecord
 from vis.anatomy import anatomy_bars, has_anatomy
 from vis.safe import plot_text
 

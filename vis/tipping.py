@@ -3,15 +3,15 @@
 Measured points (forced acceptance, with the spread over repeats), the curve
 the measured-cost model predicts, the 1x line, the interpolated break-even
 marked and labelled, one colour per concurrency, and the real workload's
-measured acceptance as a vertical marker. Pure: a ``space.curves.TippingCurve``
+measured acceptance as a vertical marker. Pure: a ``space.judge.curves.TippingCurve``
 in, a plotly Figure out.
 """
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from space import theory
-from space.curves import MEASURED, TippingCurve
+from space.judge import theory
+from space.judge.curves import MEASURED, TippingCurve
 
 # Okabe-Ito, one per concurrency (colour-blind safe); symbols differ too.
 COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")

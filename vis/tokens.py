@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from space.trace import BONUS, CORRECTION, DECODE, PREFILL, VERIFY, RunTrace, StepRecord
+from space.records.trace import BONUS, CORRECTION, DECODE, PREFILL, VERIFY, RunTrace, StepRecord
 from vis.explain import hover_note
 
 # Token statuses. PREFILL, DECODE, CORRECTION and BONUS share the trace's spelling.

@@ -4,10 +4,13 @@
 that the engine core (and its scheduler) runs in this process.
 """
 import os
+from typing import TYPE_CHECKING
 
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 
-from space.engine.pool import EnginePool  # noqa: E402
+if TYPE_CHECKING:  # for the type checker; at runtime, __getattr__ below
+    from space.engine.core import TracedEngine
+    from space.engine.pool import EnginePool
 
 __all__ = ["TracedEngine", "EnginePool"]
 
@@ -15,6 +18,11 @@ __all__ = ["TracedEngine", "EnginePool"]
 def __getattr__(name: str):
     # vLLM is imported with the first engine, not with this package: the page
     # serves within seconds and builds the engines behind it (space.ui.startup).
+    # The light modules of this layer (hardware, models, prompts) import
+    # without the engines too.
+    if name == "EnginePool":
+        from space.engine.pool import EnginePool
+        return EnginePool
     if name == "TracedEngine":
         from space.engine.core import TracedEngine
         return TracedEngine

@@ -33,7 +33,7 @@ from typing import Any
 
 import torch
 
-from space.anatomy import (
+from space.records.anatomy import (
     FORWARD,
     PROPOSER,
     REJECTION,

@@ -1,7 +1,7 @@
 """Turn what the scheduler recorded into ``StepRecord``s (no vLLM import)."""
 from __future__ import annotations
 
-from space.trace import (
+from space.records.trace import (
     BONUS,
     CORRECTION,
     DECODE,

@@ -22,10 +22,9 @@ from vllm.engine.llm_engine import LLMEngine
 from vllm.inputs import TokensPrompt
 from vllm.sampling_params import RequestOutputKind
 
-from space import hardware, models, prompts
-from space.anatomy import PROPOSER
-from space.cancel import StepGuard
-from space.config import EngineSpec, RequestSpec, TracingSettings
+from space.common.cancel import StepGuard
+from space.common.progress import Progress
+from space.engine import hardware, models, prompts
 from space.engine.anatomy import StepClock
 from space.engine.build import build_steps, token_texts
 from space.engine.compat import (
@@ -34,10 +33,12 @@ from space.engine.compat import (
     guard_kernel_scan,
     keep_parallel_state,
 )
+from space.engine.hardware import on_gpu
 from space.engine.scheduler import TracingScheduler
-from space.hardware import on_gpu
-from space.memory import EngineMemory
-from space.trace import RunTrace, StepRecord
+from space.observe.memory import EngineMemory
+from space.records.anatomy import PROPOSER
+from space.records.config import EngineSpec, RequestSpec, TracingSettings
+from space.records.trace import RunTrace, StepRecord
 
 log = logging.getLogger(__name__)
 _ids = itertools.count()
@@ -49,7 +50,7 @@ StepCallback = Callable[[str, StepRecord, dict[int, str]], None]
 class TracedEngine:
     """A vLLM engine built from an ``EngineSpec``; ``run`` returns traces."""
 
-    def __init__(self, spec: EngineSpec, progress: models.Progress | None = None,
+    def __init__(self, spec: EngineSpec, progress: Progress | None = None,
                  tracing: bool = True) -> None:
         spec = hardware.resolve_spec(spec)
         spec.validate(on_gpu())
@@ -130,7 +131,7 @@ class TracedEngine:
         """Run requests concurrently (one batch) and return one trace each.
 
         ``cancel`` set: ``Cancelled`` before the next engine step (the requests are aborted).
-        ``encoded``: the prompts' ids from ``space.preflight`` (same tokenizer files,
+        ``encoded``: the prompts' ids from ``space.runs.preflight`` (same tokenizer files,
         same template), so that callers tokenize before taking the engine lock; a
         long prompt then never holds up the engines. Without it, they are encoded here.
         """

@@ -4,12 +4,12 @@ The scheduler expands the schedule with ``build_dynamic_sd_schedule_lookup``
 (``vllm/v1/spec_decode/dynamic/utils.py``, the same in 0.32 and 0.33): it
 validates the entries, carries a k across gaps and past the last range, and
 caps every k at ``num_speculative_tokens``. SpecLens validates the schedules
-it derives (``space/deploy.py``) with that function, so a config that
+it derives (``space/judge/deploy.py``) with that function, so a config that
 SpecLens shows is one vLLM accepts.
 """
 from __future__ import annotations
 
-from space.config import ConfigError
+from space.records.config import ConfigError
 
 
 def schedule_lookup(schedule: list[list[int]], num_speculative_tokens: int,

@@ -13,10 +13,10 @@ import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from space import models
-from space.config import EngineSpec
-from space.hardware import resolve_spec
-from space.memory import ReadingCache
+from space.common.progress import Progress
+from space.engine.hardware import resolve_spec
+from space.observe.memory import ReadingCache
+from space.records.config import EngineSpec
 
 if TYPE_CHECKING:  # imports vLLM: at runtime only when an engine is built
     from space.engine.core import TracedEngine
@@ -32,7 +32,7 @@ class EnginePool:
         self._baseline: TracedEngine | None = None
         self._spec: OrderedDict[EngineSpec, TracedEngine] = OrderedDict()
 
-    def baseline(self, spec: EngineSpec, progress: models.Progress | None = None) -> TracedEngine:
+    def baseline(self, spec: EngineSpec, progress: Progress | None = None) -> TracedEngine:
         """The baseline engine for ``spec``'s target (rebuilt when the target changes)."""
         base = resolve_spec(spec).baseline()
         with self.lock:
@@ -42,7 +42,7 @@ class EnginePool:
                 self._baseline = _build(base, progress)
             return self._baseline
 
-    def speculative(self, spec: EngineSpec, progress: models.Progress | None = None) -> TracedEngine:
+    def speculative(self, spec: EngineSpec, progress: Progress | None = None) -> TracedEngine:
         spec = resolve_spec(spec)  # keyed on the dtype that runs, never "not given"
         with self.lock:
             if spec in self._spec:
@@ -91,7 +91,7 @@ class EnginePool:
             engine.close()
 
 
-def _build(spec: EngineSpec, progress: models.Progress | None) -> TracedEngine:
+def _build(spec: EngineSpec, progress: Progress | None) -> TracedEngine:
     from space.engine.core import TracedEngine  # imports vLLM (seconds), once
 
     return TracedEngine(spec, progress)

@@ -5,7 +5,7 @@ vLLM's scheduler sees every step's inputs (``SchedulerOutput``) and outputs
 the tokens the target sampled, and (after its stop checks) the tokens the
 request actually kept. Subclassing it is the one place where the real draft ids
 are visible per step (vLLM marks custom schedulers as non-public API: the
-versions this was tested against are pinned in ``space/versions.py``).
+versions this was tested against are pinned in ``space/common/versions.py``).
 """
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from vllm.v1.core.sched.scheduler import Scheduler
 
-from space.anatomy import RECORDING, SCHEDULING
 from space.engine.anatomy import StepClock
-from space.trace import DRAFTER_SKIPPED, PADDING
+from space.records.anatomy import RECORDING, SCHEDULING
+from space.records.trace import DRAFTER_SKIPPED, PADDING
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ class RawStep:
     kept_token_ids: list[int]       # what the request kept after stop checks
     output_offset: int              # output tokens before this step
     num_placeholder_drafts: int = 0  # slots vLLM filled with placeholder ids, not proposals
-    placeholder_cause: str | None = None  # PADDING | DRAFTER_SKIPPED (space.trace)
+    placeholder_cause: str | None = None  # PADDING | DRAFTER_SKIPPED (space.records.trace)
 
 
 @dataclass

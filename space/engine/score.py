@@ -33,8 +33,8 @@ from vllm.inputs import TokensPrompt
 from vllm.sampling_params import RequestOutputKind
 from vllm.v1.sample.ops.topk_topp_sampler import apply_top_k_top_p_pytorch
 
-from space.target_view import GREEDY_EPS, TOP_N, Explanation, TargetView, verified_positions
-from space.trace import CORRECTION, VERIFY, RunTrace
+from space.records.target_view import GREEDY_EPS, TOP_N, Explanation, TargetView, verified_positions
+from space.records.trace import CORRECTION, VERIFY, RunTrace
 
 log = logging.getLogger(__name__)
 _ids = itertools.count()

@@ -10,18 +10,21 @@ import logging
 import gradio as gr
 from starlette.middleware import Middleware
 
-from space import hardware, runner
-from space import offer as offers
-from space.args import spec_from_args
-from space.config import ConfigError, EngineSpec, RequestSpec
-from space.hardware import on_gpu
-from space.history import History, HistoryError, open_history
-from space.livestats import Activity
-from space.models import ModelError, print_progress
-from space.preflight import preflight
-from space.prom import Metrics, mount_metrics
-from space.ratelimit import LoginLimiter
-from space.repeats import WARMUP_TOKENS
+from space.common import progress
+from space.common.ratelimit import LoginLimiter
+from space.common.versions import warn_if_untested
+from space.engine import hardware
+from space.engine.hardware import on_gpu
+from space.engine.models import ModelError
+from space.observe.livestats import Activity
+from space.observe.prom import Metrics, mount_metrics
+from space.records.config import ConfigError, EngineSpec, RequestSpec
+from space.records.history import History, HistoryError
+from space.runs import offer as offers
+from space.runs import runner
+from space.runs.flags import open_history, spec_from_args
+from space.runs.preflight import preflight
+from space.runs.repeats import WARMUP_TOKENS
 from space.ui import datadir, inputs, panels, teaching, tipping_panel
 from space.ui.auth import LoginTable
 from space.ui.handlers import UI, Compare, Handlers, status_html
@@ -32,7 +35,6 @@ from space.ui.recorder import recording_run, recording_sweep, recording_traffic
 from space.ui.startup import Startup, build_banner, wire_banner
 from space.ui.sweep_panel import SweepHandlers, SweepPanel, build_sweep_panel
 from space.ui.traffic_panel import TrafficHandlers, TrafficPanel, build_traffic_panel
-from space.versions import warn_if_untested
 
 log = logging.getLogger(__name__)
 
@@ -65,12 +67,12 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                startup: Startup | None = None, history: History | None = None,
                logins_on: bool = False, offer: offers.Offer | None = None,
                traffic_file: str | None = None, traffic_private: bool = False) -> gr.Blocks:
-    """The page; ``compare`` runs a comparison (default ``space.runner.compare``).
+    """The page; ``compare`` runs a comparison (default ``space.runs.runner.compare``).
     With ``startup``, a banner shows the engines' build and runs submitted
     before it ends wait for it. With ``history``, runs and sweeps are saved as
     they finish, a History tab lists them and ``?run=<id>`` opens one;
     ``logins_on`` lets owners delete their runs. ``offer``: the drafts and pairs
-    a visitor may pick (default: ``space.offer.build(spec)``, no free text).
+    a visitor may pick (default: ``space.runs.offer.build(spec)``, no free text).
     ``traffic_file``: the Traffic tab's file when a visitor uploads none;
     ``traffic_private``: traffic runs go to the history without prompt text."""
     spec = hardware.resolve_spec(spec)  # the dtype the page says it runs in
@@ -209,7 +211,7 @@ def _wire(demo: gr.Blocks, ui: UI, h: Handlers, explain: gr.Checkbox) -> None:
     # Stop closes the run's generator (as a client that leaves does): the run
     # ends before its next engine step and the next queued user starts.
     c.stop.click(None, None, None, cancels=[run])
-    # Replays never wait for the engines; they are bounded (space/replay.py) and go
+    # Replays never wait for the engines; they are bounded (space/records/replay.py) and go
     # one at a time, so they take at most one core's share from a measured run.
     # The uploaded file is removed when its session ends.
     ui.files.upload.upload(_claiming_upload(h.replay), ui.files.upload, ui.record_outputs(),
@@ -306,7 +308,7 @@ def serve(a: argparse.Namespace) -> int:
         warn_if_untested(log)
         warmup = RequestSpec(samples[0].text, max_tokens=WARMUP_TOKENS)
         # Bad flags, a missing model or draft: one line and exit 2, before the page.
-        preflight(spec, [warmup], print_progress)
+        preflight(spec, [warmup], progress.to_terminal)
         offer = offers.build(spec, offers.split_names(getattr(a, "drafts", None)),
                              getattr(a, "allow_any_model", False),
                              getattr(a, "max_prompt_chars", offers.MAX_PROMPT_CHARS))
@@ -358,7 +360,7 @@ def _traffic_file(path: str | None) -> str | None:
         return None
     from pathlib import Path
 
-    from space.traffic import parse
+    from space.runs.traffic_file import parse
 
     try:
         data = Path(path).read_bytes()

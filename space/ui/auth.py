@@ -1,6 +1,6 @@
 """Who may use a shared SpecLens: the login table and where logins come from.
 The limiter that slows password guessing on ``/login`` and ``/metrics`` is
-``space.ratelimit``.
+``space.common.ratelimit``.
 
 Pure: standard library only (Starlette is imported inside ``LoginGuard``), so
 ``app.py`` can refuse a bad start before vLLM and Gradio load.

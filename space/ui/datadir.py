@@ -7,7 +7,7 @@
 
 A session's folder, and the uploads its events read, are removed when the
 session ends (Gradio's ``unload`` event: the page's heartbeat connection
-closed). The default folder is ``space.models.data_dir()`` ($SPECLENS_DATA_DIR,
+closed). The default folder is ``space.common.paths.data_dir()`` ($SPECLENS_DATA_DIR,
 else ``data/`` in the model cache). Two apps on one data folder would empty each other's
 tmp/, so the folder is locked while an app runs.
 """
@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from space.models import data_dir as default_data_dir
+from space.common.paths import data_dir as default_data_dir
 
 log = logging.getLogger(__name__)
 

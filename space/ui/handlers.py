@@ -1,4 +1,4 @@
-"""Thin event handlers: they call the engine layer (``space.runner`` through
+"""Thin event handlers: they call the engine layer (``space.runs.runner`` through
 ``LiveCompare``) and the views (``vis/`` through ``space.ui.views``), nothing else.
 
 Handlers return ``{component: value}`` dicts so each updates only what it
@@ -16,16 +16,18 @@ from pathlib import Path
 
 import gradio as gr
 
-from space import memory, presets, replay, runner
-from space import offer as offers
-from space.cancel import Cancelled
-from space.config import ConfigError, EngineSpec
-from space.hardware import on_gpu
-from space.memory import EngineReading
-from space.models import ModelError
-from space.prom import Metrics
-from space.trace import CompareRecord
-from space.trace_schema import TraceFormatError
+from space.common.cancel import Cancelled
+from space.engine.hardware import on_gpu
+from space.engine.models import ModelError
+from space.observe import memory
+from space.observe.memory import EngineReading
+from space.observe.prom import Metrics
+from space.records import replay
+from space.records.config import ConfigError, EngineSpec
+from space.records.schema import TraceFormatError
+from space.records.trace import CompareRecord
+from space.runs import offer as offers
+from space.runs import presets, runner
 from space.ui import inputs, views
 from space.ui.live import Event, LiveCompare, MeasuredRun, Progress, Steps, follow
 from space.ui.panels import Acceptance, Controls, Files, Memory, Results, Stepper
@@ -68,7 +70,7 @@ class UI:
                 + ([self.anatomy] if self.anatomy is not None else []))
 
 
-Compare = Callable[..., CompareRecord]  # space.runner.compare's signature
+Compare = Callable[..., CompareRecord]  # space.runs.runner.compare's signature
 
 
 class Handlers:
@@ -77,7 +79,7 @@ class Handlers:
                  offer: offers.Offer | None = None) -> None:
         self.ui, self.base_spec, self.metrics, self.samples = ui, base_spec, metrics, samples
         self.offer = offer or offers.build(base_spec)  # the drafts a visitor may pick
-        self.compare = compare  # None: space.runner.compare (the page tests pass a fake)
+        self.compare = compare  # None: space.runs.runner.compare (the page tests pass a fake)
 
     # --- runs -------------------------------------------------------------
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from space.history import Filters, History, HistoryError
-from space.trace import CompareRecord
-from space.trace_schema import TraceFormatError, load
+from space.records.history import Filters, History, HistoryError
+from space.records.schema import TraceFormatError, load
+from space.records.trace import CompareRecord
 from space.ui.handlers import status_html
 from vis.checklist import checklist_html
 from vis.history import history_table_html, side_by_side_table, side_by_side_timeline
@@ -197,7 +197,7 @@ def sweep_views(record_json: str) -> tuple:
 
     import pandas as pd
 
-    from space.sweep import VARIABLES, SweepResult
+    from space.runs.sweep import VARIABLES, SweepResult
     from space.ui.sweep_panel import display_table
     from vis.sweep import sweep_figure
 

@@ -11,9 +11,10 @@ import dataclasses
 import logging
 from dataclasses import dataclass
 
-from space import methods, presets
-from space.config import ConfigError, EngineSpec, RequestSpec
-from space.offer import Offer
+from space.records import methods
+from space.records.config import ConfigError, EngineSpec, RequestSpec
+from space.runs import presets
+from space.runs.offer import Offer
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ def engine_spec(base: EngineSpec, method: str | None, draft: str | None, k,
     """``base`` (from the command line) with the page's method, draft and k.
 
     The draft and the pair must be among those ``offer`` names (checked first,
-    before anything reads the filesystem; see ``space.offer``).
+    before anything reads the filesystem; see ``space.runs.offer``).
 
     The draft is kept only for methods that take one, so that a leftover
     draft name does not build a second, identical ngram engine. vLLM keys
@@ -146,7 +147,7 @@ class PairChoice:
 def pair_choices(on_gpu: bool, offer: Offer) -> list[PairChoice]:
     """The model-pair presets ``offer`` names, each marked with whether it can run
     on this machine."""
-    from space.workloads import pair_status
+    from space.runs.workloads import pair_status
 
     try:
         pairs = presets.load_model_pairs()

@@ -8,7 +8,7 @@ handler iterates. Steps that arrive while the page is still drawing the last
 update are merged into one event, so a slow client never falls behind.
 
 Stopping: the worker gets a cancel token (``threading.Event``), which
-``stop()`` sets; the engine loop then raises ``space.cancel.Cancelled`` before
+``stop()`` sets; the engine loop then raises ``space.common.cancel.Cancelled`` before
 its next step, aborts its requests and releases the engines. Iterating sets
 it too when it ends early: Gradio closes a generator handler whose client
 left or pressed Stop, which closes this iterator. Gradio notices a client
@@ -30,9 +30,9 @@ from typing import Any, Literal
 
 import gradio as gr
 
-from space.cancel import Cancelled
-from space.config import EngineSpec, RequestSpec
-from space.trace import StepRecord
+from space.common.cancel import Cancelled
+from space.records.config import EngineSpec, RequestSpec
+from space.records.trace import StepRecord
 
 log = logging.getLogger(__name__)
 
@@ -210,12 +210,12 @@ class LiveCompare(LiveJob):
                  compare: Callable[..., Any] | None = None, explain: bool = False) -> None:
         super().__init__(self._compare)
         self.spec, self.req, self.repeats, self.warmup = spec, req, repeats, warmup
-        self.compare = compare  # None: space.runner.compare (tests pass a fake)
+        self.compare = compare  # None: space.runs.runner.compare (tests pass a fake)
         self.explain = explain  # score the drafts after the timed runs (runner.compare)
 
     def _compare(self, on_step, progress, cancel: threading.Event):
         if self.compare is None:
-            from space.runner import compare  # imports vLLM
+            from space.runs.runner import compare  # imports vLLM
             self.compare = compare
         return self.compare(self.spec, self.req, repeats=self.repeats, on_step=on_step,
                             progress=progress, warmup=self.warmup, cancel=cancel,

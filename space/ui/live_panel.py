@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from space import memory
-from space.livestats import Activity, LiveSource, RunLog
+from space.observe import memory
+from space.observe.livestats import Activity, LiveSource, RunLog
 from vis.live import live_figure, live_summary_html
 
 TAB = "Live"
@@ -42,7 +42,7 @@ def build_live_panel() -> LivePanel:
 
 def kv_usage_now() -> dict[str, float]:
     """{engine label: KV-cache usage} of the engines built so far; no lock."""
-    from space import runner  # the pool; vLLM itself loads with the first engine
+    from space.runs import runner  # the pool; vLLM itself loads with the first engine
 
     return {("speculative" if e.spec.is_speculative else "baseline"):
             e.memory().kv_cache_usage_ratio for e in runner.POOL.peek()}

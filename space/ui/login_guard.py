@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from space.ratelimit import LoginLimiter, retry_after_header, too_many_message
+from space.common.ratelimit import LoginLimiter, retry_after_header, too_many_message
 
 MAX_LOGIN_BODY_BYTES = 64 << 10  # a name and a password, with room to spare
 LOGIN_PATHS = ("/login", "/login/")

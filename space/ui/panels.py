@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from space.config import K_RANGE, EngineSpec
-from space.methods import METHODS, names
-from space.offer import Offer
+from space.records.config import K_RANGE, EngineSpec
+from space.records.methods import METHODS, names
+from space.runs.offer import Offer
 from space.ui.inputs import PairChoice, Sample
 from space.ui.views import NO_RECORD, NO_VERDICT
 
@@ -110,7 +110,7 @@ def refuse_wrong_types(component: gr.Slider | gr.Number) -> None:
 
 
 def build_draft(spec: EngineSpec, offer: Offer) -> gr.Dropdown:
-    """The drafts the operator offers (``space.offer``); typing another name only
+    """The drafts the operator offers (``space.runs.offer``); typing another name only
     with ``--allow-any-model``. "none" is for methods that take no draft."""
     choices = [("none", "")] + [(d, d) for d in offer.drafts]
     info = ("for draft_model / eagle; the drafts this server offers"

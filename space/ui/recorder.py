@@ -3,13 +3,13 @@
 
 ``recording_run`` and ``recording_sweep`` wrap the page's run and sweep
 handlers: they pass every update through, and when a run ends they save it
-(``space.history``) with the login name of the request (Gradio's
+(``space.records.history``) with the login name of the request (Gradio's
 ``request.username``; None without logins) and add the run's link to its
 status line. The wrappers keep the handlers' signatures for Gradio and add a
 ``request`` parameter, which Gradio fills in.
 
 ``open_link`` serves the page's load event: with ``?run=<id>`` it shows that
-run in every view, as a replay does (records go through ``space.trace_schema.load``,
+run in every view, as a replay does (records go through ``space.records.schema.load``,
 which validates them), and the status line says who ran it and when.
 """
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Any
 
 import gradio as gr
 
-from space.history import History, HistoryError, compare_run, sweep_run, traffic_run
-from space.trace import CompareRecord
-from space.trace_schema import TraceFormatError, load
+from space.records.history import History, HistoryError, compare_run, sweep_run, traffic_run
+from space.records.schema import TraceFormatError, load
+from space.records.trace import CompareRecord
 from vis import text
 from vis.history import when, who
 

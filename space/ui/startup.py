@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import gradio as gr
 
-from space.models import Progress
+from space.common.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class Startup:
         return self._done.is_set()
 
     def progress(self, fraction: float, message: str) -> None:
-        """A ``space.models.Progress``: the page's banner and the console both show it."""
+        """A ``space.engine.Progress``: the page's banner and the console both show it."""
         self.fraction, self.message = fraction, message
         print(f"  [{fraction:4.0%}] {message}", flush=True)
 

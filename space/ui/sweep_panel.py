@@ -1,8 +1,8 @@
-"""The Sweep tab: one workload across a range of one variable (``space.sweep``),
+"""The Sweep tab: one workload across a range of one variable (``space.runs.sweep``),
 speedup and acceptance plotted against it, the table downloadable as CSV.
 
 The builder lays out the components; ``SweepHandlers`` runs the sweep through
-``space.sweep.run_sweep`` (which takes ``runner.POOL``'s lock, like page runs)
+``space.runs.sweep.run_sweep`` (which takes ``runner.POOL``'s lock, like page runs)
 and draws it with ``vis.sweep.sweep_figure``.
 """
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 
 import gradio as gr
 
-from space import offer as offers
-from space import presets
-from space.config import ConfigError, EngineSpec
-from space.models import ModelError
+from space.engine.models import ModelError
+from space.records.config import ConfigError, EngineSpec
+from space.runs import offer as offers
+from space.runs import presets
 from space.ui import datadir, inputs
 from space.ui.handlers import status_html
 from space.ui.live import Event, LiveJob, Progress, followed, guarded
@@ -135,7 +135,7 @@ class SweepHandlers:
         ``finally`` then stops the sweep before its next engine step, and the
         remaining points are not run.
         """
-        from space.sweep import run_grid, run_sweep  # imports vLLM lazily
+        from space.runs.sweep import run_grid, run_sweep  # imports vLLM lazily
 
         def body():
             plan = self._plan(workload_id, variable, values, max_tokens, repeats, method,
@@ -164,7 +164,7 @@ class SweepHandlers:
     def _plan(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
               pair_id) -> SweepPlan:
         """The page's sweep settings, checked; ``ConfigError`` with one line if not."""
-        from space.sweep import check_grid, check_plan, parse_grid, parse_values
+        from space.runs.sweep import check_grid, check_plan, parse_grid, parse_values
 
         spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id,
                                   offer=self.offer)

@@ -1,8 +1,8 @@
 """The tipping point on the page: the cached curves (Sweep tab), a "measure" button,
 a small curve beside the checklist, and the k x concurrency sweep's deployable config.
 
-Curves come from the data folder (``space.curves``); measuring one runs
-``space.tipping.build_curve`` under the engine pool's lock, queued like page
+Curves come from the data folder (``space.judge.curves``); measuring one runs
+``space.runs.tipping.build_curve`` under the engine pool's lock, queued like page
 runs. Pure drawing is in ``vis.tipping`` and ``vis.deploy``.
 """
 from __future__ import annotations
@@ -15,11 +15,12 @@ from pathlib import Path
 
 import gradio as gr
 
-from space import curves, measure, theory
-from space import offer as offers
-from space.config import ConfigError, EngineSpec
-from space.models import ModelError
-from space.trace import CompareRecord, RunTrace
+from space.engine.models import ModelError
+from space.judge import curves, theory
+from space.records.config import ConfigError, EngineSpec
+from space.records.trace import CompareRecord, RunTrace
+from space.runs import curve_cache, machine_inputs
+from space.runs import offer as offers
 from space.ui import datadir, inputs
 from space.ui.handlers import status_html
 
@@ -55,7 +56,7 @@ class TippingPanel:
 def curve_choices() -> list[tuple[str, str]]:
     """(label, cache file name) of every cached curve, newest first."""
     return [(f"{c.label} ({'measured' if c.kind == curves.MEASURED else 'derived'}, "
-             f"{c.date[:10]})", curves.cache_name(c)) for c in curves.all_curves()]
+             f"{c.date[:10]})", curves.cache_name(c)) for c in curve_cache.all_curves()]
 
 
 def build_tipping_panel() -> TippingPanel:
@@ -90,7 +91,7 @@ class TippingHandlers:
         from vis.tipping import tipping_figure
 
         p = self.panel
-        curve = curves.load(curves.curves_dir() / Path(str(name or "")).name) if name else None
+        curve = curve_cache.load(curve_cache.curves_dir() / Path(str(name or "")).name) if name else None
         if curve is None:
             return {p.status: status_html(NO_CURVE), p.plot: None,
                     p.csv: gr.DownloadButton(interactive=False)}
@@ -107,7 +108,7 @@ class TippingHandlers:
     def measure(self, method, draft, k, pair_id=None, axis="length",
                 progress=gr.Progress()) -> dict:  # noqa: B008 (Gradio injects it)
         """Measure (or derive) the chosen pair's curve, cache it, draw it."""
-        from space import tipping
+        from space.runs import tipping
 
         p = self.panel
         try:
@@ -147,7 +148,7 @@ def mini_figure(record: CompareRecord | RunTrace | None):
     run = record.speculative if isinstance(record, CompareRecord) else record
     if run is None:
         return None
-    curve = measure.curve_for(run.config)
+    curve = machine_inputs.curve_for(run.config)
     if curve is None:
         return None
     return tipping_figure(curve, "rate", workload_acceptance=run.acceptance_rate,
@@ -170,8 +171,8 @@ def deploy_markdown(cfg) -> str:
 def grid_view(workload, result) -> tuple[str, object, object, str, str]:
     """A finished k x concurrency sweep: (status text, figure, table, CSV path, deployable
     config as Markdown); the schedule is checked with vLLM's own reader."""
-    from space import deploy
     from space.engine.dynamic import check_schedule
+    from space.judge import deploy
     from vis.deploy import grid_figure
 
     cfg = deploy.derive_for_run(result.table.to_dict(orient="records"),

@@ -1,7 +1,7 @@
 """The Traffic tab: a visitor's file of prompts (or the operator's ``--traffic FILE``),
-a verdict per group of requests and what to deploy (``space.traffic_run``).
+a verdict per group of requests and what to deploy (``space.runs.traffic``).
 
-The upload is bounded as ``space.traffic.Bounds`` says (its size is checked
+The upload is bounded as ``space.runs.traffic_file.Bounds`` says (its size is checked
 before it is read) and removed when the visitor's session ends. The run goes
 through the page's engine queue, one prompt at a time under the engine lock,
 stoppable like a sweep; the figures come from ``vis.traffic``.
@@ -17,10 +17,10 @@ from typing import Any
 
 import gradio as gr
 
-from space import offer as offers
-from space.config import ConfigError, EngineSpec
-from space.models import ModelError
-from space.traffic import Bounds, check_size
+from space.engine.models import ModelError
+from space.records.config import ConfigError, EngineSpec
+from space.runs import offer as offers
+from space.runs.traffic_file import Bounds, check_size
 from space.ui import datadir, inputs
 from space.ui.handlers import status_html
 from space.ui.live import Event, LiveJob, Progress, followed, guarded
@@ -126,7 +126,7 @@ class TrafficHandlers:
             progress=gr.Progress()) -> Iterator[dict]:  # noqa: B008 (Gradio injects it)
         """Read, group, sample and measure the file; Stop or a client that leaves
         closes this generator, and the run stops before its next engine step."""
-        from space.traffic_run import run_traffic  # imports vLLM lazily
+        from space.runs.traffic import run_traffic  # imports vLLM lazily
 
         def body():
             if file:
@@ -153,8 +153,8 @@ class TrafficHandlers:
     def _plan(self, file, label_field, per_group, max_tokens, repeats, method, draft, k,
               pair_id):
         """The settings checked and the file read; ``ConfigError`` with one line if not."""
-        from space.traffic import parse
-        from space.traffic_groups import plan
+        from space.runs.traffic_file import parse
+        from space.runs.traffic_groups import plan
 
         spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id, offer=self.offer)
         if not spec.is_speculative:
@@ -173,7 +173,7 @@ class TrafficHandlers:
 
     def show(self, result) -> dict:
         """The result in the tab: figure, tables, the answer, the downloads."""
-        from space.traffic_answer import PROMPT_COLUMNS, to_csv
+        from space.judge.traffic import PROMPT_COLUMNS, to_csv
 
         folder = datadir.export_folder("speclens-traffic-")
         csv_path, json_path = folder / "traffic-prompts.csv", folder / "traffic.json"

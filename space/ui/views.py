@@ -16,8 +16,8 @@ from typing import Any
 import pandas as pd
 
 import vis
-from space.memory import EngineMemory, EngineReading, GpuMemory, SystemMemory
-from space.trace import CompareRecord, RunTrace, StepRecord, dumps
+from space.observe.memory import EngineMemory, EngineReading, GpuMemory, SystemMemory
+from space.records.trace import CompareRecord, RunTrace, StepRecord, dumps
 from space.ui import datadir
 from vis import text
 from vis.anatomy import has_anatomy
@@ -35,7 +35,7 @@ NO_VERDICT = ('<p class="speclens-no-verdict">Run a comparison to get a verdict:
 NO_BASELINE = ("<p>This is a single speculative run (saved by <code>python -m space trace"
                "</code>): there is no baseline run to compare with.</p>")
 # The token views draw a run's first steps only: a replayed trace can be long
-# (space/replay.py), and the page's HTML grows with every token drawn. The
+# (space/records/replay.py), and the page's HTML grows with every token drawn. The
 # stepper, the timeline and the CSV have every step.
 TOKEN_VIEW_STEPS = 2000
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from space import models
+from space.engine import models
 from tests.helpers.cli import ENGINE_FLAGS, cli, cli_in_process
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from space.common import paths
 from tests.helpers.cli import cli
 
 BAD = {
@@ -17,10 +18,9 @@ BAD = {
 
 @pytest.mark.parametrize("case", list(BAD), ids=list(BAD))
 def test_bad_input_is_one_line_and_exit_2(case, tmp_path, monkeypatch):
-    from space import models
 
     # an empty data folder; the models stay where they are
-    (tmp_path / "models").symlink_to(models.cache_dir() / "models")
+    (tmp_path / "models").symlink_to(paths.cache_dir() / "models")
     monkeypatch.setenv("SPECLENS_CACHE", str(tmp_path))
     args, message = BAD[case]
     r = cli("tipping", *args, timeout=120)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from space.traffic_answer import GROUP_COLUMNS, PROMPT_COLUMNS
+from space.judge.traffic import GROUP_COLUMNS, PROMPT_COLUMNS
 from tests.helpers.cli import ENGINE_FLAGS, cli, cli_in_process
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traffic"

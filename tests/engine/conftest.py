@@ -13,8 +13,8 @@ import pytest
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
 
-from space.config import EngineSpec  # noqa: E402
 from space.engine import EnginePool  # noqa: E402
+from space.records.config import EngineSpec  # noqa: E402
 from tests.helpers.engine import KV  # noqa: E402
 
 
@@ -47,7 +47,7 @@ def baseline_engine(pool, ngram_engine):
 def bad_draft_spec():
     """The cpu-bad-draft model pair (a layer-truncated copy as draft), with the
     test engines' memory settings; built by the pool when first run."""
-    from space import presets
+    from space.runs import presets
 
     pair = presets.get_model_pair("cpu-bad-draft")
     return dataclasses.replace(pair.engine_spec(), kv_cache_bytes=KV, max_model_len=2048)

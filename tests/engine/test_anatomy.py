@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from space.anatomy import (
+from space.records.anatomy import (
     FORWARD,
     OTHER,
     PROPOSER,
@@ -23,7 +23,7 @@ from space.anatomy import (
     breakdown,
     problems,
 )
-from space.trace import DECODE, VERIFY, RunTrace
+from space.records.trace import DECODE, VERIFY, RunTrace
 from tests.helpers.engine import CODE_PROMPT, JSON_PROMPT, req
 
 pytestmark = pytest.mark.engine

@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from space import runner
-from space.cancel import FAULT_ENV, FAULT_MARKER, Cancelled, InjectedFault
+from space.common.cancel import FAULT_ENV, FAULT_MARKER, Cancelled, InjectedFault
+from space.runs import runner
 from tests.helpers.engine import POEM_PROMPT, req
 
 pytestmark = pytest.mark.engine

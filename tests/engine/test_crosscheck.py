@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from space.trace import BONUS, CORRECTION, PREFILL, VERIFY
+from space.records.trace import BONUS, CORRECTION, PREFILL, VERIFY
 from tests.helpers.engine import CODE_PROMPT, JSON_PROMPT, POEM_PROMPT, check_against_vllm, req
 
 pytestmark = pytest.mark.engine

@@ -1,5 +1,5 @@
 """The deployable config: the best k per concurrency from literal k x concurrency
-tables (space/deploy.py, pure), validated by vLLM's own schedule reader
+tables (space/judge/deploy.py, pure), validated by vLLM's own schedule reader
 (space/engine/dynamic.py, which imports vLLM; no engine is built)."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import shlex
 
 import pytest
 
-from space import deploy
-from space.config import ConfigError
-from space.deploy import Choice
+from space.judge import deploy
+from space.judge.deploy import Choice
+from space.records.config import ConfigError
 
 pytestmark = pytest.mark.engine
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from space.config import EngineSpec
-from space.trace import DECODE, PREFILL, VERIFY
+from space.records.config import EngineSpec
+from space.records.trace import DECODE, PREFILL, VERIFY
 from tests.helpers.engine import JSON_PROMPT, KV, check_against_vllm, req
 
 pytestmark = pytest.mark.engine

@@ -7,7 +7,7 @@ them). The probabilities must also match a float32 transformers forward pass
 of the same model folder within 0.02.
 
 Dtypes are pinned where numbers are compared: the session's engines run in the
-dtype this machine picks (space.hardware: bf16 with bf16 units, else float32),
+dtype this machine picks (space.engine.hardware: bf16 with bf16 units, else float32),
 so the run is scored a second time on a baseline engine pinned to float32, and
 that scoring is compared with transformers in float32. The engines' own figures
 (what the page shows) are checked against the float32 ones within BF16_TOL:
@@ -24,8 +24,8 @@ import torch
 
 from space.engine import TracedEngine
 from space.engine.score import explain
-from space.presets import get_workload
-from space.trace import CORRECTION, VERIFY
+from space.records.trace import CORRECTION, VERIFY
+from space.runs.presets import get_workload
 from tests.helpers.engine import req
 
 pytestmark = pytest.mark.engine

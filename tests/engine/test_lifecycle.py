@@ -6,9 +6,9 @@ import gc
 import psutil
 import pytest
 
-from space.config import EngineSpec, MiB
 from space.engine import EnginePool
-from space.hardware import resolve_spec
+from space.engine.hardware import resolve_spec
+from space.records.config import EngineSpec, MiB
 from tests.helpers.engine import KV, req
 
 pytestmark = pytest.mark.engine

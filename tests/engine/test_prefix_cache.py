@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from space.config import RequestSpec
-from space.trace import PREFILL
-from space.trace_schema import load
+from space.records.config import RequestSpec
+from space.records.schema import load
+from space.records.trace import PREFILL
 from tests.helpers import corpus
 
 pytestmark = pytest.mark.engine

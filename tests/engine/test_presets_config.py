@@ -22,9 +22,9 @@ from typing import Annotated, get_args
 
 import pytest
 
-from space import presets
-from space.config import ConfigError, TracingSettings
-from space.workloads import pair_status
+from space.records.config import ConfigError, TracingSettings
+from space.runs import presets
+from space.runs.workloads import pair_status
 
 pytestmark = pytest.mark.engine
 
@@ -107,7 +107,7 @@ def test_ngram_gpu_pair_builds_vllm_speculative_config(pair):
 def test_suffix_pairs_are_refused_without_arctic_inference(pair):
     from vllm.config import SpeculativeConfig
 
-    from space.preflight import preflight
+    from space.runs.preflight import preflight
 
     with pytest.raises(ImportError, match="Arctic Inference"):
         SpeculativeConfig(**presets.speculative_config(pair))
@@ -137,7 +137,7 @@ def test_gpu_engine_keywords_build_vllm_engine_args(pair, monkeypatch):
 def test_the_methods_table_speaks_vllms_config(vllm_spec_fields):
     """Every method SpecLens offers is a vLLM SpeculativeMethod, and every key
     the table lets travel with a method is a SpeculativeConfig field."""
-    from space.methods import COMMON_VLLM_KEYS, METHODS
+    from space.records.methods import COMMON_VLLM_KEYS, METHODS
 
     vllm_methods = set(_flatten_literal(vllm_spec_fields["method"].annotation))
     assert set(METHODS) <= vllm_methods

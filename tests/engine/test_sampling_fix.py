@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from space.config import EngineSpec
+from space.records.config import EngineSpec
 from tests.helpers.engine import KV, POEM_PROMPT, req
 
 pytestmark = pytest.mark.engine

@@ -11,9 +11,9 @@ import json
 import pandas as pd
 import pytest
 
-from space import presets
-from space.sweep import COLUMNS, run_sweep
-from space.workloads import run_workload
+from space.runs import presets
+from space.runs.sweep import COLUMNS, run_sweep
+from space.runs.workloads import run_workload
 from tests.helpers.cli import ENGINE_FLAGS, cli_in_process
 
 pytestmark = pytest.mark.engine

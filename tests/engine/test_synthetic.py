@@ -10,8 +10,8 @@ import dataclasses
 import pytest
 import torch
 
-from space.config import EngineSpec
 from space.engine.compat import _synthetic_greedy, _synthetic_random, _with_synthetic_branch
+from space.records.config import EngineSpec
 from tests.helpers.engine import JSON_PROMPT, KV, req
 
 pytestmark = pytest.mark.engine

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from space import prompts, runner
-from space.config import RequestSpec
+from space.engine import prompts
+from space.records.config import RequestSpec
+from space.runs import runner
 
 pytestmark = pytest.mark.engine
 

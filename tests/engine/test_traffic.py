@@ -1,4 +1,4 @@
-"""A labelled traffic file on the real engine (space/traffic_run.py): one group
+"""A labelled traffic file on the real engine (space/runs/traffic.py): one group
 copies from its prompt, one has nothing to copy (sampled at 0.8, the story of
 the creative-writing preset, which accepts no draft). Acceptance figures and
 the lines they decide are asserted; nothing derived from time is."""
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from space.cancel import Cancelled
-from space.checklist import ACCEPTANCE_RATE, NOT_WORTH_IT
-from space.measure import pooled_acceptance
-from space.traffic import parse
-from space.traffic_groups import plan
-from space.traffic_run import run_traffic
+from space.common.cancel import Cancelled
+from space.judge.measure import pooled_acceptance
+from space.records.verdict import ACCEPTANCE_RATE, NOT_WORTH_IT
+from space.runs.traffic import run_traffic
+from space.runs.traffic_file import parse
+from space.runs.traffic_groups import plan
 
 pytestmark = pytest.mark.engine
 FILE = Path(__file__).resolve().parents[1] / "fixtures" / "traffic" / "two_groups.jsonl"

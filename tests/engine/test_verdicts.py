@@ -19,10 +19,11 @@ import dataclasses
 
 import pytest
 
-from space import measure, presets, runner
-from space.checklist import BORDERLINE, NOT_WORTH_IT, WORTH_IT
-from space.config import RequestSpec
-from space.workloads import WorkloadResult, run_workload
+from space.judge import measure
+from space.records.config import RequestSpec
+from space.records.verdict import BORDERLINE, NOT_WORTH_IT, WORTH_IT
+from space.runs import presets, runner
+from space.runs.workloads import WorkloadResult, run_workload
 
 pytestmark = pytest.mark.engine
 

@@ -3,7 +3,7 @@
 ``cli`` runs it in a subprocess: the exit code and the output of the real
 process. ``cli_in_process`` calls the same ``main`` in this process, for the
 runs that build engines: a new interpreter importing torch and vLLM again costs
-about 10 s a call, and the engines it builds stay in ``space.runner.POOL`` for
+about 10 s a call, and the engines it builds stay in ``space.runs.runner.POOL`` for
 the next call with the same flags (ENGINE_FLAGS).
 """
 from __future__ import annotations

@@ -12,8 +12,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from space.config import ConfigError, RequestSpec
-from space.trace import DRAFTER_SKIPPED, PADDING, PREFILL, RunTrace, first_divergence
+from space.records.config import ConfigError, RequestSpec
+from space.records.trace import DRAFTER_SKIPPED, PADDING, PREFILL, RunTrace, first_divergence
 from tests.helpers.engine import assert_per_step_counts
 
 CORPUS_FILE = Path(__file__).parents[1] / "fixtures" / "corpus.json"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from space.config import MiB, RequestSpec
-from space.trace import VERIFY, RunTrace
+from space.records.config import MiB, RequestSpec
+from space.records.trace import VERIFY, RunTrace
 
 KV = 256 * MiB
 CODE_PROMPT = ("Rewrite this Python function with the variable x renamed to total. "

@@ -9,8 +9,8 @@ run would carry them (trace version 3):
 """
 from __future__ import annotations
 
-from space.target_view import Explanation, TargetView
-from space.trace import RunTrace
+from space.records.target_view import Explanation, TargetView
+from space.records.trace import RunTrace
 from tests.helpers.traces import views_run
 
 

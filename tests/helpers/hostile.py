@@ -17,8 +17,8 @@ import copy
 import json
 from html.parser import HTMLParser
 
-from space.checklist import ChecklistInputs, evaluate
-from space.trace import (
+from space.judge.checklist import ChecklistInputs, evaluate
+from space.records.trace import (
     BONUS,
     CORRECTION,
     DECODE,

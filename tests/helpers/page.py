@@ -9,8 +9,8 @@ from pathlib import Path
 
 import httpx
 
-from space.trace import CompareRecord, make_compare
-from space.trace_schema import load
+from space.records.schema import load
+from space.records.trace import CompareRecord, make_compare
 from tests.helpers.traces import ngram_run, short_baseline
 
 DEFAULTS = dict(method="ngram", draft="", k=4, temperature=0.0, top_p=1.0, max_tokens=48,

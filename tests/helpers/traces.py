@@ -19,7 +19,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from space.anatomy import (
+from space.records.anatomy import (
     FORWARD,
     PROPOSER,
     RECORDING,
@@ -29,7 +29,7 @@ from space.anatomy import (
     PartInterval,
     StepAnatomy,
 )
-from space.trace import (
+from space.records.trace import (
     BONUS,
     CORRECTION,
     DECODE,
@@ -255,7 +255,7 @@ def with_anatomy(baseline: bool = False) -> RunTrace:
     return run
 
 
-# --- a long comparison: the largest a replay accepts (space/replay.py) ------------
+# --- a long comparison: the largest a replay accepts (space/records/replay.py) ------------
 
 def long_compare(steps_per_run: int, seed: int = 0) -> CompareRecord:
     """A baseline of ``steps_per_run`` one-token steps beside an ngram run (k=4)

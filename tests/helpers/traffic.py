@@ -1,7 +1,7 @@
-"""Hand-made traffic results (space/traffic_answer.py) for the pure tests."""
+"""Hand-made traffic results (space/judge/traffic.py) for the pure tests."""
 from __future__ import annotations
 
-from space.traffic_answer import TrafficItem, TrafficResult, answer
+from space.judge.traffic import TrafficItem, TrafficResult, answer
 from tests.helpers.traces import compare_with_repeats, timed_baseline, timed_run
 
 

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from space.cancel import FAULT_ENV
+from space.common import versions
+from space.common.cancel import FAULT_ENV
+from space.runs import curve_cache
 from tests.helpers.spans import parse_spans
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,22 +65,22 @@ def _data_with_curves(folder: Path) -> Path:
     nothing is measured in CI."""
     import json
 
-    from space import curves
-    from space.hardware import choose_dtype, on_gpu
+    from space.engine.hardware import choose_dtype, on_gpu
+    from space.judge import curves
 
     data = folder / "data"
     for path in sorted((ROOT / "tests" / "fixtures" / "tipping").glob("*.json")):
         curve = curves.TippingCurve.from_dict(json.loads(path.read_text()))
-        curve.device, curve.vllm_version = ("gpu" if on_gpu() else "cpu"), curves.vllm_version()
+        curve.device, curve.vllm_version = ("gpu" if on_gpu() else "cpu"), versions.public_vllm()
         curve.dtype = choose_dtype().dtype
-        curves.save(curve, data)
+        curve_cache.save(curve, data)
     return data
 
 
 def _start(log: Path) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     data = _data_with_curves(log.parent)
-    # The test-only fault hook (space/cancel.py): only prompts with its marker fail.
+    # The test-only fault hook (space/common/cancel.py): only prompts with its marker fail.
     # The data folder (run history, curves, tmp/) is the test's, not the user's.
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", FAULT_ENV: str(FAULT_STEP),
            "SPECLENS_DATA_DIR": str(data)}
@@ -134,7 +136,7 @@ def code_edit_prompt() -> str:
     """A code edit where ngram drafts are both accepted and rejected within 32
     tokens (greedy, so the same every run); the renaming prompts copy the code
     so well that no draft is rejected early on."""
-    from space.presets import get_workload
+    from space.runs.presets import get_workload
 
     return get_workload("code_editing").prompt("add_rounding").text
 

@@ -5,7 +5,7 @@ import urllib.request
 
 import pytest
 
-from space.trace import CompareRecord
+from space.records.trace import CompareRecord
 from tests.helpers.page import fetch_record, run
 from vis.tokens import token_entries
 

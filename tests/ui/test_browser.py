@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from space.trace_schema import load
+from space.records.schema import load
 from tests.helpers.browser import RUN_TIMEOUT_MS, SHOTS
 
 pytestmark = [pytest.mark.engine, pytest.mark.browser]

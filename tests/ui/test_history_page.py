@@ -7,11 +7,11 @@ import socket
 
 import pytest
 
-from space.checklist import Checklist
-from space.config import EngineSpec
-from space.history import History
-from space.prom import Metrics
-from space.trace import make_compare
+from space.observe.prom import Metrics
+from space.records.config import EngineSpec
+from space.records.history import History
+from space.records.trace import make_compare
+from space.records.verdict import Checklist
 from space.ui import inputs
 from space.ui.recorder import opened_run, recording_sweep
 from tests.helpers.traces import ngram_run, short_baseline
@@ -117,7 +117,7 @@ def test_side_by_side_shows_both_runs(client, history):
 
 
 def test_only_the_owner_deletes_and_nobody_without_logins(client, anonymous, history):
-    from space.history import NewRun
+    from space.records.history import NewRun
 
     run(client, "Mine to delete.")
     (mine,), _ = history.runs(limit=1)
@@ -137,11 +137,11 @@ def test_a_run_without_logins_has_no_owner(anonymous, history):
 
 
 def test_a_finished_sweep_is_saved(history):
-    from space import sweep
+    from space.runs import sweep
     from tests.helpers.traces import timed_baseline, timed_run
 
     cmp = make_compare([timed_baseline()], [timed_run()])
-    from space.workloads import PromptResult, WorkloadResult, summarize
+    from space.runs.workloads import PromptResult, WorkloadResult, summarize
 
     point = summarize(WorkloadResult("code_editing", cmp.speculative.config, 0.0, 32, 1, 1,
                                      [PromptResult("p", cmp)]))

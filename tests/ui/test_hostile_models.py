@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from space import models
+from space.engine import models
 from tests.helpers.page import run
 
 pytestmark = pytest.mark.engine
@@ -97,9 +97,9 @@ def any_model_client(tmp_path_factory):
     a draft it cannot load fails in preflight, before any engine is built."""
     from gradio_client import Client
 
-    from space import offer
-    from space.config import EngineSpec
-    from space.prom import Metrics
+    from space.observe.prom import Metrics
+    from space.records.config import EngineSpec
+    from space.runs import offer
     from space.ui import app, inputs
 
     spec = EngineSpec()

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from space.config import ConfigError, EngineSpec
-from space.offer import Offer
+from space.records.config import ConfigError, EngineSpec
+from space.runs.offer import Offer
 from space.ui import inputs
 
 # These tests are about coercion and pairs' keys: any draft is accepted here

@@ -7,8 +7,8 @@ import time
 import gradio as gr
 import pytest
 
-from space.config import ConfigError, EngineSpec
-from space.trace import make_compare
+from space.records.config import ConfigError, EngineSpec
+from space.records.trace import make_compare
 from space.ui.live import (
     HEARTBEAT_S,
     Done,

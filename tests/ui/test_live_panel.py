@@ -7,9 +7,9 @@ import threading
 import gradio as gr
 import pytest
 
-from space import runner
-from space.livestats import Activity, LiveSource, RunLog
-from space.prom import Metrics
+from space.observe.livestats import Activity, LiveSource, RunLog
+from space.observe.prom import Metrics
+from space.runs import runner
 from space.ui.live_panel import LiveHandlers, build_live_panel, kv_usage_now, measuring
 from tests.helpers.traces import ngram_run
 

@@ -6,7 +6,7 @@ import urllib.request
 
 import pytest
 
-from space.trace import VERIFY
+from space.records.trace import VERIFY
 from tests.helpers.page import fetch_record, run
 
 pytestmark = pytest.mark.engine

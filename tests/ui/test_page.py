@@ -10,10 +10,10 @@ import urllib.request
 
 import pytest
 
-from space.config import EngineSpec
-from space.prom import Metrics
-from space.replay import MAX_TRACE_BYTES, MAX_TRACE_STEPS
-from space.trace import dumps, make_compare
+from space.observe.prom import Metrics
+from space.records.config import EngineSpec
+from space.records.replay import MAX_TRACE_BYTES, MAX_TRACE_STEPS
+from space.records.trace import dumps, make_compare
 from space.ui import inputs
 from tests.helpers.page import fake_compare
 from tests.helpers.traces import long_compare, ngram_run, short_baseline

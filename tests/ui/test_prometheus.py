@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from space.hardware import on_gpu
-from space.trace import CompareRecord
+from space.engine.hardware import on_gpu
+from space.records.trace import CompareRecord
 from tests.helpers.page import fetch_record
 from tests.ui.servers import PROMETHEUS, start_app, start_prometheus
 
@@ -99,7 +99,7 @@ def stack(tmp_path_factory):
                     "(bash scripts/setup.sh --test installs it)")
     from gradio_client import Client
 
-    from space.presets import get_workload
+    from space.runs.presets import get_workload
 
     folder = tmp_path_factory.mktemp("prometheus")
     app = start_app(folder)
@@ -225,7 +225,7 @@ def test_a_killed_app_keeps_its_runs_and_serves_them_again(stack):
     both runs are in the history, the file checks clean, and the page lists them."""
     from gradio_client import Client
 
-    from space.history import FILENAME, History
+    from space.records.history import FILENAME, History
 
     app, folder = stack["app"], stack["folder"]
     app.kill()

@@ -12,10 +12,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from space.config import EngineSpec
-from space.prom import Metrics
-from space.ratelimit import Backoff, LoginLimiter
-from space.trace import dumps, make_compare
+from space.common.ratelimit import Backoff, LoginLimiter
+from space.observe.prom import Metrics
+from space.records.config import EngineSpec
+from space.records.trace import dumps, make_compare
 from space.ui import datadir, inputs
 from space.ui.auth import LoginTable
 from tests.helpers.page import fake_compare, run

@@ -17,8 +17,8 @@ import time
 import httpx
 import pytest
 
-from space.cancel import FAULT_MARKER
-from space.trace import dumps, make_compare
+from space.common.cancel import FAULT_MARKER
+from space.records.trace import dumps, make_compare
 from tests.helpers.page import LeavingClient, fetch_record, run
 from tests.helpers.traces import ngram_run, short_baseline
 

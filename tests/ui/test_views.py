@@ -6,9 +6,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from space.checklist import ChecklistInputs, evaluate
-from space.trace import dumps, make_compare
-from space.trace_schema import load
+from space.judge.checklist import ChecklistInputs, evaluate
+from space.records.schema import load
+from space.records.trace import dumps, make_compare
 from space.ui import views
 from tests.helpers.traces import ngram_run, short_baseline
 
@@ -76,7 +76,7 @@ def test_live_view_shows_steps_so_far():
 
 
 def test_the_memory_panel_marks_an_old_reading():
-    from space.memory import EngineReading
+    from space.observe.memory import EngineReading
 
     assert views.reading_note(EngineReading([], 100.0, True), now=130.0) == ""
     old = views.reading_note(EngineReading([], 100.0, False), now=130.0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from space.trace import RunTrace
+from space.records.trace import RunTrace
 from tests.helpers.spans import parse_spans
 from tests.helpers.traces import views_baseline, views_run
 

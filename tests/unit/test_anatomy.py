@@ -1,4 +1,4 @@
-"""Step anatomy records (space/anatomy.py): the breakdown, the truth checks, the
+"""Step anatomy records (space/records/anatomy.py): the breakdown, the truth checks, the
 schema that refuses files breaking them, and the medians per step kind."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from space.anatomy import (
+from space.records.anatomy import (
     FORWARD,
     OTHER,
     PROPOSER,
@@ -18,8 +18,8 @@ from space.anatomy import (
     kind_costs,
     problems,
 )
-from space.trace import dumps
-from space.trace_schema import TraceFormatError, load
+from space.records.schema import TraceFormatError, load
+from space.records.trace import dumps
 from tests.helpers.traces import with_anatomy
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from space.ratelimit import Backoff, LoginLimiter
+from space.common.ratelimit import Backoff, LoginLimiter
 from space.ui import auth
 from space.ui.auth import AuthError, LoginTable
 
@@ -219,7 +219,7 @@ def _gradio_like_app(limiter, logins):
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    from space.prom import Metrics, mount_metrics
+    from space.observe.prom import Metrics, mount_metrics
     from space.ui.login_guard import LoginGuard
 
     async def login(request: Request):

@@ -1,10 +1,10 @@
-"""space/checklist.py: the worth-it checklist on literal measured numbers."""
+"""space/judge/checklist.py: the worth-it checklist on literal measured numbers."""
 import json
 
 import pytest
 
-from space import checklist as cl
-from space.checklist import ChecklistInputs, evaluate
+from space.judge import checklist as cl
+from space.judge.checklist import ChecklistInputs, evaluate
 from tests.helpers.checklists import BAD_DRAFT, GOOD_NGRAM, LOOPED
 
 

@@ -1,4 +1,4 @@
-"""Tipping-point curves (space/curves.py): break-even, the model, the cache, the
+"""Tipping-point curves (space/judge/curves.py): break-even, the model, the cache, the
 checklist's headroom line, and the figure. Literal curves, no engine."""
 from __future__ import annotations
 
@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from space import checklist, curves, measure, models
-from space.checklist import ChecklistInputs, evaluate
-from space.curves import CurvePoint, StepCosts, TippingCurve
-from space.trace_schema import load
+from space.common import paths, versions
+from space.judge import curves
+from space.judge.checklist import ChecklistInputs, evaluate
+from space.judge.curves import CurvePoint, StepCosts, TippingCurve
+from space.records import verdict
+from space.records.schema import load
+from space.runs import curve_cache, machine_inputs
 from tests.helpers.traces import ngram_run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -72,24 +75,24 @@ def test_derived_lookup_curve_takes_the_drafter_out_and_adds_the_lookup():
 
 def test_cache_round_trip_and_lookup_by_run_config(tmp_path):
     curve = _curve()
-    path = curves.save(curve, tmp_path)
+    path = curve_cache.save(curve, tmp_path)
     assert path.parent == tmp_path / "tipping"
-    back = curves.find("default", "draft_model", "default-truncated", 4, "cpu", "bfloat16",
+    back = curve_cache.find("default", "draft_model", "default-truncated", 4, "cpu", "bfloat16",
                        "0.32.0", tmp_path)
     assert back.to_dict() == curve.to_dict()
     config = {"model": "default", "method": "draft_model", "draft_model": "default-truncated",
               "k": 4, "device": "cpu"}
-    assert curves.find_for_config(config, "0.32.0", tmp_path) is not None
-    assert curves.find_for_config({**config, "k": 3}, "0.32.0", tmp_path) is None
-    assert curves.find_for_config(config, "0.33.0", tmp_path) is None
+    assert curve_cache.find_for_config(config, "0.32.0", tmp_path) is not None
+    assert curve_cache.find_for_config({**config, "k": 3}, "0.32.0", tmp_path) is None
+    assert curve_cache.find_for_config(config, "0.33.0", tmp_path) is None
     # a replayed file's free-form k (markup, a float, true) names no curve, and never raises
     for bad in ("<img src=x>", 4.5, True, -4):
         hostile = {**config, "k": None, "speculative_config": {"num_speculative_tokens": bad}}
-        assert curves.find_for_config(hostile, "0.32.0", tmp_path) is None
+        assert curve_cache.find_for_config(hostile, "0.32.0", tmp_path) is None
     # a float32 run never gets the bf16 curve (its verify pass costs another multiple)
-    assert curves.find_for_config({**config, "dtype": "float32"}, "0.32.0", tmp_path) is None
+    assert curve_cache.find_for_config({**config, "dtype": "float32"}, "0.32.0", tmp_path) is None
     (tmp_path / "tipping" / "broken.json").write_text("{not json")
-    assert [c.method for c in curves.all_curves(tmp_path)] == ["draft_model"]
+    assert [c.method for c in curve_cache.all_curves(tmp_path)] == ["draft_model"]
 
 
 def test_csv_has_points_and_the_model_curve():
@@ -110,7 +113,7 @@ def test_headroom_line_reads_like_the_issue():
     line = evaluate(inputs).check("acceptance headroom")
     assert line.detail.startswith("acceptance headroom on this machine: 0.61 measured vs "
                                   "0.34 break-even at concurrency 1")
-    assert line.passed is True and line.op in checklist.CHECK_OPS
+    assert line.passed is True and line.op in verdict.CHECK_OPS
     below = evaluate(ChecklistInputs(method="ngram", k=4, acceptance_rate=0.2,
                                      break_even_acceptance_rate=0.34))
     assert below.check("acceptance headroom").passed is False
@@ -120,12 +123,13 @@ def test_headroom_line_reads_like_the_issue():
 def test_compare_of_a_pair_with_a_cached_curve_gets_the_line(tmp_path, monkeypatch):
     """The stored ngram k=4 compare, with this machine's cached ngram k=4 curve."""
     monkeypatch.setenv("SPECLENS_CACHE", str(tmp_path))
-    monkeypatch.setattr(curves, "vllm_version", lambda: "0.32.0")
+    monkeypatch.setattr(versions, "public_vllm", lambda: "0.32.0")
     cmp = load((FIXTURES / "compare-v1.json").read_text())
     req = type("Req", (), {"temperature": 0.0})()
-    assert "acceptance headroom" not in {c.name for c in measure.attach_checklist(cmp, None, req).checks}
-    curves.save(curves.derive_lookup_curve(_curve(), "ngram", 4, 0.0005), models.data_dir())
-    result = measure.attach_checklist(cmp, None, req)
+    checks = machine_inputs.attach_checklist(cmp, None, req).checks
+    assert "acceptance headroom" not in {c.name for c in checks}
+    curve_cache.save(curves.derive_lookup_curve(_curve(), "ngram", 4, 0.0005), paths.data_dir())
+    result = machine_inputs.attach_checklist(cmp, None, req)
     line = result.check("acceptance headroom")
     assert line.value == pytest.approx(cmp.speculative.acceptance_rate)
     assert "derived from measured step costs" in line.detail
@@ -135,14 +139,14 @@ def test_compare_of_a_pair_with_a_cached_curve_gets_the_line(tmp_path, monkeypat
 
 
 def test_synthetic_runs_stay_out_of_metrics_and_checklists(tmp_path, monkeypatch):
-    from space.prom import Metrics
+    from space.observe.prom import Metrics
 
     run = ngram_run()
     run.config["synthetic"] = True
     metrics = Metrics()
     metrics.observe_run("speculative", run)
     assert metrics.num_drafts.labels(engine="speculative")._value.get() == 0
-    assert measure.curve_for(run.config) is None
+    assert machine_inputs.curve_for(run.config) is None
 
 
 def test_figure_marks_break_even_and_the_workload():
@@ -165,16 +169,16 @@ def test_figure_marks_break_even_and_the_workload():
 def test_curves_are_keyed_by_dtype_and_old_files_read_as_bf16(tmp_path):
     """A float32 curve and a bf16 one of the same pair live side by side; a file
     saved before the dtype was recorded (no field, the old name) is a bf16 curve."""
-    curves.save(_curve(dtype="float32"), tmp_path)
+    curve_cache.save(_curve(dtype="float32"), tmp_path)
     config = {"model": "default", "method": "draft_model", "draft_model": "default-truncated",
               "k": 4, "device": "cpu"}
-    assert curves.find_for_config({**config, "dtype": "float32"}, "0.32.0", tmp_path).dtype \
+    assert curve_cache.find_for_config({**config, "dtype": "float32"}, "0.32.0", tmp_path).dtype \
         == "float32"
-    assert curves.find_for_config({**config, "dtype": "bfloat16"}, "0.32.0", tmp_path) is None
+    assert curve_cache.find_for_config({**config, "dtype": "bfloat16"}, "0.32.0", tmp_path) is None
     legacy = _curve().to_dict()
     del legacy["dtype"]
     (tmp_path / "tipping" / "default__draft_model__default-truncated__k4__cpu__vllm-0.32.0.json") \
         .write_text(json.dumps(legacy))
-    assert curves.find_for_config(config, "0.32.0", tmp_path).dtype == "bfloat16"
-    assert curves.find_for_config({**config, "dtype": "float32"}, "0.32.0", tmp_path).dtype \
+    assert curve_cache.find_for_config(config, "0.32.0", tmp_path).dtype == "bfloat16"
+    assert curve_cache.find_for_config({**config, "dtype": "float32"}, "0.32.0", tmp_path).dtype \
         == "float32"

@@ -8,7 +8,7 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from space.prom import Metrics
+from space.observe.prom import Metrics
 from tests.helpers.memory import engines, h200
 from tests.helpers.traces import ngram_run, short_baseline
 

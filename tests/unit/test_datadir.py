@@ -110,7 +110,7 @@ def test_client_chosen_session_hashes_stay_inside_sessions(tmp_path, restore):
 
 
 def test_exports_go_to_the_session_folder(tmp_path, restore, monkeypatch):
-    from space.trace import make_compare
+    from space.records.trace import make_compare
     from space.ui import views
     from tests.helpers.traces import ngram_run, short_baseline
 

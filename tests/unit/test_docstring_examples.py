@@ -13,7 +13,7 @@ MODULES = sorted(
 
 
 def test_examples_are_found():
-    assert {"space.theory", "space.presets", "space.prom", "vis.checklist"} <= set(MODULES)
+    assert {"space.judge.theory", "space.runs.presets", "space.observe.prom", "vis.checklist"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)

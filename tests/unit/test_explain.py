@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from space.trace import TRACE_VERSION, CompareRecord, dumps
-from space.trace_schema import TraceFormatError, load
+from space.records.schema import TraceFormatError, load
+from space.records.trace import TRACE_VERSION, CompareRecord, dumps
 from space.ui import views
 from tests.helpers.explained import make_explained
 from tests.helpers.traces import views_run

@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from space.trace_schema import TraceFormatError, load
+from space.records.schema import TraceFormatError, load
 from space.ui import views
 from space.ui.handlers import status_html
 from tests.helpers.fuzzing import JSON, broken_files, odd_valid_files

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from space.memory import GiB, GpuMemory, MiB
+from space.observe.memory import GiB, GpuMemory, MiB
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_check.py"
 
@@ -31,7 +31,7 @@ def test_imports_only_space_memory():
     # Top-level imports of the script: no torch until main(), none of the app's stack.
     code = ("import runpy, sys; runpy.run_path(sys.argv[1], run_name='gpu_check'); "
             "print(sorted(m for m in ('torch', 'vllm', 'gradio', 'plotly', 'prometheus_client', "
-            "'fastapi', 'space.trace', 'space.prom') if m in sys.modules))")
+            "'fastapi', 'space.records.trace', 'space.observe.prom') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code, str(SCRIPT)], capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -1,4 +1,4 @@
-"""The dtype rule (space/hardware.py): bf16 only where the CPU has bf16 units,
+"""The dtype rule (space/engine/hardware.py): bf16 only where the CPU has bf16 units,
 float32 otherwise, the model's own on GPU, ``--dtype`` over all; bad names refused.
 
 The probes are vLLM's own (torch.cpu); here they are replaced to play each kind
@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from space import hardware
-from space.config import ConfigError, EngineSpec, MiB
+from space.engine import hardware
+from space.records.config import ConfigError, EngineSpec, MiB
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""space/history.py: the run history in SQLite: saves, listing, retention,
+"""space/records/history.py: the run history in SQLite: saves, listing, retention,
 owners, migration, concurrent writers, and a writer killed mid-write."""
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from space import history as hist
-from space.history import Filters, History, HistoryError, NewRun, compare_run, sweep_run
-from space.trace import make_compare
-from space.trace_schema import load
+from space.records import history as hist
+from space.records.history import Filters, History, HistoryError, NewRun, compare_run, sweep_run
+from space.records.schema import load
+from space.records.trace import make_compare
 from tests.helpers.traces import ngram_run, short_baseline
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -137,7 +137,7 @@ def test_a_file_that_is_not_a_database_is_refused(tmp_path):
 
 WRITER = """
 import sys
-from space.history import History, NewRun
+from space.records.history import History, NewRun
 db = History(sys.argv[1])
 for i in range(int(sys.argv[2])):
     run_id = db.save(NewRun("compare", "smol", "ngram", 4, 0.0, "worth-it", 1.0,

@@ -8,10 +8,10 @@ import json
 import pandas as pd
 import pytest
 
-from space import sweep
-from space.memory import EngineMemory, GiB, GpuMemory
-from space.trace import CompareRecord
-from space.trace_schema import TraceFormatError, load
+from space.observe.memory import EngineMemory, GiB, GpuMemory
+from space.records.schema import TraceFormatError, load
+from space.records.trace import CompareRecord
+from space.runs import sweep
 from space.ui import views
 from space.ui.handlers import status_html
 from tests.helpers.hostile import (

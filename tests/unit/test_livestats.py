@@ -1,9 +1,9 @@
-"""space/livestats.py and vis/live.py: the Live tab's readings, their caching
+"""space/observe/livestats.py and vis/live.py: the Live tab's readings, their caching
 while a run is measured, and the figure drawn from them."""
 from __future__ import annotations
 
-from space.livestats import Activity, LiveSource, RunLog
-from space.prom import Metrics
+from space.observe.livestats import Activity, LiveSource, RunLog
+from space.observe.prom import Metrics
 from tests.helpers.memory import h200
 from tests.helpers.traces import NGRAM_RUN_COUNTS, ngram_run, short_baseline
 from vis.live import live_figure, live_summary_html

@@ -1,11 +1,12 @@
-"""space/measure.py: the checklist's measured inputs from hand-made runs."""
+"""space/runs/measure.py: the checklist's measured inputs from hand-made runs."""
 from __future__ import annotations
 
 import pytest
 
-from space import measure
-from space.checklist import Checklist
-from space.config import RequestSpec
+from space.judge import measure
+from space.records.config import RequestSpec
+from space.records.verdict import Checklist
+from space.runs import machine_inputs
 from tests.helpers.memory import engines
 from tests.helpers.traces import compare_with_repeats, timed_baseline, timed_run
 from vis import text
@@ -55,7 +56,7 @@ def test_attach_checklist_stores_the_verdict():
 
     base_mem, spec_mem = engines()
     cmp = compare_with_repeats(timed_baseline(), timed_run(), [0.010, 0.011], [0.006, 0.007])
-    result = measure.attach_checklist(cmp, (Engine(base_mem), Engine(spec_mem)),
+    result = machine_inputs.attach_checklist(cmp, (Engine(base_mem), Engine(spec_mem)),
                                       RequestSpec(prompt="p"), measure.Context(task_type="t"))
     assert cmp.checklist is result
     assert result.check("spare memory").value > 0

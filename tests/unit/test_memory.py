@@ -1,4 +1,4 @@
-"""space/memory.py: the readers (NVML, this process, the host) and the pure helpers."""
+"""space/observe/memory.py: the readers (NVML, this process, the host) and the pure helpers."""
 import subprocess
 import sys
 import threading
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from space import memory
-from space.memory import (
+from space.observe import memory
+from space.observe.memory import (
     EngineMemory,
     GiB,
     MiB,
@@ -181,10 +181,10 @@ def test_fmt_bytes(n, text):
 
 
 def test_memory_module_imports_nothing_heavy():
-    # gpu_check.py must run with only torch + pynvml: space.memory pulls in none of these.
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import space.memory; "
+    # gpu_check.py must run with only torch + pynvml: space.observe.memory pulls in none of these.
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import space.observe.memory; "
             "print(sorted(m for m in ('torch', 'pynvml', 'vllm', 'gradio', 'plotly', "
-            "'prometheus_client', 'fastapi', 'space.trace') if m in sys.modules))")
+            "'prometheus_client', 'fastapi', 'space.records.trace') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code, str(ROOT)], capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -1,4 +1,4 @@
-"""What a visitor may load (space/offer.py): the offered drafts and pairs, the
+"""What a visitor may load (space/runs/offer.py): the offered drafts and pairs, the
 refusal that never tells which paths exist, and the prompt bound."""
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from space import models, offer
-from space.config import ConfigError, EngineSpec
-from space.presets import ModelPair
+from space.engine import models
+from space.records.config import ConfigError, EngineSpec
+from space.runs import offer
+from space.runs.presets import ModelPair
 from space.ui import inputs
 
 HUB_DRAFT = "someone/not-in-any-cache"

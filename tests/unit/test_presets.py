@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from space import presets
-from space.presets import PresetError
+from space.runs import presets
+from space.runs.presets import PresetError
 
 EXPECTED_WORKLOADS = {"structured_output", "code_editing", "summarization", "retrieval_qa",
                       "translation", "math_reasoning", "creative_writing", "long_context",
@@ -32,7 +32,8 @@ def test_long_context_prompt_has_3k_tokens():
 
 def test_long_context_prompt_has_3k_real_tokens():
     """The estimate checked against SmolLM2's own tokenizer, when setup has built it."""
-    from space.models import DEFAULT_MODEL, cache_dir
+    from space.common.paths import cache_dir
+    from space.engine.models import DEFAULT_MODEL
     path = cache_dir() / "models" / DEFAULT_MODEL / "tokenizer.json"
     tokenizers = pytest.importorskip("tokenizers")
     if not path.is_file():

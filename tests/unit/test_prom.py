@@ -1,4 +1,4 @@
-"""space/prom.py: the scrape's counts equal the hand-made trace's."""
+"""space/observe/prom.py: the scrape's counts equal the hand-made trace's."""
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
@@ -7,7 +7,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 
-from space.prom import CONTENT_TYPE, Metrics, mount_metrics
+from space.observe.prom import CONTENT_TYPE, Metrics, mount_metrics
 from tests.helpers.memory import engines, h200
 from tests.helpers.traces import NGRAM_RUN_COUNTS, ngram_run, short_baseline
 

@@ -1,13 +1,13 @@
-"""space/replay.py: a saved trace opens within bounds, and a larger one gets one line."""
+"""space/records/replay.py: a saved trace opens within bounds, and a larger one gets one line."""
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from space import replay
-from space.trace import dumps
-from space.trace_schema import TraceFormatError
+from space.records import replay
+from space.records.schema import TraceFormatError
+from space.records.trace import dumps
 from space.ui import views
 from tests.helpers.traces import long_compare, ngram_run
 

@@ -1,10 +1,10 @@
-"""A request's values are checked up front with one line (space.config.RequestSpec),
+"""A request's values are checked up front with one line (space.records.config.RequestSpec),
 so the page and the CLI never start a run that fails half-way on them."""
 from __future__ import annotations
 
 import pytest
 
-from space.config import MAX_SEED, ConfigError, RequestSpec
+from space.records.config import MAX_SEED, ConfigError, RequestSpec
 
 
 @pytest.mark.parametrize("seed", [None, 0, 7, MAX_SEED])

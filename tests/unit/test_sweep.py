@@ -1,4 +1,4 @@
-"""space/sweep.py without an engine: values, crossover, and the table from
+"""space/runs/sweep.py without an engine: values, crossover, and the table from
 workload results (hand-made runs)."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from space import presets, sweep
-from space.config import ConfigError
-from space.workloads import PromptResult, WorkloadResult, summarize
+from space.records.config import ConfigError
+from space.runs import presets, sweep
+from space.runs.workloads import PromptResult, WorkloadResult, summarize
 from tests.helpers.traces import compare_with_repeats, timed_baseline, timed_run
 
 

@@ -1,7 +1,7 @@
 """Speculative-decoding maths against worked examples of Leviathan et al.'s formulas."""
 import pytest
 
-from space import theory
+from space.judge import theory
 
 
 def test_tau_worked_example():

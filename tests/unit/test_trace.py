@@ -1,4 +1,4 @@
-"""The trace records and their JSON contract (space/trace.py, space/trace_schema.py):
+"""The trace records and their JSON contract (space/records/trace.py, space/records/schema.py):
 counts, rates derived from them, the version, old files, and the schema's one-line errors."""
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from space.checklist import Checklist
-from space.trace import TRACE_VERSION, CompareRecord, RunTrace, StepRecord, dumps, make_compare
-from space.trace_schema import TraceFormatError, load
+from space.records.schema import TraceFormatError, load
+from space.records.trace import TRACE_VERSION, CompareRecord, RunTrace, StepRecord, dumps, make_compare
+from space.records.verdict import Checklist
 from space.ui import views
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -115,7 +115,7 @@ def test_every_record_field_is_in_the_schema():
     """A field added to a record without a schema entry would never be checked."""
     import dataclasses
 
-    from space import trace_schema
+    from space.records import schema as trace_schema
 
     def fields(schema) -> set[str]:
         return set(schema.__closure__[0].cell_contents)  # _record's field table

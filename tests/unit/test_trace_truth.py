@@ -10,11 +10,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from space.cli import _parser, spec_from_args
-from space.config import ConfigError, EngineSpec
+from space.cli.main import _parser, spec_from_args
 from space.engine.build import build_steps, token_texts
-from space.trace import DRAFTER_SKIPPED, PADDING, PREFILL, TRACE_VERSION, RunTrace, dumps
-from space.trace_schema import TraceFormatError, load
+from space.records.config import ConfigError, EngineSpec
+from space.records.schema import TraceFormatError, load
+from space.records.trace import DRAFTER_SKIPPED, PADDING, PREFILL, TRACE_VERSION, RunTrace, dumps
 from space.ui import views
 from tests.helpers.traces import views_run as make_trace
 from vis import acceptance_summary_html, timeline_figure

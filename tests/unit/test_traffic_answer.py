@@ -1,5 +1,5 @@
 """Grouping, sampling and the answer of a traffic run on fixed numbers
-(space/traffic_groups.py, space/traffic_answer.py): no engine."""
+(space/runs/traffic_groups.py, space/judge/traffic.py): no engine."""
 from __future__ import annotations
 
 import json
@@ -7,16 +7,16 @@ import shlex
 
 import pytest
 
-from space.checklist import NOT_WORTH_IT, WORTH_IT
-from space.traffic import TrafficFile, TrafficRequest
-from space.traffic_answer import (
+from space.judge.traffic import (
     GROUP_COLUMNS,
     PROMPT_COLUMNS,
     answer,
     describe,
     to_csv,
 )
-from space.traffic_groups import HOW_BY_LOOK, group_of, kind_of, length_of, plan
+from space.records.verdict import NOT_WORTH_IT, WORTH_IT
+from space.runs.traffic_file import TrafficFile, TrafficRequest
+from space.runs.traffic_groups import HOW_BY_LOOK, group_of, kind_of, length_of, plan
 from tests.helpers.traffic import item, two_groups
 
 CODE = "Rename x:\n```python\ndef f(x):\n    return x\n```"

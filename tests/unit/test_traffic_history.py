@@ -1,10 +1,10 @@
-"""A traffic run in the history (space/history.py): its row, its record with or
+"""A traffic run in the history (space/records/history.py): its row, its record with or
 without the prompts (the operator's --traffic-private), and drawn back from it."""
 from __future__ import annotations
 
 import json
 
-from space.history import History, traffic_run
+from space.records.history import History, traffic_run
 from tests.helpers.traffic import two_groups
 from vis.traffic import traffic_figure
 

@@ -1,5 +1,5 @@
-"""Reading traffic files (space/traffic.py): each format, malformed lines, the bounds;
-and the multi-turn request through the chat template (space/prompts.py)."""
+"""Reading traffic files (space/runs/traffic_file.py): each format, malformed lines, the bounds;
+and the multi-turn request through the chat template (space/engine/prompts.py)."""
 from __future__ import annotations
 
 import json
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from space.config import ConfigError, RequestSpec
-from space.prompts import encode
-from space.traffic import Bounds, TrafficFormatError, detect, parse
+from space.engine.prompts import encode
+from space.records.config import ConfigError, RequestSpec
+from space.runs.traffic_file import Bounds, TrafficFormatError, detect, parse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traffic"
 

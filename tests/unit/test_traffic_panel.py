@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from space.config import ConfigError, EngineSpec
-from space.offer import Offer
-from space.traffic import Bounds, TrafficFormatError
+from space.records.config import ConfigError, EngineSpec
+from space.runs.offer import Offer
+from space.runs.traffic_file import Bounds, TrafficFormatError
 from space.ui.traffic_panel import TrafficHandlers, done_line
 from tests.helpers.traffic import two_groups
 

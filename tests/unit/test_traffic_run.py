@@ -1,4 +1,4 @@
-"""space/traffic_run.py's order of work without an engine: a fake runner and
+"""space/runs/traffic.py's order of work without an engine: a fake runner and
 tokenizer stand in (the real engine's run is tests/engine/test_traffic.py)."""
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import types
 
 import pytest
 
-import space
-from space import traffic_run
-from space.cancel import Cancelled
-from space.config import ConfigError, EngineSpec
-from space.traffic import parse
-from space.traffic_groups import plan
+import space.runs
+from space.common.cancel import Cancelled
+from space.records.config import ConfigError, EngineSpec
+from space.runs import traffic as traffic_run
+from space.runs.traffic_file import parse
+from space.runs.traffic_groups import plan
 from tests.helpers.traffic import item
 
 FILE = (b'{"prompt": "copy this", "category": "a", "max_tokens": 4000}\n'
@@ -31,9 +31,9 @@ def fake(monkeypatch):
         return item("x", 0, 1.5).compare
 
     runner = types.SimpleNamespace(POOL=object(), compare=compare)
-    # both: ``from space import runner`` reads the package's attribute when it is set
-    monkeypatch.setitem(sys.modules, "space.runner", runner)
-    monkeypatch.setattr(space, "runner", runner, raising=False)
+    # both: ``from space.runs import runner`` reads the package's attribute when it is set
+    monkeypatch.setitem(sys.modules, "space.runs.runner", runner)
+    monkeypatch.setattr(space.runs, "runner", runner, raising=False)
 
     def preflight(spec, reqs, progress=None):
         if "too long" in reqs[0].prompt:

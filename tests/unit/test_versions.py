@@ -1,4 +1,4 @@
-"""space/versions.py: the installed vLLM against the tested versions."""
+"""space/common/versions.py: the installed vLLM against the tested versions."""
 import importlib.metadata
 import logging
 import re
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from space import versions
+from space.common import versions
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -119,6 +119,6 @@ def test_warn_if_untested_logs(installed, caplog):
 
 
 def test_module_does_not_import_vllm():
-    code = ("import sys, space.versions as v; v.check_vllm_version(); "
+    code = ("import sys, space.common.versions as v; v.check_vllm_version(); "
             "assert not any(m == 'vllm' or m.startswith('vllm.') for m in sys.modules)")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from space.anatomy import BEFORE_ANATOMY, KindCosts
-from space.checklist import PREDICTED_MEASURED, evaluate, gap_part
-from space.measure import inputs_from_runs
+from space.judge.checklist import evaluate, gap_part
+from space.judge.measure import inputs_from_runs
+from space.records.anatomy import BEFORE_ANATOMY, KindCosts
+from space.records.verdict import PREDICTED_MEASURED
 from tests.helpers.traces import with_anatomy
 from vis import timeline_figure
 from vis.anatomy import costs_table_html, step_breakdown_html
@@ -131,7 +132,7 @@ def test_gap_part_names_the_largest_excess(costs, method, device, expected):
 
 
 def test_the_page_shows_the_medians_and_each_steps_breakdown(spec_trace, base_trace):
-    from space.trace import make_compare
+    from space.records.trace import make_compare
     from space.ui import views
 
     cmp = make_compare([with_anatomy(baseline=True)], [with_anatomy()])

@@ -1,5 +1,5 @@
 """vis/checklist.py: the checklist as HTML."""
-from space.checklist import ChecklistInputs, evaluate
+from space.judge.checklist import ChecklistInputs, evaluate
 from tests.helpers.checklists import BAD_DRAFT
 from vis.checklist import checklist_html
 

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from space.trace import CompareRecord, make_compare
+from space.records.trace import CompareRecord, make_compare
 from tests.helpers.traces import views_baseline
 from vis import compare_html, compare_table, steps_dataframe
 from vis.compare import STEP_COLUMNS

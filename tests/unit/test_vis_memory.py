@@ -1,7 +1,7 @@
 """vis/memory.py: the memory figure, the KV-tax sentence and the HTML table."""
 import pytest
 
-from space.memory import EngineMemory, GiB, SystemMemory
+from space.observe.memory import EngineMemory, GiB, SystemMemory
 from tests.helpers.memory import engines, h200
 from vis.memory import memory_figure, memory_html
 

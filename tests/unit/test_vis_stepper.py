@@ -1,7 +1,7 @@
 """Stepper: which steps a teacher steps through, and what each one says."""
 from __future__ import annotations
 
-from space.trace import CORRECTION, VERIFY, StepRecord
+from space.records.trace import CORRECTION, VERIFY, StepRecord
 from vis import describe_step, verify_step_indices
 
 

@@ -6,8 +6,8 @@ import math
 import pandas as pd
 import pytest
 
-from space import sweep
-from space.checklist import NOT_WORTH_IT, WORTH_IT
+from space.records.verdict import NOT_WORTH_IT, WORTH_IT
+from space.runs import sweep
 from vis.sweep import sweep_figure
 
 

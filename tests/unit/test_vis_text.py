@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from space.trace import make_compare
+from space.records.trace import make_compare
 from tests.helpers.traces import ngram_run, short_baseline
 from vis import text
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from space.traffic_answer import answer
+from space.judge.traffic import answer
 from tests.helpers.traffic import item, two_groups
 from vis.traffic import group_table, traffic_figure
 

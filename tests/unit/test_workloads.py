@@ -1,11 +1,11 @@
-"""space/workloads.py without an engine: requests, medians over prompts, and
+"""space/runs/workloads.py without an engine: requests, medians over prompts, and
 which model pairs run here."""
 from __future__ import annotations
 
 import pytest
 
-from space import presets
-from space.workloads import PromptResult, WorkloadResult, pair_status, requests_for, summarize
+from space.runs import presets
+from space.runs.workloads import PromptResult, WorkloadResult, pair_status, requests_for, summarize
 from tests.helpers.traces import compare_with_repeats, timed_baseline, timed_run
 
 

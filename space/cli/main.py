@@ -1,0 +1,242 @@
+"""Headless CLI: ``python -m space trace|compare|sweep|tipping|traffic ...``.
+
+Bad input gets one line on stderr and exit code 2; nothing else is printed.
+
+  python -m space compare --prompt "..."                    one prompt, with the checklist
+  python -m space compare --workload code_editing           every prompt: medians + per prompt
+  python -m space compare --workload creative_writing --pair cpu-bad-draft
+  python -m space sweep --workload code_editing --variable k --values 1,2,4,8 \
+      --csv sweep.csv --json sweep.json --plot sweep.html
+  python -m space app --port 7860                          the web page (python app.py's flags)
+  python -m space tipping --pair cpu-bad-draft --plot tipping.png   speedup vs forced acceptance
+  python -m space traffic prompts.jsonl --csv groups.csv --json traffic.json   your own prompts
+
+Installed (pip install -e .), the speclens command takes the same commands.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from space.common import progress
+from space.common.versions import warn_if_untested
+from space.engine.models import ModelError
+from space.records.config import ConfigError, EngineSpec, RequestSpec
+from space.runs.flags import engine_flags, spec_from_args
+from space.runs.preflight import preflight
+from vis import text
+
+if TYPE_CHECKING:  # space.runs.workloads imports vLLM: at run time only after the input checks
+    from space.records.trace import CompareRecord
+    from space.runs.workloads import WorkloadResult
+
+log = logging.getLogger("space")
+
+
+def _workload(a: argparse.Namespace):
+    from space.runs import presets
+
+    return presets.get_workload(a.workload)
+
+
+def preset_flags(s: argparse.ArgumentParser, workload_required: bool = False) -> None:
+    g = s.add_argument_group("presets (presets/*.json)")
+    g.add_argument("--workload", required=workload_required,
+                   help="a workload id: its prompts, temperature and max tokens")
+    g.add_argument("--prompt-id", action="append", default=None,
+                   help="only this prompt of the workload (repeatable)")
+    g.add_argument("--pair", help="a model-pair id (replaces --model/--method/--draft-model/--k)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m space", description=__doc__.splitlines()[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="\n".join(__doc__.splitlines()[3:]))
+    sub = p.add_subparsers(dest="cmd", required=True)
+    for name, helptext in (("trace", "run one prompt through the speculative engine"),
+                           ("compare", "baseline vs speculative on one prompt or a workload")):
+        s = sub.add_parser(name, help=helptext)
+        s.add_argument("--prompt", help="the prompt text")
+        s.add_argument("--prompt-file", help="read the prompt from this file")
+        s.add_argument("--raw", action="store_true", help="send the prompt as is (no chat template)")
+        s.add_argument("--max-tokens", type=int, default=None,
+                       help="default 128, or the workload's")
+        s.add_argument("--temperature", type=float, default=None,
+                       help="default 0, or the workload's")
+        s.add_argument("--top-p", type=float, default=1.0)
+        s.add_argument("--seed", type=int, default=0)
+        s.add_argument("--json", metavar="PATH", help="write the record as JSON here")
+        s.add_argument("--explain", action="store_true",
+                       help="after the timed runs, score every verified draft with the target "
+                            "(its probability and top 5; one prefill on the baseline engine)")
+        s.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
+        if name == "compare":
+            s.add_argument("--repeats", type=int, default=3, help="measured runs per engine")
+            s.add_argument("--concurrency", type=int, default=None,
+                           help="with --workload: N requests at once (default the workload's)")
+        preset_flags(s)
+        engine_flags(s)
+    _sweep_parser(sub)
+    from space.cli.tipping import tipping_parser
+
+    tipping_parser(sub, engine_flags)
+    from space.cli.traffic import traffic_parser
+
+    traffic_parser(sub, engine_flags)
+    return p
+
+
+def _sweep_parser(sub) -> None:
+    from space.runs.sweep import GRID, VARIABLES
+
+    s = sub.add_parser("sweep", help="one workload across a range of k, concurrency, "
+                                     "input length or temperature, or k x concurrency")
+    s.add_argument("--variable", required=True, choices=[*VARIABLES, GRID])
+    s.add_argument("--values", help="comma-separated, e.g. 1,2,4,8 (defaults: k 1..8, "
+                                    "concurrency 1,2,4,8,16, input_length 128..3072, "
+                                    "temperature 0..1); k_x_concurrency: '1,2,4 x 1,2,4'")
+    s.add_argument("--max-batch", type=int, default=256,
+                   help="k_x_concurrency: the deployable config's --max-num-seqs (default 256)")
+    s.add_argument("--repeats", type=int, default=2, help="measured runs per engine and point")
+    s.add_argument("--max-tokens", type=int, default=None, help="default the workload's")
+    s.add_argument("--csv", metavar="PATH", help="write the results table as CSV")
+    s.add_argument("--json", metavar="PATH", help="write the table and every run as JSON")
+    s.add_argument("--plot", metavar="PATH", help="write the figure: .html, or .png "
+                                                  "(headless chromium)")
+    s.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
+    preset_flags(s, workload_required=True)
+    engine_flags(s)
+
+
+def request_from_args(a: argparse.Namespace) -> RequestSpec:
+    """The request from --prompt/--prompt-file, or from the workload's first (or
+    --prompt-id) prompt with its temperature and max tokens."""
+    temperature, max_tokens = a.temperature, a.max_tokens
+    if a.workload:
+        if a.prompt or a.prompt_file:
+            raise ConfigError("give --prompt/--prompt-file or --workload, not both")
+        w = _workload(a)
+        prompt = w.prompt(a.prompt_id[0]).text if a.prompt_id else w.prompts[0].text
+        temperature = w.temperature if temperature is None else temperature
+        max_tokens = max_tokens or w.max_tokens
+    elif a.prompt_file:
+        try:
+            prompt = Path(a.prompt_file).read_text()
+        except OSError as exc:
+            raise ConfigError(f"cannot read --prompt-file: {exc.strerror}: {a.prompt_file}") from None
+    else:
+        prompt = a.prompt or ""
+    req = RequestSpec(prompt=prompt, temperature=0.0 if temperature is None else temperature,
+                      top_p=a.top_p, max_tokens=max_tokens or 128, seed=a.seed, raw=a.raw)
+    req.validate()
+    return req
+
+
+def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec):
+    from space.runs import runner  # imports vLLM
+
+    if a.repeats < 1:
+        raise ConfigError("--repeats must be at least 1")
+    record: WorkloadResult | CompareRecord
+    if a.workload:
+        from space.runs.workloads import run_workload
+
+        if a.explain:
+            raise ConfigError("--explain scores one prompt: use --prompt or --prompt-file, "
+                              "not --workload")
+        w = _workload(a)
+        if a.concurrency is not None and a.concurrency < 1:
+            raise ConfigError("--concurrency must be at least 1")
+        record = run_workload(spec, w, repeats=a.repeats, progress=progress.to_terminal,
+                              max_tokens=a.max_tokens, temperature=a.temperature,
+                              concurrency=a.concurrency, prompt_ids=a.prompt_id)
+        print(text.describe_workload(record))
+    else:
+        record = runner.compare(spec, req, repeats=a.repeats, explain=a.explain)
+        print(text.describe_compare(record))
+    if record.checklist is not None:  # always set by compare and run_workload
+        print(text.describe_checklist(record.checklist))
+    return record
+
+
+def _sweep(a: argparse.Namespace, spec: EngineSpec):
+    from space.runs.sweep import GRID, check_plan, parse_values, run_sweep
+
+    if a.repeats < 1:
+        raise ConfigError("--repeats must be at least 1")
+    if a.variable == GRID:
+        from space.cli.tipping import grid
+
+        return grid(a, spec, _workload(a))
+    values = parse_values(a.variable, a.values)
+    w = _workload(a)
+    if a.prompt_id:
+        for pid in a.prompt_id:
+            if pid not in {p.id for p in w.prompts}:
+                raise ConfigError(f"workload {w.id!r} has no prompt {pid!r}")
+    check_plan(w, a.variable, values, a.repeats, a.max_tokens, a.prompt_id)
+    warn_if_untested(log)  # after the input checks: bad input stays one line
+    result = run_sweep(spec, w, a.variable, values, repeats=a.repeats, progress=progress.to_terminal,
+                       max_tokens=a.max_tokens, prompt_ids=a.prompt_id)
+    print(result.table.drop(columns=["variable"]).to_string(index=False, float_format="%.3f"))
+    cross = "none" if result.crossover is None else f"{a.variable} = {result.crossover:.3g}"
+    print(f"crossover (speedup = 1): {cross}")
+    if a.variable == "concurrency":
+        tc = result.throughput_crossover
+        print("throughput crossover (aggregate tokens/s = baseline): "
+              + ("none" if tc is None else f"concurrency = {tc:.3g}"))
+    if a.csv:
+        result.to_csv(a.csv)
+        print(f"wrote {a.csv}")
+    if a.plot:
+        from space.cli.snapshot import save_figure
+        from vis.sweep import sweep_figure
+
+        save_figure(sweep_figure(result, title=f"{w.title}: sweep over {a.variable}"), a.plot)
+        print(f"wrote {a.plot}")
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = _parser().parse_args(argv)
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO" if a.verbose else "ERROR")
+    if not a.verbose:
+        warnings.filterwarnings("ignore", category=FutureWarning)
+    logging.basicConfig(level=logging.INFO if a.verbose else logging.WARNING,
+                        format="%(message)s")
+    try:
+        spec = spec_from_args(a)
+        if a.cmd == "sweep":
+            record = _sweep(a, spec)
+        elif a.cmd == "tipping":
+            from space.cli.tipping import tipping
+
+            record = tipping(a, spec)
+        elif a.cmd == "traffic":
+            from space.cli.traffic import traffic
+
+            record = traffic(a, spec)
+        else:
+            req = request_from_args(a)
+            preflight(spec, [req])
+            warn_if_untested(log)  # after the input checks: bad input stays one line
+            if a.cmd == "trace":
+                from space.runs import runner  # imports vLLM: after the checks and the logging level
+
+                record = runner.trace_one(spec, req, explain=a.explain)
+                print(text.describe_run(record))
+            else:
+                record = _compare(a, spec, req)
+    except (ConfigError, ModelError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if a.json:
+        Path(a.json).write_text(json.dumps(record.to_dict(), indent=1))
+        print(f"wrote {a.json}")
+    return 0

@@ -1,0 +1,105 @@
+"""The CLI's tipping-point and deployable-config commands (``space/cli/main.py`` wires them).
+
+  python -m space tipping [--pair cpu-bad-draft] [--concurrency 1,4] [--points 6] --plot t.png
+  python -m space sweep --workload structured_output --variable k_x_concurrency \\
+      --values "1,2,4 x 1,2,4"
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Callable
+
+from space.common.versions import warn_if_untested
+from space.records.config import ConfigError, EngineSpec
+
+log = logging.getLogger("space")
+
+
+def tipping_parser(sub, engine_flags: Callable[[argparse.ArgumentParser], None]) -> None:
+    s = sub.add_parser("tipping", help="speedup against forced acceptance (the tipping "
+                                       "point), cached for the page and the checklist")
+    s.add_argument("--concurrency", default="1,4", help="comma-separated (default 1,4)")
+    s.add_argument("--points", type=int, default=6,
+                   help="acceptance points from 1 to k+1, one engine each (default 6)")
+    s.add_argument("--max-tokens", type=int, default=64, help="tokens per request (default 64)")
+    s.add_argument("--repeats", type=int, default=2, help="measured runs per engine and point")
+    s.add_argument("--axis", choices=["length", "rate"], default="length",
+                   help="x axis of --plot: mean acceptance length or acceptance rate")
+    s.add_argument("--csv", metavar="PATH", help="write the points and the model curve as CSV")
+    s.add_argument("--json", metavar="PATH", help="write the curve as JSON")
+    s.add_argument("--plot", metavar="PATH", help="write the figure: .html or .png")
+    s.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
+    s.add_argument("--pair", help="a model-pair id (default: the bad draft, cpu-bad-draft's "
+                                  "settings); ngram/suffix pairs get a derived curve")
+    engine_flags(s)
+    # the CPU's model-based pair by default: a drafter that drafts every step
+    s.set_defaults(method="draft_model", draft_model="default-truncated")
+
+
+def bar(frac: float, msg: str, width: int = 24) -> None:
+    """A text progress bar, one line per update (works in logs and terminals alike)."""
+    done = int(round(min(max(frac, 0.0), 1.0) * width))
+    print(f"  [{'#' * done}{'.' * (width - done)}] {frac:4.0%} {msg}", flush=True)
+
+
+def tipping(a: argparse.Namespace, spec: EngineSpec):
+    from space.judge import curves
+    from space.runs import tipping as tp
+
+    try:
+        concurrencies = sorted({int(c) for c in a.concurrency.split(",") if c.strip()})
+    except ValueError:
+        raise ConfigError(f"--concurrency must be whole numbers, got {a.concurrency!r}") from None
+    warn_if_untested(log)
+    curve, path = tp.build_curve(spec, pair_id=a.pair, concurrencies=concurrencies,
+                                 n_points=a.points, max_tokens=a.max_tokens,
+                                 repeats=a.repeats, progress=bar)
+    print(tp.describe(curve))
+    print(f"cached {path}")
+    if a.csv:
+        curves.to_csv(curve, a.csv)
+        print(f"wrote {a.csv}")
+    if a.plot:
+        from space.cli.snapshot import save_figure
+        from vis.tipping import tipping_figure
+
+        save_figure(tipping_figure(curve, a.axis), a.plot)
+        print(f"wrote {a.plot}")
+    return curve
+
+
+def grid(a: argparse.Namespace, spec: EngineSpec, workload):
+    """The k x concurrency sweep, and the deployable config derived from it."""
+    from space.judge import deploy
+    from space.runs.sweep import parse_grid, run_grid
+
+    try:
+        ks, concurrencies = parse_grid(a.values)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if a.max_batch < max(concurrencies):
+        raise ConfigError(f"--max-batch {a.max_batch} is below the largest concurrency")
+    warn_if_untested(log)
+    result = run_grid(spec, workload, ks, concurrencies, repeats=a.repeats, progress=bar,
+                      max_tokens=a.max_tokens, prompt_ids=a.prompt_id)
+    print(result.table.to_string(index=False, float_format="%.3f"))
+    config = result.sweeps[0].results[0].config
+    cfg = deploy.derive_for_run(result.table.to_dict(orient="records"), config, a.max_batch)
+    if cfg.speculative_config is not None:
+        from space.engine.dynamic import check_schedule  # vLLM's own reading of it
+
+        check_schedule(cfg.schedule, cfg.speculative_config["num_speculative_tokens"],
+                       a.max_batch, {c.concurrency: c.k for c in cfg.choices})
+    print(cfg.describe())
+    if a.csv:
+        result.to_csv(a.csv)
+        print(f"wrote {a.csv}")
+    if a.plot:
+        from space.cli.snapshot import save_figure
+        from vis.deploy import grid_figure
+
+        save_figure(grid_figure(result.table, cfg.choices,
+                                title=f"{workload.title}: best k per concurrency"), a.plot)
+        print(f"wrote {a.plot}")
+    return result

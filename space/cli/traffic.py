@@ -1,0 +1,98 @@
+"""The CLI's traffic command (``space/cli/main.py`` wires it).
+
+  python -m space traffic prompts.jsonl                       groups, answer, deployment
+  python -m space traffic chats.csv --label-field team --per-group 4 \\
+      --csv groups.csv --prompts-csv prompts.csv --json traffic.json --plot traffic.html
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from space.common.versions import warn_if_untested
+from space.records.config import ConfigError, EngineSpec
+from space.runs.traffic_groups import DEFAULT_MAX_PROMPTS, DEFAULT_PER_GROUP
+
+log = logging.getLogger("space")
+
+
+def traffic_parser(sub, engine_flags: Callable[[argparse.ArgumentParser], None]) -> None:
+    from space.runs.traffic import DEFAULT_MAX_TOKENS, DEFAULT_REPEATS
+
+    s = sub.add_parser(
+        "traffic", help="your own prompts (JSONL, ShareGPT, CSV or text): a verdict per "
+                        "group of requests and what to deploy")
+    s.add_argument("file", help="JSONL (prompt, messages or turns), a ShareGPT .json, a CSV "
+                                "with a prompt column, or text with one prompt a line")
+    s.add_argument("--label-field", default=None,
+                   help="the field that groups requests (default: category, label or task; "
+                        "without one, groups by what requests look like)")
+    s.add_argument("--per-group", type=int, default=DEFAULT_PER_GROUP,
+                   help=f"prompts measured per group (default {DEFAULT_PER_GROUP})")
+    s.add_argument("--max-prompts", type=int, default=DEFAULT_MAX_PROMPTS,
+                   help=f"prompts measured in all (default {DEFAULT_MAX_PROMPTS}, about 10 "
+                        "minutes on the CPU default)")
+    s.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    s.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
+                   help=f"where the file gives none (default {DEFAULT_MAX_TOKENS})")
+    s.add_argument("--temperature", type=float, default=0.0,
+                   help="where the file gives none (default 0)")
+    s.add_argument("--repeats", type=int, default=DEFAULT_REPEATS,
+                   help=f"measured runs per engine and prompt (default {DEFAULT_REPEATS})")
+    s.add_argument("--csv", metavar="PATH", help="write one row per group as CSV")
+    s.add_argument("--prompts-csv", metavar="PATH", help="write one row per prompt as CSV")
+    s.add_argument("--json", metavar="PATH",
+                   help="write the groups, the answer and every prompt's runs as JSON")
+    s.add_argument("--plot", metavar="PATH", help="write the figures: .html or .png")
+    s.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
+    engine_flags(s)
+
+
+def read_plan(a: argparse.Namespace):
+    """The file read, grouped and sampled; ``ConfigError`` (one line) when it cannot be."""
+    from space.runs.traffic_file import parse
+    from space.runs.traffic_groups import plan
+
+    if a.per_group < 1 or a.max_prompts < 1:
+        raise ConfigError("--per-group and --max-prompts must be at least 1")
+    if a.repeats < 1:
+        raise ConfigError("--repeats must be at least 1")
+    try:
+        data = Path(a.file).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the traffic file: {exc.strerror}: {a.file}") from None
+    traffic = parse(data, Path(a.file).name, a.label_field)
+    if not traffic.requests:
+        raise ConfigError(f"no request could be read from {a.file}: {traffic.describe()}")
+    return traffic, plan(traffic, a.per_group, a.max_prompts, a.seed)
+
+
+def traffic(a: argparse.Namespace, spec: EngineSpec):
+    from space.cli.tipping import bar
+    from space.judge.traffic import GROUP_COLUMNS, PROMPT_COLUMNS, describe, to_csv
+    from space.runs.traffic import run_traffic
+
+    if not spec.is_speculative:  # before anything is printed: bad input stays one line
+        raise ConfigError("a traffic run compares a speculative method with the baseline: "
+                          "choose a --method")
+    file, plan = read_plan(a)
+    print(file.describe())
+    warn_if_untested(log)  # after the input checks: bad input stays one line
+    result = run_traffic(spec, plan, source=Path(a.file).name, repeats=a.repeats,
+                         max_tokens=a.max_tokens, temperature=a.temperature, progress=bar,
+                         skipped=[str(s) for s in file.skipped])
+    print(describe(result))
+    for path, rows, columns in ((a.csv, result.group_rows(), GROUP_COLUMNS),
+                                (a.prompts_csv, result.rows(), PROMPT_COLUMNS)):
+        if path:
+            Path(path).write_text(to_csv(rows, columns))
+            print(f"wrote {path}")
+    if a.plot:
+        from space.cli.snapshot import save_figure
+        from vis.traffic import traffic_figure
+
+        save_figure(traffic_figure(result.summary()), a.plot)
+        print(f"wrote {a.plot}")
+    return result

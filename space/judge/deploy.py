@@ -1,0 +1,180 @@
+"""From a k x concurrency sweep to a config you can deploy (pure derivation).
+
+vLLM reads a batch-size schedule of speculative tokens,
+``num_speculative_tokens_per_batch_size``: a list of inclusive
+``[min_batch, max_batch, k]`` entries, k = 0 meaning no speculation for those
+batch sizes. From a sweep table with one row per (k, concurrency):
+
+1. at each measured concurrency, the k with the highest speedup (baseline TPOT
+   / speculative TPOT), or 0 where no k reaches ``min_gain`` (the checklist's
+   no-gain line, 1.05x: below it speculation does not pay for its memory);
+2. buckets: measured concurrency c_i's k holds for batch sizes c_i up to the
+   next measured one - 1 (the first bucket starts at 1, the last ends at
+   ``max_batch``), as vLLM itself carries a k across a gap; neighbours with
+   the same k merge;
+3. ``num_speculative_tokens`` = the schedule's largest k, because vLLM caps
+   every entry at it.
+
+The schedule is validated by vLLM's own ``build_dynamic_sd_schedule_lookup``
+(``space/engine/dynamic.py``), not here.
+"""
+from __future__ import annotations
+
+import json
+import math
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from space.judge.checklist import NO_GAIN_SPEEDUP
+
+DEFAULT_MAX_BATCH = 256  # vLLM's default max_num_seqs for `vllm serve`
+GRID_COLUMNS = ["k", "concurrency", "speedup", "speedup_low", "speedup_high",
+                "throughput_speedup", "acceptance_rate", "mean_acceptance_length",
+                "baseline_tpot_ms", "speculative_tpot_ms", "verdict"]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The best k at one measured concurrency (0: speculation loses there)."""
+
+    concurrency: int
+    k: int
+    speedup: float  # the chosen k's speedup, or the best one's when k = 0
+
+
+def best_k(rows: Iterable[Mapping[str, Any]], min_gain: float = NO_GAIN_SPEEDUP,
+           metric: str = "speedup") -> list[Choice]:
+    """The best k per concurrency of a k x concurrency table.
+
+    Example:
+        >>> rows = [{"k": 2, "concurrency": 1, "speedup": 1.4}, {"k": 4, "concurrency": 1, "speedup": 1.6},
+        ...         {"k": 2, "concurrency": 4, "speedup": 1.2}, {"k": 4, "concurrency": 4, "speedup": 1.1},
+        ...         {"k": 2, "concurrency": 8, "speedup": 0.9}, {"k": 4, "concurrency": 8, "speedup": 0.7}]
+        >>> [(c.concurrency, c.k) for c in best_k(rows)]
+        [(1, 4), (4, 2), (8, 0)]
+    """
+    by_c: dict[int, list[tuple[float, int]]] = {}
+    for r in rows:
+        s = r.get(metric)
+        if s is None or (isinstance(s, float) and math.isnan(s)):
+            continue
+        by_c.setdefault(int(r["concurrency"]), []).append((float(s), int(r["k"])))
+    out = []
+    for c in sorted(by_c):
+        # ties: the smaller k (less drafting for the same gain)
+        s, k = max(by_c[c], key=lambda sk: (sk[0], -sk[1]))
+        out.append(Choice(c, k if s >= min_gain else 0, s))
+    return out
+
+
+def schedule(choices: list[Choice], max_batch: int = DEFAULT_MAX_BATCH) -> list[list[int]]:
+    """vLLM's ``num_speculative_tokens_per_batch_size`` for the choices.
+
+    Example:
+        >>> schedule([Choice(1, 4, 1.6), Choice(2, 4, 1.5), Choice(4, 2, 1.2), Choice(8, 0, 0.9)],
+        ...          max_batch=64)
+        [[1, 3, 4], [4, 7, 2], [8, 64, 0]]
+    """
+    if not choices:
+        raise ValueError("no measured concurrency to build a schedule from")
+    cs = [c.concurrency for c in choices]
+    if max_batch < cs[-1]:
+        raise ValueError(f"max_batch {max_batch} is below the largest measured concurrency {cs[-1]}")
+    starts = [1] + cs[1:]
+    ends = [c - 1 for c in cs[1:]] + [max_batch]
+    merged: list[list[int]] = []
+    for start, end, choice in zip(starts, ends, choices, strict=True):
+        if merged and merged[-1][2] == choice.k:
+            merged[-1][1] = end
+        else:
+            merged.append([start, end, choice.k])
+    return merged
+
+
+def speculative_config(method: str, k_schedule: list[list[int]], draft: str | None = None,
+                       extra: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """The ``--speculative-config`` dict; None when speculation loses everywhere.
+
+    Example:
+        >>> cfg = speculative_config("ngram", [[1, 3, 4], [4, 256, 0]], extra={"prompt_lookup_max": 5})
+        >>> cfg["num_speculative_tokens"], cfg["num_speculative_tokens_per_batch_size"], len(cfg)
+        (4, [[1, 3, 4], [4, 256, 0]], 4)
+        >>> speculative_config("ngram", [[1, 256, 0]]) is None
+        True
+    """
+    largest = max(k for _, _, k in k_schedule)
+    if largest == 0:
+        return None
+    cfg: dict[str, Any] = {"method": method}
+    if draft:
+        cfg["model"] = draft
+    cfg.update(num_speculative_tokens=largest, num_speculative_tokens_per_batch_size=k_schedule)
+    cfg.update(extra or {})
+    return cfg
+
+
+def serve_command(model: str, spec_config: dict[str, Any] | None,
+                  max_batch: int = DEFAULT_MAX_BATCH) -> str:
+    """The full ``vllm serve`` command line (shell-quoted).
+
+    Example:
+        >>> print(serve_command("Qwen/Qwen3-8B", {"method": "ngram"}, max_batch=64))
+        vllm serve Qwen/Qwen3-8B --max-num-seqs 64 --speculative-config '{"method": "ngram"}'
+    """
+    parts = ["vllm", "serve", shlex.quote(model), "--max-num-seqs", str(max_batch)]
+    if spec_config is not None:
+        parts += ["--speculative-config", shlex.quote(json.dumps(spec_config))]
+    return " ".join(parts)
+
+
+@dataclass
+class DeployConfig:
+    """The derivation's result, everything the page and the CLI show."""
+
+    choices: list[Choice]
+    schedule: list[list[int]]
+    speculative_config: dict[str, Any] | None
+    command: str
+    max_batch: int
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        return [{"concurrency": c.concurrency, "best k": c.k, "speedup": round(c.speedup, 3)}
+                for c in self.choices]
+
+    def describe(self) -> str:
+        lines = ["best k per concurrency (0: speculation loses):"]
+        lines += [f"  concurrency {c.concurrency:>3}: k = {c.k} ({c.speedup:.2f}x)"
+                  for c in self.choices]
+        if self.speculative_config is None:
+            lines.append("speculation loses at every measured concurrency: serve without "
+                         "--speculative-config")
+        else:
+            lines.append(f"--speculative-config '{json.dumps(self.speculative_config)}'")
+        lines.append(self.command)
+        return "\n".join(lines)
+
+
+def derive(rows: Iterable[Mapping[str, Any]], *, model: str, method: str,
+           draft: str | None = None, extra: Mapping[str, Any] | None = None,
+           max_batch: int = DEFAULT_MAX_BATCH, min_gain: float = NO_GAIN_SPEEDUP) -> DeployConfig:
+    """Best k per concurrency, the schedule, the speculative config and the command."""
+    choices = best_k(rows, min_gain)
+    k_schedule = schedule(choices, max_batch)
+    cfg = speculative_config(method, k_schedule, draft, extra)
+    return DeployConfig(choices, k_schedule, cfg, serve_command(model, cfg, max_batch), max_batch)
+
+
+def derive_for_run(rows: Iterable[Mapping[str, Any]], config: Mapping[str, Any],
+                   max_batch: int = DEFAULT_MAX_BATCH,
+                   min_gain: float = NO_GAIN_SPEEDUP) -> DeployConfig:
+    """``derive`` for the pair a run was made with (its ``config`` record): the
+    resolved model and draft paths, and its other vLLM speculative keys."""
+    spec = dict(config.get("speculative_config") or {})
+    extra = {k: v for k, v in spec.items()
+             if k not in ("method", "model", "num_speculative_tokens")}
+    return derive(rows, model=str(config.get("model_path") or config.get("model")),
+                  method=str(spec.get("method") or config.get("method")),
+                  draft=config.get("draft_path") or config.get("draft_model"), extra=extra,
+                  max_batch=max_batch, min_gain=min_gain)

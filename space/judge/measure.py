@@ -1,0 +1,189 @@
+"""The checklist's measured inputs, read from the traces of real runs (pure).
+
+``space/judge/checklist.py`` turns numbers into a verdict; this module finds the
+numbers in the traces:
+
+  speedup, spread        baseline TPOT / speculative TPOT: the median over
+                         repeats, and (min, max) of the per-repeat ratios
+  acceptance             vLLM's: accepted / drafted, 1 + accepted / verify steps,
+                         pooled over runs as vLLM's counters pool them
+  draft cost c           draft_model (and other model drafters): the drafter's
+                         time per draft token = median over verify steps of
+                         propose_s / k, against the baseline's median decode
+                         step; ngram / suffix: the proposer's share of a step =
+                         median over decode-phase steps of propose_s / step time
+  step times             median baseline decode step, median speculative verify step
+  memory, break-even     given by the caller (space.runs.machine_inputs reads
+                         them from the machine)
+  context                concurrency, prompt + output tokens, temperature, task
+  repetition             ``theory.repetition_share`` of the speculative output
+
+A step's ``propose_s`` is the proposer's time inside that engine step
+(drafting for the next one); vLLM v1 runs it inside the step, so a traced
+step time already includes it (``verify_step_includes_draft``).
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from space.judge import theory
+from space.judge.checklist import ChecklistInputs
+from space.records import methods
+from space.records.anatomy import kind_costs
+from space.records.trace import DECODE, VERIFY, CompareRecord, RunTrace
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the runs cannot tell: the task, and what a sweep found."""
+
+    task_type: str | None = None       # workload id, e.g. "code_editing"
+    task_note: str | None = None       # the workload's one-line reason
+    concurrency: int = 1               # requests decoding together
+    gain_vanishes_at_concurrency: int | None = None  # from a concurrency sweep
+    gain_vanishes_at_context: int | None = None      # from an input-length sweep
+
+
+def _median(xs: Iterable[float]) -> float | None:
+    xs = list(xs)
+    return statistics.median(xs) if xs else None
+
+
+def repeat_speedups(cmp: CompareRecord) -> list[float]:
+    """Per-repeat TPOT ratios: repeat i of the baseline against repeat i of speculation.
+
+    Example: baseline TPOTs [0.10, 0.12], speculative [0.05, 0.08] -> [2.0, 1.5].
+    """
+    return [b["tpot_s"] / s["tpot_s"]
+            for b, s in zip(cmp.baseline_runs, cmp.speculative_runs, strict=False) if s.get("tpot_s")]
+
+
+def spread(values: Sequence[float]) -> tuple[float, float] | None:
+    """(min, max), or None with fewer than two values (one run has no spread)."""
+    return (min(values), max(values)) if len(values) >= 2 else None
+
+
+def pooled_acceptance(runs: Sequence[RunTrace]) -> tuple[float | None, float | None]:
+    """vLLM acceptance rate and mean acceptance length over several runs.
+
+    Counters are summed first, as vLLM's Prometheus counters are: a run with
+    more verify steps weighs more. None when no drafts were verified.
+    """
+    drafted = sum(r.num_draft_tokens for r in runs)
+    accepted = sum(r.num_accepted_tokens for r in runs)
+    steps = sum(r.num_drafts for r in runs)
+    if not drafted:
+        return None, None
+    return accepted / drafted, 1 + accepted / steps
+
+
+def decode_step_s(runs: Sequence[RunTrace]) -> float | None:
+    """Median plain decode step of baseline runs (prefill steps excluded)."""
+    return _median(s.duration_s for r in runs for s in r.steps if s.kind == DECODE)
+
+
+def verify_step_s(runs: Sequence[RunTrace]) -> float | None:
+    """Median verify step of speculative runs (drafting for the next step included)."""
+    return _median(s.duration_s for r in runs for s in r.steps if s.kind == VERIFY)
+
+
+def draft_cost(runs: Sequence[RunTrace], method: str | None, k: int) -> dict[str, float | None]:
+    """The draft's measured cost, in the form the checklist takes for ``method``.
+
+    Lookup proposers (ngram, suffix) cost a share of each step whatever k is:
+    ``proposer_share`` = median over verify and decode steps of propose_s / step
+    time. Model drafters run one forward pass per draft token:
+    ``draft_step_s`` = median over verify steps of propose_s / k.
+    """
+    steps = [s for r in runs for s in r.steps if s.kind in (VERIFY, DECODE)]
+    row = methods.info(method) if method else None
+    if row is not None and row.lookup:
+        shares = [s.propose_s / s.duration_s for s in steps if s.duration_s > 0]
+        share = _median(shares)
+        # the checklist wants [0, 1); a share of 1 would mean steps made of nothing else
+        return {"proposer_share": None if share is None else min(share, 0.999),
+                "draft_step_s": None}
+    per_token = [s.propose_s / k for s in steps if s.kind == VERIFY and s.propose_s > 0]
+    return {"proposer_share": None, "draft_step_s": _median(per_token)}
+
+
+def method_and_k(run: RunTrace) -> tuple[str | None, int]:
+    """The speculative method and k a run was made with (0: no speculation)."""
+    sc = run.config.get("speculative_config") or {}
+    method = run.config.get("method") or sc.get("method")
+    return method, int(run.config.get("k") or sc.get("num_speculative_tokens") or 0)
+
+
+def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTrace], *,
+                     speedup: float | None, speedup_spread: tuple[float, float] | None,
+                     temperature: float | None, context: Context = Context(),
+                     memory_now: Mapping[str, int | None] | None = None,
+                     headroom: Mapping[str, Any] | None = None) -> ChecklistInputs:
+    """ChecklistInputs from the traces of one or more prompts (or batched requests).
+
+    ``memory_now`` and ``headroom`` are what the machine says beyond the traces
+    (space.runs.machine_inputs): free memory and the draft's KV tax, and the
+    break-even read from a tipping curve cached on this machine.
+
+    Step-time medians pool every step of every run given; acceptance pools
+    the counters; context tokens and repetition are token-weighted over runs.
+    """
+    method, k = method_and_k(speculatives[0])
+    rate, tau = pooled_acceptance(speculatives)
+    cost = draft_cost(speculatives, method, k) if k else {}
+    context_tokens = _median(len(r.prompt_token_ids) + len(r.output_token_ids)
+                             for r in speculatives)
+    mem = memory_now or {}
+    return ChecklistInputs(
+        method=method, k=k or None, speedup_median=speedup, speedup_spread=speedup_spread,
+        acceptance_rate=rate, mean_acceptance_length=tau,
+        draft_step_s=cost.get("draft_step_s"), proposer_share=cost.get("proposer_share"),
+        target_decode_step_s=decode_step_s(baselines), verify_step_s=verify_step_s(speculatives),
+        verify_step_includes_draft=True,
+        spare_memory_bytes=mem.get("spare_memory_bytes"),
+        draft_kv_tax_tokens=mem.get("draft_kv_tax_tokens"),
+        concurrency=context.concurrency,
+        context_tokens=None if context_tokens is None else int(context_tokens),
+        gain_vanishes_at_concurrency=context.gain_vanishes_at_concurrency,
+        gain_vanishes_at_context=context.gain_vanishes_at_context,
+        temperature=temperature, task_type=context.task_type, task_note=context.task_note,
+        repetition_share=_pooled_repetition(speculatives),
+        step_costs=kind_costs([s for r in baselines for s in r.steps if s.kind == DECODE],
+                              [s for r in speculatives for s in r.steps if s.kind == VERIFY]),
+        **(headroom or {}),
+        **hardware_inputs(speculatives[0].config),
+    )
+
+
+def hardware_inputs(config: dict[str, Any]) -> dict[str, Any]:
+    """The checklist's hardware fields from a run's config (space.engine.hardware's record:
+    device, dtype and why, the CPU); traces from before it was recorded give only
+    the device and dtype, or nothing."""
+    flags = config.get("cpu_bf16_flags")
+    return {"dtype": config.get("dtype"), "dtype_reason": config.get("dtype_reason"),
+            "device": config.get("device"), "cpu_model": config.get("cpu_model"),
+            "cpu_bf16_flags": None if flags is None else tuple(flags)}
+
+
+def _pooled_repetition(runs: Sequence[RunTrace]) -> float | None:
+    """Repetition share over all runs' outputs, weighted by their lengths."""
+    total = sum(len(r.output_token_ids) for r in runs)
+    if not total:
+        return None
+    covered = sum(theory.repetition_share(r.output_token_ids) * len(r.output_token_ids)
+                  for r in runs)
+    return covered / total
+
+
+def compare_inputs(cmp: CompareRecord, temperature: float | None,
+                   context: Context = Context(),
+                   memory_now: Mapping[str, int | None] | None = None,
+                   headroom: Mapping[str, Any] | None = None) -> ChecklistInputs:
+    """ChecklistInputs for one prompt's comparison (its median runs, its repeats)."""
+    return inputs_from_runs([cmp.baseline], [cmp.speculative], speedup=cmp.speedup,
+                            speedup_spread=spread(repeat_speedups(cmp)),
+                            temperature=temperature, context=context, memory_now=memory_now,
+                            headroom=headroom)

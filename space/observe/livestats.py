@@ -1,0 +1,170 @@
+"""What the Live tab shows, from the in-process metrics; never the engine lock.
+
+``RunLog`` keeps the last runs each engine finished (fed by
+``space.observe.prom.Metrics.observe_run``) and the KV-cache readings the Live tab
+took. ``LiveSource.snapshot`` gathers them with the readers it was given: a
+new snapshot at most every ``idle_s`` when idle, and while a measured run is
+going (``busy()``) the cached one until ``busy_s`` have passed, so that
+watching costs the measurement next to nothing.
+
+Pure: no Gradio, no vLLM. Readers never raise (a failed reading is skipped).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from space.observe.memory import GpuMemory
+from space.records.trace import RunTrace
+
+log = logging.getLogger(__name__)
+
+IDLE_S = 2.0   # refresh while no run is measured
+BUSY_S = 5.0   # at most this often while one is
+KEEP = 500     # runs and readings kept per log
+
+
+@dataclass(frozen=True)
+class RunPoint:
+    """One finished request of one engine (wall clock, for the time axis)."""
+
+    t_s: float
+    engine: str
+    tpot_s: float | None
+    acceptance_rate: float | None
+    num_drafts: int
+    num_accepted_tokens_per_pos: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class KvPoint:
+    t_s: float
+    engine: str
+    usage_ratio: float
+
+
+class RunLog:
+    """Recent runs and KV readings; appends and copies are thread-safe."""
+
+    def __init__(self, keep: int = KEEP) -> None:
+        self._runs: deque[RunPoint] = deque(maxlen=keep)
+        self._kv: deque[KvPoint] = deque(maxlen=keep)
+        self._lock = threading.Lock()  # held for an append or a copy, microseconds
+        self._drafts: dict[str, int] = {}
+        self._per_pos: dict[str, list[int]] = {}
+
+    def add_run(self, engine: str, run: RunTrace, now_s: float | None = None) -> None:
+        point = RunPoint(time.time() if now_s is None else now_s, engine,
+                         run.tpot_s if len(run.output_token_ids) > 1 else None,
+                         run.acceptance_rate, run.num_drafts,
+                         tuple(run.num_accepted_tokens_per_pos))
+        with self._lock:
+            self._runs.append(point)
+            self._drafts[engine] = self._drafts.get(engine, 0) + run.num_drafts
+            counts = self._per_pos.setdefault(engine, [])
+            for p, n in enumerate(run.num_accepted_tokens_per_pos):
+                if p == len(counts):
+                    counts.append(0)
+                counts[p] += n
+
+    def add_kv(self, engine: str, ratio: float, now_s: float) -> None:
+        with self._lock:
+            self._kv.append(KvPoint(now_s, engine, ratio))
+
+    def runs(self) -> list[RunPoint]:
+        with self._lock:
+            return list(self._runs)
+
+    def kv(self) -> list[KvPoint]:
+        with self._lock:
+            return list(self._kv)
+
+    def per_position(self) -> dict[str, list[float]]:
+        """Acceptance per draft position since start, per engine that drafted:
+        verify steps that accepted position p / verify steps (vLLM's definition)."""
+        with self._lock:
+            return {e: [n / self._drafts[e] for n in counts]
+                    for e, counts in self._per_pos.items() if self._drafts.get(e)}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    taken_s: float
+    busy: bool
+    runs: list[RunPoint]
+    kv: list[KvPoint]
+    per_position: dict[str, list[float]]
+    gpu: GpuMemory | None
+    process_rss_bytes: int | None = None
+    kv_now: dict[str, float] = field(default_factory=dict)
+
+
+class LiveSource:
+    """Snapshots for the Live tab. ``kv_reader`` gives {engine: KV usage ratio}
+    without waiting for a run; ``gpu_reader`` one NVML reading or None."""
+
+    def __init__(self, log_: RunLog, kv_reader: Callable[[], dict[str, float]],
+                 gpu_reader: Callable[[], GpuMemory | None],
+                 rss_reader: Callable[[], int] | None = None,
+                 busy: Callable[[], bool] = lambda: False,
+                 clock: Callable[[], float] = time.time,
+                 idle_s: float = IDLE_S, busy_s: float = BUSY_S) -> None:
+        self.log, self.kv_reader, self.gpu_reader = log_, kv_reader, gpu_reader
+        self.rss_reader, self.busy, self.clock = rss_reader, busy, clock
+        self.idle_s, self.busy_s = idle_s, busy_s
+        self._cached: Snapshot | None = None
+        self._lock = threading.Lock()  # two watchers take one reading, not two
+
+    def interval_s(self) -> float:
+        return self.busy_s if self.busy() else self.idle_s
+
+    def snapshot(self) -> tuple[Snapshot, bool]:
+        """(snapshot, fresh): fresh is False when the cached one is returned."""
+        with self._lock:
+            now, cached = self.clock(), self._cached
+            if cached is not None and now - cached.taken_s < self.interval_s() * 0.9:
+                return cached, False
+            self._cached = self._read(now)
+            return self._cached, True
+
+    def _read(self, now: float) -> Snapshot:
+        kv_now = _safe(self.kv_reader, {})
+        for engine, ratio in kv_now.items():
+            self.log.add_kv(engine, ratio, now)
+        gpu = _safe(self.gpu_reader, None)
+        rss = _safe(self.rss_reader, None) if gpu is None and self.rss_reader else None
+        return Snapshot(taken_s=now, busy=self.busy(), runs=self.log.runs(), kv=self.log.kv(),
+                        per_position=self.log.per_position(), gpu=gpu,
+                        process_rss_bytes=rss, kv_now=kv_now)
+
+
+def _safe(reader, default):
+    try:
+        return reader()
+    except Exception:  # an engine closed under the reader: skip this reading
+        log.debug("live reading failed", exc_info=True)
+        return default
+
+
+class Activity:
+    """How many measured runs are going (the page's runs and sweeps)."""
+
+    def __init__(self) -> None:
+        self._n = 0
+        self._lock = threading.Lock()
+
+    def __call__(self) -> bool:
+        return self._n > 0
+
+    def __enter__(self) -> Activity:
+        with self._lock:
+            self._n += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with self._lock:
+            self._n -= 1

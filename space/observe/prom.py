@@ -1,0 +1,241 @@
+"""Prometheus metrics for both engines, on a registry of their own.
+
+Counter names mirror vLLM's spec-decode counters (``vllm:spec_decode_num_*``)
+with the ``speclens_`` prefix and an ``engine`` label, so the same PromQL
+gives the same definitions:
+  acceptance rate      = rate(accepted_tokens) / rate(draft_tokens)
+  mean accepted length = 1 + rate(accepted_tokens) / rate(drafts)
+  acceptance at pos p  = rate(accepted_tokens_per_pos{position=p}) / rate(drafts)
+Counts come from the trace's verify steps (space/records/trace.py), one run at a time.
+The same counts go out under vLLM's own names too (``space.observe.prom_vllm``).
+
+Every labelled series, the per-position ones included, is created at zero
+when its engine is registered (``register_engine``, before the engine runs):
+Prometheus' increase() and rate() cannot count the first increment of a
+series they never saw at its start value.
+
+A registry per ``Metrics`` (not prometheus_client's global one) keeps tests
+and a second app in one process from colliding on names.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from collections.abc import Iterable
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
+
+from space.common.ratelimit import retry_after_header, too_many_message
+from space.observe.livestats import RunLog
+from space.observe.memory import EngineMemory, GpuMemory
+from space.observe.prom_vllm import VllmSeries
+from space.records.trace import RunTrace
+
+log = logging.getLogger(__name__)
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+ENGINES = ("baseline", "speculative")
+STATUSES = ("ok", "error")
+
+# Seconds. TTFT spans a GPU prefill (ms) to a long CPU prompt (tens of s).
+TTFT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0,
+                10.0, 30.0, 60.0)
+# TPOT spans a small model on an H200 (~2 ms) to a CPU decode step (~1 s).
+TPOT_BUCKETS = (0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1,
+                0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 2.5, 5.0)
+
+
+def _check_engine(label: str) -> str:
+    # A fixed label set keeps the series count bounded.
+    if label not in ENGINES:
+        raise ValueError(f"engine label must be one of {ENGINES}, got {label!r}")
+    return label
+
+
+class Metrics:
+    """The app's metrics. ``observe_*`` feed them; ``render()`` is the scrape."""
+
+    def __init__(self, registry: CollectorRegistry | None = None,
+                 model_name: str = "default") -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        self.num_drafts = Counter(
+            "speclens_spec_decode_num_drafts", "Verify steps (draft proposals checked).",
+            ["engine"], registry=r)
+        self.num_draft_tokens = Counter(
+            "speclens_spec_decode_num_draft_tokens", "Draft tokens proposed and verified.",
+            ["engine"], registry=r)
+        self.num_accepted_tokens = Counter(
+            "speclens_spec_decode_num_accepted_tokens", "Draft tokens the target accepted.",
+            ["engine"], registry=r)
+        self.num_accepted_per_pos = Counter(
+            "speclens_spec_decode_num_accepted_tokens_per_pos",
+            "Verify steps that accepted the draft at this position.",
+            ["engine", "position"], registry=r)
+        self.ttft = Histogram("speclens_ttft_seconds", "Time to first token.", ["engine"],
+                              buckets=TTFT_BUCKETS, registry=r)
+        self.tpot = Histogram("speclens_tpot_seconds", "Time per output token after the first.",
+                              ["engine"], buckets=TPOT_BUCKETS, registry=r)
+        self.requests = Counter("speclens_requests", "Requests by outcome.",
+                                ["engine", "status"], registry=r)
+        self.kv_usage = Gauge("speclens_kv_cache_usage_ratio",
+                              "Fraction of the KV-cache pool in use (0..1).", ["engine"], registry=r)
+        self.kv_used = Gauge("speclens_kv_cache_used_bytes", "KV-cache bytes in use.",
+                             ["engine"], registry=r)
+        # The GPU is shared by both engines: labelled by device, not engine.
+        self.gpu_used = Gauge("speclens_gpu_memory_used_bytes",
+                              "GPU memory used by all processes (NVML).", ["gpu"], registry=r)
+        self.gpu_free = Gauge("speclens_gpu_memory_free_bytes", "GPU memory free (NVML).",
+                              ["gpu"], registry=r)
+        self.gpu_total = Gauge("speclens_gpu_memory_total_bytes", "GPU memory total (NVML).",
+                               ["gpu"], registry=r)
+        self.engines_ready = Gauge("speclens_engines_ready",
+                                   "1 once the engines of the start are built and warm.",
+                                   registry=r)
+        # process_resident_memory_bytes etc.: the memory figure on CPU deployments.
+        ProcessCollector(registry=r)
+        self.vllm = VllmSeries(r, model_name)
+        self.live = RunLog()  # recent runs for the page's Live tab
+        self._init_series()
+
+    def _init_series(self) -> None:
+        """Create every engine's counter series at 0, so rate() has a start
+        point and the baseline's zero drafts show as 0, not as no data."""
+        for e in ENGINES:
+            for c in (self.num_drafts, self.num_draft_tokens, self.num_accepted_tokens):
+                c.labels(engine=e)
+            self.ttft.labels(engine=e)
+            self.tpot.labels(engine=e)
+            for status in STATUSES:
+                self.requests.labels(engine=e, status=status)
+            self.kv_usage.labels(engine=e)
+            self.kv_used.labels(engine=e)
+            self.vllm.register(e, 0)
+
+    def set_engines_ready(self) -> None:
+        self.engines_ready.set(1)
+
+    def register_engine(self, engine_label: str, k: int) -> None:
+        """Create ``engine_label``'s per-position series 0..k-1 at zero (k drafts
+        per step); call it before the engine's first run. Idempotent."""
+        e = _check_engine(engine_label)
+        for p in range(k):
+            self.num_accepted_per_pos.labels(engine=e, position=str(p))
+        self.vllm.register(e, k)
+
+    def observe_run(self, engine_label: str, run: RunTrace) -> None:
+        """Count one finished request from its trace (verify steps only)."""
+        if run.config.get("synthetic"):  # forced acceptance: not what the engine serves
+            return
+        e = _check_engine(engine_label)
+        self.num_drafts.labels(engine=e).inc(run.num_drafts)
+        self.num_draft_tokens.labels(engine=e).inc(run.num_draft_tokens)
+        self.num_accepted_tokens.labels(engine=e).inc(run.num_accepted_tokens)
+        for p, n in enumerate(run.num_accepted_tokens_per_pos):
+            self.num_accepted_per_pos.labels(engine=e, position=str(p)).inc(n)
+        if run.output_token_ids:
+            self.ttft.labels(engine=e).observe(run.ttft_s)
+        if len(run.output_token_ids) > 1:  # TPOT is undefined for one token
+            self.tpot.labels(engine=e).observe(run.tpot_s)
+        self.requests.labels(engine=e, status="ok").inc()
+        self.vllm.observe_run(e, run)
+        self.live.add_run(e, run)
+
+    def observe_error(self, engine_label: str) -> None:
+        self.requests.labels(engine=_check_engine(engine_label), status="error").inc()
+
+    def observe_memory(self, engines: Iterable[EngineMemory] = (),
+                       gpu: GpuMemory | None = None) -> None:
+        """Set the KV gauges per engine and the GPU gauges from one NVML reading."""
+        for em in engines:
+            e = _check_engine(em.label)
+            self.kv_usage.labels(engine=e).set(em.kv_cache_usage_ratio)
+            self.kv_used.labels(engine=e).set(em.kv_cache_used_bytes)
+            self.vllm.set_kv_usage(e, em.kv_cache_usage_ratio)
+        if gpu is not None:
+            g = str(gpu.index)
+            self.gpu_used.labels(gpu=g).set(gpu.used_bytes)
+            self.gpu_free.labels(gpu=g).set(gpu.free_bytes)
+            self.gpu_total.labels(gpu=g).set(gpu.total_bytes)
+
+    def render(self) -> bytes:
+        """The scrape body, Prometheus text format (``CONTENT_TYPE``)."""
+        return generate_latest(self.registry)
+
+
+def mount_metrics(app, metrics: Metrics, path: str = "/metrics", logins=None,
+                  limiter=None) -> None:
+    """Serve ``metrics.render()`` at GET ``path`` on a FastAPI/Starlette app.
+
+    With ``logins`` (anything with ``check(user, password) -> bool``: the
+    page's login table), the route asks for one of the page's logins as HTTP
+    basic auth, which Prometheus sends with ``basic_auth:`` in its scrape
+    config; a shared link then does not expose the counters. With ``limiter``
+    (``space.common.ratelimit.LoginLimiter``), wrong passwords count per client address
+    and name, and a locked one gets 429 with Retry-After before its password
+    is checked. The route goes first in the route table: Gradio mounts itself
+    at "/", and a mount at "/" placed earlier would swallow /metrics.
+    """
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    def endpoint(request) -> Response:  # sync: Starlette runs it in its thread pool
+        if logins is not None:
+            refused = _refuse_login(request, logins, limiter)
+            if refused is not None:
+                return Response(refused[2], status_code=refused[0], media_type="text/plain",
+                                headers=refused[1])
+        return Response(metrics.render(), media_type=CONTENT_TYPE)
+
+    app.router.routes.insert(0, Route(path, endpoint, methods=["GET"], name="metrics"))
+
+
+_CHALLENGE = {"WWW-Authenticate": 'Basic realm="speclens metrics"'}
+
+
+def _refuse_login(request, logins, limiter) -> tuple[int, dict, str] | None:
+    """(status, headers, body) when the request may not see the metrics, else None."""
+    address = request.client.host if request.client else "unknown"
+    given = basic_auth_credentials(request.headers.get("authorization"))
+    user = given[0] if given else None
+    wait_s = limiter.retry_after_s(address, user) if limiter else 0.0
+    if wait_s > 0:
+        return 429, {"Retry-After": retry_after_header(wait_s)}, too_many_message(wait_s) + "\n"
+    if given is None and "authorization" not in request.headers:
+        # No credentials yet: the challenge, not a failure (browsers ask first).
+        return 401, _CHALLENGE, "login required: use one of the app's logins\n"
+    if given is not None and logins.check(*given):
+        if limiter:
+            limiter.succeeded(address, user)
+        return None
+    if limiter:
+        limiter.failed(address, user)
+    return 401, _CHALLENGE, "wrong user or password\n"
+
+
+def basic_auth_credentials(header: str | None) -> tuple[str, str] | None:
+    """(user, password) from an ``Authorization: Basic`` header; None if absent or malformed.
+
+    Example:
+        >>> basic_auth_credentials("Basic " + base64.b64encode(b"ann:p:w").decode())
+        ('ann', 'p:w')
+        >>> basic_auth_credentials("Basic !!!"), basic_auth_credentials(None)
+        (None, None)
+    """
+    if not header or header[:6].lower() != "basic ":
+        return None
+    try:
+        given = base64.b64decode(header[6:].strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    user, sep, password = given.partition(":")
+    return (user, password) if sep else None

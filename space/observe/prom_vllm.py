@@ -1,0 +1,141 @@
+"""vLLM's own metric names, so dashboards and queries written for ``vllm serve``
+work on SpecLens's ``/metrics`` unchanged.
+
+vLLM (vllm/v1/metrics/loggers.py, vllm/v1/spec_decode/metrics.py) labels every
+series with ``model_name`` and ``engine`` (an engine index there); here
+``engine`` is "baseline" or "speculative". The series exported are those
+SpecLens measures:
+
+  vllm:spec_decode_num_drafts_total                 verify steps
+  vllm:spec_decode_num_draft_tokens_total           draft tokens verified
+  vllm:spec_decode_num_accepted_tokens_total        draft tokens accepted
+  vllm:spec_decode_num_accepted_tokens_per_pos_total{position}
+  vllm:generation_tokens_total, vllm:prompt_tokens_total
+  vllm:request_success_total{finished_reason}
+  vllm:time_to_first_token_seconds                  histogram, per request
+  vllm:inter_token_latency_seconds                  histogram, per streamed output
+  vllm:request_time_per_output_token_seconds        histogram, per request
+  vllm:e2e_request_latency_seconds                  histogram, per request
+  vllm:kv_cache_usage_perc                          gauge, 0..1 (vLLM's unit too)
+  vllm:num_requests_running, vllm:num_requests_waiting  gauges
+
+Counts come from the trace's verify steps, the same counts as the
+``speclens_*`` series. Inter-token latency follows vLLM: the time between two
+consecutive outputs of one request, where one speculative step's output can
+carry several tokens. The two request gauges exist, at 0, so that the
+template variables of vLLM's dashboards (``label_values(vllm:num_requests_running,
+engine)``) list SpecLens's engines; SpecLens does not track them mid-run.
+"""
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from space.records.trace import RunTrace
+
+# vLLM's FinishReason values (vllm/v1/engine/__init__.py), as its label shows them.
+FINISHED_REASONS = ("stop", "length", "abort")
+# Seconds; vLLM's inter-token buckets start at 10 ms, too coarse for a GPU's
+# small-model steps, so these span ~1 ms to a slow CPU step.
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1,
+                   0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+LABELS = ["model_name", "engine"]
+
+
+def inter_token_latencies_s(run: RunTrace) -> list[float]:
+    """Seconds between consecutive outputs (steps that emitted tokens).
+
+    Example:
+        >>> from space.records.trace import StepRecord
+        >>> steps = [StepRecord(0, "prefill", 0.0, 0.1, 3, emitted_token_ids=[5]),
+        ...          StepRecord(1, "verify", 0.1, 0.3, 3, [6, 7], 2, [6, 7, 8])]
+        >>> run = RunTrace({}, "p", [1, 2, 3], [5, 6, 7, 8], "", 0.0, 0.1, 0.3, "length", steps)
+        >>> [round(x, 3) for x in inter_token_latencies_s(run)]
+        [0.2]
+    """
+    ends = [s.end_s for s in run.steps if s.emitted_token_ids]
+    return [b - a for a, b in zip(ends, ends[1:], strict=False)]
+
+
+class VllmSeries:
+    """vLLM-named series on ``registry``; one model name per app (the target
+    is fixed at start)."""
+
+    def __init__(self, registry: CollectorRegistry, model_name: str) -> None:
+        self.model_name = model_name
+        r = registry
+        self.num_drafts = Counter("vllm:spec_decode_num_drafts",
+                                  "Number of spec decoding drafts.", LABELS, registry=r)
+        self.num_draft_tokens = Counter("vllm:spec_decode_num_draft_tokens",
+                                        "Number of draft tokens.", LABELS, registry=r)
+        self.num_accepted_tokens = Counter("vllm:spec_decode_num_accepted_tokens",
+                                           "Number of accepted tokens.", LABELS, registry=r)
+        self.num_accepted_per_pos = Counter(
+            "vllm:spec_decode_num_accepted_tokens_per_pos",
+            "Accepted tokens per draft position.", LABELS + ["position"], registry=r)
+        self.generation_tokens = Counter("vllm:generation_tokens",
+                                         "Number of generation tokens processed.", LABELS,
+                                         registry=r)
+        self.prompt_tokens = Counter("vllm:prompt_tokens", "Number of prefill tokens processed.",
+                                     LABELS, registry=r)
+        self.request_success = Counter("vllm:request_success",
+                                       "Count of successfully processed requests.",
+                                       LABELS + ["finished_reason"], registry=r)
+
+        def histogram(name: str, doc: str) -> Histogram:
+            return Histogram(name, doc, LABELS, buckets=LATENCY_BUCKETS, registry=r)
+
+        self.ttft = histogram("vllm:time_to_first_token_seconds",
+                              "Histogram of time to first token in seconds.")
+        self.itl = histogram("vllm:inter_token_latency_seconds",
+                             "Histogram of inter-token latency in seconds.")
+        self.tpot = histogram("vllm:request_time_per_output_token_seconds",
+                              "Histogram of time_per_output_token_seconds per request.")
+        self.e2e = histogram("vllm:e2e_request_latency_seconds",
+                             "Histogram of e2e request latency in seconds.")
+        self.kv_usage = Gauge("vllm:kv_cache_usage_perc",
+                              "KV-cache usage. 1 means 100 percent usage.", LABELS, registry=r)
+        self.running = Gauge("vllm:num_requests_running",
+                             "Number of requests in model execution batches.", LABELS, registry=r)
+        self.waiting = Gauge("vllm:num_requests_waiting", "Number of requests waiting.",
+                             LABELS, registry=r)
+
+    def _labels(self, engine: str) -> dict[str, str]:
+        return {"model_name": self.model_name, "engine": engine}
+
+    def register(self, engine: str, k: int) -> None:
+        """Create every series of ``engine`` at zero, positions 0..k-1 included, so
+        that increase() and rate() count a series' first increment."""
+        lb = self._labels(engine)
+        for c in (self.num_drafts, self.num_draft_tokens, self.num_accepted_tokens,
+                  self.generation_tokens, self.prompt_tokens):
+            c.labels(**lb)
+        for reason in FINISHED_REASONS:
+            self.request_success.labels(**lb, finished_reason=reason)
+        for h in (self.ttft, self.itl, self.tpot, self.e2e):
+            h.labels(**lb)
+        for g in (self.kv_usage, self.running, self.waiting):
+            g.labels(**lb)
+        for p in range(k):
+            self.num_accepted_per_pos.labels(**lb, position=str(p))
+
+    def observe_run(self, engine: str, run: RunTrace) -> None:
+        lb = self._labels(engine)
+        self.num_drafts.labels(**lb).inc(run.num_drafts)
+        self.num_draft_tokens.labels(**lb).inc(run.num_draft_tokens)
+        self.num_accepted_tokens.labels(**lb).inc(run.num_accepted_tokens)
+        for p, n in enumerate(run.num_accepted_tokens_per_pos):
+            self.num_accepted_per_pos.labels(**lb, position=str(p)).inc(n)
+        self.generation_tokens.labels(**lb).inc(len(run.output_token_ids))
+        self.prompt_tokens.labels(**lb).inc(len(run.prompt_token_ids))
+        if run.finish_reason in FINISHED_REASONS:
+            self.request_success.labels(**lb, finished_reason=run.finish_reason).inc()
+        if run.output_token_ids:
+            self.ttft.labels(**lb).observe(run.ttft_s)
+            self.e2e.labels(**lb).observe(run.e2e_s)
+        if len(run.output_token_ids) > 1:
+            self.tpot.labels(**lb).observe(run.tpot_s)
+        for gap in inter_token_latencies_s(run):
+            self.itl.labels(**lb).observe(gap)
+
+    def set_kv_usage(self, engine: str, ratio: float) -> None:
+        self.kv_usage.labels(**self._labels(engine)).set(ratio)

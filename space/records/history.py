@@ -1,0 +1,323 @@
+"""Run history: every compare, sweep and traffic run the page finishes, in one SQLite file.
+
+``<data folder>/history.sqlite3`` (Python's ``sqlite3``, WAL journal), one row
+per run: the full record as JSON (``space.records.trace.dumps`` for a comparison,
+``SweepResult.to_dict`` for a sweep), when it finished, the login name when
+the page has logins, and the columns the History tab filters and shows
+(model, method, k, temperature, verdict, speedup).
+
+Crash safety: each save is one transaction, committed with ``synchronous=FULL``
+(the WAL is fsynced at every commit), so a run whose save returned survives a
+killed process or a power cut, and a half-written one is rolled back when the
+file is next opened. Writers from several threads or processes wait for each
+other (``busy_timeout``); readers never block writers in WAL mode.
+
+The schema's version is SQLite's ``user_version``. Opening a file of an older
+version migrates it, one step per version, each step in one transaction; a
+file from a newer SpecLens is refused with one line.
+
+Retention: ``max_runs`` and ``max_bytes`` (of stored records) cap the history;
+after each save the oldest runs go until both hold.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from space.records.trace import CompareRecord, dumps
+
+FILENAME = "history.sqlite3"
+DEFAULT_MAX_RUNS = 1000
+DEFAULT_MAX_MB = 500
+SCHEMA_VERSION = 2
+BUSY_TIMEOUT_MS = 30_000
+KINDS = ("compare", "sweep", "traffic")
+
+# One list of statements per version; step n turns version n-1 into version n.
+MIGRATIONS: dict[int, list[str]] = {
+    1: ["""CREATE TABLE runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created_s REAL NOT NULL,          -- Unix time the run finished
+            kind TEXT NOT NULL,               -- compare | sweep
+            user TEXT,                        -- login name; NULL without logins
+            model TEXT NOT NULL,
+            method TEXT,
+            k INTEGER,                        -- NULL for a sweep over k
+            temperature REAL,
+            verdict TEXT,                     -- the checklist's; NULL for a sweep
+            speedup REAL,
+            record TEXT NOT NULL              -- the full record, JSON
+        )"""],
+    # 2: a title for the list, the record's size for the size cap, and an index
+    # for newest-first paging.
+    2: ["ALTER TABLE runs ADD COLUMN title TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE runs ADD COLUMN size_bytes INTEGER NOT NULL DEFAULT 0",
+        "UPDATE runs SET size_bytes = length(CAST(record AS BLOB))",
+        "CREATE INDEX runs_created ON runs (created_s DESC, id DESC)"],
+}
+ROW_COLUMNS = ("id", "created_s", "kind", "user", "model", "method", "k", "temperature",
+               "verdict", "speedup", "title", "size_bytes")
+
+
+class HistoryError(ValueError):
+    """A history file this SpecLens cannot use; the message is one line."""
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One saved run, without its record."""
+
+    id: int
+    created_s: float
+    kind: str
+    user: str | None
+    model: str
+    method: str | None
+    k: int | None
+    temperature: float | None
+    verdict: str | None
+    speedup: float | None
+    title: str
+    size_bytes: int
+
+
+@dataclass(frozen=True)
+class NewRun:
+    """What a save stores; ``record_json`` is the full record."""
+
+    kind: str
+    model: str
+    method: str | None
+    k: int | None
+    temperature: float | None
+    verdict: str | None
+    speedup: float | None
+    title: str
+    record_json: str
+    user: str | None = None
+
+
+@dataclass(frozen=True)
+class Filters:
+    model: str | None = None
+    method: str | None = None
+    verdict: str | None = None
+
+    def where(self) -> tuple[str, list[Any]]:
+        parts, args = [], []
+        for column in ("model", "method", "verdict"):
+            value = getattr(self, column)
+            if value:
+                parts.append(f"{column} = ?")
+                args.append(value)
+        return (" WHERE " + " AND ".join(parts)) if parts else "", args
+
+
+class History:
+    """The history file; safe to share between threads (a connection per call)."""
+
+    def __init__(self, path: str | Path, max_runs: int | None = None,
+                 max_bytes: int | None = None) -> None:
+        self.path = Path(path)
+        self.max_runs, self.max_bytes = max_runs, max_bytes
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as conn:
+            conn.execute("PRAGMA journal_mode=WAL")
+            migrate(conn)
+            check = conn.execute("PRAGMA quick_check").fetchone()[0]
+        if check != "ok":
+            raise HistoryError(f"{self.path}: the history file is damaged ({check})")
+
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        try:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
+                                   isolation_level=None)  # explicit BEGIN/COMMIT below
+        except sqlite3.Error as exc:
+            raise HistoryError(f"{self.path}: cannot open the history ({exc})") from None
+        try:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA synchronous=FULL")
+            yield conn
+        except sqlite3.DatabaseError as exc:
+            raise HistoryError(f"{self.path}: {exc}") from None
+        finally:
+            conn.close()
+
+    def save(self, run: NewRun, now_s: float | None = None) -> int:
+        """Store one run in one transaction (then apply retention); its id."""
+        if run.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {run.kind!r}")
+        size = len(run.record_json.encode("utf-8"))
+        with self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                cur = conn.execute(
+                    "INSERT INTO runs (created_s, kind, user, model, method, k, temperature, "
+                    "verdict, speedup, title, size_bytes, record) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (time.time() if now_s is None else now_s, run.kind, run.user, run.model,
+                     run.method, run.k, run.temperature, run.verdict, run.speedup, run.title,
+                     size, run.record_json))
+                self._retain(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    def _retain(self, conn: sqlite3.Connection) -> None:
+        """Delete the oldest runs until the caps hold (the newest run always stays)."""
+        if self.max_runs is not None:
+            conn.execute("DELETE FROM runs WHERE id NOT IN "
+                         "(SELECT id FROM runs ORDER BY id DESC LIMIT ?)", (max(1, self.max_runs),))
+        if self.max_bytes is not None:
+            # Keep the newest runs whose sizes, summed newest first, fit the cap.
+            conn.execute(
+                "DELETE FROM runs WHERE id IN (SELECT id FROM (SELECT id, SUM(size_bytes) "
+                "OVER (ORDER BY id DESC) AS total FROM runs) WHERE total > ? AND id < "
+                "(SELECT MAX(id) FROM runs))", (self.max_bytes,))
+
+    def runs(self, filters: Filters = Filters(), offset: int = 0,  # noqa: B008 (frozen)
+             limit: int = 20) -> tuple[list[RunRow], int]:
+        """One page of runs, newest first, and how many match in all."""
+        where, args = filters.where()
+        with self._connect() as conn:
+            total = conn.execute(f"SELECT COUNT(*) FROM runs{where}", args).fetchone()[0]
+            rows = conn.execute(f"SELECT {', '.join(ROW_COLUMNS)} FROM runs{where} "
+                                "ORDER BY created_s DESC, id DESC LIMIT ? OFFSET ?",
+                                [*args, max(0, limit), max(0, offset)]).fetchall()
+        return [RunRow(*r) for r in rows], total
+
+    def choices(self) -> dict[str, list[str]]:
+        """The distinct models, methods and verdicts stored, for the filters."""
+        out = {}
+        with self._connect() as conn:
+            for column in ("model", "method", "verdict"):
+                out[column] = [v for (v,) in conn.execute(
+                    f"SELECT DISTINCT {column} FROM runs WHERE {column} IS NOT NULL "
+                    f"ORDER BY {column}")]
+        return out
+
+    def get(self, run_id: int) -> tuple[RunRow, str] | None:
+        """The row and its record JSON, or None."""
+        with self._connect() as conn:
+            r = conn.execute(f"SELECT {', '.join(ROW_COLUMNS)}, record FROM runs WHERE id = ?",
+                             (int(run_id),)).fetchone()
+        return None if r is None else (RunRow(*r[:-1]), r[-1])
+
+    def delete(self, run_id: int, user: str | None) -> bool:
+        """Delete a run of ``user``'s; without a login name nothing is deleted."""
+        if not user:
+            return False
+        with self._connect() as conn:
+            cur = conn.execute("DELETE FROM runs WHERE id = ? AND user = ?", (int(run_id), user))
+        return cur.rowcount == 1
+
+    def total_bytes(self) -> int:
+        with self._connect() as conn:
+            return int(conn.execute("SELECT COALESCE(SUM(size_bytes), 0) FROM runs").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
+    """Bring the file to ``target``, one step per version; the version before."""
+    found = conn.execute("PRAGMA user_version").fetchone()[0]
+    if found > SCHEMA_VERSION:
+        raise HistoryError(f"the history file has schema version {found}, newer than this "
+                           f"SpecLens knows ({SCHEMA_VERSION}); upgrade SpecLens or use "
+                           "another data folder")
+    for version in range(found + 1, target + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in MIGRATIONS[version]:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version={version}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    return found
+
+
+def record_title(kind: str, record: dict[str, Any]) -> str:
+    """A short line for the list: the prompt's start, or what a sweep swept.
+
+    Example:
+        >>> record_title("sweep", {"workload_id": "code_editing", "variable": "k",
+        ...                        "table": [{"value": 1}, {"value": 4}]})
+        'sweep over k (1, 4) of code_editing'
+    """
+    if kind == "traffic":
+        return f"traffic: {len(record.get('prompts', []))} prompts of {record.get('source')}"
+    if kind == "sweep" and record.get("variable") == "k_x_concurrency":
+        return f"sweep over k x concurrency of {record.get('workload_id')}"
+    if kind == "sweep":
+        values = ", ".join(f"{row.get('value'):g}" for row in record.get("table", [])
+                           if isinstance(row.get("value"), int | float))
+        return f"sweep over {record.get('variable')} ({values}) of {record.get('workload_id')}"
+    prompt = str(record.get("speculative", {}).get("prompt", ""))
+    line = " ".join(prompt.split())
+    return line if len(line) <= 80 else line[:79] + "\u2026"
+
+
+def dumps_sweep(result: dict[str, Any]) -> str:
+    """A sweep's dict as stored: NaN (no acceptance at a point) becomes null."""
+    def clean(v: Any) -> Any:
+        if isinstance(v, float) and v != v:
+            return None
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [clean(x) for x in v]
+        return v
+
+    return json.dumps(clean(result))
+
+
+def compare_run(cmp: CompareRecord, temperature: float | None, user: str | None) -> NewRun:
+    """A finished comparison as a history row."""
+    cfg = cmp.speculative.config
+    spec_cfg = cfg.get("speculative_config") or {}
+    d = cmp.to_dict()
+    return NewRun(kind="compare", model=str(cfg.get("model", "")),
+                  method=spec_cfg.get("method") or cfg.get("method"),
+                  k=spec_cfg.get("num_speculative_tokens"), temperature=temperature,
+                  verdict=cmp.checklist.verdict if cmp.checklist else None,
+                  speedup=cmp.speedup, title=record_title("compare", d),
+                  record_json=dumps(cmp), user=user)
+
+
+def sweep_run(result: dict[str, Any], model: str, method: str | None, k: int | None,
+              user: str | None) -> NewRun:
+    """A finished sweep (``SweepResult.to_dict()``) as a history row: no single
+    verdict; the speedup is the best point's."""
+    speedups = [row.get("speedup") for row in result.get("table", [])]
+    best = max((x for x in speedups if isinstance(x, int | float) and x == x), default=None)
+    swept_k = result.get("variable") in ("k", "k_x_concurrency")
+    return NewRun(kind="sweep", model=model, method=method, k=None if swept_k else k,
+                  temperature=None, verdict=None, speedup=best,
+                  title=record_title("sweep", result), record_json=dumps_sweep(result),
+                  user=user)
+
+
+def traffic_run(result: dict[str, Any], model: str, user: str | None) -> NewRun:
+    """A finished traffic run (``TrafficResult.to_dict()``, with or without its prompts)
+    as a history row: the traffic-weighted speedup; one verdict only when every
+    group has the same one."""
+    verdicts = {g.get("verdict") for g in result.get("groups", [])}
+    cfg = result.get("config") or {}
+    spec_cfg = cfg.get("speculative_config") or {}
+    return NewRun(kind="traffic", model=model, method=spec_cfg.get("method") or cfg.get("method"),
+                  k=spec_cfg.get("num_speculative_tokens"), temperature=None,
+                  verdict=verdicts.pop() if len(verdicts) == 1 else None,
+                  speedup=result.get("weighted_speedup"), title=record_title("traffic", result),
+                  record_json=dumps_sweep(result), user=user)

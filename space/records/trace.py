@@ -1,0 +1,356 @@
+"""The trace: one record per run, one record per engine step.
+
+Every view, export and test reads these records; nothing else carries run data.
+This module is pure (no vLLM import) so that views and their tests load fast.
+
+Units are in field names: ``*_s`` are seconds (``time.perf_counter`` clock for
+absolute times), ``*_ids`` are token ids.
+
+Records are written here (``to_dict``, ``dumps``); files are read back, checked
+against the schema first, by ``space.records.schema.load``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, TypeGuard, get_args
+
+from space.records.anatomy import PartInterval, StepAnatomy
+from space.records.target_view import Explanation, TargetView
+from space.records.verdict import Checklist
+
+# The JSON contract's version. Bump it with every change to the contract, keep
+# a fixture of the older version under tests/fixtures/ and teach
+# ``space.records.schema._upgrade`` to read it. Version 1 (no ``version`` key) is
+# the format before the counts were renamed to vLLM's vocabulary (README, "JSON
+# contract"). Version 3 adds num_cached_tokens, steps'
+# num_placeholder_draft_tokens, config.prefix_cache and the derived
+# draft_count_difference; older files read them as 0 / absent.
+# Version 4 adds target views (steps' target_views, the run's explanation:
+# space/records/target_view.py); older files have none and replay without them.
+# Version 5 adds steps' anatomy (space/records/anatomy.py: timed parts of each engine
+# step); older files have none and replay without it.
+TRACE_VERSION: Final = 5
+
+StepKind = Literal["prefill", "verify", "decode"]
+PREFILL: Final = "prefill"  # the target reads (a chunk of) the prompt; the last chunk emits a token
+VERIFY: Final = "verify"    # the target checks k draft tokens: accepted drafts + one token of its own
+DECODE: Final = "decode"    # the proposer had nothing to propose: a plain one-token decode step
+STEP_KINDS: tuple[StepKind, ...] = get_args(StepKind)
+
+# What the target's own token at the end of a step is.
+TargetTokenKind = Literal["correction", "bonus"]
+CORRECTION: Final = "correction"  # a draft was rejected; the target's token replaces it
+BONUS: Final = "bonus"            # every draft was accepted; the target adds one more token
+TARGET_TOKEN_KINDS: tuple[TargetTokenKind, ...] = get_args(TargetTokenKind)
+
+# Why vLLM verified draft slots that no proposer filled (docs/vllm-hooks.md).
+PlaceholderCause = Literal["padding", "drafter_skipped"]
+PADDING: Final = "padding"                  # ids -1: a one-token schedule padded to 1 + k
+DRAFTER_SKIPPED: Final = "drafter_skipped"  # zeros: the drafter's input would pass max_model_len
+PLACEHOLDER_CAUSES: tuple[PlaceholderCause, ...] = get_args(PlaceholderCause)
+
+
+@dataclass
+class StepRecord:
+    """One engine step of one request.
+
+    Example (ngram, k=4): drafts ['2',' years',' old',' and'] -> the target
+    sampled ['2', ','] : num_accepted_tokens=1, emitted ['2', ','],
+    target_token_kind 'correction' (',' replaced ' years'; ' old' and ' and'
+    were never checked against the target's own choice, they are discarded
+    with ' years').
+    """
+
+    index: int                     # engine step number within the request, from 0
+    kind: StepKind
+    start_s: float                 # perf_counter at the start of the engine step
+    end_s: float                   # perf_counter when the step's outputs reached the caller
+    num_scheduled_tokens: int      # prompt tokens on a prefill step; 1 + len(drafts) otherwise
+    draft_token_ids: list[int] = field(default_factory=list)   # drafts verified in this step
+    num_accepted_tokens: int = 0   # vLLM's count: sampled tokens - 1 on a verify step
+    emitted_token_ids: list[int] = field(default_factory=list)  # tokens committed to the output
+    target_token_kind: TargetTokenKind | None = None  # on verify steps, else None; None too
+    # when max_tokens/EOS cut the step before the target's own token.
+    output_offset: int = 0         # output tokens committed before this step
+    propose_s: float = 0.0         # proposer time inside this step (drafting for the next one)
+    # Draft slots vLLM verified and counted that no proposer filled, and why; never
+    # in draft_token_ids, never counted by SpecLens (see DraftCountDifference).
+    num_placeholder_draft_tokens: int = 0
+    placeholder_cause: PlaceholderCause | None = None
+    # What the target thought of each verified draft (scored after the run; empty
+    # when the run was not explained, or before trace version 4).
+    target_views: list[TargetView] = field(default_factory=list)
+    # Where the step's time went (timed parts of vLLM's own methods); None before
+    # trace version 5, and for steps the engine did not time.
+    anatomy: StepAnatomy | None = None
+
+    @property
+    def duration_s(self) -> float:
+        return self.end_s - self.start_s
+
+    @property
+    def num_draft_tokens(self) -> int:
+        return len(self.draft_token_ids)
+
+
+PLACEHOLDER_REASONS: dict[str, str] = {
+    PADDING: "{n} placeholder ids (-1) padding a one-token prefill (the prompt's last "
+             "token; the rest came from the prefix cache) to 1 + k tokens",
+    DRAFTER_SKIPPED: "{n} zeros the model runner put in place of drafts when it skipped "
+                     "the drafter (its input would have passed max_model_len)",
+}
+
+
+@dataclass(frozen=True)
+class DraftCountDifference:
+    """vLLM's own per-request draft counts beside SpecLens's, where they differ.
+
+    Example: a repeated prompt of 769 tokens, 768 of them cached: vLLM counts
+    31 spec steps and 124 draft tokens, SpecLens 30 and 120, because step 0
+    (the one-token prefill) carried 4 placeholder drafts.
+    """
+
+    vllm_num_drafts: int          # vLLM's spec steps (RequestSpecDecodeMetrics)
+    vllm_num_draft_tokens: int
+    num_drafts: int               # SpecLens's: verify steps with proposed drafts
+    num_draft_tokens: int
+    reason: str
+
+    @classmethod
+    def of(cls, run: RunTrace) -> DraftCountDifference | None:
+        m = run.vllm_spec_metrics or {}
+        steps, tokens = m.get("num_spec_steps"), m.get("num_draft_tokens")
+        if not (_is_count(steps) and _is_count(tokens)):
+            return None  # no vLLM figures (baseline, older vLLM, a hand-made file)
+        if (steps, tokens) == (run.num_drafts, run.num_draft_tokens):
+            return None
+        padded = [s for s in run.steps if s.num_placeholder_draft_tokens]
+        if padded:
+            causes = "; ".join(
+                f"step {s.index}: " + PLACEHOLDER_REASONS.get(
+                    s.placeholder_cause or "", "{n} placeholder drafts").format(
+                        n=s.num_placeholder_draft_tokens) for s in padded)
+            reason = (f"vLLM verified and counted draft slots no proposer filled ({causes}); "
+                      "SpecLens counts only the proposer's drafts.")
+        else:
+            reason = ("not explained by placeholder drafts (a vLLM version SpecLens "
+                      "was not tested with?)")
+        return cls(steps, tokens, run.num_drafts, run.num_draft_tokens, reason)
+
+
+def _is_count(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass
+class RunTrace:
+    """One request through one engine, with run-level counts and metrics.
+
+    Counts are stored (integers, vLLM's names); rates are derived from them in
+    one place, the properties below, with vLLM's definitions
+    (vllm/v1/spec_decode/metrics.py):
+      acceptance_rate        = num_accepted_tokens / num_draft_tokens
+      mean_acceptance_length = 1 + num_accepted_tokens / num_drafts
+      per_position_acceptance[p] = num_accepted_tokens_per_pos[p] / num_drafts
+    where num_drafts counts verify steps (a draft is one step's proposal).
+    Latency definitions follow ``vllm bench``:
+      ttft_s   = first token time - arrival
+      tpot_s   = (e2e_s - ttft_s) / (output tokens - 1)
+      tokens_per_s = output tokens / e2e_s
+    """
+
+    config: dict[str, Any]
+    prompt: str
+    prompt_token_ids: list[int]
+    output_token_ids: list[int]
+    text: str
+    arrival_s: float
+    first_token_s: float
+    finish_s: float
+    finish_reason: str | None
+    steps: list[StepRecord]
+    token_text: dict[int, str] = field(default_factory=dict)  # id -> text: outputs and drafts
+    vllm_spec_metrics: dict[str, Any] | None = None  # vLLM's own per-request counts
+    num_cached_tokens: int = 0  # prompt tokens whose KV came from vLLM's prefix cache
+    explanation: Explanation | None = None  # how target_views were scored; None: not scored
+    # Derived from the fields above by ``recompute`` (never read from a file).
+    ttft_s: float = field(init=False, default=0.0)
+    tpot_s: float = field(init=False, default=0.0)
+    e2e_s: float = field(init=False, default=0.0)
+    tokens_per_s: float = field(init=False, default=0.0)
+    num_drafts: int = field(init=False, default=0)          # verify steps
+    num_draft_tokens: int = field(init=False, default=0)
+    num_accepted_tokens: int = field(init=False, default=0)
+    num_accepted_tokens_per_pos: list[int] = field(init=False, default_factory=list)
+    num_placeholder_draft_tokens: int = field(init=False, default=0)  # vLLM's padding, not drafts
+
+    def __post_init__(self) -> None:
+        self.recompute()
+
+    def recompute(self) -> None:
+        """Derive the run-level figures and counts from the raw times and steps."""
+        n = len(self.output_token_ids)
+        self.e2e_s = self.finish_s - self.arrival_s
+        self.ttft_s = self.first_token_s - self.arrival_s
+        self.tpot_s = (self.e2e_s - self.ttft_s) / (n - 1) if n > 1 else 0.0
+        self.tokens_per_s = n / self.e2e_s if self.e2e_s > 0 else 0.0
+        verify = [s for s in self.steps if s.kind == VERIFY]
+        self.num_drafts = len(verify)
+        self.num_draft_tokens = sum(s.num_draft_tokens for s in verify)
+        self.num_accepted_tokens = sum(s.num_accepted_tokens for s in verify)
+        # vLLM accepts a prefix of the drafts: position p is accepted iff more than p were.
+        k = max((s.num_draft_tokens for s in verify), default=0)
+        self.num_accepted_tokens_per_pos = [
+            sum(1 for s in verify if s.num_accepted_tokens > p) for p in range(k)]
+        self.num_placeholder_draft_tokens = sum(s.num_placeholder_draft_tokens for s in self.steps)
+
+    @property
+    def draft_count_difference(self) -> DraftCountDifference | None:
+        """vLLM's draft counts and SpecLens's with the reason, when they differ."""
+        return DraftCountDifference.of(self)
+
+    @property
+    def acceptance_rate(self) -> float | None:
+        """None when nothing was drafted: no drafts means no rate, not zero."""
+        if not self.num_draft_tokens:
+            return None
+        return self.num_accepted_tokens / self.num_draft_tokens
+
+    @property
+    def mean_acceptance_length(self) -> float | None:
+        if not self.num_drafts:
+            return None
+        return 1 + self.num_accepted_tokens / self.num_drafts
+
+    @property
+    def per_position_acceptance(self) -> list[float]:
+        return [c / self.num_drafts for c in self.num_accepted_tokens_per_pos]
+
+    @property
+    def speculative(self) -> bool:
+        return bool(self.config.get("speculative_config"))
+
+    def token_str(self, token_id: int) -> str:
+        return self.token_text.get(token_id, f"<{token_id}>")
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"version": TRACE_VERSION, **dataclasses.asdict(self)}
+        d["token_text"] = {str(k): v for k, v in self.token_text.items()}
+        # The rates are written too, so readers of the JSON need not derive them.
+        diff = self.draft_count_difference
+        d.update(acceptance_rate=self.acceptance_rate,
+                 mean_acceptance_length=self.mean_acceptance_length,
+                 per_position_acceptance=self.per_position_acceptance,
+                 draft_count_difference=dataclasses.asdict(diff) if diff else None)
+        for s, rec in zip(d["steps"], self.steps, strict=True):
+            s["duration_s"] = rec.duration_s
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunTrace:
+        """Inverse of ``to_dict``, for a dict already checked by ``trace_schema.load``."""
+        names = _init_names(StepRecord)
+        steps = [StepRecord(**{k: v for k, v in s.items() if k in names}) for s in d["steps"]]
+        for step, raw in zip(steps, d["steps"], strict=True):
+            step.target_views = [_build(TargetView, v) for v in raw.get("target_views", [])]
+            if raw.get("anatomy") is not None:
+                a = raw["anatomy"]
+                step.anatomy = StepAnatomy(
+                    intervals=[_build(PartInterval, i) for i in a.get("intervals", [])],
+                    num_drafter_forwards=a.get("num_drafter_forwards", 0))
+        kw = {k: v for k, v in d.items() if k in _init_names(cls)}
+        kw["steps"] = steps
+        if kw.get("explanation") is not None:
+            kw["explanation"] = _build(Explanation, kw["explanation"])
+        kw["token_text"] = {int(k): v for k, v in d.get("token_text", {}).items()}
+        return cls(**kw)
+
+
+@dataclass
+class CompareRecord:
+    """Baseline and speculative runs of one prompt, with medians over repeats.
+
+    ``baseline`` and ``speculative`` are the median-TPOT runs among the
+    measured repeats; ``*_runs`` hold the per-repeat figures.
+    speedup = baseline TPOT / speculative TPOT (median over repeats);
+    e2e_speedup = baseline end-to-end time / speculative end-to-end time.
+    """
+
+    baseline: RunTrace
+    speculative: RunTrace
+    baseline_runs: list[dict[str, float]] = field(default_factory=list)
+    speculative_runs: list[dict[str, float]] = field(default_factory=list)
+    speedup: float = 0.0
+    e2e_speedup: float = 0.0
+    outputs_identical: bool = False
+    first_divergence: int | None = None  # index in output tokens of the first difference
+    checklist: Checklist | None = None
+    # This pair's tipping-point curve on this machine (space.judge.curves.TippingCurve.to_dict),
+    # when one was cached at compare time: data for the reader, never drawn from a file.
+    tipping_curve: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["version"] = TRACE_VERSION
+        d["baseline"] = self.baseline.to_dict()
+        d["speculative"] = self.speculative.to_dict()
+        d["checklist"] = self.checklist.to_dict() if self.checklist else None
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CompareRecord:
+        """Inverse of ``to_dict``, for a dict already checked by ``trace_schema.load``."""
+        kw = {k: v for k, v in d.items() if k in _init_names(cls)}
+        kw["baseline"] = RunTrace.from_dict(d["baseline"])
+        kw["speculative"] = RunTrace.from_dict(d["speculative"])
+        kw["checklist"] = Checklist.from_dict(d["checklist"]) if d.get("checklist") else None
+        return cls(**kw)
+
+
+def _init_names(cls) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls) if f.init}
+
+
+def _build(cls, d: dict[str, Any]):
+    return cls(**{k: v for k, v in d.items() if k in _init_names(cls)})
+
+
+def first_divergence(a: list[int], b: list[int]) -> int | None:
+    """Index of the first differing token, or None if the lists are equal."""
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def run_figures(run: RunTrace) -> dict[str, float]:
+    return {"ttft_s": run.ttft_s, "tpot_s": run.tpot_s, "e2e_s": run.e2e_s,
+            "tokens_per_s": run.tokens_per_s, "num_output_tokens": len(run.output_token_ids)}
+
+
+def make_compare(baselines: list[RunTrace], speculatives: list[RunTrace]) -> CompareRecord:
+    """Pick the median-TPOT run of each side and compute medians of the ratios' inputs."""
+    def median_run(runs: list[RunTrace]) -> RunTrace:
+        return sorted(runs, key=lambda r: r.tpot_s)[(len(runs) - 1) // 2]
+
+    b, s = median_run(baselines), median_run(speculatives)
+    b_tpot = statistics.median(r.tpot_s for r in baselines)
+    s_tpot = statistics.median(r.tpot_s for r in speculatives)
+    b_e2e = statistics.median(r.e2e_s for r in baselines)
+    s_e2e = statistics.median(r.e2e_s for r in speculatives)
+    div = first_divergence(b.output_token_ids, s.output_token_ids)
+    return CompareRecord(
+        baseline=b, speculative=s,
+        baseline_runs=[run_figures(r) for r in baselines],
+        speculative_runs=[run_figures(r) for r in speculatives],
+        speedup=b_tpot / s_tpot if s_tpot > 0 else 0.0,
+        e2e_speedup=b_e2e / s_e2e if s_e2e > 0 else 0.0,
+        outputs_identical=div is None, first_divergence=div,
+    )
+
+
+def dumps(obj: RunTrace | CompareRecord) -> str:
+    return json.dumps(obj.to_dict(), indent=1)

@@ -1,0 +1,75 @@
+"""A checklist's verdict and lines, as records (the Judge's ``evaluate`` makes them).
+
+They live with the records because a trace carries its checklist: a saved
+comparison is read back, validated and shown without the Judge.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, get_args
+
+Verdict = Literal["worth-it", "borderline", "not-worth-it"]
+WORTH_IT: Final = "worth-it"
+BORDERLINE: Final = "borderline"
+NOT_WORTH_IT: Final = "not-worth-it"
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+# The checklist's lines. Code refers to them by these constants; the strings
+# are also what the page and the CLI show.
+CheckName = Literal["measured speedup", "acceptance rate", "mean acceptance length",
+                    "per-token acceptance vs draft cost", "predicted speedup (ideal)",
+                    "predicted speedup (measured step times)", "spare memory", "concurrency",
+                    "context length", "temperature", "task type", "repetition", "prompts",
+                    "acceptance headroom", "hardware"]
+SPEEDUP: Final = "measured speedup"
+ACCEPTANCE_RATE: Final = "acceptance rate"
+ACCEPTANCE_LENGTH: Final = "mean acceptance length"
+ALPHA_VS_COST: Final = "per-token acceptance vs draft cost"
+PREDICTED_IDEAL: Final = "predicted speedup (ideal)"
+PREDICTED_MEASURED: Final = "predicted speedup (measured step times)"
+SPARE_MEMORY: Final = "spare memory"
+CONCURRENCY: Final = "concurrency"
+CONTEXT_LENGTH: Final = "context length"
+TEMPERATURE: Final = "temperature"
+TASK_TYPE: Final = "task type"
+REPETITION: Final = "repetition"
+PROMPTS: Final = "prompts"
+HEADROOM: Final = "acceptance headroom"
+HARDWARE: Final = "hardware"
+CHECK_NAMES: tuple[CheckName, ...] = get_args(CheckName)
+# How a line's value compares with its threshold to pass ('' : context only).
+CHECK_OPS = (">=", ">", "<=", "<", "")
+
+
+@dataclass
+class Check:
+    """One checklist line. ``passed`` None means context only or not measured."""
+
+    name: CheckName
+    value: float | str | None
+    threshold: float | str | None
+    passed: bool | None
+    detail: str
+    decisive: bool = False   # this line decided the verdict
+    op: str = ""             # how value compares with threshold to pass: '>=', '>', '<', ''
+    unit: str = ""           # 'x', '%' (fraction shown as percent), 'bytes', 'tokens', 'requests'
+
+
+@dataclass
+class Checklist:
+    verdict: Verdict
+    checks: list[Check] = field(default_factory=list)
+
+    def check(self, name: CheckName) -> Check:
+        return next(c for c in self.checks if c.name == name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "checks": [dataclasses.asdict(c) for c in self.checks]}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Checklist:
+        """Inverse of ``to_dict`` (a checklist read back from a saved compare JSON)."""
+        names = {f.name for f in dataclasses.fields(Check)}
+        return cls(verdict=d["verdict"],
+                   checks=[Check(**{k: v for k, v in c.items() if k in names})
+                           for c in d.get("checks", [])])

@@ -1,0 +1,75 @@
+"""Tipping-point curves cached on disk: one JSON per model pair, k, device,
+dtype and vLLM version, with their date, under ``<data folder>/tipping``.
+
+The curves themselves and their maths are space/judge/curves.py's.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from space.common import paths
+from space.judge.curves import LOOKUP_METHODS, TippingCurve, cache_name, slug
+
+
+def _legacy_name(model, method, draft, k, device, version) -> str:
+    """The name curves had before the dtype was part of it (all of them bf16)."""
+    return (f"{slug(model)}__{slug(method)}__{slug(draft)}__k{int(k)}__{slug(device)}"
+            f"__vllm-{slug(version)}.json")
+
+
+def curves_dir(folder: Path | None = None) -> Path:
+    return (folder or paths.data_dir()) / "tipping"
+
+
+def save(curve: TippingCurve, folder: Path | None = None) -> Path:
+    path = curves_dir(folder) / cache_name(curve)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(curve.to_dict(), indent=1))
+    tmp.replace(path)  # a reader never sees half a file
+    return path
+
+
+def load(path: Path) -> TippingCurve | None:
+    """The curve in ``path``, or None when it is missing or unreadable."""
+    try:
+        return TippingCurve.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def find(model: str, method: str | None, draft_model: str | None, k: int, device: str,
+         dtype: str, vllm_version: str | None, folder: Path | None = None) -> TippingCurve | None:
+    """The cached curve for this pair, k, device, dtype and vLLM version, if one was measured."""
+    if not method or not vllm_version:
+        return None
+    draft = None if method in LOOKUP_METHODS else draft_model
+    where = curves_dir(folder)
+    found = load(where / cache_name((model, method, draft, k, device, dtype, vllm_version)))
+    if found is None and dtype == "bfloat16":
+        found = load(where / _legacy_name(model, method, draft, k, device, vllm_version))
+    return found if found is not None and found.dtype == dtype else None
+
+
+def find_for_config(config: dict[str, Any], vllm_version: str | None,
+                    folder: Path | None = None) -> TippingCurve | None:
+    """The cached curve for a run's ``config`` record (its pair, k, device and dtype;
+    a trace from before the dtype was recorded ran in bf16)."""
+    spec = config.get("speculative_config") or {}
+    method = config.get("method") or spec.get("method")
+    k = config.get("k") or spec.get("num_speculative_tokens")
+    # A replayed file's speculative_config is free-form (vLLM's own keys): a k that
+    # is not a whole number names no curve, and must not fail the replay.
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        return None
+    return find(str(config.get("model") or "default"), method, config.get("draft_model"),
+                k, str(config.get("device") or "cpu"), str(config.get("dtype") or "bfloat16"),
+                vllm_version, folder)
+
+
+def all_curves(folder: Path | None = None) -> list[TippingCurve]:
+    """Every cached curve, newest first."""
+    found = [load(p) for p in sorted(curves_dir(folder).glob("*.json"))]
+    return sorted((c for c in found if c is not None), key=lambda c: c.date, reverse=True)

@@ -1,0 +1,97 @@
+"""Command-line flags shared by the CLI (``python -m space``) and the app
+(``app.py``): the engine's model and method, the ``EngineSpec`` they make, and the
+run history's retention.
+
+Importing this module imports neither vLLM nor Gradio.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+from space.common import paths
+from space.engine.hardware import resolve_spec
+from space.records import history
+from space.records.config import PREFIX_CACHE_MODES, ConfigError, EngineSpec
+from space.records.methods import METHODS
+
+
+def engine_flags(p: argparse.ArgumentParser) -> None:
+    """Model and method flags: the CLI's subcommands and ``app.py``."""
+    g = p.add_argument_group("engine")
+    g.add_argument("--model", default="default",
+                   help="target: 'default' (SmolLM2-135M-Instruct, embedded), a folder or a hub id")
+    g.add_argument("--method", default="ngram",
+                   help=f"{' | '.join(METHODS)} (default ngram)")
+    g.add_argument("--draft-model", default=None, help="draft folder or hub id (draft_model, eagle*)")
+    g.add_argument("--k", type=int, default=4, help="num_speculative_tokens, 1..16 (default 4)")
+    g.add_argument("--max-model-len", type=int, default=4096)
+    g.add_argument("--dtype", default=None,
+                   help="bfloat16 | float16 | float32 (default: what this machine runs "
+                        "natively: on CPU bf16 only with bf16 units (AVX512-BF16, AMX, Arm "
+                        "BF16), else float32; on GPU the model's own dtype)")
+    g.add_argument("--kv-cache-mib", type=int, default=512,
+                   help="CPU: KV cache per engine (MiB at 2 bytes per value; float32 gets "
+                        "twice, so the same number of tokens fits)")
+    g.add_argument("--gpu-memory-utilization", type=float, default=0.40,
+                   help="GPU: fraction of GPU memory per engine")
+    g.add_argument("--prefix-cache", choices=PREFIX_CACHE_MODES, default="cold",
+                   help="cold (default): every run starts with an empty prefix cache, so "
+                        "repeats measure what a new prompt costs; warm: runs reuse the KV "
+                        "blocks of earlier runs of the same prompt")
+
+
+def spec_from_args(a: argparse.Namespace) -> EngineSpec:
+    """The engine settings, dtype resolved; ``--pair`` (a model-pair preset)
+    replaces model, method, draft and k."""
+    if getattr(a, "pair", None):
+        return resolve_spec(_pair_spec(a))
+    method = None if a.method in ("none", "baseline", "") else a.method
+    return resolve_spec(EngineSpec(
+        model=a.model, method=method, draft_model=a.draft_model, k=a.k,
+        max_model_len=a.max_model_len, dtype=a.dtype, kv_cache_bytes=a.kv_cache_mib << 20,
+        gpu_memory_utilization=a.gpu_memory_utilization, prefix_cache=a.prefix_cache))
+
+
+def _pair_spec(a: argparse.Namespace) -> EngineSpec:
+    from space.runs import presets
+    from space.runs.workloads import pair_status
+
+    pair = presets.get_model_pair(a.pair)
+    status = pair_status(pair)
+    if not status.available:
+        raise ConfigError(f"model pair {pair.id} is not available here: {status.reason}")
+    return dataclasses.replace(pair.engine_spec(), max_model_len=a.max_model_len, dtype=a.dtype,
+                               kv_cache_bytes=a.kv_cache_mib << 20,
+                               gpu_memory_utilization=a.gpu_memory_utilization,
+                               prefix_cache=a.prefix_cache)
+
+
+def history_flags(p: argparse.ArgumentParser) -> None:
+    """The app's retention flags."""
+    g = p.add_argument_group("run history (<data folder>/history.sqlite3)")
+    g.add_argument("--history-max-runs", type=int, default=history.DEFAULT_MAX_RUNS, metavar="N",
+                   help=f"keep at most N runs, the oldest go first (default {history.DEFAULT_MAX_RUNS})")
+    g.add_argument("--history-max-mb", type=int, default=history.DEFAULT_MAX_MB, metavar="MB",
+                   help="keep at most this many MB of saved records "
+                        f"(default {history.DEFAULT_MAX_MB})")
+
+
+def data_folder(a: argparse.Namespace) -> Path:
+    """The app's data folder: the one the app prepared (``a.data``, from
+    --data-dir) when it has one, else ``a.data_dir``, else ``paths.data_dir()``."""
+    data = getattr(a, "data", None)
+    if data is not None:
+        return Path(data.root)
+    given = getattr(a, "data_dir", None)
+    return Path(given) if given else paths.data_dir()
+
+
+def open_history(a: argparse.Namespace) -> history.History:
+    """The app's history with its retention flags; HistoryError says why not."""
+    max_runs = getattr(a, "history_max_runs", history.DEFAULT_MAX_RUNS)
+    max_mb = getattr(a, "history_max_mb", history.DEFAULT_MAX_MB)
+    if max_runs < 1 or max_mb < 1:
+        raise history.HistoryError("--history-max-runs and --history-max-mb must be at least 1")
+    return history.History(data_folder(a) / history.FILENAME, max_runs=max_runs, max_bytes=max_mb << 20)

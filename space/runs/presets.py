@@ -1,0 +1,287 @@
+"""Workloads and model pairs, loaded from the JSON files under ``presets/`` (pure).
+
+A new workload is one file in ``presets/workloads/``; a new model pair is one
+entry in ``presets/model_pairs.json``. Nothing here branches on a preset's id.
+
+Workload file::
+
+    {"id": "...", "title": "...", "reason": "one line: why speculation should or
+     shouldn't help", "temperature": 0.0, "max_tokens": 128,
+     "concurrency": 1,            # optional: requests submitted together
+     "note": "...",               # optional: more context
+     "prompts": [{"id": "...", "text": "... {source} ...",
+                  "source": "inline text" | "source_file": "name in presets/texts/"}]}
+
+``{source}`` in a prompt's text is replaced by its source text at load time
+(plain replacement, so JSON braces in instructions need no escaping).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from space.records.config import ConfigError, EngineSpec
+from space.records.methods import METHODS
+
+PRESETS_DIR = Path(__file__).resolve().parents[2] / "presets"  # the repository's presets/
+SOURCE_PLACEHOLDER = "{source}"
+# Token estimate without a tokenizer: English prose runs ~1.3 tokens per
+# whitespace-separated word in Llama-style BPE vocabularies (SmolLM2's included).
+TOKENS_PER_WORD = 1.3
+
+_WORKLOAD_KEYS = {"id", "title", "reason", "temperature", "max_tokens", "prompts",
+                  "concurrency", "note"}
+_PROMPT_KEYS = {"id", "text", "source", "source_file"}
+_PAIR_KEYS = {"id", "title", "target", "method", "draft", "k", "speculative", "needs_gpu",
+              "note"}
+# EngineSpec has fields for these vLLM keys; any other key travels in extra_speculative.
+_ENGINE_SPEC_KEYS = {"prompt_lookup_min", "prompt_lookup_max"}
+
+
+class PresetError(ValueError):
+    """A preset file that cannot be used; the message names the file and the field."""
+
+
+class UnknownPreset(ConfigError):
+    """A workload, prompt or model pair asked for by an id that no preset has;
+    the message lists the ids there are."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    id: str
+    text: str                       # the prompt as sent, source text included
+    source_file: str | None = None  # file under presets/texts/ the source came from
+
+    @property
+    def estimated_tokens(self) -> int:
+        return estimate_tokens(self.text)
+
+
+@dataclass(frozen=True)
+class Workload:
+    id: str
+    title: str
+    reason: str                 # one line: why speculation should or shouldn't help
+    temperature: float
+    max_tokens: int
+    prompts: tuple[Prompt, ...]
+    concurrency: int = 1        # requests submitted together; prompts are cycled to fill them
+    note: str = ""
+
+    def prompt(self, prompt_id: str) -> Prompt:
+        for p in self.prompts:
+            if p.id == prompt_id:
+                return p
+        raise UnknownPreset(f"workload {self.id!r} has no prompt {prompt_id!r}: one of "
+                            f"{', '.join(p.id for p in self.prompts)}")
+
+
+@dataclass(frozen=True)
+class ModelPair:
+    id: str
+    title: str
+    target: str                 # "default", or a hub id
+    method: str                 # vLLM speculative method
+    k: int                      # num_speculative_tokens
+    needs_gpu: bool
+    note: str                   # what the pair shows; for GPU pairs, why it is off on CPU
+    draft: str | None = None    # draft model / head: "default-truncated" or a hub id
+    speculative: dict[str, Any] = field(default_factory=dict)  # more vLLM speculative_config keys
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        """PyPI packages the method needs beyond vLLM (the methods table says)."""
+        return METHODS[self.method].requires  # type: ignore[index]  # checked at parse
+
+    def engine_spec(self) -> EngineSpec:
+        """The engine settings for this pair (target, method, draft, k, vLLM keys)."""
+        known = {k: v for k, v in self.speculative.items() if k in _ENGINE_SPEC_KEYS}
+        extra = tuple((k, v) for k, v in self.speculative.items() if k not in _ENGINE_SPEC_KEYS)
+        return EngineSpec(model=self.target, method=self.method, draft_model=self.draft,
+                          k=self.k, extra_speculative=extra, **known)
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens estimated as words x 1.3 (TOKENS_PER_WORD), rounded up.
+
+    Example:
+        >>> estimate_tokens("one two three four five six seven eight nine ten")
+        13
+    """
+    # round first: 10 * 1.3 is 13.000000000000002 in floating point
+    return math.ceil(round(len(text.split()) * TOKENS_PER_WORD, 6))
+
+
+def speculative_config(pair: ModelPair, draft_path: str | None = None) -> dict[str, Any]:
+    """vLLM's ``speculative_config`` for a pair, in vLLM's own keys.
+
+    ``draft_path`` replaces the draft alias (e.g. the local folder that
+    ``space.engine.models.resolve_model("default-truncated")`` returns).
+
+    Example:
+        >>> pair = ModelPair("p", "P", "default", "ngram", 4, False, "",
+        ...                  speculative={"prompt_lookup_min": 2, "prompt_lookup_max": 5})
+        >>> speculative_config(pair)
+        {'method': 'ngram', 'num_speculative_tokens': 4, 'prompt_lookup_min': 2, 'prompt_lookup_max': 5}
+    """
+    cfg = pair.engine_spec().speculative_config(draft_path)
+    assert cfg is not None  # a pair always has a method
+    return cfg
+
+
+def load_workloads(directory: Path | None = None) -> list[Workload]:
+    """Every ``*.json`` under ``presets/workloads/``, in file-name order; ids are unique."""
+    directory = Path(directory) if directory else PRESETS_DIR / "workloads"
+    texts_dir = directory.parent / "texts"
+    workloads = [_parse_workload(_read_json(p), p.name, texts_dir)
+                 for p in sorted(directory.glob("*.json"))]
+    if not workloads:
+        raise PresetError(f"no workload files in {directory}")
+    _check_unique([w.id for w in workloads], str(directory))
+    return workloads
+
+
+def get_workload(workload_id: str, directory: Path | None = None) -> Workload:
+    return _by_id(load_workloads(directory), workload_id, "workload")
+
+
+def load_model_pairs(path: Path | None = None) -> list[ModelPair]:
+    """The pairs in ``presets/model_pairs.json``, in file order; ids are unique."""
+    path = Path(path) if path else PRESETS_DIR / "model_pairs.json"
+    data = _read_json(path)
+    entries = data.get("pairs") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise PresetError(f"{path.name}: expected a non-empty 'pairs' list")
+    pairs = [_parse_pair(e, f"{path.name} pairs[{n}]") for n, e in enumerate(entries)]
+    _check_unique([p.id for p in pairs], path.name)
+    return pairs
+
+
+def get_model_pair(pair_id: str, path: Path | None = None) -> ModelPair:
+    return _by_id(load_model_pairs(path), pair_id, "model pair")
+
+
+_P = TypeVar("_P", Workload, ModelPair)
+
+
+def _by_id(presets: list[_P], preset_id: str, kind: str) -> _P:
+    for p in presets:
+        if p.id == preset_id:
+            return p
+    raise UnknownPreset(f"no {kind} {preset_id!r}: one of {', '.join(p.id for p in presets)}")
+
+
+def model_aliases(path: Path | None = None) -> dict[str, str]:
+    """Short model names used in pairs ("default", ...) and what each stands for."""
+    data = _read_json(Path(path) if path else PRESETS_DIR / "model_pairs.json")
+    return dict(data.get("aliases", {}))
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise PresetError(f"{path.name}: cannot read JSON: {e}") from e
+
+
+def _field(d: dict, key: str, kind: type | tuple[type, ...], where: str, default: Any = ...) -> Any:
+    """d[key], checked for type; a missing key is an error unless a default is given."""
+    if key not in d:
+        if default is ...:
+            raise PresetError(f"{where}: missing field {key!r}")
+        return default
+    value = d[key]
+    # bool is an int in Python; numbers must not be booleans.
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+        raise PresetError(f"{where}: field {key!r} has the wrong type ({type(value).__name__})")
+    if isinstance(value, str) and not value.strip():
+        raise PresetError(f"{where}: field {key!r} is empty")
+    return value
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _check_keys(d: Any, allowed: set[str], where: str) -> None:
+    if not isinstance(d, dict):
+        raise PresetError(f"{where}: expected an object")
+    unknown = sorted(set(d) - allowed)
+    if unknown:  # a typo in a field name would otherwise be silently ignored
+        raise PresetError(f"{where}: unknown field(s) {', '.join(unknown)}")
+
+
+def _check_unique(ids: list[str], where: str) -> None:
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise PresetError(f"{where}: duplicate id(s) {', '.join(dupes)}")
+
+
+def _parse_workload(d: Any, where: str, texts_dir: Path) -> Workload:
+    _check_keys(d, _WORKLOAD_KEYS, where)
+    temperature = float(_field(d, "temperature", (int, float), where))
+    max_tokens = _field(d, "max_tokens", int, where)
+    concurrency = _field(d, "concurrency", int, where, 1)
+    if not 0.0 <= temperature <= 2.0:
+        raise PresetError(f"{where}: temperature must be in 0..2, got {temperature}")
+    if max_tokens < 1 or concurrency < 1:
+        raise PresetError(f"{where}: max_tokens and concurrency must be >= 1")
+    raw_prompts = _field(d, "prompts", list, where)
+    if not raw_prompts:
+        raise PresetError(f"{where}: 'prompts' is empty")
+    prompts = tuple(_parse_prompt(p, f"{where} prompts[{n}]", texts_dir)
+                    for n, p in enumerate(raw_prompts))
+    _check_unique([p.id for p in prompts], where)
+    return Workload(
+        id=_field(d, "id", str, where), title=_field(d, "title", str, where),
+        reason=_field(d, "reason", str, where), temperature=temperature,
+        max_tokens=max_tokens, prompts=prompts, concurrency=concurrency,
+        note=_field(d, "note", str, where, ""))
+
+
+def _parse_prompt(d: Any, where: str, texts_dir: Path) -> Prompt:
+    _check_keys(d, _PROMPT_KEYS, where)
+    text = _field(d, "text", str, where)
+    if "source" in d and "source_file" in d:
+        raise PresetError(f"{where}: give 'source' or 'source_file', not both")
+    source_file = _field(d, "source_file", str, where, None)
+    source = _field(d, "source", str, where, None)
+    if source_file is not None:
+        path = texts_dir / source_file
+        if not path.is_file():
+            raise PresetError(f"{where}: source_file {source_file!r} not found in {texts_dir}")
+        source = path.read_text(encoding="utf-8")
+    has_slot = SOURCE_PLACEHOLDER in text
+    if has_slot != (source is not None):
+        raise PresetError(f"{where}: '{SOURCE_PLACEHOLDER}' in text and a source go together")
+    if source is not None:
+        text = text.replace(SOURCE_PLACEHOLDER, source)
+    return Prompt(id=_field(d, "id", str, where), text=text, source_file=source_file)
+
+
+def _parse_pair(d: Any, where: str) -> ModelPair:
+    _check_keys(d, _PAIR_KEYS, where)
+    method = _field(d, "method", str, where)
+    if method not in METHODS:
+        raise PresetError(f"{where}: unknown method {method!r} (one of {', '.join(METHODS)})")
+    draft = _field(d, "draft", str, where, None)
+    if METHODS[method].needs_draft and draft is None:
+        raise PresetError(f"{where}: method {method} needs a 'draft'")
+    if not METHODS[method].takes_draft and draft is not None:
+        raise PresetError(f"{where}: method {method} takes no 'draft'")
+    k = _field(d, "k", int, where)
+    if k < 1:
+        raise PresetError(f"{where}: k must be >= 1, got {k}")
+    speculative = dict(_field(d, "speculative", dict, where, {}))
+    lo, hi = speculative.get("prompt_lookup_min"), speculative.get("prompt_lookup_max")
+    if lo is not None and hi is not None and lo > hi:
+        raise PresetError(f"{where}: prompt_lookup_min {lo} > prompt_lookup_max {hi}")
+    return ModelPair(
+        id=_field(d, "id", str, where), title=_field(d, "title", str, where),
+        target=_field(d, "target", str, where), method=method, k=k,
+        needs_gpu=_field(d, "needs_gpu", bool, where), note=_field(d, "note", str, where),
+        draft=draft, speculative=speculative)

@@ -1,0 +1,432 @@
+"""Sweeps: one workload across a range of one variable, speedup and acceptance per point.
+
+Variables: ``k`` (num_speculative_tokens; a new speculative engine per
+value), ``concurrency`` (requests submitted together), ``input_length``
+(prompt tokens: each prompt is padded with background text to the length)
+and ``temperature``. Every point is a full ``run_workload`` (baseline and
+speculation, repeats, medians over prompts); the table has one row per point.
+
+The crossover is where the speedup line crosses 1 (the baseline): linear
+interpolation between the two points around it (in log space on a log axis).
+
+Bounds (checked before anything runs, for the CLI and the page alike, so one
+request cannot hold the engines for hours): at most ``MAX_POINTS`` values,
+each inside its variable's ``low..high`` (k 1..16, concurrency
+1..``MAX_CONCURRENCY``, input length 16..``MAX_INPUT_LENGTH`` tokens,
+temperature 0..2), and at most ``MAX_SWEEP_TOKENS`` prompt and output tokens
+over every run of the sweep (``planned_tokens``).
+
+Importing this module does not import vLLM.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from space.common.cancel import check
+from space.common.progress import Progress
+from space.engine import models, prompts
+from space.records.config import K_RANGE, ConfigError, EngineSpec, RequestSpec
+from space.runs.presets import PRESETS_DIR, Prompt, Workload
+from space.runs.workloads import WorkloadResult, run_workload
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+log = logging.getLogger(__name__)
+
+
+MAX_POINTS = 32               # values in one sweep
+MAX_CONCURRENCY = 64          # requests submitted together at one point
+MAX_INPUT_LENGTH = 32_768     # prompt tokens at one point of an input-length sweep
+MAX_SWEEP_TOKENS = 1_000_000  # prompt + output tokens over every run (planned_tokens)
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    label: str                  # axis title
+    defaults: tuple[float, ...]  # values swept when none are given
+    low: float                  # smallest value allowed
+    high: float                 # largest value allowed
+    log_axis: bool = False      # plot (and interpolate the crossover) on a log scale
+    integer: bool = True
+
+
+VARIABLES: dict[str, Variable] = {v.name: v for v in (
+    Variable("k", "k (draft tokens per verify step)", tuple(range(1, 9)), *K_RANGE),
+    Variable("concurrency", "concurrent requests", (1, 2, 4, 8, 16), 1, MAX_CONCURRENCY,
+             log_axis=True),
+    # "short" is the prompt as written: values below its length leave it unpadded
+    Variable("input_length", "prompt tokens", (128, 512, 1024, 2048, 3072), 16,
+             MAX_INPUT_LENGTH, log_axis=True),
+    Variable("temperature", "temperature", (0.0, 0.25, 0.5, 0.75, 1.0), 0.0, 2.0,
+             integer=False),
+)}
+
+COLUMNS = ["variable", "value", "speedup", "speedup_low", "speedup_high", "e2e_speedup",
+           "throughput_speedup", "acceptance_rate", "mean_acceptance_length",
+           "baseline_tpot_ms", "speculative_tpot_ms", "baseline_tokens_per_s",
+           "speculative_tokens_per_s", "prompt_tokens", "output_tokens", "verdict"]
+
+# Background text that pads prompts for the input-length sweep (~3,200 tokens, cycled).
+FILLER_FILE = PRESETS_DIR / "texts" / "long_passage.txt"
+FILLER_HEADER = "Background document, for reference only:\n"
+
+
+def parse_values(variable: str, text: str | None) -> list[float]:
+    """'1,2,4' -> [1, 2, 4]; None or '' -> the variable's defaults; ``ConfigError``
+    (one line) for text that is not numbers, or values out of bounds.
+
+    Example:
+        >>> parse_values("temperature", "0, 0.5,1")
+        [0.0, 0.5, 1.0]
+        >>> parse_values("concurrency", "1,100000")
+        Traceback (most recent call last):
+        ...
+        space.records.config.ConfigError: concurrency values must be in 1..64, got 100000
+    """
+    var = VARIABLES[variable]
+    if not text or not text.strip():
+        return list(var.defaults)
+    items = [v for v in text.split(",") if v.strip()]
+    if len(items) > MAX_POINTS:  # before parsing: a huge list costs nothing more
+        raise ConfigError(f"at most {MAX_POINTS} values per sweep, got {len(items)}")
+    try:
+        values = [float(v) for v in items]
+    except ValueError:
+        shown = text if len(text) <= 60 else text[:60] + "\u2026"
+        raise ConfigError(f"--values must be numbers separated by commas, got {shown!r}") from None
+    return check_values(variable, values)
+
+
+def check_values(variable: str, values: Sequence[float]) -> list[float]:
+    """The values sorted and deduplicated, whole numbers for integer variables;
+    ``ConfigError`` naming the bound a value breaks."""
+    var = VARIABLES[variable]
+    if not values:
+        raise ConfigError("no values to sweep")
+    if len(values) > MAX_POINTS:
+        raise ConfigError(f"at most {MAX_POINTS} values per sweep, got {len(values)}")
+    for v in values:  # NaN fails both comparisons
+        if not var.low <= v <= var.high:
+            raise ConfigError(f"{variable} values must be in {var.low:g}..{var.high:g}, "
+                              f"got {v:g}")
+        if var.integer and v != int(v):
+            raise ConfigError(f"{variable} values must be whole numbers, got {v:g}")
+    return sorted({int(v) if var.integer else float(v) for v in values})
+
+
+def planned_tokens(workload: Workload, variable: str, values: Sequence[float], repeats: int,
+                   max_tokens: int | None = None, prompt_ids: list[str] | None = None) -> int:
+    """Prompt + output tokens that every run of the sweep asks for (an upper estimate:
+    both engines, a warm-up and ``repeats`` measured runs of every request per point).
+
+    Example (3 prompts of ~20 tokens, 2 points, 1 repeat, 100 tokens out):
+        >>> from space.runs.presets import Prompt, Workload
+        >>> w = Workload("w", "W", "", 0.0, 100, tuple(Prompt(str(i), "word " * 15)
+        ...                                           for i in range(3)))
+        >>> planned_tokens(w, "k", [1, 2], repeats=1)
+        2880
+    """
+    chosen = [workload.prompt(p) for p in prompt_ids] if prompt_ids else list(workload.prompts)
+    own = max(p.estimated_tokens for p in chosen)
+    out = max_tokens or workload.max_tokens
+    runs = 2 * (repeats + 1)  # baseline and speculative; a warm-up and the measured repeats
+    total = 0
+    for v in values:
+        n = int(v) if variable == "concurrency" else (
+            workload.concurrency if workload.concurrency > 1 else len(chosen))
+        prompt = max(own, int(v)) if variable == "input_length" else own
+        total += n * (prompt + out) * runs
+    return total
+
+
+def check_plan(workload: Workload, variable: str, values: Sequence[float], repeats: int,
+               max_tokens: int | None = None, prompt_ids: list[str] | None = None) -> None:
+    """Every bound of a sweep, before anything runs; ``ConfigError`` with one line."""
+    if variable not in VARIABLES:
+        raise ConfigError(f"unknown sweep variable {variable!r}: one of {', '.join(VARIABLES)}")
+    check_values(variable, values)
+    if repeats < 1:
+        raise ConfigError(f"repeats must be at least 1, got {repeats}")
+    tokens = planned_tokens(workload, variable, values, repeats, max_tokens, prompt_ids)
+    if tokens > MAX_SWEEP_TOKENS:
+        raise ConfigError(f"this sweep would process about {tokens:,} tokens (prompts and "
+                          f"outputs over every run), more than the limit of "
+                          f"{MAX_SWEEP_TOKENS:,}: use fewer values, prompts, repeats or "
+                          "max tokens")
+
+
+def check_grid(workload: Workload, ks: Sequence[int], concurrencies: Sequence[int],
+               repeats: int, max_tokens: int | None = None,
+               prompt_ids: list[str] | None = None) -> None:
+    """``check_plan`` for a k x concurrency sweep: a concurrency sweep per k."""
+    check_values("k", ks)
+    if len(ks) * len(concurrencies) > MAX_POINTS:
+        raise ConfigError(f"at most {MAX_POINTS} points per sweep, got "
+                          f"{len(ks)} x {len(concurrencies)}")
+    check_plan(workload, "concurrency", concurrencies, repeats, max_tokens, prompt_ids)
+    tokens = len(ks) * planned_tokens(workload, "concurrency", concurrencies, repeats,
+                                      max_tokens, prompt_ids)
+    if tokens > MAX_SWEEP_TOKENS:
+        raise ConfigError(f"this sweep would process about {tokens:,} tokens, more than the "
+                          f"limit of {MAX_SWEEP_TOKENS:,}: use fewer values, prompts, repeats "
+                          "or max tokens")
+
+
+def crossover(values: Sequence[float], speedups: Sequence[float],
+              log_axis: bool = False) -> float | None:
+    """The first value where speedup crosses 1, interpolated; None if it never does.
+
+    Example:
+        >>> crossover([1, 2, 4, 8], [1.6, 1.3, 0.9, 0.7])   # 1.3 -> 0.9 between 2 and 4
+        3.5
+        >>> crossover([1, 4], [1.2, 0.8], log_axis=True)     # halfway in log2: 2
+        2.0
+        >>> crossover([1, 2], [1.4, 1.2]) is None
+        True
+    """
+    pts = sorted((x, s) for x, s in zip(values, speedups, strict=False)
+                 if s is not None and not math.isnan(s))
+    for (x0, s0), (x1, s1) in zip(pts, pts[1:], strict=False):
+        if s0 == 1.0:
+            return float(x0)
+        if (s0 - 1.0) * (s1 - 1.0) < 0:
+            t = (1.0 - s0) / (s1 - s0)
+            if log_axis and x0 > 0:
+                return float(math.exp(math.log(x0) + t * (math.log(x1) - math.log(x0))))
+            return float(x0 + t * (x1 - x0))
+    if pts and pts[-1][1] == 1.0:
+        return float(pts[-1][0])
+    return None
+
+
+def gain_vanishes_at(values: Sequence[float], speedups: Sequence[float]) -> float | None:
+    """The first swept value whose speedup is at most 1 (the checklist's load lines).
+
+    Example:
+        >>> gain_vanishes_at([1, 2, 4, 8], [1.5, 1.1, 0.98, 0.8])
+        4
+    """
+    for x, s in sorted(zip(values, speedups, strict=False)):
+        if s is not None and s <= 1.0:
+            return x
+    return None
+
+
+def point_row(variable: str, value: float, r: WorkloadResult) -> dict[str, Any]:
+    """One table row from one point's workload result."""
+    low, high = r.speedup_spread or (math.nan, math.nan)
+    nan = math.nan
+    return {"variable": variable, "value": value, "speedup": r.speedup,
+            "speedup_low": low, "speedup_high": high, "e2e_speedup": r.e2e_speedup,
+            "throughput_speedup": r.throughput_speedup,
+            "acceptance_rate": nan if r.acceptance_rate is None else r.acceptance_rate,
+            "mean_acceptance_length": (nan if r.mean_acceptance_length is None
+                                       else r.mean_acceptance_length),
+            "baseline_tpot_ms": r.baseline_tpot_s * 1e3,
+            "speculative_tpot_ms": r.speculative_tpot_s * 1e3,
+            "baseline_tokens_per_s": r.baseline_tokens_per_s,
+            "speculative_tokens_per_s": r.speculative_tokens_per_s,
+            "prompt_tokens": r.prompt_tokens, "output_tokens": r.output_tokens,
+            "verdict": r.verdict}
+
+
+@dataclass
+class SweepResult:
+    workload_id: str
+    variable: str
+    table: pd.DataFrame          # COLUMNS, one row per value
+    crossover: float | None        # where speedup crosses 1, interpolated
+    gain_vanishes_at: float | None  # first value with speedup <= 1 (concurrency: throughput)
+    throughput_crossover: float | None = None  # where aggregate tokens/s crosses baseline
+    results: list[WorkloadResult] = field(default_factory=list)  # the full record per point
+
+    @property
+    def axis(self) -> Variable:
+        """How the swept variable is labelled and scaled (for ``vis.sweep``)."""
+        return VARIABLES[self.variable]
+
+    def to_csv(self, path=None) -> str | None:
+        return self.table.to_csv(path, index=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"workload_id": self.workload_id, "variable": self.variable,
+                "crossover": self.crossover, "gain_vanishes_at": self.gain_vanishes_at,
+                "throughput_crossover": self.throughput_crossover,
+                "table": self.table.to_dict(orient="records"),
+                "results": [r.to_dict() for r in self.results]}
+
+
+def make_table(variable: str, values: Sequence[float],
+               results: Sequence[WorkloadResult]) -> SweepResult:
+    """The table, crossover and vanishing point of finished points (pure)."""
+    import pandas as pd  # here, so that the CLI's argument parsing stays fast
+
+    rows = [point_row(variable, v, r) for v, r in zip(values, results, strict=False)]
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    xs, ss = list(table["value"]), list(table["speedup"])
+    ts = list(table["throughput_speedup"])
+    log_axis = VARIABLES[variable].log_axis
+    # Under load a server loses aggregate tokens/s before per-request TPOT suffers:
+    # for concurrency the gain vanishes where throughput falls to the baseline's.
+    vanishes = gain_vanishes_at(xs, ts if variable == "concurrency" else ss)
+    return SweepResult(workload_id=results[0].workload_id if results else "",
+                       variable=variable, table=table,
+                       crossover=crossover(xs, ss, log_axis), gain_vanishes_at=vanishes,
+                       throughput_crossover=crossover(xs, ts, log_axis),
+                       results=list(results))
+
+
+def padded_workload(workload: Workload, target_tokens: int, tokenizer) -> Workload:
+    """``workload`` with each prompt padded by background text to ~target_tokens.
+
+    The background goes before the prompt, so the instruction stays last.
+    Prompts already at least that long are left as they are; the measured
+    prompt length is in the results (``prompt_tokens``).
+    """
+    filler_ids = tokenizer.encode(FILLER_FILE.read_text(encoding="utf-8"),
+                                  add_special_tokens=False)
+    header = len(tokenizer.encode(FILLER_HEADER + "\n\n", add_special_tokens=False))
+    padded = []
+    for p in workload.prompts:
+        own = len(prompts.encode(tokenizer, RequestSpec(prompt=p.text), 1 << 30))
+        need = target_tokens - own - header
+        if need <= 0:
+            padded.append(p)
+            continue
+        ids = (filler_ids * (need // len(filler_ids) + 1))[:need]
+        text = f"{FILLER_HEADER}{tokenizer.decode(ids)}\n\n{p.text}"
+        padded.append(Prompt(id=p.id, text=text, source_file=p.source_file))
+    return dataclasses.replace(workload, prompts=tuple(padded))
+
+
+def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
+              values: Sequence[float] | None = None, *, repeats: int = 2, pool=None,
+              progress: Progress | None = None, max_tokens: int | None = None,
+              prompt_ids: list[str] | None = None,
+              cancel: threading.Event | None = None) -> SweepResult:
+    """Run ``workload`` once per value of ``variable``; return the table and crossover.
+
+    ``progress(fraction, message)`` is called before each point and during it.
+    ``cancel`` set: ``space.common.cancel.Cancelled`` before the next engine step; the
+    remaining points are not run.
+    """
+    if variable not in VARIABLES:
+        raise ConfigError(f"unknown sweep variable {variable!r}: one of {', '.join(VARIABLES)}")
+    values = list(values) if values else list(VARIABLES[variable].defaults)
+    check_plan(workload, variable, values, repeats, max_tokens, prompt_ids)
+    progress = progress or (lambda f, m: log.info(m))
+    n_tokens = max_tokens or workload.max_tokens
+    tokenizer = None
+    if variable == "input_length":
+        tokenizer = prompts.load_tokenizer(str(models.resolve_model(spec.model, progress)))
+        # one max_model_len for every point, so the engines are built once
+        need = int(max(values)) + n_tokens + 64
+        if need > spec.max_model_len:
+            spec = dataclasses.replace(spec, max_model_len=need)
+    results = []
+    for i, value in enumerate(values):
+        label = f"{variable}={value:g}"
+
+        def inner(f: float, msg: str, i=i, label=label) -> None:
+            progress((i + min(max(f, 0.0), 1.0)) / len(values),
+                     f"point {i + 1}/{len(values)} ({label}): {msg}")
+
+        check(cancel, "the sweep")
+        inner(0.0, "starting")
+        point_spec, wl = spec, workload
+        concurrency: int | None = None
+        temperature: float | None = None
+        if variable == "k":
+            point_spec = dataclasses.replace(spec, k=int(value))
+        elif variable == "concurrency":
+            concurrency = int(value)
+        elif variable == "temperature":
+            temperature = float(value)
+        else:
+            wl = padded_workload(workload, int(value), tokenizer)
+        results.append(run_workload(point_spec, wl, repeats=repeats, pool=pool, progress=inner,
+                                    max_tokens=n_tokens, prompt_ids=prompt_ids,
+                                    concurrency=concurrency, temperature=temperature,
+                                    cancel=cancel))
+    progress(1.0, "sweep done")
+    return make_table(variable, values, results)
+
+
+# --- k x concurrency: the grid a deployable schedule of k is derived from -------------
+
+GRID = "k_x_concurrency"
+GRID_DEFAULTS = ((1, 2, 4), (1, 2, 4))
+
+
+def parse_grid(text: str | None) -> tuple[list[int], list[int]]:
+    """'1,2,4 x 1,4' -> ([1, 2, 4], [1, 4]) (k values, then concurrencies).
+
+    Example:
+        >>> parse_grid("2,4 x 1,2,8")
+        ([2, 4], [1, 2, 8])
+        >>> parse_grid("")
+        ([1, 2, 4], [1, 2, 4])
+    """
+    if not text or not text.strip():
+        return list(GRID_DEFAULTS[0]), list(GRID_DEFAULTS[1])
+    parts = text.lower().split("x")
+    if len(parts) != 2:
+        raise ConfigError(f"k x concurrency values look like '1,2,4 x 1,2,4', got {text!r}")
+    ks, cs = (parse_values(name, part) for name, part in zip(("k", "concurrency"), parts,
+                                                              strict=True))
+    return [int(k) for k in ks], [int(c) for c in cs]
+
+
+@dataclass
+class GridResult:
+    workload_id: str
+    table: pd.DataFrame               # space.judge.deploy.GRID_COLUMNS, one row per (k, concurrency)
+    sweeps: list[SweepResult] = field(default_factory=list)  # one concurrency sweep per k
+
+    def to_csv(self, path=None) -> str | None:
+        return self.table.to_csv(path, index=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"workload_id": self.workload_id, "table": self.table.to_dict(orient="records"),
+                "sweeps": [s.to_dict() for s in self.sweeps]}
+
+
+def grid_table(sweeps: Sequence[tuple[int, SweepResult]]) -> pd.DataFrame:
+    """One row per (k, concurrency) from one concurrency sweep per k (pure)."""
+    import pandas as pd
+
+    from space.judge.deploy import GRID_COLUMNS
+
+    frames = [s.table.rename(columns={"value": "concurrency"}).assign(k=k) for k, s in sweeps]
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return table.reindex(columns=GRID_COLUMNS)
+
+
+def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
+             concurrencies: Sequence[int], *, repeats: int = 2, pool=None,
+             progress: Progress | None = None, max_tokens: int | None = None,
+             prompt_ids: list[str] | None = None,
+             cancel: threading.Event | None = None) -> GridResult:
+    """A concurrency sweep at each k (one speculative engine per k); ``cancel`` as
+    in ``run_sweep``."""
+    check_grid(workload, ks, concurrencies, repeats, max_tokens, prompt_ids)
+    progress = progress or (lambda f, m: log.info(m))
+    sweeps = []
+    for i, k in enumerate(ks):
+        def inner(f: float, msg: str, i=i, k=k) -> None:
+            progress((i + min(max(f, 0.0), 1.0)) / len(ks), f"k={k} ({i + 1}/{len(ks)}): {msg}")
+
+        sweeps.append((k, run_sweep(dataclasses.replace(spec, k=int(k)), workload, "concurrency",
+                                    concurrencies, repeats=repeats, pool=pool, progress=inner,
+                                    max_tokens=max_tokens, prompt_ids=prompt_ids,
+                                    cancel=cancel)))
+    progress(1.0, "k x concurrency sweep done")
+    return GridResult(workload.id, grid_table(sweeps), [s for _, s in sweeps])

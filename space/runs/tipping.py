@@ -1,0 +1,266 @@
+"""Measure the tipping point: speculative TPOT against the baseline at forced acceptance.
+
+For a model-based pair (a draft model, EAGLE heads: drafters that draft every
+step) and its k, one speculative engine per acceptance point is built with
+vLLM's synthetic rejection sampler (``rejection_sample_method: "synthetic"``,
+``synthetic_acceptance_length`` tau from 1 to k + 1), timed against one
+baseline engine at each concurrency (alternating runs, fixed-length requests),
+and closed. The result is a ``space.judge.curves.TippingCurve``, cached in the data
+folder. Outputs under synthetic acceptance are not the model's text; only the
+timings count, and the runs carry ``config.synthetic``.
+
+For a lookup pair (ngram, suffix) the curve is derived from the step costs of
+a measured model-based curve of the same target, plus the lookup's own
+measured time from one short real run.
+
+Importing this module does not import vLLM (the engine layer is imported when
+a measurement starts).
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+import statistics
+from collections.abc import Sequence
+
+from space.common import versions
+from space.common.progress import Progress
+from space.judge import curves, measure
+from space.records.config import ConfigError, EngineSpec, RequestSpec
+from space.records.trace import DECODE, VERIFY, RunTrace
+from space.runs import curve_cache
+from space.runs.preflight import preflight
+from space.runs.repeats import WARMUP_TOKENS, alternate
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONCURRENCIES = (1, 4)
+DEFAULT_POINTS = 6
+DEFAULT_MAX_TOKENS = 64
+DEFAULT_REPEATS = 2
+# Any prompt will do: synthetic acceptance ignores what the draft proposes. A
+# short one keeps prefill out of the way.
+PROMPT = ("Extract the name, age and city from this text as JSON with keys name, age, "
+          "city: 'Maria Lopez is 34 years old and lives in Porto.'")
+
+
+def acceptance_lengths(k: int, n: int = DEFAULT_POINTS) -> list[float]:
+    """n mean acceptance lengths evenly spaced from 1 (nothing accepted) to k + 1.
+
+    Example:
+        >>> acceptance_lengths(4, 6)
+        [1.0, 1.8, 2.6, 3.4, 4.2, 5.0]
+    """
+    if n < 2:
+        raise ConfigError(f"a curve needs at least 2 points, got {n}")
+    return [round(1.0 + k * i / (n - 1), 6) for i in range(n)]
+
+
+def synthetic_spec(spec: EngineSpec, length: float) -> EngineSpec:
+    """``spec`` with vLLM's synthetic rejection sampler at mean acceptance length ``length``."""
+    keep = tuple((key, v) for key, v in spec.extra_speculative
+                 if not key.startswith("synthetic_") and key != "rejection_sample_method")
+    return dataclasses.replace(spec, extra_speculative=keep + (
+        ("rejection_sample_method", "synthetic"), ("synthetic_acceptance_length", float(length))))
+
+
+def vllm_version() -> str:
+    return versions.public_vllm() or "unknown"
+
+
+def _requests(concurrency: int, max_tokens: int) -> list[RequestSpec]:
+    return [RequestSpec(prompt=PROMPT, max_tokens=max_tokens, ignore_eos=True, seed=i)
+            for i in range(concurrency)]
+
+
+def _median_or_none(xs) -> float | None:
+    xs = list(xs)
+    return statistics.median(xs) if xs else None
+
+
+def _tpot(batch: list[RunTrace]) -> float:
+    """Per-request TPOT of a batch: the median over its requests."""
+    return statistics.median(r.tpot_s for r in batch)
+
+
+def point_from_runs(concurrency: int, asked: float, bases: list[list[RunTrace]],
+                    specs: list[list[RunTrace]]) -> curves.CurvePoint:
+    """One curve point from alternating batches (one list of traces per repeat)."""
+    ratios = [_tpot(b) / _tpot(s) for b, s in zip(bases, specs, strict=True) if _tpot(s) > 0]
+    flat = [r for batch in specs for r in batch]
+    b_tpot = statistics.median(_tpot(b) for b in bases)
+    s_tpot = statistics.median(_tpot(s) for s in specs)
+    spread = measure.spread(ratios)
+    return curves.CurvePoint(
+        concurrency=concurrency, asked_acceptance_length=asked,
+        num_drafts=sum(r.num_drafts for r in flat),
+        num_draft_tokens=sum(r.num_draft_tokens for r in flat),
+        num_accepted_tokens=sum(r.num_accepted_tokens for r in flat),
+        baseline_tpot_s=b_tpot, speculative_tpot_s=s_tpot,
+        # paired ratios, not a ratio of medians: a burst of load on this shared
+        # machine slows both runs of a pair and cancels out of their ratio
+        speedup=statistics.median(ratios) if ratios else 0.0,
+        speedup_low=spread[0] if spread else None, speedup_high=spread[1] if spread else None,
+        verify_step_s=measure.verify_step_s(flat),
+        propose_step_s=_median_or_none(s.propose_s for r in flat for s in r.steps
+                                       if s.kind == VERIFY))
+
+
+def step_costs(concurrency: int, bases: list[RunTrace], specs: list[RunTrace]) -> curves.StepCosts:
+    """The model curve's inputs at one concurrency, pooled over every point."""
+    decode = measure.decode_step_s(bases)
+    verify = measure.verify_step_s(specs)
+    if decode is None or verify is None:
+        raise RuntimeError("no decode or verify steps were measured")
+    propose = _median_or_none(s.propose_s for r in specs for s in r.steps if s.kind == VERIFY)
+    return curves.StepCosts(concurrency, decode, verify, propose or 0.0)
+
+
+def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CONCURRENCIES,
+                  n_points: int = DEFAULT_POINTS, max_tokens: int = DEFAULT_MAX_TOKENS,
+                  repeats: int = DEFAULT_REPEATS, pool=None, pair_id: str | None = None,
+                  progress: Progress | None = None) -> curves.TippingCurve:
+    """Speedup at ``n_points`` forced acceptance lengths, at each concurrency."""
+    _check(spec, concurrencies, repeats, max_tokens)
+    lengths = acceptance_lengths(spec.k, n_points)
+    from space.engine import TracedEngine
+    from space.runs import runner  # imports vLLM
+
+    pool = pool or runner.POOL
+    progress = progress or (lambda f, m: log.info(m))
+    preflight(spec, _requests(max(concurrencies), max_tokens), progress)
+    points: list[curves.CurvePoint] = []
+    all_bases: dict[int, list[RunTrace]] = {c: [] for c in concurrencies}
+    all_specs: dict[int, list[RunTrace]] = {c: [] for c in concurrencies}
+    with pool.lock:
+        base = pool.baseline(spec, progress)
+        for c in concurrencies:  # a batch has its own shapes: warm each one up
+            base.run_many(_requests(c, WARMUP_TOKENS))
+        for i, length in enumerate(lengths):
+            progress(i / len(lengths), f"point {i + 1}/{len(lengths)}: building an engine "
+                                       f"that accepts {length:.2f} tokens per step")
+            engine = TracedEngine(synthetic_spec(spec, length))
+            try:
+                for c in concurrencies:
+                    progress((i + 0.5) / len(lengths),
+                             f"point {i + 1}/{len(lengths)}: tau {length:.2f}, concurrency {c}")
+                    bases, specs = _alternate(base, engine, c, max_tokens, repeats)
+                    points.append(point_from_runs(c, length, bases, specs))
+                    all_bases[c] += [r for b in bases for r in b]
+                    all_specs[c] += [r for s in specs for r in s]
+            finally:
+                engine.close()
+    progress(1.0, "curve measured")
+    return curves.TippingCurve(
+        kind=curves.MEASURED, model=spec.model, method=str(spec.method), draft_model=spec.draft_model,
+        k=spec.k, device=base.config["device"], dtype=base.config["dtype"],
+        vllm_version=vllm_version(),
+        date=dt.datetime.now().isoformat(timespec="seconds"), max_tokens=max_tokens,
+        repeats=repeats, pair_id=pair_id, points=points,
+        step_costs=[step_costs(c, all_bases[c], all_specs[c]) for c in concurrencies])
+
+
+def _alternate(base, engine, concurrency: int, max_tokens: int, repeats: int):
+    """A warm-up batch, then ``repeats`` batches on each engine, alternating which goes first."""
+    reqs = _requests(concurrency, max_tokens)
+    engine.run_many(_requests(concurrency, WARMUP_TOKENS))
+    return alternate(base, engine, repeats, lambda e, _last: e.run_many(reqs))
+
+
+def _check(spec: EngineSpec, concurrencies: Sequence[int], repeats: int, max_tokens: int) -> None:
+    if not spec.is_speculative:
+        raise ConfigError("a tipping curve needs a speculative method")
+    if spec.method in curves.LOOKUP_METHODS:
+        raise ConfigError(f"{spec.method} drafts only where the context matches, so its "
+                          "acceptance cannot be forced: its curve is derived from a "
+                          "model-based pair's step costs (derive_lookup_curve)")
+    if not concurrencies or any(int(c) < 1 for c in concurrencies):
+        raise ConfigError("concurrencies must be whole numbers >= 1")
+    if repeats < 1 or max_tokens < 8:
+        raise ConfigError("a curve needs repeats >= 1 and max_tokens >= 8")
+
+
+def measure_lookup_step_s(spec: EngineSpec, pool=None, max_tokens: int = 32) -> float:
+    """The lookup proposer's median time per step, from one short real run."""
+    from space.runs import runner
+
+    pool = pool or runner.POOL
+    with pool.lock:
+        run = pool.speculative(spec).run(RequestSpec(prompt=PROMPT, max_tokens=max_tokens))
+    return _median_or_none(s.propose_s for s in run.steps if s.kind in (VERIFY, DECODE)) or 0.0
+
+
+def derive_curve(spec: EngineSpec, measured: curves.TippingCurve, pool=None,
+                 lookup_step_s: float | None = None) -> curves.TippingCurve:
+    """The lookup pair's curve from ``measured``'s step costs (and the lookup's own time)."""
+    if measured.model != spec.model:
+        raise ConfigError(f"the measured curve is for {measured.model}, not {spec.model}")
+    if lookup_step_s is None:
+        lookup_step_s = measure_lookup_step_s(spec, pool)
+    return curves.derive_lookup_curve(measured, str(spec.method), spec.k, lookup_step_s,
+                                      date=dt.datetime.now().isoformat(timespec="seconds"))
+
+
+def newest_measured(model: str, device: str, dtype: str, version: str,
+                    folder=None) -> curves.TippingCurve | None:
+    """The newest measured (model-based) curve of this target on this device, in this
+    dtype and vLLM: a bf16 curve's verify costs say nothing of a float32 run's."""
+    return next((c for c in curve_cache.all_curves(folder)
+                 if c.kind == curves.MEASURED and c.model == model and c.device == device
+                 and c.dtype == dtype and c.vllm_version == version), None)
+
+
+def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
+                concurrencies: Sequence[int] = DEFAULT_CONCURRENCIES,
+                n_points: int = DEFAULT_POINTS, max_tokens: int = DEFAULT_MAX_TOKENS,
+                repeats: int = DEFAULT_REPEATS, progress: Progress | None = None,
+                folder=None, pool=None):
+    """Measure (model-based pair) or derive (lookup pair) a curve and cache it.
+
+    Returns (curve, path of the cached file).
+    """
+    if spec.method in curves.LOOKUP_METHODS:
+        from space.engine.hardware import on_gpu, resolve_spec
+
+        device = "gpu" if on_gpu() else "cpu"
+        measured = newest_measured(spec.model, device, str(resolve_spec(spec).dtype),
+                                   vllm_version(), folder)
+        if measured is None:
+            raise ConfigError(
+                f"{spec.method}'s curve is derived from the step costs of a measured "
+                "model-based pair of the same target: measure one first (on CPU: "
+                "python -m space tipping --pair cpu-bad-draft)")
+        if progress:
+            progress(0.2, f"timing the {spec.method} lookup with one short run")
+        curve = derive_curve(spec, measured, pool)
+        curve.pair_id = pair_id
+    else:
+        curve = measure_curve(spec, concurrencies=concurrencies, n_points=n_points,
+                              max_tokens=max_tokens, repeats=repeats, pool=pool,
+                              pair_id=pair_id, progress=progress)
+    return curve, curve_cache.save(curve, folder)
+
+
+def describe(curve: curves.TippingCurve) -> str:
+    """The curve's points and break-evens, for the terminal."""
+    lines = [f"{curve.label} ({curve.kind}, {curve.date})"]
+    if curve.points:
+        lines.append(f"{'conc':>5}{'asked':>7}{'tau':>7}{'rate':>7}{'speedup':>9}"
+                     f"{'spread':>13}{'base ms':>9}{'spec ms':>9}")
+    for p in sorted(curve.points, key=lambda p: (p.concurrency, p.asked_acceptance_length)):
+        spread = (f"{p.speedup_low:.2f}-{p.speedup_high:.2f}" if p.speedup_low is not None
+                  else "-")
+        lines.append(f"{p.concurrency:>5}{p.asked_acceptance_length:>7.2f}"
+                     f"{p.mean_acceptance_length:>7.2f}{p.acceptance_rate:>7.0%}"
+                     f"{p.speedup:>8.2f}x{spread:>13}{p.baseline_tpot_s * 1e3:>9.1f}"
+                     f"{p.speculative_tpot_s * 1e3:>9.1f}")
+    for c in curve.step_costs:
+        tau, source = curve.break_even_length(c.concurrency)
+        rate, _ = curve.break_even_rate(c.concurrency)
+        be = "none" if tau is None else f"tau {tau:.2f} (rate {rate:.0%}, {source})"
+        lines.append(f"concurrency {c.concurrency}: decode step {c.decode_step_s * 1e3:.1f} ms, "
+                     f"verify step {c.verify_step_s * 1e3:.1f} ms (drafting "
+                     f"{c.propose_step_s * 1e3:.1f} ms); break-even {be}; model break-even "
+                     f"tau {c.break_even_length:.2f}")
+    return "\n".join(lines)

@@ -1,0 +1,123 @@
+"""Measure a traffic file: every sampled request through both engines, then the answer.
+
+Each request is a ``runner.compare`` of its own (warm-up once per engine,
+alternating repeats), which takes the pool's lock for that request only: other
+visitors' runs interleave with a long traffic job between its prompts.
+Requests are tokenized before any lock (``preflight``); one that the model
+cannot take (longer than ``max_model_len``) is skipped and reported, not fatal.
+
+Importing this module does not import vLLM (the runner is imported when a
+run starts).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+from space.common.cancel import check
+from space.common.progress import Progress
+from space.engine import models, prompts
+from space.judge.measure import Context
+from space.judge.traffic import TrafficItem, TrafficResult, answer
+from space.records.config import ConfigError, EngineSpec, RequestSpec
+from space.runs import machine_inputs
+from space.runs.preflight import preflight
+from space.runs.traffic_file import TrafficRequest
+from space.runs.traffic_groups import Plan
+
+log = logging.getLogger(__name__)
+DEFAULT_MAX_TOKENS = 64
+DEFAULT_REPEATS = 2
+
+
+def request_for(r: TrafficRequest, max_tokens: int, temperature: float,
+                max_tokens_cap: int | None = None) -> RequestSpec:
+    """The file's request with its own max_tokens and temperature where it has them;
+    ``max_tokens_cap`` bounds the file's max_tokens (the page's limit).
+
+    Example:
+        >>> from space.runs.traffic_file import TrafficRequest as R
+        >>> req = request_for(R(1, "hi", max_tokens=4000, temperature=0.7), 64, 0.0, 256)
+        >>> req.max_tokens, req.temperature
+        (256, 0.7)
+    """
+    tokens = r.max_tokens or max_tokens
+    return RequestSpec(prompt=r.prompt, system=r.system, messages=r.context,
+                       max_tokens=min(tokens, max_tokens_cap) if max_tokens_cap else tokens,
+                       temperature=temperature if r.temperature is None else r.temperature)
+
+
+def response_tokens(plan: Plan, model_path: str) -> dict[str, int] | None:
+    """Per group, the file's responses in the model's tokens, when every request
+    of the file has one; else None (the weights then come from measured outputs)."""
+    every = [r for reqs in plan.groups.values() for r in reqs]
+    if not every or any(r.response is None for r in every):
+        return None
+    tok = prompts.load_tokenizer(model_path)
+    return {g: sum(len(tok.encode(r.response or "", add_special_tokens=False)) for r in reqs)
+            for g, reqs in plan.groups.items()}
+
+
+def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int = DEFAULT_REPEATS,
+                max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float = 0.0, pool=None,
+                progress: Progress | None = None,
+                cancel: threading.Event | None = None,
+                skipped: list[str] | None = None,
+                max_tokens_cap: int | None = None) -> TrafficResult:
+    """Baseline against speculation on every sampled request of ``plan``, and the answer.
+
+    ``skipped``: the import's skipped lines, carried into the result. ``cancel``
+    set: ``space.common.cancel.Cancelled`` before the next engine step or prompt.
+    ``max_tokens_cap``: no request runs longer, whatever the file asks (the page's).
+    """
+    if repeats < 1:
+        raise ConfigError(f"repeats must be at least 1, got {repeats}")
+    if not spec.is_speculative:
+        raise ConfigError("a traffic run compares a speculative method with the baseline")
+    from space.runs import runner  # imports vLLM
+
+    pool = pool or runner.POOL
+    report = progress or (lambda f, m: log.info(m))
+    skipped = list(skipped or [])
+    todo = _encoded(spec, plan, max_tokens, temperature, skipped, report, max_tokens_cap)
+    if not todo:
+        raise ConfigError("no request of the file can run: " + "; ".join(skipped[:3]))
+    path = str(models.resolve_model(spec.model))
+    responses = response_tokens(plan, path)
+    items: list[TrafficItem] = []
+    for i, (group, r, req, ids) in enumerate(todo):
+        report(i / len(todo), f"prompt {i + 1}/{len(todo)}: line {r.line} ({group})")
+        check(cancel, "the traffic run")
+        # compare takes the pool's lock for this prompt only, and lets go after it
+        cmp = runner.compare(spec, req, repeats=repeats, pool=pool, warmup="once",
+                             context=Context(task_type=group), cancel=cancel, prompt_ids=ids)
+        items.append(TrafficItem(group, r.line, cmp, req.temperature, _tokens_of(r, path)))
+    result = answer(source, plan.how, items, plan.counts(), responses, repeats=repeats,
+                    max_tokens=max_tokens, skipped=skipped,
+                    headroom=machine_inputs.headroom(items[0].compare.speculative.config, 1))
+    ws = "n/a" if result.weighted_speedup is None else f"{result.weighted_speedup:.2f}x"
+    report(1.0, f"done: {len(items)} prompts in {len(result.groups)} groups; "
+                f"traffic-weighted speedup {ws}")
+    return result
+
+
+def _encoded(spec: EngineSpec, plan: Plan, max_tokens: int, temperature: float,
+             skipped: list[str], report: Progress, max_tokens_cap: int | None
+             ) -> list[tuple[str, TrafficRequest, RequestSpec, list[int]]]:
+    """The sampled requests that the model can take, tokenized (before any lock)."""
+    out = []
+    for group, r in plan.sampled:
+        req = request_for(r, max_tokens, temperature, max_tokens_cap)
+        try:
+            [ids] = preflight(spec, [req], report)
+        except ConfigError as exc:
+            skipped.append(f"line {r.line}: {exc}")
+            continue
+        out.append((group, r, req, ids))
+    return out
+
+
+def _tokens_of(r: TrafficRequest, model_path: str) -> int | None:
+    if r.response is None:
+        return None
+    return len(prompts.load_tokenizer(model_path).encode(r.response, add_special_tokens=False))

