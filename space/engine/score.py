@@ -199,7 +199,7 @@ def explain(engine, run: RunTrace, temperature: float, top_p: float) -> Explanat
 
 def _greedy_drafts(run: RunTrace) -> bool:
     """vLLM drafts greedily unless ``draft_sample_method`` says otherwise (q = 1)."""
-    spec = run.config.get("speculative_config") or {}
+    spec = run.config.speculative_config or {}
     return spec.get("draft_sample_method", "greedy") == "greedy"
 
 

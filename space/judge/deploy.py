@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from space.judge.checklist import NO_GAIN_SPEEDUP
+from space.records.run import RunConfig
 
 DEFAULT_MAX_BATCH = 256  # vLLM's default max_num_seqs for `vllm serve`
 GRID_COLUMNS = ["k", "concurrency", "speedup", "speedup_low", "speedup_high",
@@ -166,15 +167,14 @@ def derive(rows: Iterable[Mapping[str, Any]], *, model: str, method: str,
     return DeployConfig(choices, k_schedule, cfg, serve_command(model, cfg, max_batch), max_batch)
 
 
-def derive_for_run(rows: Iterable[Mapping[str, Any]], config: Mapping[str, Any],
+def derive_for_run(rows: Iterable[Mapping[str, Any]], config: RunConfig,
                    max_batch: int = DEFAULT_MAX_BATCH,
                    min_gain: float = NO_GAIN_SPEEDUP) -> DeployConfig:
     """``derive`` for the pair a run was made with (its ``config`` record): the
     resolved model and draft paths, and its other vLLM speculative keys."""
-    spec = dict(config.get("speculative_config") or {})
+    spec = dict(config.speculative_config or {})
     extra = {k: v for k, v in spec.items()
              if k not in ("method", "model", "num_speculative_tokens")}
-    return derive(rows, model=str(config.get("model_path") or config.get("model")),
-                  method=str(spec.get("method") or config.get("method")),
-                  draft=config.get("draft_path") or config.get("draft_model"), extra=extra,
+    return derive(rows, model=config.model_path or config.model, method=str(config.method),
+                  draft=config.draft_path or config.draft_model, extra=extra,
                   max_batch=max_batch, min_gain=min_gain)

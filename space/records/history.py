@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from space.records.run import RunConfig
 from space.records.trace import CompareRecord, dumps
 
 FILENAME = "history.sqlite3"
@@ -286,11 +287,9 @@ def dumps_sweep(result: dict[str, Any]) -> str:
 def compare_run(cmp: CompareRecord, temperature: float | None, user: str | None) -> NewRun:
     """A finished comparison as a history row."""
     cfg = cmp.speculative.config
-    spec_cfg = cfg.get("speculative_config") or {}
     d = cmp.to_dict()
-    return NewRun(kind="compare", model=str(cfg.get("model", "")),
-                  method=spec_cfg.get("method") or cfg.get("method"),
-                  k=spec_cfg.get("num_speculative_tokens"), temperature=temperature,
+    return NewRun(kind="compare", model=cfg.model, method=cfg.method,
+                  k=cfg.k or None, temperature=temperature,
                   verdict=cmp.checklist.verdict if cmp.checklist else None,
                   speedup=cmp.speedup, title=record_title("compare", d),
                   record_json=dumps(cmp), user=user)
@@ -314,10 +313,8 @@ def traffic_run(result: dict[str, Any], model: str, user: str | None) -> NewRun:
     as a history row: the traffic-weighted speedup; one verdict only when every
     group has the same one."""
     verdicts = {g.get("verdict") for g in result.get("groups", [])}
-    cfg = result.get("config") or {}
-    spec_cfg = cfg.get("speculative_config") or {}
-    return NewRun(kind="traffic", model=model, method=spec_cfg.get("method") or cfg.get("method"),
-                  k=spec_cfg.get("num_speculative_tokens"), temperature=None,
+    cfg = RunConfig.from_dict(result.get("config") or {})
+    return NewRun(kind="traffic", model=model, method=cfg.method, k=cfg.k or None, temperature=None,
                   verdict=verdicts.pop() if len(verdicts) == 1 else None,
                   speedup=result.get("weighted_speedup"), title=record_title("traffic", result),
                   record_json=dumps_sweep(result), user=user)

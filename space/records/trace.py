@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeGuard, get_args
 
 from space.records.anatomy import PartInterval, StepAnatomy
+from space.records.run import RequestRecord, RunConfig
 from space.records.target_view import Explanation, TargetView
 from space.records.verdict import Checklist
 
@@ -32,7 +33,11 @@ from space.records.verdict import Checklist
 # space/records/target_view.py); older files have none and replay without them.
 # Version 5 adds steps' anatomy (space/records/anatomy.py: timed parts of each engine
 # step); older files have none and replay without it.
-TRACE_VERSION: Final = 5
+# Version 6 types what was run (space/records/run.py): the config's method and k
+# are always at its top level (older files are upgraded from speculative_config),
+# it gains source and vllm_version, and every run carries its request (sampling
+# settings and a hash of the prompt; older files replay with it unknown).
+TRACE_VERSION: Final = 6
 
 StepKind = Literal["prefill", "verify", "decode"]
 PREFILL: Final = "prefill"  # the target reads (a chunk of) the prompt; the last chunk emits a token
@@ -162,7 +167,7 @@ class RunTrace:
       tokens_per_s = output tokens / e2e_s
     """
 
-    config: dict[str, Any]
+    config: RunConfig
     prompt: str
     prompt_token_ids: list[int]
     output_token_ids: list[int]
@@ -176,6 +181,7 @@ class RunTrace:
     vllm_spec_metrics: dict[str, Any] | None = None  # vLLM's own per-request counts
     num_cached_tokens: int = 0  # prompt tokens whose KV came from vLLM's prefix cache
     explanation: Explanation | None = None  # how target_views were scored; None: not scored
+    request: RequestRecord = field(default_factory=RequestRecord)  # how the prompt was sampled
     # Derived from the fields above by ``recompute`` (never read from a file).
     ttft_s: float = field(init=False, default=0.0)
     tpot_s: float = field(init=False, default=0.0)
@@ -231,7 +237,7 @@ class RunTrace:
 
     @property
     def speculative(self) -> bool:
-        return bool(self.config.get("speculative_config"))
+        return self.config.speculative
 
     def token_str(self, token_id: int) -> str:
         return self.token_text.get(token_id, f"<{token_id}>")
@@ -266,6 +272,8 @@ class RunTrace:
         if kw.get("explanation") is not None:
             kw["explanation"] = _build(Explanation, kw["explanation"])
         kw["token_text"] = {int(k): v for k, v in d.get("token_text", {}).items()}
+        kw["config"] = RunConfig.from_dict(d["config"])
+        kw["request"] = RequestRecord.from_dict(d.get("request") or {})
         return cls(**kw)
 
 

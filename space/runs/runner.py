@@ -98,7 +98,7 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
                                   ids),
             progress, on_repeat=on_repeat)
         cmp = make_compare(bases, specs)
-        machine_inputs.attach_checklist(cmp, (base, spec_engine), req, context or measure.Context())
+        machine_inputs.attach_checklist(cmp, (base, spec_engine), context or measure.Context())
         _remember_memory(pool)
         if explain:
             _explain(base, cmp.speculative, req, progress)

@@ -154,7 +154,7 @@ def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CO
     progress(1.0, "curve measured")
     return curves.TippingCurve(
         kind=curves.MEASURED, model=spec.model, method=str(spec.method), draft_model=spec.draft_model,
-        k=spec.k, device=base.config["device"], dtype=base.config["dtype"],
+        k=spec.k, device=base.config.device, dtype=str(base.config.dtype),
         vllm_version=vllm_version(),
         date=dt.datetime.now().isoformat(timespec="seconds"), max_tokens=max_tokens,
         repeats=repeats, pair_id=pair_id, points=points,

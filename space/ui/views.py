@@ -17,6 +17,7 @@ import pandas as pd
 
 import vis
 from space.observe.memory import EngineMemory, EngineReading, GpuMemory, SystemMemory
+from space.records.run import RunConfig
 from space.records.trace import CompareRecord, RunTrace, StepRecord, dumps
 from space.ui import datadir
 from vis import text
@@ -129,7 +130,7 @@ def _partial(steps: list[StepRecord], texts: dict[int, str]) -> RunTrace:
     out = [t for s in steps for t in s.emitted_token_ids]
     t0 = steps[0].start_s if steps else 0.0
     t1 = steps[-1].end_s if steps else 0.0
-    return RunTrace(config={}, prompt="", prompt_token_ids=[], output_token_ids=out, text="",
+    return RunTrace(config=RunConfig(), prompt="", prompt_token_ids=[], output_token_ids=out, text="",
                     arrival_s=t0, first_token_s=t1, finish_s=t1, finish_reason=None,
                     steps=list(steps), token_text=dict(texts))
 

@@ -29,6 +29,7 @@ from space.records.anatomy import (
     PartInterval,
     StepAnatomy,
 )
+from space.records.run import RunConfig, upgrade_config
 from space.records.trace import (
     BONUS,
     CORRECTION,
@@ -77,6 +78,14 @@ def _target_kind(s: Step) -> TargetTokenKind | None:
     return CORRECTION if s.accepted < len(s.drafts) else BONUS
 
 
+def run_config(d: dict[str, Any]) -> RunConfig:
+    """A hand-written config dict, in any version's keys, as the typed record
+    (``{"speculative_config": {"method": "ngram", "num_speculative_tokens": 4}}`` is ngram k=4)."""
+    d = dict(d)
+    upgrade_config(d)
+    return RunConfig.from_dict(d)
+
+
 def build_run(steps: list[Step], *, prompt_ids: list[int], config: dict[str, Any] | None = None,
               arrival_s: float = 0.0, queue_ms: float = 0.0,
               token_text: dict[int, str] | None = None, finish_reason: str = "length") -> RunTrace:
@@ -95,7 +104,7 @@ def build_run(steps: list[Step], *, prompt_ids: list[int], config: dict[str, Any
         offset += len(s.emitted)
     output = [tok for s in steps for tok in s.emitted]
     return RunTrace(
-        config=dict(config or {}), prompt="".join(text.get(i, "") for i in prompt_ids),
+        config=run_config(config or {}), prompt="".join(text.get(i, "") for i in prompt_ids),
         prompt_token_ids=list(prompt_ids), output_token_ids=output,
         text="".join(text.get(i, "") for i in output), arrival_s=arrival_s,
         first_token_s=next(r.end_s for r in records if r.emitted_token_ids),

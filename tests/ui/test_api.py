@@ -54,7 +54,7 @@ def test_run_markup_matches_trace(client, outputs, app_url, code_edit_prompt, sp
     record = fetch_record(app_url, out[outputs.index("Download trace (JSON)")])
     assert isinstance(record, CompareRecord)
     spec = record.speculative
-    assert spec.config["speculative_config"]["method"] == "ngram"
+    assert spec.config.method == "ngram"
     assert len(spec.output_token_ids) > 0 and len(record.baseline.output_token_ids) > 0
 
     got = spans(out[outputs.index("Tokens")])

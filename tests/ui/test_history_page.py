@@ -3,6 +3,7 @@ runs are saved as they finish with the login name, listed newest first, put
 side by side, and deleted only by their owner. No engine is built."""
 from __future__ import annotations
 
+import dataclasses
 import socket
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from space.observe.prom import Metrics
 from space.records.config import EngineSpec
 from space.records.history import History
+from space.records.run import RequestRecord
 from space.records.trace import make_compare
 from space.records.verdict import Checklist
 from space.ui import inputs
@@ -24,8 +26,9 @@ def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None,
     """The hand-made comparison, with the prompt, model and a verdict of a real one."""
     req.validate()
     cmp = make_compare([short_baseline()], [ngram_run()])
-    cmp.speculative.config = {**cmp.speculative.config, "model": spec.model}
+    cmp.speculative.config = dataclasses.replace(cmp.speculative.config, model=spec.model)
     cmp.speculative.prompt = req.prompt
+    cmp.speculative.request = cmp.baseline.request = RequestRecord.of(req)
     cmp.checklist = Checklist("worth-it")
     return cmp
 

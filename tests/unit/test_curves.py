@@ -2,6 +2,7 @@
 checklist's headroom line, and the figure. Literal curves, no engine."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from space.judge.curves import CurvePoint, StepCosts, TippingCurve
 from space.records import verdict
 from space.records.schema import load
 from space.runs import curve_cache, machine_inputs
-from tests.helpers.traces import ngram_run
+from tests.helpers.traces import ngram_run, run_config
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -82,15 +83,15 @@ def test_cache_round_trip_and_lookup_by_run_config(tmp_path):
     assert back.to_dict() == curve.to_dict()
     config = {"model": "default", "method": "draft_model", "draft_model": "default-truncated",
               "k": 4, "device": "cpu"}
-    assert curve_cache.find_for_config(config, "0.32.0", tmp_path) is not None
-    assert curve_cache.find_for_config({**config, "k": 3}, "0.32.0", tmp_path) is None
-    assert curve_cache.find_for_config(config, "0.33.0", tmp_path) is None
+    assert curve_cache.find_for_config(run_config(config), "0.32.0", tmp_path) is not None
+    assert curve_cache.find_for_config(run_config({**config, "k": 3}), "0.32.0", tmp_path) is None
+    assert curve_cache.find_for_config(run_config(config), "0.33.0", tmp_path) is None
     # a replayed file's free-form k (markup, a float, true) names no curve, and never raises
     for bad in ("<img src=x>", 4.5, True, -4):
         hostile = {**config, "k": None, "speculative_config": {"num_speculative_tokens": bad}}
-        assert curve_cache.find_for_config(hostile, "0.32.0", tmp_path) is None
+        assert curve_cache.find_for_config(run_config(hostile), "0.32.0", tmp_path) is None
     # a float32 run never gets the bf16 curve (its verify pass costs another multiple)
-    assert curve_cache.find_for_config({**config, "dtype": "float32"}, "0.32.0", tmp_path) is None
+    assert curve_cache.find_for_config(run_config({**config, "dtype": "float32"}), "0.32.0", tmp_path) is None
     (tmp_path / "tipping" / "broken.json").write_text("{not json")
     assert [c.method for c in curve_cache.all_curves(tmp_path)] == ["draft_model"]
 
@@ -125,11 +126,10 @@ def test_compare_of_a_pair_with_a_cached_curve_gets_the_line(tmp_path, monkeypat
     monkeypatch.setenv("SPECLENS_CACHE", str(tmp_path))
     monkeypatch.setattr(versions, "public_vllm", lambda: "0.32.0")
     cmp = load((FIXTURES / "compare-v1.json").read_text())
-    req = type("Req", (), {"temperature": 0.0})()
-    checks = machine_inputs.attach_checklist(cmp, None, req).checks
+    checks = machine_inputs.attach_checklist(cmp, None).checks
     assert "acceptance headroom" not in {c.name for c in checks}
     curve_cache.save(curves.derive_lookup_curve(_curve(), "ngram", 4, 0.0005), paths.data_dir())
-    result = machine_inputs.attach_checklist(cmp, None, req)
+    result = machine_inputs.attach_checklist(cmp, None)
     line = result.check("acceptance headroom")
     assert line.value == pytest.approx(cmp.speculative.acceptance_rate)
     assert "derived from measured step costs" in line.detail
@@ -142,7 +142,7 @@ def test_synthetic_runs_stay_out_of_metrics_and_checklists(tmp_path, monkeypatch
     from space.observe.prom import Metrics
 
     run = ngram_run()
-    run.config["synthetic"] = True
+    run.config = dataclasses.replace(run.config, synthetic=True)
     metrics = Metrics()
     metrics.observe_run("speculative", run)
     assert metrics.num_drafts.labels(engine="speculative")._value.get() == 0
@@ -172,13 +172,14 @@ def test_curves_are_keyed_by_dtype_and_old_files_read_as_bf16(tmp_path):
     curve_cache.save(_curve(dtype="float32"), tmp_path)
     config = {"model": "default", "method": "draft_model", "draft_model": "default-truncated",
               "k": 4, "device": "cpu"}
-    assert curve_cache.find_for_config({**config, "dtype": "float32"}, "0.32.0", tmp_path).dtype \
+    assert curve_cache.find_for_config(run_config({**config, "dtype": "float32"}), "0.32.0", tmp_path).dtype \
         == "float32"
-    assert curve_cache.find_for_config({**config, "dtype": "bfloat16"}, "0.32.0", tmp_path) is None
+    bf16 = run_config({**config, "dtype": "bfloat16"})
+    assert curve_cache.find_for_config(bf16, "0.32.0", tmp_path) is None
     legacy = _curve().to_dict()
     del legacy["dtype"]
     (tmp_path / "tipping" / "default__draft_model__default-truncated__k4__cpu__vllm-0.32.0.json") \
         .write_text(json.dumps(legacy))
-    assert curve_cache.find_for_config(config, "0.32.0", tmp_path).dtype == "bfloat16"
-    assert curve_cache.find_for_config({**config, "dtype": "float32"}, "0.32.0", tmp_path).dtype \
+    assert curve_cache.find_for_config(run_config(config), "0.32.0", tmp_path).dtype == "bfloat16"
+    assert curve_cache.find_for_config(run_config({**config, "dtype": "float32"}), "0.32.0", tmp_path).dtype \
         == "float32"
