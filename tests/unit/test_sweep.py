@@ -2,29 +2,12 @@
 workload results (hand-made runs)."""
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from space.records.config import ConfigError
 from space.runs import presets, sweep
 from space.runs.workloads import PromptResult, WorkloadResult, summarize
 from tests.helpers.traces import compare_with_repeats, timed_baseline, timed_run
-
-
-def test_crossover_interpolates_the_first_crossing():
-    assert sweep.crossover([1, 2, 4, 8], [1.6, 1.3, 0.9, 0.7]) == pytest.approx(3.5)
-    # on a log axis, halfway between 1 and 4 is 2
-    assert sweep.crossover([1, 4], [1.2, 0.8], log_axis=True) == pytest.approx(2.0)
-    assert sweep.crossover([1, 2, 3], [0.8, 1.0, 1.3]) == 2.0       # exactly 1 at a point
-    assert sweep.crossover([3, 1, 2], [0.7, 1.5, 1.1]) == pytest.approx(2.25)  # unsorted input
-    assert sweep.crossover([1, 2], [1.4, 1.2]) is None
-    assert sweep.crossover([1, 2, 3], [1.2, math.nan, 0.8]) == pytest.approx(2.0)
-
-
-def test_gain_vanishes_at_the_first_point_at_or_below_one():
-    assert sweep.gain_vanishes_at([1, 2, 4, 8, 16], [1.4, 1.2, 1.0, 0.9, 0.8]) == 4
-    assert sweep.gain_vanishes_at([1, 2], [1.4, 1.2]) is None
 
 
 def test_parse_values():
