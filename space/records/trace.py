@@ -57,6 +57,12 @@ PADDING: Final = "padding"                  # ids -1: a one-token schedule padde
 DRAFTER_SKIPPED: Final = "drafter_skipped"  # zeros: the drafter's input would pass max_model_len
 PLACEHOLDER_CAUSES: tuple[PlaceholderCause, ...] = get_args(PlaceholderCause)
 
+# What became of one draft token of a verify step (StepRecord.draft_fates).
+DraftFate = Literal["accepted", "rejected", "unused"]
+ACCEPTED: Final = "accepted"  # the target agreed with it; part of the output
+REJECTED: Final = "rejected"  # the target turned it down, or one before it; not output
+UNUSED: Final = "unused"      # cut off by max_tokens/EOS before the output took it
+
 
 @dataclass
 class StepRecord:
@@ -99,6 +105,40 @@ class StepRecord:
     @property
     def num_draft_tokens(self) -> int:
         return len(self.draft_token_ids)
+
+    def draft_fates(self) -> list[DraftFate]:
+        """What became of each draft token, in order.
+
+        vLLM's rejection sampler accepts drafts up to the first one the target
+        turns down; the target's own token replaces that one (a correction), and
+        the drafts after it are rejected with it, since they were conditioned on
+        it. Drafts past a max_tokens/EOS cut are unused: accepted, but never output.
+
+        Example (k=4): drafts [a, b, c, d], 1 accepted, emitted [a, X], correction
+          -> accepted, rejected, rejected, rejected.
+        """
+        na, n_out = self.num_accepted_tokens, len(self.emitted_token_ids)
+        corrected = self.target_token_kind == CORRECTION
+        return [ACCEPTED if j < na and j < n_out else REJECTED if corrected and j >= na
+                else UNUSED for j in range(self.num_draft_tokens)]
+
+    def own_token_kind(self) -> TargetTokenKind | None:
+        """The kind of the target's own token at the end of a verify step, from the
+        counts (what ``target_token_kind`` records; space/engine/build.py sets it so).
+
+        After the accepted drafts the target emits one token of its own: a
+        correction in place of the first rejected draft, or a bonus after the last
+        draft when every one was accepted. None on prefill and decode steps, and
+        when max_tokens/EOS cut the step before that token (nothing was emitted
+        past the accepted drafts).
+
+        Example (k=4): drafts [a, b, c, d], 1 accepted, emitted [a, X] -> correction;
+        emitted [a] (cut) -> None; 4 accepted, emitted [a, b, c, d, Y] -> bonus.
+        """
+        k, na = self.num_draft_tokens, self.num_accepted_tokens
+        if self.kind != VERIFY or not k or len(self.emitted_token_ids) <= min(na, k):
+            return None
+        return CORRECTION if na < k else BONUS
 
 
 PLACEHOLDER_REASONS: dict[str, str] = {
