@@ -18,13 +18,17 @@ Workload file::
 from __future__ import annotations
 
 import json
+import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from space.records.config import ConfigError, EngineSpec
 from space.records.methods import METHODS
+
+log = logging.getLogger(__name__)
 
 PRESETS_DIR = Path(__file__).resolve().parents[2] / "presets"  # the repository's presets/
 SOURCE_PLACEHOLDER = "{source}"
@@ -166,6 +170,17 @@ def get_model_pair(pair_id: str, path: Path | None = None) -> ModelPair:
 
 
 _P = TypeVar("_P", Workload, ModelPair)
+
+
+def load_or_warn(load: Callable[[], list[_P]], what: str, instead: str) -> list[_P] | None:
+    """``load()`` (``load_workloads`` or ``load_model_pairs``), or None after one
+    warning, "<what>: <the file's problem>; <instead>", when the files cannot be
+    read: a broken preset file costs the page its samples or its pairs, never its start."""
+    try:
+        return load()
+    except PresetError as exc:
+        log.warning("%s: %s; %s", what, exc, instead)
+        return None
 
 
 def _by_id(presets: list[_P], preset_id: str, kind: str) -> _P:

@@ -8,7 +8,6 @@ and draws it with ``vis.sweep.sweep_figure``.
 from __future__ import annotations
 
 import html
-import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -22,8 +21,6 @@ from space.runs import presets
 from space.ui import datadir, inputs
 from space.ui.handlers import status_html
 from space.ui.live import Event, LiveJob, Progress, followed, guarded
-
-log = logging.getLogger(__name__)
 
 # Short defaults: every point is a baseline and a speculative run of every
 # prompt of the workload, so a CPU sweep of 3 points takes a minute or two.
@@ -64,11 +61,8 @@ class SweepPanel:
 
 
 def workload_choices() -> list[tuple[str, str]]:
-    try:
-        return [(f"{w.title} ({w.id})", w.id) for w in presets.load_workloads()]
-    except presets.PresetError as exc:
-        log.warning("sweep workloads: %s", exc)
-        return []
+    workloads = presets.load_or_warn(presets.load_workloads, "sweep workloads", "offering none")
+    return [(f"{w.title} ({w.id})", w.id) for w in workloads or []]
 
 
 def build_sweep_panel(workload_id: str | None = None) -> SweepPanel:

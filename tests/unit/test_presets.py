@@ -131,3 +131,14 @@ def test_model_pair_validation_errors(tmp_path, entry, message):
     with pytest.raises(PresetError, match=r"pairs\[0\]") as e:
         presets.load_model_pairs(path)
     assert message in str(e.value)
+
+
+def test_unreadable_presets_warn_once_and_fall_back(tmp_path, caplog):
+    (tmp_path / "model_pairs.json").write_text("{not json")
+    with caplog.at_level("WARNING", logger="space.runs.presets"):
+        got = presets.load_or_warn(lambda: presets.load_model_pairs(tmp_path / "model_pairs.json"),
+                                   "model pairs", "offering none")
+    (message,) = caplog.messages
+    assert got is None and message.startswith("model pairs: model_pairs.json: cannot read JSON")
+    assert message.endswith("; offering none")
+    assert presets.load_or_warn(presets.load_model_pairs, "model pairs", "offering none")
