@@ -1,8 +1,8 @@
 """Stepper: one engine step at a time, in plain words, for teaching.
 
-A "Step" button walks through ``verify_step_indices(run)``; for each,
-``describe_step`` gives the context so far, the drafts with their fate, what
-the step emitted, and a sentence saying what happened.
+A "Step" button walks through ``emitting_step_indices(run)``, the steps that
+emit tokens; for each, ``describe_step`` gives the context so far, the drafts
+with their fate, what the step emitted, and a sentence saying what happened.
 
 Token texts are quoted with ``repr`` so whitespace shows: ' years' has a
 leading space, '\\n' is a newline.
@@ -25,7 +25,7 @@ PROMPT_TAIL_CHARS = 120   # the end of the prompt is what the next tokens contin
 OUTPUT_TAIL_CHARS = 600   # keep late steps readable: show the recent output only
 
 
-def verify_step_indices(run: RunTrace) -> list[int]:
+def emitting_step_indices(run: RunTrace) -> list[int]:
     """Indices into ``run.steps`` of the steps that emit tokens.
 
     That is the final prefill chunk, every verify step and every decode step;

@@ -104,8 +104,7 @@ def engine_spec(base: EngineSpec, method: str | None, draft: str | None, k,
                                extra_speculative=())
     if source.method == method and (source.draft_model or None) == draft:
         spec = dataclasses.replace(spec, extra_speculative=source.extra_speculative,
-                                   prompt_lookup_min=source.prompt_lookup_min,
-                                   prompt_lookup_max=source.prompt_lookup_max)
+                                   **source.vllm_key_fields())
     return spec
 
 
