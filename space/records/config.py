@@ -12,6 +12,9 @@ from typing import Any
 from space.records.methods import METHODS, info, names
 
 K_RANGE = (1, 16)
+# The sweep "variable" of a k x concurrency sweep (one concurrency sweep per k), as
+# the page, the CLI and the history's records name it.
+GRID = "k_x_concurrency"
 # Prefix cache between runs. "cold": every run starts with an empty prefix
 # cache, so repeats measure what a new prompt costs; "warm": runs reuse the KV
 # blocks earlier runs of the same prompt left behind (vLLM's default behaviour).

@@ -39,6 +39,8 @@ from space.runs.workloads import WorkloadResult, run_workload
 if TYPE_CHECKING:
     import pandas as pd
 
+    from space.judge.deploy import DeployConfig
+
 log = logging.getLogger(__name__)
 
 
@@ -323,7 +325,6 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
 
 # --- k x concurrency: the grid a deployable schedule of k is derived from -------------
 
-GRID = "k_x_concurrency"
 GRID_DEFAULTS = ((1, 2, 4), (1, 2, 4))
 
 
@@ -351,6 +352,7 @@ class GridResult:
     workload_id: str
     table: pd.DataFrame               # space.judge.deploy.GRID_COLUMNS, one row per (k, concurrency)
     sweeps: list[SweepResult] = field(default_factory=list)  # one concurrency sweep per k
+    deploy: DeployConfig | None = None  # derived by space.runs.sweep_plan.run; not stored
 
     def to_csv(self, path=None) -> str | None:
         return self.table.to_csv(path, index=False)
