@@ -108,6 +108,16 @@ def engine_spec(base: EngineSpec, method: str | None, draft: str | None, k,
     return spec
 
 
+def speculative_spec(base: EngineSpec, method: str | None, draft: str | None, k,
+                     pair_id: str | None = None, *, offer: Offer) -> EngineSpec:
+    """``engine_spec`` for a tab that compares with speculation (Sweep, Traffic): a
+    method must be chosen."""
+    spec = engine_spec(base, method, draft, k, pair_id, offer=offer)
+    if not spec.is_speculative:
+        raise ConfigError("choose a speculative method above")
+    return spec
+
+
 def request(prompt: str | None, temperature, top_p, max_tokens, seed, *,
             offer: Offer) -> RequestSpec:
     """The page's request; the prompt's length is bounded here, before any tokenizer."""

@@ -7,7 +7,7 @@ and draws it with ``vis.sweep.sweep_figure``.
 """
 from __future__ import annotations
 
-import html
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +21,8 @@ from space.runs import presets
 from space.runs.sweep_plan import SweepPlan
 from space.ui import datadir, inputs
 from space.ui.handlers import status_html
-from space.ui.live import Event, LiveJob, Progress, followed, guarded
+from space.ui.job_status import failure_shown, progress_shown
+from space.ui.live import LiveJob, followed, guarded
 
 # Short defaults: every point is a baseline and a speculative run of every
 # prompt of the workload, so a CPU sweep of 3 points takes a minute or two.
@@ -126,13 +127,15 @@ class SweepHandlers:
                                     draft, k, pair_id)
             job = LiveJob(lambda _on_step, report, cancel: sweep_plan.run(
                 spec, plan, progress=report, cancel=cancel))
-            result = yield from followed(job, lambda ev: self._progress_update(ev, progress),
+            result = yield from followed(job, lambda ev: progress_shown(self.panel.status, ev,
+                                                                        progress),
                                          "the sweep")
             return plan, result
 
         stopped = {self.panel.status: status_html("sweep stopped; the remaining points were "
                                                   "not run")}
-        done = yield from guarded(body(), "the sweep", stopped, self._failed,
+        done = yield from guarded(body(), "the sweep", stopped,
+                                  functools.partial(failure_shown, self.panel.status),
                                   (ConfigError, ModelError, presets.PresetError))
         if done is not None:
             plan, self.last_result = done
@@ -143,10 +146,8 @@ class SweepHandlers:
         """The page's sweep settings, checked; ``ConfigError`` with one line if not."""
         from space.runs import sweep_plan
 
-        spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id,
-                                  offer=self.offer)
-        if not spec.is_speculative:
-            raise ConfigError("choose a speculative method above")
+        spec = inputs.speculative_spec(self.base_spec, method, draft, k, pair_id,
+                                       offer=self.offer)
         return spec, sweep_plan.plan(str(workload_id or ""), str(variable),
                                      str(values or ""), inputs.repeats(repeats),
                                      _tokens(max_tokens))
@@ -177,18 +178,6 @@ class SweepHandlers:
         return {p.status: status_html(status, "done"), p.plot: fig, p.table: table,
                 p.csv: gr.DownloadButton(value=csv_path, interactive=True),
                 **({p.deploy: deploy} if p.deploy is not None else {})}
-
-    def _progress_update(self, ev: Event, progress) -> dict | None:
-        """The sweep's progress, on Gradio's bar and in the status box (the only event
-        a sweep shows while it runs)."""
-        if not isinstance(ev, Progress):
-            return None
-        progress(ev.fraction, desc=ev.message)
-        return {self.panel.status: status_html(ev.message, "working")}
-
-    def _failed(self, message: str) -> dict:
-        gr.Warning(html.escape(message))  # a toast is drawn as HTML; messages quote input
-        return {self.panel.status: status_html(message, "error")}
 
 
 def _tokens(value) -> int:
