@@ -112,7 +112,7 @@ class StepRecord:
         vLLM's rejection sampler accepts drafts up to the first one the target
         turns down; the target's own token replaces that one (a correction), and
         the drafts after it are rejected with it, since they were conditioned on
-        it. Drafts past a max_tokens/EOS cut are unused: accepted, but never output.
+        it. Drafts past a max_tokens/EOS cut are unused: the output ended before them.
 
         Example (k=4): drafts [a, b, c, d], 1 accepted, emitted [a, X], correction
           -> accepted, rejected, rejected, rejected.
