@@ -13,6 +13,7 @@ import httpx
 
 from space.common.progress import Progress
 from space.records.config import EngineSpec, RequestSpec
+from space.records.run import RequestRecord
 from space.records.schema import load
 from space.records.trace import CompareRecord, make_compare
 from space.runs.repeats import OnRepeat
@@ -36,6 +37,7 @@ def fake_compare(spec: EngineSpec, req: RequestSpec, *, repeats: int,
         raise RuntimeError("engine exploded")
     req.validate()
     cmp = make_compare([short_baseline()], [ngram_run()])
+    cmp.speculative.request = cmp.baseline.request = RequestRecord.of(req)  # as the engine does
     for s in cmp.speculative.steps:
         if on_step is not None:
             on_step("r", s, {})
