@@ -24,6 +24,7 @@ from space.records.trace import (
     DECODE,
     PREFILL,
     REJECTED,
+    UNREPORTED_DRAFTS,
     VERIFY,
     RunTrace,
     StepRecord,
@@ -121,7 +122,7 @@ def step_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
                 if fate == REJECTED]
     out: list[TokenEntry] = []
     for j, tid in enumerate(emitted):
-        if j < k and fates[j] == ACCEPTED:
+        if j < len(fates) and fates[j] == ACCEPTED:  # fates: one per draft id
             out.append(TokenEntry(ACCEPTED, tid, step.index, j + 1, k, output_offset + j))
             continue
         out.extend(rejected)
@@ -190,6 +191,15 @@ def token_span(run: RunTrace, e: TokenEntry, highlight: bool = False,
     return f"<span {' '.join(attrs)}>{text_html(run.token_str(e.token_id))}</span>"
 
 
+def unreported_span(step: int, n: int) -> str:
+    """Where a server run's rejected drafts were: their count, not their ids
+    (a server reports how many drafts a step verified, not which)."""
+    title = html.escape(f"step {int(step)} \u00b7 {int(n)} rejected draft(s): "
+                        f"{UNREPORTED_DRAFTS}", quote=True)
+    return (f'<span class="tok tok-rejected tok-unreported" data-step="{int(step)}" '
+            f'title="{title}">\u00d7{int(n)}</span>')
+
+
 def wrap(body: str, extra_class: str = "", header: str = "") -> str:
     """Put rendered tokens in the styled container.
 
@@ -244,9 +254,15 @@ def token_view_html(run: RunTrace, highlight_index: int | None = None,
     the output length marks the end of the output instead.
     """
     notes = entry_notes(run)
-    spans = [token_span(run, e, e.output_index is not None and e.output_index == highlight_index,
-                        notes.get((e.step, e.status, e.draft_pos)))
-             for e in token_entries(run)]
+    unreported = {s.index: s.num_unreported_draft_tokens for s in run.steps
+                  if s.num_unreported_draft_tokens}
+    spans = []
+    for e in token_entries(run):
+        if e.status == CORRECTION and unreported.get(e.step):
+            spans.append(unreported_span(e.step, unreported[e.step]))
+        spans.append(token_span(run, e, e.output_index is not None
+                                and e.output_index == highlight_index,
+                                notes.get((e.step, e.status, e.draft_pos))))
     if highlight_index is not None and highlight_index >= len(run.output_token_ids):
         spans.append('<span class="tok-end" data-diverge="1" title="the output ends here">'
                      '<span class="tok-glyph">\u27c2 end</span></span>')

@@ -30,6 +30,8 @@ from space.engine.models import ModelError
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.runs.flags import engine_flags, spec_from_args
 from space.runs.preflight import preflight
+from space.server.client import ServerError
+from space.server.flags import pair_from_args, server_flags
 from vis import text
 
 if TYPE_CHECKING:  # space.runs.workloads imports vLLM: at run time only after the input checks
@@ -82,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
                            help="with --workload: N requests at once (default the workload's)")
         preset_flags(s)
         engine_flags(s)
+        server_flags(s)
     _sweep_parser(sub)
     from space.cli.tipping import tipping_parser
 
@@ -112,6 +115,7 @@ def _sweep_parser(sub) -> None:
     s.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
     preset_flags(s, workload_required=True)
     engine_flags(s)
+    server_flags(s)
 
 
 def request_from_args(a: argparse.Namespace) -> RequestSpec:
@@ -208,7 +212,13 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(message)s")
     try:
         spec = spec_from_args(a)
-        if a.cmd == "sweep":
+        pair = pair_from_args(a, spec) if a.cmd in ("trace", "compare", "sweep") else None
+        if pair is not None:
+            from space.cli import servers
+
+            record = (servers.sweep_on_servers(a, spec, _workload(a), pair) if a.cmd == "sweep"
+                      else servers.run_on_servers(a, spec, request_from_args(a), pair))
+        elif a.cmd == "sweep":
             record = _sweep(a, spec)
         elif a.cmd == "tipping":
             from space.cli.tipping import tipping
@@ -232,6 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, ModelError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except ServerError as exc:  # a server down, stuck, failing or missing a flag
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     if a.json:
         Path(a.json).write_text(json.dumps(record.to_dict(), indent=1))
         print(f"wrote {a.json}")
