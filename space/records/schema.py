@@ -61,9 +61,9 @@ def _upgrade(d: Any) -> Any:
     Version 3 has no target views (added in 4): the defaults (none) stand.
     Version 4 has no step anatomy (added in 5): steps replay without it.
     Version 5 may keep method and k only in ``speculative_config`` and has no
-    source or request (added in 6): ``space.records.run.upgrade_config``.
-    Version 6 has no step split, server notes or unreported drafts (added in 7):
-    the defaults (none) stand.
+    source or request (added in 6): ``space.records.run.upgrade_config``;
+    nor has any older file a server run's step split, notes or unreported
+    drafts (the defaults, none, stand).
     """
     if not isinstance(d, dict):
         return d

@@ -36,10 +36,11 @@ from space.records.verdict import Checklist
 # Version 6 types what was run (space/records/run.py): the config's method and k
 # are always at its top level (older files are upgraded from speculative_config),
 # it gains source and vllm_version, and every run carries its request (sampling
-# settings and a hash of the prompt; older files replay with it unknown).
-# Version 7 adds server runs' step split and notes (space/server/) and steps'
-# num_unreported_draft_tokens (drafts a server counted without their ids).
-TRACE_VERSION: Final = 7
+# settings and a hash of the prompt; older files replay with it unknown). Runs
+# from a vLLM server (space/server/) carry their step split and server notes,
+# and steps their num_unreported_draft_tokens (drafts counted without ids); an
+# in-process run has none of them.
+TRACE_VERSION: Final = 6
 
 StepKind = Literal["prefill", "verify", "decode"]
 PREFILL: Final = "prefill"  # the target reads (a chunk of) the prompt; the last chunk emits a token

@@ -167,12 +167,12 @@ def test_a_trace_records_its_request_and_says_it_was_in_process(spec_trace):
     assert load(dumps(spec_trace)).request == spec_trace.request
 
 
-def test_version_6_files_have_no_server_fields():
-    """Version 7 adds server runs' step split and notes and steps' unreported
-    drafts: a version-6 file (an in-process run) reads them as none and 0."""
+def test_in_process_files_have_no_server_fields():
+    """A server run has a step split, server notes and steps' unreported drafts;
+    a file of an in-process run (version 6) reads them as none and 0."""
     record = load((FIXTURES / "compare-v6.json").read_text())
     assert isinstance(record, CompareRecord)
     for run in (record.baseline, record.speculative):
         assert run.step_split is None and run.server is None
         assert all(s.num_unreported_draft_tokens == 0 for s in run.steps)
-    assert json.loads(dumps(record))["version"] == TRACE_VERSION == 7
+    assert json.loads(dumps(record))["version"] == TRACE_VERSION == 6
