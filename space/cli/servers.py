@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.trace import CompareRecord, RunTrace
-from space.runs.servers import encoder
-from space.server.compare import ServerPair, compare_servers, trace_server
+from space.runs.servers import encoder, judged_compare
+from space.server.compare import ServerPair, trace_server
 from vis import text
 
 
@@ -26,9 +26,11 @@ def run_on_servers(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec,
         run = trace_server(pair, req, ids, texts)
         print(text.describe_run(run))
         return run
-    record = compare_servers(pair, req, ids, repeats=a.repeats,
-                             concurrency=a.concurrency or 1, texts=texts)
+    record = judged_compare(pair, req, ids, texts, repeats=a.repeats,
+                            concurrency=a.concurrency or 1)
     print(text.describe_compare(record))
+    if record.checklist is not None:
+        print(text.describe_checklist(record.checklist))
     return record
 
 
@@ -70,8 +72,8 @@ def sweep_on_servers(a: argparse.Namespace, spec: EngineSpec, workload,
     print(f"servers: {pair.hosts}; {workload.id}/{prompt.id}")
     result = ServerSweep(workload.id, prompt.id)
     for n in values:
-        result.records[n] = compare_servers(pair, req, ids, repeats=a.repeats,
-                                            concurrency=n, texts=texts)
+        result.records[n] = judged_compare(pair, req, ids, texts, repeats=a.repeats,
+                                           concurrency=n)
     print(f"{'concurrency':>11}{'speedup':>9}{'accept':>8}{'base tok/s':>12}{'spec tok/s':>12}")
     for row in result.rows():
         rate = row["acceptance_rate"]

@@ -25,13 +25,14 @@ def memory_figures(engines: Sequence[Any] | None, device: str) -> dict[str, int 
     ``space.observe.memory.EngineMemory`` (``TracedEngine``). Free memory is the GPU's
     (NVML) on a GPU box, the host's available memory on CPU; it is measured
     with both engines loaded, so it understates what a speculative-only
-    deployment would have left.
+    deployment would have left. A server's device ("unknown") is not this
+    machine: nothing is read for it.
     """
     spare: int | None = None
     if device == "gpu":
         gpu = memory.gpu_memory(memory.nvml_index(0))
         spare = gpu.free_bytes if gpu else None
-    else:
+    elif device == "cpu":
         spare = memory.system_memory().available_bytes or None
     tax = None
     if engines is not None:

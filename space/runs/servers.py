@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING, Any
 from space.common import progress as progress_mod
 from space.engine import models, prompts
 from space.engine.build import token_texts
+from space.judge.measure import Context
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.trace import CompareRecord
+from space.runs import machine_inputs
 from space.server.build import Texts
 from space.server.client import ServerError
 from space.server.compare import ServerPair, compare_servers
@@ -47,7 +49,17 @@ def page_compare(pair: ServerPair, start_spec: EngineSpec) -> CompareRunner:
             progress(0.1, "sending the prompt to the two servers")
         ids, texts = encoder(start_spec, req)
         try:
-            return compare_servers(pair, req, ids, repeats=repeats, texts=texts)
+            return judged_compare(pair, req, ids, texts, repeats=repeats)
         except ServerError as exc:
             raise ConfigError(str(exc)) from None
     return compare
+
+
+def judged_compare(pair: ServerPair, req: RequestSpec, prompt_ids: list[int], texts: Texts, *,
+                   repeats: int, concurrency: int = 1) -> CompareRecord:
+    """``compare_servers`` with its checklist, as an in-process compare has one. The
+    memory lines stay unmeasured: the servers' devices are not this machine."""
+    record = compare_servers(pair, req, prompt_ids, repeats=repeats, concurrency=concurrency,
+                             texts=texts)
+    machine_inputs.attach_checklist(record, None, Context(concurrency=concurrency))
+    return record
