@@ -16,6 +16,10 @@ prompt alone, as one ``python -m space compare --prompt`` would report it. With
     python benchmarks/bench_traffic.py                        # 3 a category, ~5 min
     python benchmarks/bench_traffic.py --per-group 2 --max-tokens 32 --fresh-compares
     python benchmarks/bench_traffic.py --file question.jsonl --json /tmp/traffic.json
+    python benchmarks/bench_traffic.py --concurrency 4        # a category's prompts 4 at once
+
+At ``--concurrency`` N > 1 a category's prompts run N at once (its 3 prompts and
+one of them again); the prompt alone is still one request at a time.
 """
 from __future__ import annotations
 
@@ -96,6 +100,7 @@ def main() -> int:
     p.add_argument("--max-tokens", type=int, default=64)
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--k", type=int, default=4)
+    p.add_argument("--concurrency", type=int, default=1, help="a category's prompts N at once")
     p.add_argument("--dtype", default="bfloat16")
     p.add_argument("--fresh-compares", action="store_true",
                    help="compare each category's first prompt again, on its own")
@@ -110,10 +115,12 @@ def main() -> int:
     start = time.perf_counter()
     result = run_traffic(spec, plan(traffic, per_group=a.per_group, max_prompts=10_000),
                          source=Path(a.file).name, repeats=a.repeats, max_tokens=a.max_tokens,
-                         progress=lambda f, m: print(f"  {f:4.0%} {m}", flush=True))
+                         progress=lambda f, m: print(f"  {f:4.0%} {m}", flush=True),
+                         concurrency=a.concurrency)
     single = alone(result, spec, a.fresh_compares, a.max_tokens, a.repeats)
     print(f"\n{describe(result)}\n\n{table(result, single)}")
-    print(f"\nngram k={a.k}, {a.max_tokens} tokens, {a.repeats} repeats; "
+    print(f"\nngram k={a.k}, concurrency {a.concurrency}, {a.max_tokens} tokens, "
+          f"{a.repeats} repeats; "
           f"{time.perf_counter() - start:.0f} s; machine: {cpu_model()}")
     if a.json:
         Path(a.json).write_text(json.dumps(result.to_dict()))

@@ -167,11 +167,15 @@ def _run_batches(spec: EngineSpec, todo: list[Todo], n: int, repeats: int, pool,
         report(i / len(plan_), f"batch {i + 1}/{len(plan_)}: {group}, lines {lines}{extra}")
         check(cancel, "the traffic run")
         members = kept + fillers
+
+        def within(f: float, message: str, i: int = i) -> None:  # the batch's share of the bar
+            report((i + f) / len(plan_), f"batch {i + 1}/{len(plan_)}: {message}")
+
         with pool.lock:  # this batch only: other visitors' runs go between batches
             check(cancel, "the traffic run")
             results, _ = compare_batch(
                 spec, [(f"line {r.line}", req) for _, r, req, _ in members], repeats, pool,
-                Context(task_type=group, concurrency=n), report, cancel,
+                Context(task_type=group, concurrency=n), within, cancel,
                 [ids for *_, ids in members])
         items += [TrafficItem(group, r.line, res.compare, req.temperature,
                               _tokens_of(r, model_path))

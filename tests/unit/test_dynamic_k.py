@@ -9,21 +9,13 @@ import shlex
 import pytest
 
 from space.judge import theory
-from space.judge.curves import DERIVED, MEASURED, StepCosts, TippingCurve
+from space.judge.curves import MEASURED, StepCosts, TippingCurve
 from space.judge.dynamic_k import Gainer, predict, predicted_speedup, verify_step_s
 from space.judge.traffic import answer, describe
-from space.records.run import RunConfig
-from tests.helpers.traffic import item
+from tests.helpers.traffic import NGRAM_CONFIG, NGRAM_CURVE, item
 
-NGRAM = RunConfig.from_dict({"model": "default", "method": "ngram", "k": 4, "device": "cpu",
-                             "dtype": "bfloat16",
-                             "speculative_config": {"method": "ngram", "num_speculative_tokens": 4,
-                                                    "prompt_lookup_max": 5}})
-# ngram k=4 on a made-up machine: a verified token costs 0.75 ms a request at
-# concurrency 1 ((14 - 1 - 10) / 4) and 4.25 ms at 4 ((30 - 1 - 12) / 4); 1 ms lookup
-COSTS = [StepCosts(1, 0.010, 0.014, 0.001), StepCosts(4, 0.012, 0.030, 0.001)]
-CURVE = TippingCurve(DERIVED, "default", "ngram", None, 4, "cpu", "0.32.0", "2026-12-02",
-                     step_costs=COSTS)
+NGRAM, CURVE = NGRAM_CONFIG, NGRAM_CURVE
+COSTS = CURVE.step_costs
 TAU_08 = theory.expected_tokens_per_step(0.8, 4)   # 3.3616: alpha 0.8 at k=4
 TAU_05 = theory.expected_tokens_per_step(0.5, 4)   # 1.9375: alpha 0.5
 

@@ -58,3 +58,17 @@ def test_the_done_line():
     assert done_line(two_groups().summary()) == (
         "done: 3 prompts in 2 groups; traffic-weighted speedup 0.93x; 25% of output tokens "
         "in groups that gain")
+
+
+def test_the_tabs_inputs_are_the_handlers_first_parameters():
+    import inspect
+
+    import gradio as gr
+
+    from space.ui.traffic_panel import build_traffic_panel
+
+    with gr.Blocks():
+        p = build_traffic_panel()
+    names = list(inspect.signature(TrafficHandlers.run).parameters)[1:len(p.inputs()) + 1]
+    assert names == ["file", "label_field", "per_group", "max_tokens", "repeats", "concurrency"]
+    assert (p.concurrency.value, p.concurrency.minimum, p.concurrency.maximum) == (1, 1, 64)
