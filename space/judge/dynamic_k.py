@@ -175,6 +175,7 @@ def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | 
                 f"k={k_m}, and this machine's step costs per concurrency from the tipping "
                 f"curve {out.curve} (decode step, verify cost per token"
                 f"{', one lookup a step' if lookup else ', drafting per token'}); speedup "
-                f"tau(alpha, k) x decode / verify(k), k {k_choices[0]}..{k_choices[-1]}, "
-                f"0 below {NO_GAIN_SPEEDUP}x")
+                f"tau(alpha, k) x decode / verify(k), k {k_choices[0]}..{k_choices[-1]} (past "
+                f"the curve's k={curve.k}, the cost per token is extrapolated), 0 below "
+                f"{NO_GAIN_SPEEDUP}x")
     return out
