@@ -19,7 +19,8 @@ prompt alone, as one ``python -m space compare --prompt`` would report it. With
     python benchmarks/bench_traffic.py --concurrency 4        # a category's prompts 4 at once
 
 At ``--concurrency`` N > 1 a category's prompts run N at once (its 3 prompts and
-one of them again); the prompt alone is still one request at a time.
+one of them again); its first prompt's record then comes from its batch (the
+column says so), or, with ``--fresh-compares``, from a compare on its own.
 """
 from __future__ import annotations
 
@@ -78,12 +79,13 @@ def alone(result: TrafficResult, spec: EngineSpec, fresh: bool, max_tokens: int,
     return out
 
 
-def table(result: TrafficResult, single: dict[str, tuple[float, float | None]]) -> str:
+def table(result: TrafficResult, single: dict[str, tuple[float, float | None]],
+          first: str = "first prompt alone") -> str:
     def pct(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.2f}"
 
     lines = ["| category | prompts | acceptance | speedup (spread) | verdict | "
-             "first prompt alone: acceptance | speedup |", "|---|---|---|---|---|---|---|"]
+             f"{first}: acceptance | speedup |", "|---|---|---|---|---|---|---|"]
     for g in result.groups:
         spread = (f" ({g.speedup_spread[0]:.2f}-{g.speedup_spread[1]:.2f})"
                   if g.speedup_spread else "")
@@ -118,7 +120,9 @@ def main() -> int:
                          progress=lambda f, m: print(f"  {f:4.0%} {m}", flush=True),
                          concurrency=a.concurrency)
     single = alone(result, spec, a.fresh_compares, a.max_tokens, a.repeats)
-    print(f"\n{describe(result)}\n\n{table(result, single)}")
+    first = ("first prompt alone" if a.fresh_compares or a.concurrency == 1
+             else "first prompt, in its batch")
+    print(f"\n{describe(result)}\n\n{table(result, single, first)}")
     print(f"\nngram k={a.k}, concurrency {a.concurrency}, {a.max_tokens} tokens, "
           f"{a.repeats} repeats; "
           f"{time.perf_counter() - start:.0f} s; machine: {cpu_model()}")
