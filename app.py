@@ -23,6 +23,7 @@ import warnings
 from space.runs import flags
 from space.runs.flags import engine_flags
 from space.runs.offer import MAX_PROMPT_CHARS
+from space.server.flags import server_flags
 from space.ui import auth, datadir
 
 
@@ -79,6 +80,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="keep traffic prompts out of the run history: a traffic run is "
                         "saved with its figures only, no prompt or output text")
     engine_flags(p)
+    server_flags(p)
     flags.history_flags(p)
     return p.parse_args(argv)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from space.records.run import RunConfig
+from space.records.run import SERVER, RunConfig
 from space.records.trace import CompareRecord, RunTrace
 from space.records.verdict import Checklist
 
@@ -95,7 +95,19 @@ def config_words(run: RunTrace) -> str:
     dtype = dtype_words(c)
     k = c.k
     return (f"{method}{f', k={k}' if k else ''}{draft}, on {model}{device}"
-            f"{f', {dtype}' if dtype else ''}")
+            f"{f', {dtype}' if dtype else ''}{source_words(run)}")
+
+
+def source_words(run: RunTrace) -> str:
+    """', through a vLLM 0.32.0 server (declared method and k; step split exact)' for
+    a server run (space/server/), '' for an in-process one."""
+    if run.config.source != SERVER:
+        return ""
+    version = run.config.vllm_version or "?"
+    split = run.step_split
+    how = "" if split is None else "; step split exact" if split.exact else \
+        f"; step split approximate: {split.note}"
+    return f", through a vLLM {version} server (declared method and k{how})"
 
 
 def dtype_words(config: RunConfig) -> str:

@@ -94,15 +94,16 @@ def schedule(choices: list[Choice], max_batch: int = DEFAULT_MAX_BATCH) -> list[
     return merged
 
 
-def speculative_config(method: str, k_schedule: list[list[int]], draft: str | None = None,
+def serve_speculative_config(method: str, k_schedule: list[list[int]], draft: str | None = None,
                        extra: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-    """The ``--speculative-config`` dict; None when speculation loses everywhere.
+    """The ``vllm serve --speculative-config`` dict, with the batch-size schedule of k;
+    None when speculation loses everywhere.
 
     Example:
-        >>> cfg = speculative_config("ngram", [[1, 3, 4], [4, 256, 0]], extra={"prompt_lookup_max": 5})
+        >>> cfg = serve_speculative_config("ngram", [[1, 3, 4], [4, 256, 0]], extra={"prompt_lookup_max": 5})
         >>> cfg["num_speculative_tokens"], cfg["num_speculative_tokens_per_batch_size"], len(cfg)
         (4, [[1, 3, 4], [4, 256, 0]], 4)
-        >>> speculative_config("ngram", [[1, 256, 0]]) is None
+        >>> serve_speculative_config("ngram", [[1, 256, 0]]) is None
         True
     """
     largest = max(k for _, _, k in k_schedule)
@@ -140,10 +141,6 @@ class DeployConfig:
     command: str
     max_batch: int
 
-    def table_rows(self) -> list[dict[str, Any]]:
-        return [{"concurrency": c.concurrency, "best k": c.k, "speedup": round(c.speedup, 3)}
-                for c in self.choices]
-
     def describe(self) -> str:
         lines = ["best k per concurrency (0: speculation loses):"]
         lines += [f"  concurrency {c.concurrency:>3}: k = {c.k} ({c.speedup:.2f}x)"
@@ -163,7 +160,7 @@ def derive(rows: Iterable[Mapping[str, Any]], *, model: str, method: str,
     """Best k per concurrency, the schedule, the speculative config and the command."""
     choices = best_k(rows, min_gain)
     k_schedule = schedule(choices, max_batch)
-    cfg = speculative_config(method, k_schedule, draft, extra)
+    cfg = serve_speculative_config(method, k_schedule, draft, extra)
     return DeployConfig(choices, k_schedule, cfg, serve_command(model, cfg, max_batch), max_batch)
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from space.records.config import GRID
 from space.records.run import RunConfig
 from space.records.trace import CompareRecord, dumps
 
@@ -259,7 +260,7 @@ def record_title(kind: str, record: dict[str, Any]) -> str:
     """
     if kind == "traffic":
         return f"traffic: {len(record.get('prompts', []))} prompts of {record.get('source')}"
-    if kind == "sweep" and record.get("variable") == "k_x_concurrency":
+    if kind == "sweep" and record.get("variable") == GRID:
         return f"sweep over k x concurrency of {record.get('workload_id')}"
     if kind == "sweep":
         values = ", ".join(f"{row.get('value'):g}" for row in record.get("table", [])
@@ -301,7 +302,7 @@ def sweep_run(result: dict[str, Any], model: str, method: str | None, k: int | N
     verdict; the speedup is the best point's."""
     speedups = [row.get("speedup") for row in result.get("table", [])]
     best = max((x for x in speedups if isinstance(x, int | float) and x == x), default=None)
-    swept_k = result.get("variable") in ("k", "k_x_concurrency")
+    swept_k = result.get("variable") in ("k", GRID)
     return NewRun(kind="sweep", model=model, method=method, k=None if swept_k else k,
                   temperature=None, verdict=None, speedup=best,
                   title=record_title("sweep", result), record_json=dumps_sweep(result),

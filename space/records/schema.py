@@ -61,7 +61,9 @@ def _upgrade(d: Any) -> Any:
     Version 3 has no target views (added in 4): the defaults (none) stand.
     Version 4 has no step anatomy (added in 5): steps replay without it.
     Version 5 may keep method and k only in ``speculative_config`` and has no
-    source or request (added in 6): ``space.records.run.upgrade_config``.
+    source or request (added in 6): ``space.records.run.upgrade_config``;
+    nor has any older file a server run's step split, notes or unreported
+    drafts (the defaults, none, stand).
     """
     if not isinstance(d, dict):
         return d
@@ -267,6 +269,7 @@ STEP_SCHEMA = _record({
     "placeholder_cause": (_optional(_one_of(*PLACEHOLDER_CAUSES)), False),
     "target_views": (_list(TARGET_VIEW_SCHEMA, MAX_VIEWS_PER_STEP), False),
     "anatomy": (_optional(ANATOMY_SCHEMA), False),
+    "num_unreported_draft_tokens": (_int, False),
 }, post=lambda step, path: _anatomy_holds(_views_match_drafts(step, path), path))
 CONFIG_SCHEMA = _record({
     key: (_optional(_str), False)
@@ -283,6 +286,7 @@ REQUEST_SCHEMA = _record({
     "seed": (_optional(_int), False), "max_tokens": (_optional(_int), False),
     "prompt_sha256": (_optional(_str), False),
 })
+STEP_SPLIT_SCHEMA = _record({"exact": (_bool, True), "note": (_str, True)})
 RUN_SCHEMA = _record({
     "version": (_int, False), "config": (CONFIG_SCHEMA, True), "prompt": (_str, True),
     "prompt_token_ids": (_ids, True), "output_token_ids": (_ids, True), "text": (_str, True),
@@ -292,6 +296,7 @@ RUN_SCHEMA = _record({
     "vllm_spec_metrics": (_optional(_json_object), False), "num_cached_tokens": (_int, False),
     "explanation": (_optional(EXPLANATION_SCHEMA), False),
     "request": (_optional(REQUEST_SCHEMA), False),
+    "step_split": (_optional(STEP_SPLIT_SCHEMA), False), "server": (_optional(_json_object), False),
 })
 CHECK_SCHEMA = _record({
     "name": (_one_of(*CHECK_NAMES), True), "detail": (_str, True),

@@ -36,7 +36,10 @@ from space.records.verdict import Checklist
 # Version 6 types what was run (space/records/run.py): the config's method and k
 # are always at its top level (older files are upgraded from speculative_config),
 # it gains source and vllm_version, and every run carries its request (sampling
-# settings and a hash of the prompt; older files replay with it unknown).
+# settings and a hash of the prompt; older files replay with it unknown). Runs
+# from a vLLM server (space/server/) carry their step split and server notes,
+# and steps their num_unreported_draft_tokens (drafts counted without ids); an
+# in-process run has none of them.
 TRACE_VERSION: Final = 6
 
 StepKind = Literal["prefill", "verify", "decode"]
@@ -44,6 +47,8 @@ PREFILL: Final = "prefill"  # the target reads (a chunk of) the prompt; the last
 VERIFY: Final = "verify"    # the target checks k draft tokens: accepted drafts + one token of its own
 DECODE: Final = "decode"    # the proposer had nothing to propose: a plain one-token decode step
 STEP_KINDS: tuple[StepKind, ...] = get_args(StepKind)
+
+UNREPORTED_DRAFTS: Final = "ids not reported by the server"
 
 # What the target's own token at the end of a step is.
 TargetTokenKind = Literal["correction", "bonus"]
@@ -56,6 +61,12 @@ PlaceholderCause = Literal["padding", "drafter_skipped"]
 PADDING: Final = "padding"                  # ids -1: a one-token schedule padded to 1 + k
 DRAFTER_SKIPPED: Final = "drafter_skipped"  # zeros: the drafter's input would pass max_model_len
 PLACEHOLDER_CAUSES: tuple[PlaceholderCause, ...] = get_args(PlaceholderCause)
+
+# What became of one draft token of a verify step (StepRecord.draft_fates).
+DraftFate = Literal["accepted", "rejected", "unused"]
+ACCEPTED: Final = "accepted"  # the target agreed with it; part of the output
+REJECTED: Final = "rejected"  # the target turned it down, or one before it; not output
+UNUSED: Final = "unused"      # cut off by max_tokens/EOS before the output took it
 
 
 @dataclass
@@ -91,6 +102,11 @@ class StepRecord:
     # Where the step's time went (timed parts of vLLM's own methods); None before
     # trace version 5, and for steps the engine did not time.
     anatomy: StepAnatomy | None = None
+    # Drafts the target verified whose ids the source did not report: a server
+    # reports how many drafts a step verified and how many it accepted; the
+    # accepted ones are the step's first emitted tokens (in draft_token_ids),
+    # the rejected ones are only counted here. Always 0 in-process.
+    num_unreported_draft_tokens: int = 0
 
     @property
     def duration_s(self) -> float:
@@ -98,7 +114,42 @@ class StepRecord:
 
     @property
     def num_draft_tokens(self) -> int:
-        return len(self.draft_token_ids)
+        return len(self.draft_token_ids) + self.num_unreported_draft_tokens
+
+    def draft_fates(self) -> list[DraftFate]:
+        """What became of each draft token, in order.
+
+        vLLM's rejection sampler accepts drafts up to the first one the target
+        turns down; the target's own token replaces that one (a correction), and
+        the drafts after it are rejected with it, since they were conditioned on
+        it. Drafts past a max_tokens/EOS cut are unused: the output ended before them.
+
+        Example (k=4): drafts [a, b, c, d], 1 accepted, emitted [a, X], correction
+          -> accepted, rejected, rejected, rejected.
+        """
+        na, n_out = self.num_accepted_tokens, len(self.emitted_token_ids)
+        corrected = self.target_token_kind == CORRECTION
+        # one fate per draft id: a server's unreported drafts have no id to show
+        return [ACCEPTED if j < na and j < n_out else REJECTED if corrected and j >= na
+                else UNUSED for j in range(len(self.draft_token_ids))]
+
+    def own_token_kind(self) -> TargetTokenKind | None:
+        """The kind of the target's own token at the end of a verify step, from the
+        counts (what ``target_token_kind`` records; space/engine/build.py sets it so).
+
+        After the accepted drafts the target emits one token of its own: a
+        correction in place of the first rejected draft, or a bonus after the last
+        draft when every one was accepted. None on prefill and decode steps, and
+        when max_tokens/EOS cut the step before that token (nothing was emitted
+        past the accepted drafts).
+
+        Example (k=4): drafts [a, b, c, d], 1 accepted, emitted [a, X] -> correction;
+        emitted [a] (cut) -> None; 4 accepted, emitted [a, b, c, d, Y] -> bonus.
+        """
+        k, na = self.num_draft_tokens, self.num_accepted_tokens
+        if self.kind != VERIFY or not k or len(self.emitted_token_ids) <= min(na, k):
+            return None
+        return CORRECTION if na < k else BONUS
 
 
 PLACEHOLDER_REASONS: dict[str, str] = {
@@ -150,6 +201,14 @@ def _is_count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+@dataclass(frozen=True)
+class StepSplit:
+    """How a server run's steps were placed on its streamed chunks."""
+
+    exact: bool  # False: the split is approximate (the note says where and why)
+    note: str
+
+
 @dataclass
 class RunTrace:
     """One request through one engine, with run-level counts and metrics.
@@ -182,6 +241,11 @@ class RunTrace:
     num_cached_tokens: int = 0  # prompt tokens whose KV came from vLLM's prefix cache
     explanation: Explanation | None = None  # how target_views were scored; None: not scored
     request: RequestRecord = field(default_factory=RequestRecord)  # how the prompt was sampled
+    # Server runs (config.source "server"): how the stream's chunks were split
+    # into engine steps (space.server.split), and what the server said beside
+    # the stream (its timing fields, concurrency, other traffic); None in-process.
+    step_split: StepSplit | None = None
+    server: dict[str, Any] | None = None
     # Derived from the fields above by ``recompute`` (never read from a file).
     ttft_s: float = field(init=False, default=0.0)
     tpot_s: float = field(init=False, default=0.0)
@@ -271,6 +335,8 @@ class RunTrace:
         kw["steps"] = steps
         if kw.get("explanation") is not None:
             kw["explanation"] = _build(Explanation, kw["explanation"])
+        if kw.get("step_split") is not None:
+            kw["step_split"] = _build(StepSplit, kw["step_split"])
         kw["token_text"] = {int(k): v for k, v in d.get("token_text", {}).items()}
         kw["config"] = RunConfig.from_dict(d["config"])
         kw["request"] = RequestRecord.from_dict(d.get("request") or {})

@@ -40,11 +40,15 @@ def engine_flags(p: argparse.ArgumentParser) -> None:
                    help="cold (default): every run starts with an empty prefix cache, so "
                         "repeats measure what a new prompt costs; warm: runs reuse the KV "
                         "blocks of earlier runs of the same prompt")
+    g.add_argument("--tensor-parallel-size", type=int, default=1,
+                   help="in-process engines: 1 only; for more, measure running servers "
+                        "(--baseline-url/--speculative-url)")
 
 
 def spec_from_args(a: argparse.Namespace) -> EngineSpec:
     """The engine settings, dtype resolved; ``--pair`` (a model-pair preset)
     replaces model, method, draft and k."""
+    _refuse_parallel(a)
     if getattr(a, "pair", None):
         return resolve_spec(_pair_spec(a))
     method = None if a.method in ("none", "baseline", "") else a.method
@@ -52,6 +56,18 @@ def spec_from_args(a: argparse.Namespace) -> EngineSpec:
         model=a.model, method=method, draft_model=a.draft_model, k=a.k,
         max_model_len=a.max_model_len, dtype=a.dtype, kv_cache_bytes=a.kv_cache_mib << 20,
         gpu_memory_utilization=a.gpu_memory_utilization, prefix_cache=a.prefix_cache))
+
+
+def _refuse_parallel(a: argparse.Namespace) -> None:
+    """TP > 1 in-process is refused: vLLM then picks a multi-process executor with
+    no driver worker, and the tracing hooks rely on one. Servers do it instead."""
+    tp = getattr(a, "tensor_parallel_size", 1)
+    if tp != 1 and not getattr(a, "speculative_url", None):
+        raise ConfigError(f"--tensor-parallel-size {tp}: in-process engines run on one GPU "
+                          "(the tracing hooks need vLLM's single-process driver worker); serve "
+                          f"the model with `vllm serve --tensor-parallel-size {tp}` and measure it "
+                          "with `python -m space compare --baseline-url URL --speculative-url URL` "
+                          "(README, 'Measuring running servers')")
 
 
 def _pair_spec(a: argparse.Namespace) -> EngineSpec:

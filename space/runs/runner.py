@@ -8,7 +8,7 @@ import dataclasses
 import logging
 import threading
 import weakref
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from space.common.cancel import check
 from space.common.progress import Progress
@@ -26,6 +26,17 @@ if TYPE_CHECKING:  # vLLM loads with the first engine, not with this module
 
 log = logging.getLogger(__name__)
 POOL = EnginePool()
+
+
+class CompareRunner(Protocol):
+    """How the page compares one prompt (``space.ui.live.LiveCompare``): ``compare``
+    below, or the fake engine of the page tests (tests/helpers/page.py), which is
+    checked against this too, so that the two cannot drift apart."""
+
+    def __call__(self, spec: EngineSpec, req: RequestSpec, *, repeats: int,
+                 on_step: StepCallback | None, progress: Progress | None,
+                 warmup: bool | Literal["once"], cancel: threading.Event | None,
+                 on_repeat: OnRepeat | None, explain: bool) -> CompareRecord: ...
 _warmed: weakref.WeakSet[TracedEngine] = weakref.WeakSet()
 
 
@@ -103,6 +114,9 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
         if explain:
             _explain(base, cmp.speculative, req, progress)
     return cmp
+
+
+_COMPARE: CompareRunner = compare  # mypy: the real runner is a CompareRunner
 
 
 def _warm_once(engine: TracedEngine, req: RequestSpec,

@@ -28,6 +28,7 @@ from space.common import versions
 from space.common.progress import Progress
 from space.judge import curves, measure
 from space.records.config import ConfigError, EngineSpec, RequestSpec
+from space.records.methods import SYNTHETIC_VLLM_KEYS
 from space.records.trace import DECODE, VERIFY, RunTrace
 from space.runs import curve_cache
 from space.runs.preflight import preflight
@@ -59,8 +60,7 @@ def acceptance_lengths(k: int, n: int = DEFAULT_POINTS) -> list[float]:
 
 def synthetic_spec(spec: EngineSpec, length: float) -> EngineSpec:
     """``spec`` with vLLM's synthetic rejection sampler at mean acceptance length ``length``."""
-    keep = tuple((key, v) for key, v in spec.extra_speculative
-                 if not key.startswith("synthetic_") and key != "rejection_sample_method")
+    keep = tuple((key, v) for key, v in spec.extra_speculative if key not in SYNTHETIC_VLLM_KEYS)
     return dataclasses.replace(spec, extra_speculative=keep + (
         ("rejection_sample_method", "synthetic"), ("synthetic_acceptance_length", float(length))))
 

@@ -25,6 +25,10 @@ from space.runs import runner
 from space.runs.flags import open_history, spec_from_args
 from space.runs.preflight import preflight
 from space.runs.repeats import WARMUP_TOKENS
+from space.runs.servers import page_compare
+from space.server.client import ServerError
+from space.server.compare import check_servers
+from space.server.flags import pair_from_args
 from space.ui import datadir, inputs, panels, teaching, tipping_panel
 from space.ui.auth import LoginTable
 from space.ui.handlers import UI, Compare, Handlers, status_html
@@ -307,21 +311,27 @@ def serve(a: argparse.Namespace) -> int:
             samples = [first] + [s for s in samples if s.label != first.label]
         warn_if_untested(log)
         warmup = RequestSpec(samples[0].text, max_tokens=WARMUP_TOKENS)
-        # Bad flags, a missing model or draft: one line and exit 2, before the page.
-        preflight(spec, [warmup], progress.to_terminal)
+        # Bad flags, a missing model or draft, a server down or refusing the key:
+        # one line and exit 2, before the page.
+        pair = pair_from_args(a, spec)
+        if pair is None:
+            preflight(spec, [warmup], progress.to_terminal)
+        else:
+            check_servers(pair)
         offer = offers.build(spec, offers.split_names(getattr(a, "drafts", None)),
                              getattr(a, "allow_any_model", False),
                              getattr(a, "max_prompt_chars", offers.MAX_PROMPT_CHARS))
         history = open_history(a)
         traffic_file = _traffic_file(getattr(a, "traffic", None))
-    except (ConfigError, ModelError, HistoryError) as exc:
+    except (ConfigError, ModelError, HistoryError, ServerError) as exc:
         print(f"error: {exc}", flush=True)
         return 2
     metrics = Metrics(model_name=spec.model)
     metrics.register_engine("speculative", spec.k)
-    startup = Startup(on_ready=metrics.set_engines_ready)
+    startup = Startup(on_ready=metrics.set_engines_ready) if pair is None else None
     demo = build_demo(spec, metrics, samples, pair_id=getattr(a, "pair", None),
                       workload_id=workload_id, startup=startup, history=history,
+                      compare=None if pair is None else page_compare(pair, spec),
                       logins_on=_logins_on(a), offer=offer, traffic_file=traffic_file,
                       traffic_private=getattr(a, "traffic_private", False))
     logins = getattr(a, "logins", None)
@@ -333,9 +343,13 @@ def serve(a: argparse.Namespace) -> int:
     print(f"SpecLens: visitors may pick the drafts {', '.join(offer.drafts) or '(none)'}"
           + (" or type any folder or hub id (--allow-any-model)" if offer.allow_any_model
              else ""), flush=True)
-    print(f"SpecLens: building the baseline and {spec.method} engines in the background; "
-          f"{hardware.explain(str(spec.dtype), spec.model).sentence}", flush=True)
-    startup.start(lambda progress: runner.prepare(spec, warmup, progress=progress))
+    if startup is None:  # the Compare tab measures the servers
+        print(f"SpecLens: runs go to running vLLM servers ({pair.hosts if pair else ''})",
+              flush=True)
+    else:
+        print(f"SpecLens: building the baseline and {spec.method} engines in the background; "
+              f"{hardware.explain(str(spec.dtype), spec.model).sentence}", flush=True)
+        startup.start(lambda progress: runner.prepare(spec, warmup, progress=progress))
     if a.share and not share_url:
         print("no share link could be created (see Gradio's message above); "
               "serving locally only", flush=True)

@@ -26,13 +26,16 @@ import queue
 import threading
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import gradio as gr
 
 from space.common.cancel import Cancelled
 from space.records.config import EngineSpec, RequestSpec
 from space.records.trace import StepRecord
+
+if TYPE_CHECKING:  # space.runs.runner builds the engine pool: imported when a run starts
+    from space.runs.runner import CompareRunner
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +210,7 @@ class LiveCompare(LiveJob):
 
     def __init__(self, spec: EngineSpec, req: RequestSpec, repeats: int = 1,
                  warmup: bool | Literal["once"] = "once",
-                 compare: Callable[..., Any] | None = None, explain: bool = False) -> None:
+                 compare: CompareRunner | None = None, explain: bool = False) -> None:
         super().__init__(self._compare)
         self.spec, self.req, self.repeats, self.warmup = spec, req, repeats, warmup
         self.compare = compare  # None: space.runs.runner.compare (tests pass a fake)

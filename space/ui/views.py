@@ -1,4 +1,6 @@
-"""What each panel shows for a record: calls ``vis/`` only (pure, no gradio).
+"""What each panel shows for a record: calls ``vis/`` (no gradio). Pure but for
+``write_exports``, which writes the downloads into the session's folder; memory
+readings come in as arguments (``space.observe.memory`` reads them).
 
 A record is a ``CompareRecord`` (the page's runs, ``python -m space compare
 --json``) or a ``RunTrace`` (``python -m space trace --json``); both replay in
@@ -65,7 +67,7 @@ class RecordViews:
 def render(record: Record) -> RecordViews:
     run, baseline = runs(record)
     cmp = record if isinstance(record, CompareRecord) else None
-    first = vis.verify_step_indices(run)[:1]  # the step-through opens on it
+    first = vis.emitting_step_indices(run)[:1]  # the step-through opens on it
     return RecordViews(
         token_html=cut_note(run) + vis.token_view_html(head(run)),
         compare_html=_compare_html(cmp) if cmp is not None else NO_BASELINE,
@@ -150,7 +152,7 @@ def step_view(record: Record | None, position: int | float | None) -> StepView |
     if record is None:
         return None
     run, _ = runs(record)
-    indices = vis.verify_step_indices(run)
+    indices = vis.emitting_step_indices(run)
     if not indices:
         return None
     pos = min(max(int(position or 0), 0), len(indices) - 1)
@@ -178,7 +180,7 @@ def position_of_step(record: Record | None, step_index: int) -> int | None:
     if record is None:
         return None
     run, _ = runs(record)
-    indices = vis.verify_step_indices(run)
+    indices = vis.emitting_step_indices(run)
     for pos, i in enumerate(indices):
         if run.steps[i].index >= step_index:
             return pos

@@ -37,19 +37,6 @@ def _curve(method="draft_model", draft="default-truncated", **kw) -> TippingCurv
                         "2026-11-30T15:00:00", **kw)
 
 
-@pytest.mark.parametrize("xs, ys, expected", [
-    ([1.0, 1.8, 2.6, 3.4], [0.41, 0.74, 1.08, 1.40], 1.8 + 0.26 / 0.34 * 0.8),
-    ([3.4, 1.0, 2.6], [1.4, 0.4, 0.6], 2.6 + 0.4 / 0.8 * 0.8),   # unsorted input
-    ([1.0, 2.0, 3.0, 4.0], [0.5, 1.1, 0.95, 1.5], 1.0 + 0.5 / 0.6),  # a later dip is noise
-    ([1.0, 2.0], [1.1, 1.3], None),          # faster at every measured point
-    ([1.0, 2.0], [0.4, 0.9], None),          # never reaches 1
-    ([1.0, 2.0, None], [0.4, float("nan"), 1.2], None),  # unmeasured points are skipped
-])
-def test_break_even_interpolates_literal_points(xs, ys, expected):
-    got = curves.break_even(xs, ys)
-    assert got == (None if expected is None else pytest.approx(expected))
-
-
 def test_break_even_falls_back_to_the_model_where_points_never_cross():
     curve = _curve(points=[_point(1, 3.0, 1.3), _point(1, 5.0, 1.9)])
     tau, source = curve.break_even_length(1)

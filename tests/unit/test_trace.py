@@ -154,7 +154,7 @@ def test_older_files_get_the_typed_run_config(name):
     assert (record.baseline.config.method, record.baseline.config.k) == (None, 0)
     assert record.speculative.config.source == IN_PROCESS
     assert record.speculative.request == RequestRecord()
-    again = load(dumps(record))  # written as version 6, read back the same
+    again = load(dumps(record))  # written as today's version, read back the same
     assert again.to_dict() == record.to_dict() and again.to_dict()["version"] == TRACE_VERSION
 
 
@@ -162,6 +162,17 @@ def test_a_trace_records_its_request_and_says_it_was_in_process(spec_trace):
     spec_trace.request = RequestRecord(temperature=0.7, top_p=0.9, seed=3, max_tokens=64,
                                        prompt_sha256=prompt_hash("hi"))
     d = json.loads(dumps(spec_trace))
-    assert d["version"] == 6 and d["config"]["source"] == "in-process"
+    assert d["version"] == TRACE_VERSION and d["config"]["source"] == "in-process"
     assert d["request"]["prompt_sha256"].startswith("8f434346648f")
     assert load(dumps(spec_trace)).request == spec_trace.request
+
+
+def test_in_process_files_have_no_server_fields():
+    """A server run has a step split, server notes and steps' unreported drafts;
+    a file of an in-process run (version 6) reads them as none and 0."""
+    record = load((FIXTURES / "compare-v6.json").read_text())
+    assert isinstance(record, CompareRecord)
+    for run in (record.baseline, record.speculative):
+        assert run.step_split is None and run.server is None
+        assert all(s.num_unreported_draft_tokens == 0 for s in run.steps)
+    assert json.loads(dumps(record))["version"] == TRACE_VERSION == 6

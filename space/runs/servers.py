@@ -1,0 +1,53 @@
+"""Runs through two running vLLM servers (space/server/) with the local tokenizer:
+the prompt as token ids (no chat template can drift) and each token's text."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from space.common import progress as progress_mod
+from space.engine import models, prompts
+from space.engine.build import token_texts
+from space.records.config import ConfigError, EngineSpec, RequestSpec
+from space.records.trace import CompareRecord
+from space.server.build import Texts
+from space.server.client import ServerError
+from space.server.compare import ServerPair, compare_servers
+
+if TYPE_CHECKING:  # space.runs.runner imports the engines
+    from space.runs.runner import CompareRunner
+
+
+def encoder(spec: EngineSpec, req: RequestSpec) -> tuple[list[int], Texts]:
+    """The prompt's ids and a token-text function, from the tokenizer of ``spec.model``."""
+    path = models.resolve_model(spec.model, progress_mod.to_terminal)
+    tokenizer = prompts.load_tokenizer(str(path))
+    cache: dict[int, str] = {}
+
+    def texts(token_ids: list[int]) -> dict[int, str]:
+        return token_texts(tokenizer, token_ids, cache)
+
+    return prompts.encode(tokenizer, req, spec.max_model_len), texts
+
+
+def page_compare(pair: ServerPair, start_spec: EngineSpec) -> CompareRunner:
+    """A ``runner.compare`` for the page that measures the servers instead.
+
+    The servers' method and k are the operator's: a visitor who picks others
+    gets one line. A server fault becomes a ``ConfigError`` (one line on the page).
+    """
+    def compare(spec: EngineSpec, req: RequestSpec, *, repeats: int = 1,
+                on_step: Any = None, progress: Any = None, warmup: Any = None,
+                cancel: Any = None, on_repeat: Any = None,
+                explain: bool = False) -> CompareRecord:
+        declared = pair.declared
+        if (spec.method, spec.k) != (declared.method, declared.k):
+            raise ConfigError(f"this page measures running servers: the speculative one runs "
+                              f"{declared.method} with k={declared.k}")
+        if progress is not None:
+            progress(0.1, "sending the prompt to the two servers")
+        ids, texts = encoder(start_spec, req)
+        try:
+            return compare_servers(pair, req, ids, repeats=repeats, texts=texts)
+        except ServerError as exc:
+            raise ConfigError(str(exc)) from None
+    return compare

@@ -1,0 +1,252 @@
+"""HTTP to a vLLM OpenAI-compatible server: what it serves, and one streamed completion.
+
+What vLLM 0.32 sends (measured on the CPU build; README, "Measuring running
+servers"): a streamed ``/v1/completions`` with ``return_token_ids`` carries each
+chunk's token ids; the last chunk before ``[DONE]`` (``stream_options:
+include_usage``) carries ``usage`` and ``metrics``: the timing fields with
+``--enable-per-request-metrics``, ``metrics.speculative_decoding`` with
+``--per-request-spec-decode-metrics`` (``per_step_accepted`` / ``per_step_drafted``
+only at ``detailed``).
+
+Every failure is a ``ServerError`` with one line a visitor may read (no host);
+the operator's interfaces add ``server.host``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import httpx
+
+from space.records.config import ConfigError, RequestSpec
+
+Role = Literal["baseline", "speculative"]
+DETAILED_FLAG = "--per-request-spec-decode-metrics detailed"
+KEY_ENV = {"baseline": "SPECLENS_BASELINE_API_KEY", "speculative": "SPECLENS_SPECULATIVE_API_KEY"}
+CONNECT_S = 5.0
+DEFAULT_READ_S = 120.0  # longest silence between two chunks before a server counts as stuck
+
+
+class ServerError(RuntimeError):
+    """A server that is down, slow, answers an error or lacks a flag: one line."""
+
+
+@dataclass(frozen=True)
+class Server:
+    """One OpenAI-compatible base URL, e.g. ``http://gpu-box:8000/v1``."""
+
+    role: Role
+    url: str
+    api_key: str | None = field(default=None, repr=False)
+    read_timeout_s: float = DEFAULT_READ_S
+
+    @classmethod
+    def from_flag(cls, role: Role, url: str, read_timeout_s: float = DEFAULT_READ_S) -> Server:
+        """Checked at start: http(s) with a host; the key from the environment only."""
+        parts = urlsplit(url.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(f"--{role}-url must be an http:// or https:// URL with a host, "
+                              f"e.g. http://gpu-box:8000/v1 (got {url[:80]!r})")
+        return cls(role, url.strip().rstrip("/"), os.environ.get(KEY_ENV[role]) or None,
+                   read_timeout_s)
+
+    @property
+    def host(self) -> str:
+        """host:port, for the operator's console only (never in a record)."""
+        return urlsplit(self.url).netloc
+
+    @property
+    def root(self) -> str:
+        """The server's root, where /version and /metrics live."""
+        return self.url[:-3] if self.url.endswith("/v1") else self.url
+
+    def client(self) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        timeout = httpx.Timeout(self.read_timeout_s, connect=CONNECT_S)
+        return httpx.Client(headers=headers, timeout=timeout)
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What a server says about itself before a run."""
+
+    model: str                  # the served model's id (/v1/models)
+    max_model_len: int | None
+    vllm_version: str | None    # /version
+    num_draft_positions: int    # vllm:spec_decode_num_accepted_tokens_per_pos series: k; 0 plain
+    requests_running: float     # vllm:num_requests_running, summed over engines
+
+
+@dataclass(frozen=True)
+class Chunk:
+    token_ids: list[int]
+    text: str
+    arrival_s: float  # time.perf_counter() when the chunk was read
+
+
+@dataclass
+class Stream:
+    """One streamed completion as it arrived."""
+
+    sent_s: float
+    chunks: list[Chunk]
+    prompt_token_ids: list[int]
+    finish_reason: str | None
+    usage: dict[str, Any]     # the final chunk's usage
+    metrics: dict[str, Any]   # the final chunk's metrics ({} when the server sent none)
+
+
+def _get(client: httpx.Client, server: Server, url: str) -> httpx.Response:
+    try:
+        r = client.get(url)
+    except httpx.TimeoutException:
+        raise ServerError(f"the {server.role} server did not answer within "
+                          f"{server.read_timeout_s:.0f} s") from None
+    except httpx.HTTPError as exc:
+        raise ServerError(f"the {server.role} server is down or unreachable "
+                          f"({type(exc).__name__})") from None
+    if r.status_code in (401, 403):
+        raise ServerError(f"the {server.role} server refused the API key (HTTP {r.status_code}): "
+                          f"set {KEY_ENV[server.role]}")
+    return r
+
+
+def describe(server: Server) -> ServerInfo:
+    """/v1/models, /version and /metrics; raises ServerError."""
+    with server.client() as c:
+        r = _get(c, server, server.url + "/models")
+        if r.status_code != 200:
+            raise ServerError(f"the {server.role} server answered /models with HTTP "
+                              f"{r.status_code}: is {server.role}-url its /v1 base?")
+        try:
+            models = r.json()["data"]
+            model = models[0]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise ServerError(f"the {server.role} server's /models is not an OpenAI model "
+                              "list") from None
+        v = _get(c, server, server.root + "/version")
+        version = v.json().get("version") if v.status_code == 200 else None
+        m = _get(c, server, server.root + "/metrics")
+        text = m.text if m.status_code == 200 else ""
+    return ServerInfo(model=str(model.get("id")), max_model_len=model.get("max_model_len"),
+                      vllm_version=version, num_draft_positions=draft_positions(text),
+                      requests_running=requests_running(text))
+
+
+def read_metrics(server: Server) -> str:
+    with server.client() as c:
+        r = _get(c, server, server.root + "/metrics")
+    return r.text if r.status_code == 200 else ""
+
+
+def draft_positions(prom_text: str) -> int:
+    """Distinct ``position`` labels of vLLM's per-position acceptance counter: k."""
+    name = "vllm:spec_decode_num_accepted_tokens_per_pos"
+    positions = {line.split('position="', 1)[1].split('"', 1)[0]
+                 for line in prom_text.splitlines()
+                 if line.startswith(name) and 'position="' in line}
+    return len(positions)
+
+
+def requests_running(prom_text: str) -> float:
+    """vLLM's ``num_requests_running`` gauge, summed over engines (data parallel)."""
+    total = 0.0
+    for line in prom_text.splitlines():
+        if line.startswith("vllm:num_requests_running{") or line.startswith(
+                "vllm:num_requests_running "):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def completion_body(model: str, prompt_ids: list[int], req: RequestSpec,
+                    max_tokens: int) -> dict[str, Any]:
+    """The request: the prompt as token ids (no chat template can drift), n = 1."""
+    body: dict[str, Any] = {
+        "model": model, "prompt": prompt_ids, "max_tokens": max_tokens,
+        "temperature": req.temperature, "top_p": req.top_p, "n": 1, "stream": True,
+        "stream_options": {"include_usage": True}, "return_token_ids": True,
+        "ignore_eos": req.ignore_eos,
+    }
+    if req.seed is not None:
+        body["seed"] = req.seed
+    return body
+
+
+def stream_completion(server: Server, body: dict[str, Any]) -> Stream:
+    """POST /v1/completions and read its stream; raises ServerError."""
+    with server.client() as c:
+        sent = time.perf_counter()
+        try:
+            with c.stream("POST", server.url + "/completions", json=body) as r:
+                if r.status_code != 200:
+                    r.read()
+                    raise ServerError(_http_error(server, r))
+                return _read_stream(server, r, sent)
+        except httpx.TimeoutException:
+            raise ServerError(f"the {server.role} server went silent for "
+                              f"{server.read_timeout_s:.0f} s") from None
+        except httpx.ConnectError:
+            raise ServerError(f"the {server.role} server is down or unreachable") from None
+        except httpx.HTTPError as exc:
+            raise ServerError(f"the {server.role} server stopped mid-stream "
+                              f"({type(exc).__name__}): did it die?") from None
+
+
+def _read_stream(server: Server, r: httpx.Response, sent: float) -> Stream:
+    out = Stream(sent_s=sent, chunks=[], prompt_token_ids=[], finish_reason=None,
+                 usage={}, metrics={})
+    done = False
+    for line in r.iter_lines():
+        if not line.startswith("data:"):
+            continue  # blank separators and ": keep-alive" comments
+        data = line[5:].strip()
+        if data == "[DONE]":
+            done = True
+            break
+        _take(server, out, json.loads(data), time.perf_counter())
+    if not done or not out.usage:
+        raise ServerError(f"the {server.role} server stopped mid-stream after "
+                          f"{sum(len(c.token_ids) for c in out.chunks)} tokens: did it die?")
+    return out
+
+
+def _take(server: Server, out: Stream, d: dict[str, Any], now: float) -> None:
+    if "error" in d:
+        err = d["error"]
+        msg = err.get("message") if isinstance(err, dict) else err
+        raise ServerError(f"the {server.role} server failed mid-stream: {_one_line(str(msg))}")
+    choices = d.get("choices") or []
+    if choices:
+        ch = choices[0]
+        ids = ch.get("token_ids")
+        if ids is None:
+            raise ServerError(f"the {server.role} server sent no token ids: vLLM 0.32 or "
+                              "later is needed (return_token_ids)")
+        if ch.get("prompt_token_ids"):
+            out.prompt_token_ids = list(ch["prompt_token_ids"])
+        if ids:
+            out.chunks.append(Chunk(list(ids), ch.get("text") or "", now))
+        if ch.get("finish_reason"):
+            out.finish_reason = ch["finish_reason"]
+    if d.get("usage"):
+        out.usage = d["usage"]
+        out.metrics = d.get("metrics") or {}
+
+
+def _http_error(server: Server, r: httpx.Response) -> str:
+    if r.status_code in (401, 403):
+        return (f"the {server.role} server refused the API key (HTTP {r.status_code}): "
+                f"set {KEY_ENV[server.role]}")
+    try:
+        msg = r.json()["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        msg = r.text
+    return f"the {server.role} server answered HTTP {r.status_code}: {_one_line(str(msg))}"
+
+
+def _one_line(msg: str) -> str:
+    return " ".join(msg.split())[:200]

@@ -1,0 +1,63 @@
+"""Real vLLM servers of the CPU build on loopback, started once for this package.
+
+Three ``python -m vllm.entrypoints.openai.api_server`` processes on the default
+model, started together: a plain one, an ngram k=4 one with
+``--per-request-spec-decode-metrics detailed``, and an ngram one without the
+flag and with an API key (for the faults; the kill-mid-run test kills it, last).
+Their settings are the in-process test engines' own (``engine_kwargs``), so
+that at temperature 0 both sources run the same computation.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+
+from space.records.config import EngineSpec  # noqa: E402
+from space.server.build import Declared  # noqa: E402
+from space.server.client import Server  # noqa: E402
+from space.server.compare import ServerPair  # noqa: E402
+from tests.helpers.engine import KV  # noqa: E402
+from tests.helpers.servers import FAULT_KEY, ServerProcess, start_all  # noqa: E402
+
+SPEC = EngineSpec(method="ngram", k=4, kv_cache_bytes=KV, max_model_len=2048)
+
+
+@pytest.fixture(scope="package")
+def servers(tmp_path_factory) -> dict[str, ServerProcess]:
+    logs = tmp_path_factory.mktemp("server-logs")
+    procs = start_all(SPEC, logs, {
+        "baseline": ([], False),
+        "speculative": (["--per-request-spec-decode-metrics", "detailed"], True),
+        "no_flag": (["--api-key", FAULT_KEY], True),
+    })
+    yield procs
+    for p in procs.values():
+        p.stop()
+
+
+@pytest.fixture(scope="package")
+def pair(servers) -> ServerPair:
+    return ServerPair(Server("baseline", servers["baseline"].url),
+                      Server("speculative", servers["speculative"].url),
+                      Declared(method="ngram", k=4, prompt_lookup_min=SPEC.prompt_lookup_min,
+                               prompt_lookup_max=SPEC.prompt_lookup_max))
+
+
+@pytest.fixture(scope="package")
+def engines():
+    """In-process baseline and ngram engines with the servers' settings."""
+    from space.engine import EnginePool
+
+    pool = EnginePool(max_speculative=1)
+    yield pool.baseline(SPEC), pool.speculative(SPEC)
+    pool.close_all()
+
+
+def pytest_collection_modifyitems(items):
+    """The kill-mid-run fault runs last in the session (it kills a server)."""
+    last = [i for i in items if i.name == "test_server_killed_mid_run"]
+    items[:] = [i for i in items if i not in last] + last

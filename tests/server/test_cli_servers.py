@@ -1,0 +1,82 @@
+"""``python -m space trace|compare --baseline-url --speculative-url``: refusals at
+start are one line and exit 2; a run through the real servers prints as in-process."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from space.cli.main import main
+from space.records import schema
+from space.records.run import SERVER
+from tests.helpers.engine import CODE_PROMPT
+from tests.helpers.servers import free_port
+
+
+def _refused(capsys, argv) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err
+    return err
+
+
+def test_tensor_parallel_in_process_points_to_servers(capsys):
+    err = _refused(capsys, ["trace", "--prompt", "hi", "--tensor-parallel-size", "2"])
+    assert "--baseline-url URL --speculative-url URL" in err
+
+
+def test_half_a_pair_and_a_bad_scheme_are_refused(capsys):
+    assert "both" in _refused(capsys, ["compare", "--prompt", "hi",
+                                       "--baseline-url", "http://gpu-box:8000/v1"])
+    assert "http://" in _refused(capsys, ["compare", "--prompt", "hi",
+                                          "--baseline-url", "file:///etc/passwd",
+                                          "--speculative-url", "http://gpu-box:8001/v1"])
+
+
+def test_a_down_server_is_one_line(capsys):
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    assert main(["trace", "--prompt", "hi", "--baseline-url", url,
+                 "--speculative-url", url]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "down or unreachable" in err and "\n" not in err
+
+
+@pytest.mark.engine
+def test_compare_through_servers(pair, capsys, tmp_path):
+    out = tmp_path / "compare.json"
+    assert main(["compare", "--prompt", CODE_PROMPT, "--max-tokens", "24", "--repeats", "1",
+                 "--max-model-len", "2048", "--baseline-url", pair.baseline.url,
+                 "--speculative-url", pair.speculative.url, "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "through a vLLM 0.32" in printed and "speedup (TPOT)" in printed
+    record = schema.load(out.read_text())
+    assert record.speculative.config.source == SERVER  # type: ignore[union-attr]
+    assert json.loads(out.read_text())["version"] >= 7
+
+
+def test_server_sweeps_only_concurrency(capsys):
+    err = _refused(capsys, ["sweep", "--workload", "code_editing", "--variable", "k",
+                            "--baseline-url", "http://gpu-box:8000/v1",
+                            "--speculative-url", "http://gpu-box:8001/v1"])
+    assert "concurrency" in err
+
+
+@pytest.mark.engine
+def test_sweep_concurrency_through_servers(pair, capsys, tmp_path):
+    out = tmp_path / "sweep.json"
+    assert main(["sweep", "--workload", "code_editing", "--variable", "concurrency",
+                 "--values", "1,2", "--max-tokens", "16", "--repeats", "1",
+                 "--max-model-len", "2048", "--baseline-url", pair.baseline.url,
+                 "--speculative-url", pair.speculative.url, "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["concurrency"] for r in rows] == [1, 2]
+    assert "concurrency" in capsys.readouterr().out
+
+
+def test_the_page_refuses_a_down_server_at_start(capsys):
+    import app
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    assert app.main(["--baseline-url", url, "--speculative-url", url]) == 2
+    out = capsys.readouterr().out.strip().splitlines()[-1]
+    assert out.startswith("error: ") and "down or unreachable" in out
