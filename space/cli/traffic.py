@@ -3,6 +3,7 @@
   python -m space traffic prompts.jsonl                       groups, answer, deployment
   python -m space traffic chats.csv --label-field team --per-group 4 \\
       --csv groups.csv --prompts-csv prompts.csv --json traffic.json --plot traffic.html
+  python -m space traffic prompts.jsonl --concurrency 4        a group's prompts 4 at once
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from space.common.versions import warn_if_untested
 from space.records.config import ConfigError, EngineSpec
+from space.runs.sweep import MAX_CONCURRENCY
 from space.runs.traffic_groups import DEFAULT_MAX_PROMPTS, DEFAULT_PER_GROUP
 
 log = logging.getLogger("space")
@@ -41,6 +43,9 @@ def traffic_parser(sub, engine_flags: Callable[[argparse.ArgumentParser], None])
                    help="where the file gives none (default 0)")
     s.add_argument("--repeats", type=int, default=DEFAULT_REPEATS,
                    help=f"measured runs per engine and prompt (default {DEFAULT_REPEATS})")
+    s.add_argument("--concurrency", type=int, default=1,
+                   help="a group's prompts N at once through each engine (default 1; "
+                        f"1..{MAX_CONCURRENCY})")
     s.add_argument("--csv", metavar="PATH", help="write one row per group as CSV")
     s.add_argument("--prompts-csv", metavar="PATH", help="write one row per prompt as CSV")
     s.add_argument("--json", metavar="PATH",
@@ -52,6 +57,7 @@ def traffic_parser(sub, engine_flags: Callable[[argparse.ArgumentParser], None])
 
 def read_plan(a: argparse.Namespace):
     """The file read, grouped and sampled; ``ConfigError`` (one line) when it cannot be."""
+    from space.runs.traffic import check_concurrency
     from space.runs.traffic_file import parse
     from space.runs.traffic_groups import plan
 
@@ -59,6 +65,7 @@ def read_plan(a: argparse.Namespace):
         raise ConfigError("--per-group and --max-prompts must be at least 1")
     if a.repeats < 1:
         raise ConfigError("--repeats must be at least 1")
+    check_concurrency(a.concurrency)
     try:
         data = Path(a.file).read_bytes()
     except OSError as exc:
@@ -82,7 +89,7 @@ def traffic(a: argparse.Namespace, spec: EngineSpec):
     warn_if_untested(log)  # after the input checks: bad input stays one line
     result = run_traffic(spec, plan, source=Path(a.file).name, repeats=a.repeats,
                          max_tokens=a.max_tokens, temperature=a.temperature, progress=bar,
-                         skipped=[str(s) for s in file.skipped])
+                         skipped=[str(s) for s in file.skipped], concurrency=a.concurrency)
     print(describe(result))
     for path, rows, columns in ((a.csv, result.group_rows(), GROUP_COLUMNS),
                                 (a.prompts_csv, result.rows(), PROMPT_COLUMNS)):

@@ -15,7 +15,11 @@ the file's recorded responses when every request has one ("responses"), else
 from the requests in the file times the group's mean measured output
 ("measured"): a sample never changes the traffic's mix.
 
-A group *gains* when its verdict is worth-it.
+A group *gains* when its verdict is worth-it. At concurrency N > 1 a group's
+prompts ran N at once (``space/runs/traffic.py``): its speedup is the median
+per-request TPOT ratio inside those batches, and its checklist reads N. For the
+gaining groups, a k per batch size is predicted from their acceptance and this
+machine's step costs (``space/judge/dynamic_k.py``).
 """
 from __future__ import annotations
 
@@ -26,8 +30,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from space.judge import deploy, measure
+from space.judge import deploy, dynamic_k, measure
 from space.judge.checklist import WORTH_IT_SPEEDUP, evaluate
+from space.judge.curves import TippingCurve
 from space.records.run import RunConfig
 from space.records.trace import CompareRecord
 from space.records.verdict import WORTH_IT, Checklist, Verdict
@@ -108,9 +113,11 @@ def group_weight(items: Sequence[TrafficItem], requests: int,
 
 def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
                     response_tokens: int | None = None,
-                    headroom: Mapping[str, Any] | None = None) -> GroupSummary:
+                    headroom: Mapping[str, Any] | None = None,
+                    concurrency: int = 1) -> GroupSummary:
     """One group's figures and checklist from its measured items; ``headroom``: the
-    break-even of this machine's cached tipping curve (space.runs.machine_inputs)."""
+    break-even of this machine's cached tipping curve (space.runs.machine_inputs);
+    ``concurrency``: requests that ran at once (the checklist's concurrency line)."""
     cmps = [it.compare for it in items]
     speedups = [c.speedup for c in cmps]
     spread = (measure.spread(speedups) if len(cmps) > 1
@@ -120,7 +127,7 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
     inputs = measure.inputs_from_runs(
         [c.baseline for c in cmps], [c.speculative for c in cmps], speedup=speedup,
         speedup_spread=spread, temperature=_temperature(items),
-        context=measure.Context(task_type=group,
+        context=measure.Context(task_type=group, concurrency=concurrency,
                                 task_note=f"the traffic's requests grouped as {group!r}"),
         headroom=headroom)
     if len(items) > 1:
@@ -162,6 +169,7 @@ class Deployment:
     route_groups: list[str]      # groups to send to the speculative deployment
     command: str                 # `vllm serve` with speculation (the plain one when off)
     plain_command: str           # `vllm serve` without it
+    concurrency: int = 1         # requests at once when the k was measured
 
     def describe(self) -> str:
         if self.speculation == "off":
@@ -175,8 +183,12 @@ class Deployment:
         return "\n".join([head, f"speculative: {self.command}",
                           *([f"plain: {self.plain_command}"] if self.speculation == "route"
                             else []),
-                          f"(k={self.k} as measured, one request at a time; for a k per batch "
-                          "size, run a k_x_concurrency sweep on a workload of these prompts)"])
+                          f"(k={self.k} as measured, {_at(self.concurrency)})"])
+
+
+def _at(concurrency: int) -> str:
+    return ("one request at a time" if concurrency == 1
+            else f"{concurrency} requests at once")
 
 
 def serve_config(config: RunConfig) -> tuple[str, dict[str, Any]]:
@@ -190,7 +202,7 @@ def serve_config(config: RunConfig) -> tuple[str, dict[str, Any]]:
 
 def deployment(groups: Sequence[GroupSummary], config: RunConfig,
                traffic_speedup: float | None,
-               max_batch: int = deploy.DEFAULT_MAX_BATCH) -> Deployment:
+               max_batch: int = deploy.DEFAULT_MAX_BATCH, concurrency: int = 1) -> Deployment:
     """On when every group gains, off when none does, else route the gaining
     groups; one deployment for all is on only if the traffic's speedup is
     clearly above 1 (the checklist's worth-it line, 1.10x)."""
@@ -203,10 +215,10 @@ def deployment(groups: Sequence[GroupSummary], config: RunConfig,
                                      and traffic_speedup >= WORTH_IT_SPEEDUP and gaining
                                      else "off")
     if not gaining:
-        return Deployment("off", "off", None, [], plain, plain)
+        return Deployment("off", "off", None, [], plain, plain, concurrency)
     if len(gaining) == len(groups):
-        return Deployment("on", "on", k, gaining, on, plain)
-    return Deployment("route", overall, k, gaining, on, plain)
+        return Deployment("on", "on", k, gaining, on, plain, concurrency)
+    return Deployment("route", overall, k, gaining, on, plain, concurrency)
 
 
 @dataclass
@@ -225,6 +237,8 @@ class TrafficResult:
     gaining_share: float
     deployment: Deployment
     skipped: list[str] = field(default_factory=list)  # lines not imported or not run, why
+    concurrency: int = 1          # requests of a group run at once
+    schedule: dynamic_k.Schedule | None = None  # k per batch size for the gaining groups
 
     def group_rows(self) -> list[dict[str, Any]]:
         return [g.row() for g in self.groups]
@@ -239,13 +253,14 @@ class TrafficResult:
 
         d = {k: getattr(self, k) for k in ("source", "how", "config", "repeats", "max_tokens",
                                            "weighting", "weighted_speedup", "gaining_share",
-                                           "skipped")}
+                                           "skipped", "concurrency")}
         d["groups"] = [{**g.row(), "output_tokens": g.output_tokens,
                         "checklist": g.checklist.to_dict() if g.checklist else None}
                        for g in self.groups]
         d["config"] = self.config.to_dict()
         d["prompts"] = self.rows()
         d["deployment"] = asdict(self.deployment)
+        d["schedule"] = self.schedule.to_dict() if self.schedule else None
         d["answer"] = describe(self)
         return d
 
@@ -265,11 +280,14 @@ class TrafficResult:
 
 def answer(source: str, how: str, items: list[TrafficItem], counts: Mapping[str, int],
            response_tokens: Mapping[str, int] | None, *, repeats: int, max_tokens: int,
-           skipped: Sequence[str] = (), headroom: Mapping[str, Any] | None = None) -> TrafficResult:
+           skipped: Sequence[str] = (), headroom: Mapping[str, Any] | None = None,
+           concurrency: int = 1, curve: TippingCurve | None = None) -> TrafficResult:
     """Every group summarized, the traffic's figures and the deployment.
 
     ``counts``: requests in the file per group; ``response_tokens``: the file's
-    responses in tokens per group when every request has one, else None.
+    responses in tokens per group when every request has one, else None;
+    ``concurrency``: requests that ran at once; ``curve``: this machine's cached
+    tipping curve for the pair and k, whose step costs give the k per batch size.
     """
     if not items:
         raise ValueError("no prompt was measured")
@@ -277,17 +295,22 @@ def answer(source: str, how: str, items: list[TrafficItem], counts: Mapping[str,
     for it in items:
         by_group.setdefault(it.group, []).append(it)
     groups = [summarize_group(g, its, counts.get(g, len(its)),
-                              response_tokens.get(g) if response_tokens else None, headroom)
+                              response_tokens.get(g) if response_tokens else None, headroom,
+                              concurrency)
               for g, its in by_group.items()]
     total = sum(g.output_tokens for g in groups)
     for g in groups:
         g.output_token_share = g.output_tokens / total if total > 0 else 0.0
     speed = weighted_speedup(groups)
     config = items[0].compare.speculative.config
+    gainers = [dynamic_k.Gainer(g.group, g.mean_acceptance_length, g.output_tokens)
+               for g in groups if g.gains and g.mean_acceptance_length is not None]
     return TrafficResult(source, how, config, repeats, max_tokens,
                          "responses" if response_tokens else "measured", items, groups, speed,
-                         gaining_share(groups), deployment(groups, config, speed),
-                         list(skipped))
+                         gaining_share(groups),
+                         deployment(groups, config, speed, concurrency=concurrency),
+                         list(skipped), concurrency,
+                         dynamic_k.predict(gainers, config, curve, concurrency))
 
 
 def to_csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
@@ -301,7 +324,9 @@ def to_csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
 
 def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
     """The answer in words, for the terminal."""
-    lines = [r.how, f"{'group':<22}{'reqs':>5}{'runs':>5}{'accept':>8}{'tau':>6}"
+    lines = [r.how + f"; measured {_at(r.concurrency)}"
+             + (" (a group's prompts in batches)" if r.concurrency > 1 else ""),
+             f"{'group':<22}{'reqs':>5}{'runs':>5}{'accept':>8}{'tau':>6}"
                     f"{'speedup':>9}{'spread':>12}{'tokens':>8}  verdict"]
     for g in r.groups:
         rate = "n/a" if g.acceptance_rate is None else f"{g.acceptance_rate:.0%}"
@@ -316,6 +341,8 @@ def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
     lines.append(f"traffic-weighted speedup {ws}; {r.gaining_share:.0%} of the output tokens "
                  f"are in groups that gain (weights from {source})")
     lines.append(r.deployment.describe())
+    if r.schedule is not None:
+        lines.append(r.schedule.describe())
     if r.skipped:
         shown = r.skipped[:5] if skipped_reasons else [s.split(":")[0] for s in r.skipped[:5]]
         lines.append(f"skipped {len(r.skipped)}: " + "; ".join(shown)

@@ -6,6 +6,13 @@ visitors' runs interleave with a long traffic job between its prompts.
 Requests are tokenized before any lock (``preflight``); one that the model
 cannot take (longer than ``max_model_len``) is skipped and reported, not fatal.
 
+At ``concurrency`` N > 1, each group's sampled prompts run as batches of N
+different prompts submitted together to each engine, alternating
+(``space.runs.workloads.compare_batch``), the lock taken for one batch at a
+time. A group's last batch, or a group of fewer than N prompts, is filled up
+to N with its first prompts again, so every batch measures N at once; those
+fillers are run but not kept. Batches of the groups take turns, as prompts do.
+
 Importing this module does not import vLLM (the runner is imported when a
 run starts).
 """
@@ -22,12 +29,22 @@ from space.judge.traffic import TrafficItem, TrafficResult, answer
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.runs import machine_inputs
 from space.runs.preflight import preflight
+from space.runs.sweep import MAX_CONCURRENCY
 from space.runs.traffic_file import TrafficRequest
 from space.runs.traffic_groups import Plan
+from space.runs.workloads import compare_batch
 
 log = logging.getLogger(__name__)
 DEFAULT_MAX_TOKENS = 64
 DEFAULT_REPEATS = 2
+Todo = tuple[str, TrafficRequest, RequestSpec, list[int]]  # group, request, spec, its ids
+
+
+def check_concurrency(concurrency: int) -> int:
+    """1..MAX_CONCURRENCY, the bound of a concurrency sweep's points; one line if not."""
+    if not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise ConfigError(f"concurrency must be 1..{MAX_CONCURRENCY}, got {concurrency}")
+    return concurrency
 
 
 def request_for(r: TrafficRequest, max_tokens: int, temperature: float,
@@ -63,15 +80,17 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
                 progress: Progress | None = None,
                 cancel: threading.Event | None = None,
                 skipped: list[str] | None = None,
-                max_tokens_cap: int | None = None) -> TrafficResult:
+                max_tokens_cap: int | None = None, concurrency: int = 1) -> TrafficResult:
     """Baseline against speculation on every sampled request of ``plan``, and the answer.
 
     ``skipped``: the import's skipped lines, carried into the result. ``cancel``
     set: ``space.common.cancel.Cancelled`` before the next engine step or prompt.
     ``max_tokens_cap``: no request runs longer, whatever the file asks (the page's).
+    ``concurrency``: a group's prompts N at once (see the module's docstring).
     """
     if repeats < 1:
         raise ConfigError(f"repeats must be at least 1, got {repeats}")
+    check_concurrency(concurrency)
     if not spec.is_speculative:
         raise ConfigError("a traffic run compares a speculative method with the baseline")
     from space.runs import runner  # imports vLLM
@@ -84,26 +103,89 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
         raise ConfigError("no request of the file can run: " + "; ".join(skipped[:3]))
     path = str(models.resolve_model(spec.model))
     responses = response_tokens(plan, path)
-    items: list[TrafficItem] = []
-    for i, (group, r, req, ids) in enumerate(todo):
-        report(i / len(todo), f"prompt {i + 1}/{len(todo)}: line {r.line} ({group})")
-        check(cancel, "the traffic run")
-        # compare takes the pool's lock for this prompt only, and lets go after it
-        cmp = runner.compare(spec, req, repeats=repeats, pool=pool, warmup="once",
-                             context=Context(task_type=group), cancel=cancel, prompt_ids=ids)
-        items.append(TrafficItem(group, r.line, cmp, req.temperature, _tokens_of(r, path)))
+    items = (_run_batches(spec, todo, concurrency, repeats, pool, report, cancel, path)
+             if concurrency > 1 else
+             _run_prompts(runner, spec, todo, repeats, pool, report, cancel, path))
+    config = items[0].compare.speculative.config
     result = answer(source, plan.how, items, plan.counts(), responses, repeats=repeats,
                     max_tokens=max_tokens, skipped=skipped,
-                    headroom=machine_inputs.headroom(items[0].compare.speculative.config, 1))
+                    headroom=machine_inputs.headroom(config, concurrency),
+                    concurrency=concurrency, curve=machine_inputs.curve_for(config))
     ws = "n/a" if result.weighted_speedup is None else f"{result.weighted_speedup:.2f}x"
     report(1.0, f"done: {len(items)} prompts in {len(result.groups)} groups; "
                 f"traffic-weighted speedup {ws}")
     return result
 
 
+def _run_prompts(runner, spec: EngineSpec, todo: list[Todo], repeats: int, pool,
+                 report: Progress, cancel: threading.Event | None,
+                 model_path: str) -> list[TrafficItem]:
+    """Every request on its own through both engines (``runner.compare``)."""
+    items = []
+    for i, (group, r, req, ids) in enumerate(todo):
+        report(i / len(todo), f"prompt {i + 1}/{len(todo)}: line {r.line} ({group})")
+        check(cancel, "the traffic run")
+        # compare takes the pool's lock for this prompt only, and lets go after it
+        cmp = runner.compare(spec, req, repeats=repeats, pool=pool, warmup="once",
+                             context=Context(task_type=group), cancel=cancel, prompt_ids=ids)
+        items.append(TrafficItem(group, r.line, cmp, req.temperature, _tokens_of(r, model_path)))
+    return items
+
+
+def batches(todo: list[Todo], n: int) -> list[tuple[list[Todo], list[Todo]]]:
+    """(kept, fillers) per batch of ``n``: a group's prompts in sample order, ``n`` at a
+    time, a short batch filled with the group's first prompts again; the groups
+    take turns.
+
+    Example: group a has prompts 1, 2, 3 and group b prompt 4; n = 2 ->
+    a [1, 2], b [4] + filler 4, a [3] + filler 1.
+        >>> from space.runs.traffic_file import TrafficRequest as R
+        >>> todo = [(g, R(i, "p"), None, []) for g, i in (("a", 1), ("b", 4), ("a", 2), ("a", 3))]
+        >>> [([t[1].line for t in kept], [t[1].line for t in fill])
+        ...  for kept, fill in batches(todo, 2)]
+        [([1, 2], []), ([4], [4]), ([3], [1])]
+    """
+    by_group: dict[str, list[Todo]] = {}
+    for t in todo:
+        by_group.setdefault(t[0], []).append(t)
+    per_group = [[(ts[i:i + n], [ts[j % len(ts)] for j in range(n - len(ts[i:i + n]))])
+                  for i in range(0, len(ts), n)] for ts in by_group.values()]
+    return [b[turn] for turn in range(max(map(len, per_group))) for b in per_group
+            if turn < len(b)]
+
+
+def _run_batches(spec: EngineSpec, todo: list[Todo], n: int, repeats: int, pool,
+                 report: Progress, cancel: threading.Event | None,
+                 model_path: str) -> list[TrafficItem]:
+    """Every batch through both engines, the pool's lock held for one batch at a time."""
+    items: list[TrafficItem] = []
+    plan_ = batches(todo, n)
+    for i, (kept, fillers) in enumerate(plan_):
+        group = kept[0][0]
+        lines = ", ".join(str(r.line) for _, r, _, _ in kept)
+        extra = f" + {len(fillers)} repeated to make {n}" if fillers else ""
+        report(i / len(plan_), f"batch {i + 1}/{len(plan_)}: {group}, lines {lines}{extra}")
+        check(cancel, "the traffic run")
+        members = kept + fillers
+
+        def within(f: float, message: str, i: int = i) -> None:  # the batch's share of the bar
+            report((i + f) / len(plan_), f"batch {i + 1}/{len(plan_)}: {message}")
+
+        with pool.lock:  # this batch only: other visitors' runs go between batches
+            check(cancel, "the traffic run")
+            results, _ = compare_batch(
+                spec, [(f"line {r.line}", req) for _, r, req, _ in members], repeats, pool,
+                Context(task_type=group, concurrency=n), within, cancel,
+                [ids for *_, ids in members])
+        items += [TrafficItem(group, r.line, res.compare, req.temperature,
+                              _tokens_of(r, model_path))
+                  for (_, r, req, _), res in zip(kept, results, strict=False)]
+    return items
+
+
 def _encoded(spec: EngineSpec, plan: Plan, max_tokens: int, temperature: float,
              skipped: list[str], report: Progress, max_tokens_cap: int | None
-             ) -> list[tuple[str, TrafficRequest, RequestSpec, list[int]]]:
+             ) -> list[Todo]:
     """The sampled requests that the model can take, tokenized (before any lock)."""
     out = []
     for group, r in plan.sampled:

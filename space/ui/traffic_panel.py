@@ -21,6 +21,7 @@ import gradio as gr
 from space.engine.models import ModelError
 from space.records.config import ConfigError, EngineSpec
 from space.runs import offer as offers
+from space.runs.sweep import MAX_CONCURRENCY
 from space.runs.traffic_file import Bounds, check_size
 from space.ui import datadir, inputs
 from space.ui.handlers import status_html
@@ -37,8 +38,10 @@ INTRO = ("Bring your own prompts: a JSONL file (`prompt`, OpenAI `messages`, or 
          "prompt a line. A `category`, `label` or `task` field groups them; without one they "
          "are grouped by what they look like. A sample of each group runs through both "
          "engines with the method chosen above; you get a verdict per group, the "
-         "traffic-weighted speedup and what to deploy. Malformed lines are skipped and "
-         "listed. One job at a time; others queue.")
+         "traffic-weighted speedup and what to deploy, with a k per batch size when this "
+         "machine's tipping curve is cached. With more than one request at once, a group's "
+         "prompts run in batches of that many. Malformed lines are skipped and listed. One "
+         "job at a time; others queue.")
 
 
 @dataclass
@@ -48,6 +51,7 @@ class TrafficPanel:
     per_group: gr.Number
     max_tokens: gr.Number
     repeats: gr.Number
+    concurrency: gr.Number  # a group's prompts this many at once
     run: gr.Button
     stop: gr.Button
     status: gr.HTML
@@ -63,7 +67,8 @@ class TrafficPanel:
 
     def inputs(self) -> list:
         """In the order of ``TrafficHandlers.run``'s first parameters (and of the API)."""
-        return [self.file, self.label_field, self.per_group, self.max_tokens, self.repeats]
+        return [self.file, self.label_field, self.per_group, self.max_tokens, self.repeats,
+                self.concurrency]
 
     def outputs(self) -> list:
         return [self.status, self.plot, self.groups, self.answer, self.prompts, self.csv,
@@ -88,6 +93,9 @@ def build_traffic_panel(operator_file: str | None = None) -> TrafficPanel:
                                elem_id="traffic-max-tokens")
         repeats = gr.Number(1, precision=0, minimum=1, maximum=10,
                             label="Measured runs per engine and prompt")
+        concurrency = gr.Number(1, precision=0, minimum=1, maximum=MAX_CONCURRENCY,
+                                label="Requests at once (a group's prompts in batches)",
+                                elem_id="traffic-concurrency")
     with gr.Row():
         run = gr.Button("Run traffic", variant="primary", elem_id="traffic-run")
         stop = gr.Button("Stop", variant="stop", elem_id="traffic-stop", scale=0)
@@ -95,7 +103,7 @@ def build_traffic_panel(operator_file: str | None = None) -> TrafficPanel:
     plot = gr.Plot(label="Speedup per group; acceptance vs speedup per prompt",
                    elem_id="traffic-plot")
     groups = gr.Dataframe(label="One row per group", interactive=False, elem_id="traffic-groups")
-    answer = gr.Textbox(label="What to deploy", lines=5, interactive=False,
+    answer = gr.Textbox(label="What to deploy", lines=12, interactive=False,
                         elem_id="traffic-answer")
     prompts = gr.Dataframe(label="One row per measured prompt", interactive=False,
                            elem_id="traffic-prompts")
@@ -108,8 +116,9 @@ def build_traffic_panel(operator_file: str | None = None) -> TrafficPanel:
         pick = gr.Dropdown([], label="Open a measured prompt in the token view",
                            elem_id="traffic-pick")
         open_ = gr.Button("Open", elem_id="traffic-open", scale=0)
-    return TrafficPanel(file, label_field, per_group, max_tokens, repeats, run, stop, status,
-                        plot, groups, answer, prompts, csv, js, gr.State({}), pick, open_)
+    return TrafficPanel(file, label_field, per_group, max_tokens, repeats, concurrency, run,
+                        stop, status, plot, groups, answer, prompts, csv, js, gr.State({}),
+                        pick, open_)
 
 
 class TrafficHandlers:
@@ -123,8 +132,8 @@ class TrafficHandlers:
         # Handlers._show(record, message): a comparison in every view (set by the page)
         self.show_record: Callable[[Any, str], dict] | None = None
 
-    def run(self, file, label_field, per_group, max_tokens, repeats, method, draft, k,
-            pair_id=None,
+    def run(self, file, label_field, per_group, max_tokens, repeats, concurrency, method, draft,
+            k, pair_id=None,
             progress=gr.Progress()) -> Iterator[dict]:  # noqa: B008 (Gradio injects it)
         """Read, group, sample and measure the file; Stop or a client that leaves
         closes this generator, and the run stops before its next engine step."""
@@ -133,14 +142,15 @@ class TrafficHandlers:
         def body():
             if file:
                 datadir.claim_upload(file)  # gone when the session ends
-            spec, tokens, n_repeats, traffic, plan = self._plan(
-                file, label_field, per_group, max_tokens, repeats, method, draft, k, pair_id)
+            spec, tokens, n_repeats, n, traffic, plan = self._plan(
+                file, label_field, per_group, max_tokens, repeats, concurrency, method, draft,
+                k, pair_id)
             name = Path(file or self.operator_file or "").name
             yield {self.panel.status: status_html(traffic.describe(), "working")}
             job = LiveJob(lambda _on_step, report, cancel: run_traffic(
                 spec, plan, source=name, repeats=n_repeats, max_tokens=tokens,
                 progress=report, cancel=cancel, skipped=[str(s) for s in traffic.skipped],
-                max_tokens_cap=MAX_TOKENS))
+                max_tokens_cap=MAX_TOKENS, concurrency=n))
             return (yield from followed(job, lambda ev: progress_shown(self.panel.status, ev,
                                                                        progress),
                                         "the traffic run"))
@@ -154,8 +164,8 @@ class TrafficHandlers:
             self.last_result = result
             yield self.show(result)
 
-    def _plan(self, file, label_field, per_group, max_tokens, repeats, method, draft, k,
-              pair_id):
+    def _plan(self, file, label_field, per_group, max_tokens, repeats, concurrency, method,
+              draft, k, pair_id):
         """The settings checked and the file read; ``ConfigError`` with one line if not."""
         from space.runs.traffic_file import parse
         from space.runs.traffic_groups import plan
@@ -172,7 +182,9 @@ class TrafficHandlers:
             raise ConfigError(f"no request could be read: {traffic.describe()}")
         n = inputs.whole_in(per_group, "prompts per group", 1, MAX_PER_GROUP)
         tokens = inputs.whole_in(max_tokens, "max tokens", 1, MAX_TOKENS)
-        return spec, tokens, inputs.repeats(repeats), traffic, plan(traffic, n, MAX_PROMPTS)
+        at_once = inputs.whole_in(concurrency, "requests at once", 1, MAX_CONCURRENCY)
+        return (spec, tokens, inputs.repeats(repeats), at_once, traffic,
+                plan(traffic, n, MAX_PROMPTS))
 
     def show(self, result) -> dict:
         """The result in the tab: figure, tables, the answer, the downloads."""

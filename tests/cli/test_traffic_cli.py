@@ -20,6 +20,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traffic"
     ('{"prompt": "hi"}\n', ["--label-field", "team"], "no request has the label field 'team'"),
     ('{"prompt": "hi"}\n', ["--per-group", "0"], "--per-group and --max-prompts must be"),
     ('{"prompt": "hi"}\n', ["--method", "none"], "compares a speculative method"),
+    ('{"prompt": "hi"}\n', ["--concurrency", "65"], "concurrency must be 1..64, got 65"),
 ])
 def test_bad_traffic_is_one_line_and_exit_2(tmp_path, content, args, needle):
     path = tmp_path / "t.jsonl"
@@ -36,13 +37,14 @@ def test_a_labelled_file_gives_groups_answer_csv_and_json(tmp_path):
     groups, prompts, out = tmp_path / "g.csv", tmp_path / "p.csv", tmp_path / "t.json"
     # in this process, with the engines the other CLI runs built (tests/helpers/cli.py)
     r = cli_in_process("traffic", str(FIXTURES / "prompts.csv"), "--max-tokens", "8",
-                       "--repeats", "1", *ENGINE_FLAGS, "--csv", str(groups),
+                       "--repeats", "1", "--concurrency", "2", *ENGINE_FLAGS, "--csv", str(groups),
                        "--prompts-csv", str(prompts), "--json", str(out))
     assert r.returncode == 0, r.stderr
     assert "read 2 requests (csv, labels from label); skipped 2: line 4: the prompt is empty" \
         in r.stdout
     assert "grouped by the label field 'label'" in r.stdout
     assert "speculative decoding: " in r.stdout and "vllm serve " in r.stdout
+    assert "measured 2 requests at once" in r.stdout  # each group's prompt, filled to 2
     rows = list(csv.DictReader(groups.open()))
     assert list(rows[0]) == GROUP_COLUMNS and [x["group"] for x in rows] == ["edit", "creative"]
     per_prompt = list(csv.DictReader(prompts.open()))
@@ -50,6 +52,6 @@ def test_a_labelled_file_gives_groups_answer_csv_and_json(tmp_path):
     assert [(x["group"], x["line"]) for x in per_prompt] == [("edit", "2"), ("creative", "3")]
     assert int(per_prompt[0]["output_tokens"]) <= 8
     d = json.loads(out.read_text())
-    assert d["weighting"] == "measured" and len(d["items"]) == 2
+    assert d["weighting"] == "measured" and len(d["items"]) == 2 and d["concurrency"] == 2
     assert d["items"][1]["temperature"] == 0.8  # the file's, over the run's 0
     assert d["skipped"][0].startswith("line 4: ")

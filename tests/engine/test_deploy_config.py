@@ -89,3 +89,45 @@ def test_vllm_caps_k_at_num_speculative_tokens():
 def test_max_batch_below_the_measured_range_is_refused():
     with pytest.raises(ValueError, match="below the largest measured"):
         deploy.schedule([Choice(1, 2, 1.2), Choice(16, 0, 0.9)], max_batch=8)
+
+
+# Traffic's k per batch size (space/judge/dynamic_k.py), predicted from literal
+# acceptance and step costs: every schedule it derives is one vLLM reads as meant.
+GAINERS = {  # alpha per group, output tokens
+    "strong": [(0.8, 100.0)],
+    "mixed": [(0.8, 300.0), (0.5, 100.0)],
+    "weak": [(0.1, 10.0)],
+    "many": [(0.95, 50.0), (0.6, 200.0), (0.3, 20.0)],
+}
+
+
+@pytest.mark.parametrize("case", list(GAINERS), ids=list(GAINERS))
+@pytest.mark.parametrize("kind", ["ngram", "draft_model"])
+@pytest.mark.parametrize("max_batch", [8, 256])
+def test_every_predicted_traffic_schedule_is_what_vllm_reads(case, kind, max_batch):
+    import dataclasses
+
+    from space.engine.dynamic import check_schedule
+    from space.judge import theory
+    from space.judge.dynamic_k import Gainer, predict
+    from space.records.run import RunConfig
+    from tests.helpers.traffic import NGRAM_CONFIG, NGRAM_CURVE
+
+    config = NGRAM_CONFIG if kind == "ngram" else RunConfig.from_dict({
+        **NGRAM_CONFIG.to_dict(), "method": "draft_model", "draft_model": "default-truncated",
+        "speculative_config": {"method": "draft_model", "model": "/d",
+                               "num_speculative_tokens": 4}})
+    curve = dataclasses.replace(NGRAM_CURVE, method=kind)
+    gainers = [Gainer(f"g{i}", theory.expected_tokens_per_step(a, 4), w)
+               for i, (a, w) in enumerate(GAINERS[case])]
+    s = predict(gainers, config, curve, max_batch=max_batch)
+    assert s is not None and s.config is not None
+    cfg = s.config
+    if cfg.speculative_config is None:  # loses everywhere: served without speculation
+        assert [k for *_, k in cfg.schedule] == [0]
+        return
+    largest = cfg.speculative_config["num_speculative_tokens"]
+    assert largest == max(k for *_, k in cfg.schedule)
+    lookup = check_schedule(cfg.schedule, largest, max_batch,
+                            {c.concurrency: c.k for c in cfg.choices})
+    assert len(lookup) == max_batch + 1

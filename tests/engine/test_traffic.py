@@ -119,3 +119,56 @@ def test_cancelled_between_prompts_and_the_engines_are_free(pool, ngram_engine):
     # the engine the pool holds now: the session fixture's may have been evicted
     # (least recently used) by earlier tests and rebuilt by this run
     assert not pool.speculative(ngram_engine.spec).engine.has_unfinished_requests()
+
+
+@pytest.fixture(scope="module")
+def batched(pool, ngram_engine, baseline_engine):
+    """The same file at concurrency 2: "copy" as one batch of its two prompts, "fresh"
+    (one prompt) filled with itself; whether the lock was free at each batch's start."""
+    free: list[bool] = []
+
+    def progress(_frac, message):
+        if message.startswith("batch ") and ", lines " in message:  # a batch's start
+            t = threading.Thread(target=lambda: free.append(_try_lock(pool)))
+            t.start()
+            t.join()
+
+    result = run_traffic(ngram_engine.spec, traffic_plan(), source=FILE.name, repeats=1,
+                         max_tokens=16, pool=pool, progress=progress, concurrency=2)
+    return result, free
+
+
+def test_at_concurrency_2_a_groups_prompts_decode_together(batched):
+    result, free = batched
+    assert [(it.group, it.line) for it in result.items] == [("copy", 1), ("copy", 2),
+                                                            ("fresh", 3)]  # filler not kept
+    assert free == [True, True]  # the lock let go between batches
+    first, second = (it.compare.speculative for it in result.items[:2])
+    # one batch: both requests were in the engines at once
+    assert first.arrival_s < second.finish_s and second.arrival_s < first.finish_s
+    assert result.concurrency == 2 and result.deployment.concurrency == 2
+    for g in result.groups:
+        runs = [it.compare.speculative for it in result.items if it.group == g.group]
+        assert (g.acceptance_rate, g.mean_acceptance_length) == pooled_acceptance(runs)
+        assert g.checklist is not None and g.checklist.check("concurrency").value == 2
+    for it in result.items:
+        assert it.compare.checklist and it.compare.checklist.check("concurrency").value == 2
+
+
+def test_the_schedule_from_real_acceptance_is_what_vllm_reads(batched):
+    """The gaining groups' measured acceptance through a literal curve's step costs:
+    the schedule derived is one vLLM's own reader takes as meant."""
+    from space.engine.dynamic import check_schedule
+    from space.judge.dynamic_k import Gainer, predict
+    from tests.helpers.traffic import NGRAM_CURVE
+
+    result, _ = batched
+    copy = result.groups[0]
+    assert copy.mean_acceptance_length is not None and copy.mean_acceptance_length > 1
+    s = predict([Gainer(copy.group, copy.mean_acceptance_length, copy.output_tokens)],
+                result.config, NGRAM_CURVE, measured_concurrency=2)
+    assert s is not None and s.config is not None
+    cfg = s.config
+    if cfg.speculative_config is not None:
+        check_schedule(cfg.schedule, cfg.speculative_config["num_speculative_tokens"],
+                       cfg.max_batch, {c.concurrency: c.k for c in cfg.choices})

@@ -16,8 +16,8 @@ def handlers(operator_file=None, max_bytes=1 << 20) -> TrafficHandlers:
                            Bounds(max_bytes=max_bytes))
 
 
-def plan(h: TrafficHandlers, file, per_group=3, max_tokens=32, method="ngram"):
-    return h._plan(file, "", per_group, max_tokens, 1, method, "", 4, None)
+def plan(h: TrafficHandlers, file, per_group=3, max_tokens=32, method="ngram", concurrency=1):
+    return h._plan(file, "", per_group, max_tokens, 1, concurrency, method, "", 4, None)
 
 
 def test_an_upload_over_the_bound_is_refused_by_its_size(tmp_path, monkeypatch):
@@ -33,8 +33,9 @@ def test_an_upload_over_the_bound_is_refused_by_its_size(tmp_path, monkeypatch):
 def test_the_operators_file_without_an_upload_and_the_settings_bounds(tmp_path):
     own = tmp_path / "own.txt"
     own.write_text("first prompt\nsecond prompt\n")
-    spec, tokens, repeats, traffic, p = plan(handlers(str(own)), None)
-    assert (spec.method, tokens, repeats, len(traffic.requests)) == ("ngram", 32, 1, 2)
+    spec, tokens, repeats, at_once, traffic, p = plan(handlers(str(own)), None, concurrency=4)
+    assert (spec.method, tokens, repeats, at_once, len(traffic.requests)) == (
+        "ngram", 32, 1, 4, 2)
     assert sum(len(v) for v in p.sample.values()) == 2
     with pytest.raises(ConfigError, match="upload a traffic file first"):
         plan(handlers(), None)
@@ -42,6 +43,9 @@ def test_the_operators_file_without_an_upload_and_the_settings_bounds(tmp_path):
         plan(handlers(str(own)), None, per_group=11)
     with pytest.raises(ConfigError, match="max tokens must be in 1..256"):
         plan(handlers(str(own)), None, max_tokens=0)
+    for bad in (0, 65, "two"):  # bounded as a concurrency sweep's points are
+        with pytest.raises(ConfigError, match="requests at once must be"):
+            plan(handlers(str(own)), None, concurrency=bad)
     with pytest.raises(ConfigError, match="choose a speculative method"):
         plan(handlers(str(own)), None, method="")
     bad = tmp_path / "bad.jsonl"
@@ -54,3 +58,17 @@ def test_the_done_line():
     assert done_line(two_groups().summary()) == (
         "done: 3 prompts in 2 groups; traffic-weighted speedup 0.93x; 25% of output tokens "
         "in groups that gain")
+
+
+def test_the_tabs_inputs_are_the_handlers_first_parameters():
+    import inspect
+
+    import gradio as gr
+
+    from space.ui.traffic_panel import build_traffic_panel
+
+    with gr.Blocks():
+        p = build_traffic_panel()
+    names = list(inspect.signature(TrafficHandlers.run).parameters)[1:len(p.inputs()) + 1]
+    assert names == ["file", "label_field", "per_group", "max_tokens", "repeats", "concurrency"]
+    assert (p.concurrency.value, p.concurrency.minimum, p.concurrency.maximum) == (1, 1, 64)

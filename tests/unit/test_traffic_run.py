@@ -73,3 +73,65 @@ def test_stopped_between_prompts_and_nothing_runnable(fake):
         traffic_run.run_traffic(EngineSpec(), only_long)
     with pytest.raises(ConfigError, match="compares a speculative method"):
         traffic_run.run_traffic(EngineSpec(method=None), only_long)
+
+
+def test_at_concurrency_2_a_groups_prompts_run_as_batches_the_lock_let_go_between(
+        fake, monkeypatch):
+    lock = threading.RLock()
+    pool = types.SimpleNamespace(lock=lock)
+    batches: list = []
+
+    def compare_batch(spec, reqs, repeats, pool_, context, progress, cancel, encoded):
+        held = lock.acquire(blocking=False)  # an RLock: True in this thread while held
+        batches.append(([pid for pid, _ in reqs], context.concurrency, encoded, held))
+        if held:
+            lock.release()
+        return [types.SimpleNamespace(compare=item("x", 0, 1.5).compare) for _ in reqs], []
+
+    monkeypatch.setattr(traffic_run, "compare_batch", compare_batch)
+    free: list[bool] = []
+
+    def progress(_f, message):
+        said.append(message)
+        t = threading.Thread(target=lambda: free.append(_free(lock)))
+        t.start()
+        t.join()
+
+    said: list[str] = []
+    text = "".join(f'{{"prompt": "p{i}", "category": "{g}"}}\n'
+                   for i, g in enumerate("aaab", start=1)).encode()
+    r = traffic_run.run_traffic(EngineSpec(), plan(parse(text, "t.jsonl"), per_group=5),
+                                repeats=1, pool=pool, progress=progress, concurrency=2)
+    assert fake == []  # no prompt ran on its own
+    assert [(pids, n, held) for pids, n, _, held in batches] == [
+        (["line 1", "line 2"], 2, True),
+        (["line 4", "line 4"], 2, True),   # b has one prompt: filled with it again
+        (["line 3", "line 1"], 2, True)]   # a's last: filled with its first, not kept
+    assert all(enc == [[1, 2, 3]] * 2 for _, _, enc, _ in batches)
+    assert [m for m in said if m.startswith("batch")] == [
+        "batch 1/3: a, lines 1, 2", "batch 2/3: b, lines 4 + 1 repeated to make 2",
+        "batch 3/3: a, lines 3 + 1 repeated to make 2"]
+    assert all(free)  # between batches another thread can take the engines
+    assert [(it.group, it.line) for it in r.items] == [("a", 1), ("a", 2), ("b", 4), ("a", 3)]
+    assert r.concurrency == 2 and "2 requests at once" in r.deployment.describe()
+
+
+def test_concurrency_is_bounded_and_a_stop_between_batches_stops(fake, monkeypatch):
+    p = plan(parse(FILE, "t.jsonl"), per_group=5)
+    for bad in (0, 65):
+        with pytest.raises(ConfigError, match="concurrency must be 1..64"):
+            traffic_run.run_traffic(EngineSpec(), p, concurrency=bad)
+    stop = threading.Event()
+    ran: list = []
+    monkeypatch.setattr(traffic_run, "compare_batch", lambda *a, **kw: ran.append(a))
+    with pytest.raises(Cancelled):
+        traffic_run.run_traffic(EngineSpec(), p, progress=lambda f, m: stop.set(), cancel=stop,
+                                concurrency=2, pool=types.SimpleNamespace(lock=threading.Lock()))
+    assert ran == []
+
+
+def _free(lock) -> bool:
+    if lock.acquire(blocking=False):
+        lock.release()
+        return True
+    return False

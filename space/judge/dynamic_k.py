@@ -1,0 +1,181 @@
+"""A k per batch size for measured traffic, predicted from its acceptance and this
+machine's step costs (pure: numbers in, vLLM's schedule out; no vLLM).
+
+A traffic run measures each group's acceptance at one k (the run's, k_m) and
+one concurrency. This machine's cached tipping curve (space/judge/curves.py)
+holds, per concurrency c, the baseline's decode step t_d(c), the verify step
+t_v(c) at the curve's k_c, drafting included, and the drafter's part of it
+t_p(c). From these, for a group g, a k and a concurrency c:
+
+  alpha_g    = theory.alpha_from_acceptance_length(tau_g, k_m): the per-token
+               acceptance behind vLLM's mean acceptance length tau_g at k_m;
+  tau_g(k)   = theory.expected_tokens_per_step(alpha_g, k);
+  u(c)       = (t_v(c) - t_p(c) - t_d(c)) / k_c: the target's cost of one more
+               verified token per request, as curves.derive_lookup_curve takes it;
+  t_v(c, k)  = t_d(c) + u(c) k + t_p(c, k), drafting t_p(c) for a lookup
+               (ngram, suffix: one lookup a step, whatever k) and t_p(c) k / k_c
+               for a draft model (one draft pass per token);
+  S_g(k, c)  = theory.measured_cost_speedup(tau_g(k), t_d(c), t_v(c, k), k, None).
+
+One speculative deployment serves every gaining group, so its speedup at
+(k, c) is the groups' token-weighted harmonic mean sum(w) / sum(w / S_g), as
+the traffic's speedup is (space/judge/traffic.py). Its best k per c (0 where
+none reaches the no-gain line, 1.05x) becomes vLLM's
+``num_speculative_tokens_per_batch_size`` through space/judge/deploy.py; the
+tests validate it with vLLM's own reader (space/engine/dynamic.check_schedule).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from space.judge import deploy, theory
+from space.judge.checklist import NO_GAIN_SPEEDUP
+from space.judge.curves import LOOKUP_METHODS, StepCosts, TippingCurve
+from space.records.run import RunConfig
+
+K_CHOICES = tuple(range(1, 9))  # the k sweep's default values; the model is linear in k
+SWEEP_HINT = ('python -m space sweep --workload WORKLOAD --variable k_x_concurrency '
+              '--values "1,2,4 x 1,4"')
+TIPPING_HINT = "python -m space tipping"
+
+
+@dataclass(frozen=True)
+class Gainer:
+    """A gaining group's measured figures: what the prediction starts from."""
+
+    group: str
+    mean_acceptance_length: float   # vLLM's, pooled over the group, at the measured k
+    output_tokens: float            # its weight in the traffic
+
+
+def verify_step_s(costs: StepCosts, curve_k: int, k: int, lookup: bool) -> float:
+    """Predicted verify step at ``k`` from a curve's step costs at ``curve_k``.
+
+    Example: decode 10 ms; verify 30 ms at k 4 with 8 ms of drafting -> 3 ms a
+    verified token. A draft model at k 2: 10 + 3 x 2 + 8 x 2/4 = 20 ms; a lookup: 24 ms.
+        >>> c = StepCosts(1, 0.010, 0.030, 0.008)
+        >>> round(verify_step_s(c, 4, 2, lookup=False), 6), round(verify_step_s(c, 4, 2, True), 6)
+        (0.02, 0.024)
+    """
+    per_token_s = max(0.0, (costs.verify_step_s - costs.propose_step_s - costs.decode_step_s)
+                      / curve_k)  # noise can put verify under decode: a token is never < free
+    draft_s = costs.propose_step_s if lookup else costs.propose_step_s * k / curve_k
+    return costs.decode_step_s + per_token_s * k + draft_s
+
+
+def predicted_speedup(alpha: float, k: int, costs: StepCosts, curve_k: int,
+                      lookup: bool) -> float:
+    """S(k, c) = tau(alpha, k) x t_d(c) / t_v(c, k).
+
+    Example: alpha 0.8 at k 2 (tau 2.44) with the costs above, a lookup: 2.44 x 10 / 24.
+        >>> round(predicted_speedup(0.8, 2, StepCosts(1, 0.010, 0.030, 0.008), 4, True), 4)
+        1.0167
+    """
+    return theory.measured_cost_speedup(theory.expected_tokens_per_step(alpha, k),
+                                        costs.decode_step_s,
+                                        verify_step_s(costs, curve_k, k, lookup), k, None)
+
+
+def harmonic(weights: Sequence[float], speedups: Sequence[float]) -> float:
+    """Token-weighted harmonic mean sum(w) / sum(w / s).
+
+    Example: 300 tokens at 2.0x and 100 at 0.8x -> 400 / 275.
+        >>> round(harmonic([300, 100], [2.0, 0.8]), 4)
+        1.4545
+    """
+    return sum(weights) / sum(w / s for w, s in zip(weights, speedups, strict=True))
+
+
+@dataclass
+class GroupPrediction:
+    group: str
+    alpha: float                       # per token, from its tau at the measured k
+    choices: list[deploy.Choice]       # its own best k per concurrency (0: loses)
+    at_measured: float | None = None   # the model at the measured k and concurrency
+
+
+@dataclass
+class Schedule:
+    """The k and the batch-size schedule for the gaining groups, or why there is none."""
+
+    measured_k: int
+    measured_concurrency: int
+    note: str                          # how it was derived, or what would give it
+    curve: str = ""                    # the curve's label and date ("" without one)
+    groups: list[GroupPrediction] = field(default_factory=list)
+    config: deploy.DeployConfig | None = None  # the gaining groups together
+
+    def describe(self) -> str:
+        if self.config is None:
+            return self.note
+        lines = [self.note]
+        for g in self.groups:
+            best = ", ".join(f"c={c.concurrency}: k={c.k} ({c.speedup:.2f}x)" for c in g.choices)
+            model = ("" if g.at_measured is None else
+                     f"; at the measured k={self.measured_k}, c={self.measured_concurrency} "
+                     f"the model says {g.at_measured:.2f}x")
+            lines.append(f"  {g.group}: alpha {g.alpha:.2f}; best k {best}{model}")
+        best = ", ".join(f"c={c.concurrency}: k={c.k} ({c.speedup:.2f}x)"
+                         for c in self.config.choices)
+        lines.append(f"  the speculative deployment (gaining groups, token-weighted): {best}")
+        cfg = self.config
+        lines.append("  schedule: " + ("speculation loses at every concurrency of the curve"
+                                       if cfg.speculative_config is None else
+                                       f"num_speculative_tokens_per_batch_size {cfg.schedule}"))
+        lines.append(f"  {cfg.command}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        return asdict(self)
+
+
+def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | None,
+            measured_concurrency: int = 1, max_batch: int = deploy.DEFAULT_MAX_BATCH,
+            k_choices: Sequence[int] = K_CHOICES) -> Schedule | None:
+    """The schedule for the gaining groups from ``curve``'s step costs; None when no
+    group gains; without a curve (or one without step costs), a note saying what
+    measures it. ``config``: the traffic's speculative engine (method, k, pair)."""
+    if not gainers or not config.k:
+        return None
+    k_m = config.k
+    out = Schedule(k_m, measured_concurrency, "")
+    if curve is None or not curve.step_costs:
+        out.note = (f"no k per batch size: no tipping curve of {config.method} k={k_m} for "
+                    f"this pair is cached on this machine ({config.device}, {config.dtype}). "
+                    f"`{TIPPING_HINT}` with this pair and k measures its step costs per "
+                    f"concurrency, or a k x concurrency sweep on a workload of these prompts "
+                    f"(`{SWEEP_HINT}`) measures the schedule itself")
+        return out
+    lookup = str(config.method) in LOOKUP_METHODS
+    alphas = {g.group: theory.alpha_from_acceptance_length(g.mean_acceptance_length, k_m)
+              for g in gainers}
+    rows: list[dict[str, Any]] = []
+    per_group: dict[str, list[dict[str, Any]]] = {g.group: [] for g in gainers}
+    for costs in sorted(curve.step_costs, key=lambda c: c.concurrency):
+        for k in k_choices:
+            s = {g: predicted_speedup(a, k, costs, curve.k, lookup) for g, a in alphas.items()}
+            for g, v in s.items():
+                per_group[g].append({"k": k, "concurrency": costs.concurrency, "speedup": v})
+            rows.append({"k": k, "concurrency": costs.concurrency,
+                         "speedup": harmonic([g.output_tokens for g in gainers],
+                                             [s[g.group] for g in gainers])})
+    at = curve.costs_at(measured_concurrency)
+    out.groups = [GroupPrediction(g.group, alphas[g.group], deploy.best_k(per_group[g.group]),
+                                  None if at is None else
+                                  predicted_speedup(alphas[g.group], k_m, at, curve.k, lookup))
+                  for g in gainers]
+    out.config = deploy.derive_for_run(rows, config, max_batch)
+    out.curve = f"{curve.label}, {curve.kind}, {curve.date[:10]}"
+    out.note = (f"k per batch size, predicted (not measured) for the gaining groups: each "
+                f"group's per-token acceptance alpha from its mean acceptance length at "
+                f"k={k_m}, and this machine's step costs per concurrency from the tipping "
+                f"curve {out.curve} (decode step, verify cost per token"
+                f"{', one lookup a step' if lookup else ', drafting per token'}); speedup "
+                f"tau(alpha, k) x decode / verify(k), k {k_choices[0]}..{k_choices[-1]} (past "
+                f"the curve's k={curve.k}, the cost per token is extrapolated), 0 below "
+                f"{NO_GAIN_SPEEDUP}x")
+    return out
