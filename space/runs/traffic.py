@@ -20,7 +20,9 @@ from space.engine import models, prompts
 from space.judge.measure import Context
 from space.judge.traffic import TrafficItem, TrafficResult, answer
 from space.records.config import ConfigError, EngineSpec, RequestSpec
+from space.records.events import TrafficFinished
 from space.runs import machine_inputs
+from space.runs.events import Job, job_or_default
 from space.runs.preflight import preflight
 from space.runs.traffic_file import TrafficRequest
 from space.runs.traffic_groups import Plan
@@ -63,12 +65,13 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
                 progress: Progress | None = None,
                 cancel: threading.Event | None = None,
                 skipped: list[str] | None = None,
-                max_tokens_cap: int | None = None) -> TrafficResult:
+                max_tokens_cap: int | None = None, job: Job | None = None) -> TrafficResult:
     """Baseline against speculation on every sampled request of ``plan``, and the answer.
 
     ``skipped``: the import's skipped lines, carried into the result. ``cancel``
     set: ``space.common.cancel.Cancelled`` before the next engine step or prompt.
     ``max_tokens_cap``: no request runs longer, whatever the file asks (the page's).
+    ``job`` hears every prompt's run as part of the traffic run, then ``TrafficFinished``.
     """
     if repeats < 1:
         raise ConfigError(f"repeats must be at least 1, got {repeats}")
@@ -77,6 +80,7 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     from space.runs import runner  # imports vLLM
 
     pool = pool or runner.POOL
+    job = job_or_default(job)
     report = progress or (lambda f, m: log.info(m))
     skipped = list(skipped or [])
     todo = _encoded(spec, plan, max_tokens, temperature, skipped, report, max_tokens_cap)
@@ -90,7 +94,8 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
         check(cancel, "the traffic run")
         # compare takes the pool's lock for this prompt only, and lets go after it
         cmp = runner.compare(spec, req, repeats=repeats, pool=pool, warmup="once",
-                             context=Context(task_type=group), cancel=cancel, prompt_ids=ids)
+                             context=Context(task_type=group), cancel=cancel, prompt_ids=ids,
+                             job=job.inside("traffic"))
         items.append(TrafficItem(group, r.line, cmp, req.temperature, _tokens_of(r, path)))
     result = answer(source, plan.how, items, plan.counts(), responses, repeats=repeats,
                     max_tokens=max_tokens, skipped=skipped,
@@ -98,6 +103,7 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     ws = "n/a" if result.weighted_speedup is None else f"{result.weighted_speedup:.2f}x"
     report(1.0, f"done: {len(items)} prompts in {len(result.groups)} groups; "
                 f"traffic-weighted speedup {ws}")
+    job.publish(TrafficFinished(result, spec, job.origin))
     return result
 
 
