@@ -18,16 +18,23 @@ DEFAULTS = dict(method="ngram", draft="", k=4, temperature=0.0, top_p=1.0, max_t
 
 
 def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None,
-                 on_repeat=None, explain=False):
+                 on_repeat=None, explain=False, job=None):
     """A fake engine for pages served in-process: the hand-written comparison,
-    streamed; the prompt 'boom' fails like a bug would."""
-    if req.prompt == "boom":
-        raise RuntimeError("engine exploded")
+    streamed, and told to the page's observers as the real runner tells them
+    (``runner.published``); the prompt 'boom' fails like a bug would."""
+    from space.runs.events import job_or_default
+    from space.runs.runner import published
+
+    def make():
+        if req.prompt == "boom":
+            raise RuntimeError("engine exploded")
+        cmp = make_compare([short_baseline()], [ngram_run()])
+        for s in cmp.speculative.steps:
+            on_step("r", s, {})
+        return cmp
+
     req.validate()
-    cmp = make_compare([short_baseline()], [ngram_run()])
-    for s in cmp.speculative.steps:
-        on_step("r", s, {})
-    return cmp
+    return published(job_or_default(job), spec, req, make)
 
 
 def run(client, prompt, **kw):
