@@ -9,6 +9,7 @@ run's link in its status line from it.
 """
 from __future__ import annotations
 
+import argparse
 import logging
 from dataclasses import dataclass
 
@@ -29,6 +30,8 @@ from space.records.history import (
     traffic_run,
 )
 from space.records.trace import CompareRecord
+from space.runs.events import PROCESS, Publisher
+from space.runs.flags import open_history
 
 log = logging.getLogger(__name__)
 
@@ -75,3 +78,10 @@ class HistoryRecorder:
             d = event.result.to_dict(keep_prompts=not self.private_traffic)
             return traffic_run(d, event.spec.model, user)
         return None  # a start, a failure, a single trace (the page saves comparisons)
+
+
+def record_to_history(a: argparse.Namespace, publisher: Publisher = PROCESS) -> None:
+    """The CLI's ``--record``: ``publisher`` (the process's, which runs use when their
+    caller names no job) saves what this process runs to the data folder's history,
+    as the page does. ``HistoryError`` says why the history cannot be opened."""
+    publisher.subscribe("history", HistoryRecorder(open_history(a)))

@@ -182,3 +182,18 @@ def test_a_history_that_cannot_save_says_why(tmp_path):
     saved = HistoryRecorder(Full(tmp_path / "h.sqlite3"))(RunFinished(cmp(), 0.0))
     assert saved == Saved(None, "OSError")
 
+
+def test_the_cli_records_when_told_to(tmp_path):
+    """``--record``: the process's runs (no job named) reach the data folder's history."""
+    import argparse
+
+    from space.cli.main import _parser
+    from space.runs.recorder import record_to_history
+
+    assert _parser().parse_args(["--record", "trace", "--prompt", "x"]).record
+    assert not _parser().parse_args(["trace", "--prompt", "x"]).record
+    p = Publisher()
+    record_to_history(argparse.Namespace(data_dir=str(tmp_path)), p)
+    published(Job(p), NGRAM, _req(), cmp)  # as runner.compare does for the CLI
+    (row,), total = History(tmp_path / "history.sqlite3").runs()
+    assert total == 1 and row.kind == "compare" and row.user is None
