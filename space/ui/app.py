@@ -73,8 +73,10 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                traffic_file: str | None = None, traffic_private: bool = False) -> gr.Blocks:
     """The page; ``compare`` runs a comparison (default ``space.runs.runner.compare``).
     With ``startup``, a banner shows the engines' build and runs submitted
-    before it ends wait for it. With ``history``, runs and sweeps are saved as
-    they finish, a History tab lists them and ``?run=<id>`` opens one;
+    before it ends wait for it. ``metrics`` (and the Live tab) hear every run,
+    sweep, tipping curve and traffic run that ends (``observers``). With
+    ``history``, they are saved as they finish too, a History tab lists them
+    and ``?run=<id>`` opens one;
     ``logins_on`` lets owners delete their runs. ``offer``: the drafts and pairs
     a visitor may pick (default: ``space.runs.offer.build(spec)``, no free text).
     ``traffic_file``: the Traffic tab's file when a visitor uploads none;

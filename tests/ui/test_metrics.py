@@ -64,8 +64,9 @@ def test_a_sweep_and_a_tipping_curve_from_the_page_reach_metrics_live_and_histor
     from space.runs.workloads import requests_for
 
     before = scrape(app_url)
-    sweep_status, *_ = client.predict("structured_output", "k", "2", 8, 1, "ngram", "", 4,
-                                      api_name="/sweep")
+    # one point on the page's own engines (ngram, k=4): nothing new is built
+    sweep_status, *_ = client.predict("structured_output", "temperature", "0", 8, 1, "ngram",
+                                      "", 4, api_name="/sweep")
     # ngram's curve is derived from the stored measured one: one short run, no forcing
     _curve, tipping_status, *_ = client.predict("ngram", "", 4, None, "length",
                                                 api_name="/tipping")
