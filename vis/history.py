@@ -25,9 +25,8 @@ CSS = """<style>
 </style>"""
 
 SIDE_METRICS: list[tuple[str, Callable[[CompareRecord], object]]] = [
-    ("method", lambda c: (c.speculative.config.get("speculative_config") or {}).get("method")),
-    ("k", lambda c: (c.speculative.config.get("speculative_config") or {})
-        .get("num_speculative_tokens")),
+    ("method", lambda c: c.speculative.config.method),
+    ("k", lambda c: c.speculative.config.k or None),
     ("speedup (TPOT)", lambda c: round(c.speedup, 3)),
     ("speculative TPOT ms", lambda c: round(c.speculative.tpot_s * 1e3, 2)),
     ("baseline TPOT ms", lambda c: round(c.baseline.tpot_s * 1e3, 2)),

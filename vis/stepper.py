@@ -1,8 +1,8 @@
 """Stepper: one engine step at a time, in plain words, for teaching.
 
-A "Step" button walks through ``verify_step_indices(run)``; for each,
-``describe_step`` gives the context so far, the drafts with their fate, what
-the step emitted, and a sentence saying what happened.
+A "Step" button walks through ``emitting_step_indices(run)``, the steps that
+emit tokens; for each, ``describe_step`` gives the context so far, the drafts
+with their fate, what the step emitted, and a sentence saying what happened.
 
 Token texts are quoted with ``repr`` so whitespace shows: ' years' has a
 leading space, '\\n' is a newline.
@@ -11,12 +11,9 @@ Pure: trace in, dict of HTML strings and text out.
 """
 from __future__ import annotations
 
-from space.records.trace import BONUS, CORRECTION, DECODE, PREFILL, RunTrace, StepRecord
+from space.records.trace import BONUS, CORRECTION, DECODE, PREFILL, REJECTED, RunTrace, StepRecord
 from vis.explain import explain_sentence, hover_note, top5_chart_html
 from vis.tokens import (
-    ACCEPTED,
-    REJECTED,
-    UNUSED,
     TokenEntry,
     step_entries,
     text_html,
@@ -28,7 +25,7 @@ PROMPT_TAIL_CHARS = 120   # the end of the prompt is what the next tokens contin
 OUTPUT_TAIL_CHARS = 600   # keep late steps readable: show the recent output only
 
 
-def verify_step_indices(run: RunTrace) -> list[int]:
+def emitting_step_indices(run: RunTrace) -> list[int]:
     """Indices into ``run.steps`` of the steps that emit tokens.
 
     That is the final prefill chunk, every verify step and every decode step;
@@ -65,22 +62,11 @@ def _context_html(run: RunTrace, offset: int) -> str:
 
 
 def _draft_entries(step: StepRecord) -> list[TokenEntry]:
-    """Every draft of the step with its fate.
-
-    Drafts past a rejection are rejected too: they were conditioned on the
-    rejected token. Drafts past a max_tokens/EOS cut are 'unused'.
-    """
-    out = []
-    k, na, n_emitted = step.num_draft_tokens, step.num_accepted_tokens, len(step.emitted_token_ids)
-    for j, d in enumerate(step.draft_token_ids):
-        if j < na and j < n_emitted:
-            status = ACCEPTED
-        elif step.target_token_kind == CORRECTION and j >= na:
-            status = REJECTED
-        else:
-            status = UNUSED
-        out.append(TokenEntry(status, d, step.index, j + 1, k, None))
-    return out
+    """Every draft of the step with its fate (``StepRecord.draft_fates``)."""
+    k = step.num_draft_tokens
+    return [TokenEntry(fate, d, step.index, j + 1, k, None)
+            for j, (d, fate) in enumerate(zip(step.draft_token_ids, step.draft_fates(),
+                                              strict=True))]
 
 
 def _drafts_html(run: RunTrace, step: StepRecord) -> str:

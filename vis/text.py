@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from space.records.run import RunConfig
 from space.records.trace import CompareRecord, RunTrace
 from space.records.verdict import Checklist
 
@@ -87,25 +88,23 @@ def describe_workload(r: Any) -> str:
 def config_words(run: RunTrace) -> str:
     """'ngram, k=4, on SmolLM2-135M-Instruct (cpu)' from the trace's config."""
     c = run.config
-    spec = c.get("speculative_config") or {}
-    method = spec.get("method") or c.get("method") or "baseline"
-    k = spec.get("num_speculative_tokens") or c.get("k")
-    draft = f", draft {c['draft_model']}" if c.get("draft_model") else ""
-    model = Path(str(c.get("model_path") or c.get("model") or "?")).name
-    device = f" ({c['device']})" if c.get("device") else ""
+    method = c.method or "baseline"
+    draft = f", draft {c.draft_model}" if c.draft_model else ""
+    model = Path(c.model_path or c.model or "?").name
+    device = f" ({c.device})" if c.device else ""
     dtype = dtype_words(c)
+    k = c.k
     return (f"{method}{f', k={k}' if k else ''}{draft}, on {model}{device}"
             f"{f', {dtype}' if dtype else ''}")
 
 
-def dtype_words(config: dict[str, Any]) -> str:
+def dtype_words(config: RunConfig) -> str:
     """'float32 (this CPU has no native bf16)': the dtype a run used and why
     (space.engine.hardware); just the dtype for traces from before the reason was recorded."""
-    dtype = config.get("dtype")
-    if not dtype:
+    if not config.dtype:
         return ""
-    reason = config.get("dtype_reason")
-    return f"{dtype} ({reason})" if reason else str(dtype)
+    reason = config.dtype_reason
+    return f"{config.dtype} ({reason})" if reason else config.dtype
 
 
 def summary(record: CompareRecord | RunTrace) -> str:

@@ -17,13 +17,21 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from space.records.trace import BONUS, CORRECTION, DECODE, PREFILL, VERIFY, RunTrace, StepRecord
+from space.records.trace import (
+    ACCEPTED,
+    BONUS,
+    CORRECTION,
+    DECODE,
+    PREFILL,
+    REJECTED,
+    VERIFY,
+    RunTrace,
+    StepRecord,
+)
 from vis.explain import hover_note
 
-# Token statuses. PREFILL, DECODE, CORRECTION and BONUS share the trace's spelling.
-ACCEPTED = "accepted"  # a draft token the target agreed with; part of the output
-REJECTED = "rejected"  # a draft token the target turned down (or one after it); not output
-UNUSED = "unused"      # a draft cut off by max_tokens/EOS; only the stepper shows these
+# Token statuses: the trace's step kinds, target token kinds and draft fates
+# (StepRecord.draft_fates); the stepper alone shows the third fate, UNUSED.
 STATUSES = (PREFILL, ACCEPTED, REJECTED, CORRECTION, BONUS, DECODE)
 
 STATUS_LABELS = {
@@ -84,17 +92,10 @@ class TokenEntry:
 
 
 def _target_status(step: StepRecord) -> str:
-    """Status of the target's own token at the end of a verify step.
-
-    The trace normally says; when it does not, infer it the way vLLM's
-    rejection sampler works: a rejected draft means the target's token replaces
-    it (correction), otherwise it follows the last draft (bonus).
-    """
-    if step.target_token_kind in (CORRECTION, BONUS):
-        return step.target_token_kind
-    if not step.draft_token_ids:
-        return DECODE
-    return CORRECTION if step.num_accepted_tokens < step.num_draft_tokens else BONUS
+    """Status of the target's own token at the end of a verify step: the trace's
+    word, else the rule the engine records it by (a file may leave it out); a
+    verify step without drafts is shown as a decode step."""
+    return step.target_token_kind or step.own_token_kind() or DECODE
 
 
 def step_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
@@ -113,17 +114,18 @@ def step_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
         status = PREFILL if step.kind == PREFILL else DECODE
         return [TokenEntry(status, t, step.index, None, 0, output_offset + j)
                 for j, t in enumerate(emitted)]
-    drafts, na, k = step.draft_token_ids, step.num_accepted_tokens, step.num_draft_tokens
+    fates, k = step.draft_fates(), step.num_draft_tokens
+    # rejected only where the trace says correction: never guessed on a cut step
+    rejected = [TokenEntry(REJECTED, d, step.index, j + 1, k, None)
+                for j, (d, fate) in enumerate(zip(step.draft_token_ids, fates, strict=True))
+                if fate == REJECTED]
     out: list[TokenEntry] = []
     for j, tid in enumerate(emitted):
-        if j < min(na, k):
+        if j < k and fates[j] == ACCEPTED:
             out.append(TokenEntry(ACCEPTED, tid, step.index, j + 1, k, output_offset + j))
             continue
-        status = _target_status(step)
-        if step.target_token_kind == CORRECTION:  # never guess rejections on a cut step
-            out.extend(TokenEntry(REJECTED, d, step.index, na + 1 + r, k, None)
-                       for r, d in enumerate(drafts[na:]))
-        out.append(TokenEntry(status, tid, step.index, None, k, output_offset + j))
+        out.extend(rejected)
+        out.append(TokenEntry(_target_status(step), tid, step.index, None, k, output_offset + j))
     return out
 
 

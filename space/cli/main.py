@@ -97,11 +97,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _sweep_parser(sub) -> None:
-    from space.runs.sweep import GRID, VARIABLES
+    from space.runs.sweep_plan import SWEPT
 
     s = sub.add_parser("sweep", help="one workload across a range of k, concurrency, "
                                      "input length or temperature, or k x concurrency")
-    s.add_argument("--variable", required=True, choices=[*VARIABLES, GRID])
+    s.add_argument("--variable", required=True, choices=SWEPT)
     s.add_argument("--values", help="comma-separated, e.g. 1,2,4,8 (defaults: k 1..8, "
                                     "concurrency 1,2,4,8,16, input_length 128..3072, "
                                     "temperature 0..1); k_x_concurrency: '1,2,4 x 1,2,4'")
@@ -170,24 +170,19 @@ def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec):
 
 
 def _sweep(a: argparse.Namespace, spec: EngineSpec):
-    from space.runs.sweep import GRID, check_plan, parse_values, run_sweep
+    from space.runs import sweep_plan
+    from space.runs.sweep import SweepResult
 
     if a.repeats < 1:
         raise ConfigError("--repeats must be at least 1")
-    if a.variable == GRID:
+    plan = sweep_plan.plan(a.workload, a.variable, a.values, a.repeats, a.max_tokens, a.prompt_id)
+    if plan.is_grid:
         from space.cli.tipping import grid
 
-        return grid(a, spec, _workload(a))
-    values = parse_values(a.variable, a.values)
-    w = _workload(a)
-    if a.prompt_id:
-        for pid in a.prompt_id:
-            if pid not in {p.id for p in w.prompts}:
-                raise ConfigError(f"workload {w.id!r} has no prompt {pid!r}")
-    check_plan(w, a.variable, values, a.repeats, a.max_tokens, a.prompt_id)
+        return grid(a, spec, plan)
     warn_if_untested(log)  # after the input checks: bad input stays one line
-    result = run_sweep(spec, w, a.variable, values, repeats=a.repeats, progress=progress.to_terminal,
-                       max_tokens=a.max_tokens, prompt_ids=a.prompt_id)
+    result = sweep_plan.run(spec, plan, progress=progress.to_terminal)
+    assert isinstance(result, SweepResult)
     print(result.table.drop(columns=["variable"]).to_string(index=False, float_format="%.3f"))
     cross = "none" if result.crossover is None else f"{a.variable} = {result.crossover:.3g}"
     print(f"crossover (speedup = 1): {cross}")
@@ -202,7 +197,8 @@ def _sweep(a: argparse.Namespace, spec: EngineSpec):
         from space.cli.snapshot import save_figure
         from vis.sweep import sweep_figure
 
-        save_figure(sweep_figure(result, title=f"{w.title}: sweep over {a.variable}"), a.plot)
+        save_figure(sweep_figure(result, title=f"{plan.workload.title}: sweep over {a.variable}"),
+                    a.plot)
         print(f"wrote {a.plot}")
     return result
 

@@ -9,9 +9,13 @@ from __future__ import annotations
 import argparse
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from space.common.versions import warn_if_untested
 from space.records.config import ConfigError, EngineSpec
+
+if TYPE_CHECKING:
+    from space.runs.sweep_plan import SweepPlan
 
 log = logging.getLogger("space")
 
@@ -69,29 +73,18 @@ def tipping(a: argparse.Namespace, spec: EngineSpec):
     return curve
 
 
-def grid(a: argparse.Namespace, spec: EngineSpec, workload):
+def grid(a: argparse.Namespace, spec: EngineSpec, plan: SweepPlan):
     """The k x concurrency sweep, and the deployable config derived from it."""
-    from space.judge import deploy
-    from space.runs.sweep import parse_grid, run_grid
+    from space.runs import sweep_plan
+    from space.runs.sweep import GridResult
 
-    try:
-        ks, concurrencies = parse_grid(a.values)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    if a.max_batch < max(concurrencies):
+    if a.max_batch < max(plan.values):
         raise ConfigError(f"--max-batch {a.max_batch} is below the largest concurrency")
     warn_if_untested(log)
-    result = run_grid(spec, workload, ks, concurrencies, repeats=a.repeats, progress=bar,
-                      max_tokens=a.max_tokens, prompt_ids=a.prompt_id)
+    result = sweep_plan.run(spec, plan, max_batch=a.max_batch, progress=bar)
+    assert isinstance(result, GridResult) and result.deploy is not None
     print(result.table.to_string(index=False, float_format="%.3f"))
-    config = result.sweeps[0].results[0].config
-    cfg = deploy.derive_for_run(result.table.to_dict(orient="records"), config, a.max_batch)
-    if cfg.speculative_config is not None:
-        from space.engine.dynamic import check_schedule  # vLLM's own reading of it
-
-        check_schedule(cfg.schedule, cfg.speculative_config["num_speculative_tokens"],
-                       a.max_batch, {c.concurrency: c.k for c in cfg.choices})
-    print(cfg.describe())
+    print(result.deploy.describe())
     if a.csv:
         result.to_csv(a.csv)
         print(f"wrote {a.csv}")
@@ -99,7 +92,7 @@ def grid(a: argparse.Namespace, spec: EngineSpec, workload):
         from space.cli.snapshot import save_figure
         from vis.deploy import grid_figure
 
-        save_figure(grid_figure(result.table, cfg.choices,
-                                title=f"{workload.title}: best k per concurrency"), a.plot)
+        save_figure(grid_figure(result.table, result.deploy.choices,
+                                title=f"{plan.workload.title}: best k per concurrency"), a.plot)
         print(f"wrote {a.plot}")
     return result

@@ -1,16 +1,7 @@
 """Turn what the scheduler recorded into ``StepRecord``s (no vLLM import)."""
 from __future__ import annotations
 
-from space.records.trace import (
-    BONUS,
-    CORRECTION,
-    DECODE,
-    PREFILL,
-    VERIFY,
-    StepKind,
-    StepRecord,
-    TargetTokenKind,
-)
+from space.records.trace import DECODE, PREFILL, VERIFY, StepKind, StepRecord
 
 
 def build_steps(raws, times: list[tuple], first_index: int = 0) -> list[StepRecord]:
@@ -39,16 +30,16 @@ def build_steps(raws, times: list[tuple], first_index: int = 0) -> list[StepReco
         # on every step it verified slots, placeholders included (never accepted so far).
         verified = kind == VERIFY or raw.num_placeholder_drafts > 0
         accepted = max(len(sampled) - 1, 0) if (verified and sampled) else 0
-        target_kind: TargetTokenKind | None = None
-        if kind == VERIFY and sampled and len(kept) == len(sampled):
-            target_kind = CORRECTION if accepted < len(drafts) else BONUS
-        steps.append(StepRecord(
+        step = StepRecord(
             index=first_index + i, kind=kind, start_s=t0, end_s=t1,
             num_scheduled_tokens=raw.num_scheduled_tokens, draft_token_ids=list(drafts),
             num_accepted_tokens=accepted, emitted_token_ids=list(kept),
-            target_token_kind=target_kind, output_offset=raw.output_offset,
+            output_offset=raw.output_offset,
             propose_s=propose_s, num_placeholder_draft_tokens=raw.num_placeholder_drafts,
-            placeholder_cause=raw.placeholder_cause, anatomy=anatomy))
+            placeholder_cause=raw.placeholder_cause, anatomy=anatomy)
+        # kept is sampled, or a prefix of it when max_tokens/EOS cut the step
+        step.target_token_kind = step.own_token_kind()
+        steps.append(step)
     return steps
 
 

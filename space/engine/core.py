@@ -22,6 +22,7 @@ from vllm.engine.llm_engine import LLMEngine
 from vllm.inputs import TokensPrompt
 from vllm.sampling_params import RequestOutputKind
 
+from space.common import versions
 from space.common.cancel import StepGuard
 from space.common.progress import Progress
 from space.engine import hardware, models, prompts
@@ -38,6 +39,7 @@ from space.engine.scheduler import TracingScheduler
 from space.observe.memory import EngineMemory
 from space.records.anatomy import PROPOSER
 from space.records.config import EngineSpec, RequestSpec, TracingSettings
+from space.records.run import IN_PROCESS, RequestRecord, RunConfig
 from space.records.trace import RunTrace, StepRecord
 
 log = logging.getLogger(__name__)
@@ -89,25 +91,26 @@ class TracedEngine:
         self._text_cache: dict[int, str] = {}
         self.config = self._config_record()
 
-    def _config_record(self) -> dict:
+    def _config_record(self) -> RunConfig:
         """The configuration written into every trace (built once per engine)."""
-        return {
-            "model": self.spec.model, "model_path": str(self.model_path),
-            "method": self.spec.method, "draft_model": self.spec.draft_model,
-            "draft_path": self.draft_path, "k": self.spec.k if self.spec.method else 0,
-            "speculative_config": self.spec.speculative_config(self.draft_path),
-            "max_model_len": self.spec.max_model_len,
-            # the dtype, why it was chosen, and the CPU it was chosen for
-            **hardware.explain(str(self.spec.dtype), self.model_path).to_config(),
-            "device": "gpu" if on_gpu() else "cpu", "prefix_cache": self.spec.prefix_cache,
+        # the dtype, why it was chosen, and the CPU it was chosen for
+        dtype = hardware.explain(str(self.spec.dtype), self.model_path)
+        return RunConfig(
+            model=self.spec.model, method=self.spec.method, k=self.spec.k if self.spec.method else 0,
+            draft_model=self.spec.draft_model, dtype=dtype.dtype,
+            device="gpu" if on_gpu() else "cpu", source=IN_PROCESS,
             # forced acceptance: timings only, kept out of /metrics and checklists
-            "synthetic": self.spec.synthetic,
-            "tracing_settings": {"async_scheduling": self.settings.async_scheduling,
-                                 "enforce_eager": self.settings.enforce_eager,
-                                 "per_request_spec_decode_metrics":
-                                     self.settings.per_request_spec_decode_metrics,
-                                 "step_anatomy": self.clock.settings if self.clock else None},
-        }
+            synthetic=self.spec.synthetic, vllm_version=versions.public_vllm(),
+            model_path=str(self.model_path), draft_path=self.draft_path,
+            max_model_len=self.spec.max_model_len, prefix_cache=self.spec.prefix_cache,
+            dtype_reason=dtype.reason, cpu_model=dtype.cpu_model,
+            cpu_bf16_flags=tuple(dtype.bf16_flags),
+            speculative_config=self.spec.speculative_config(self.draft_path),
+            tracing_settings={"async_scheduling": self.settings.async_scheduling,
+                              "enforce_eager": self.settings.enforce_eager,
+                              "per_request_spec_decode_metrics":
+                                  self.settings.per_request_spec_decode_metrics,
+                              "step_anatomy": self.clock.settings if self.clock else None})
 
     def encode(self, req: RequestSpec) -> list[int]:
         return prompts.encode(self.tokenizer, req, self.spec.max_model_len)
@@ -212,6 +215,7 @@ class TracedEngine:
             token_text=self.texts(ids_seen),
             vllm_spec_metrics=_metrics_dict(metrics),
             num_cached_tokens=outs[0].num_cached_tokens or 0,
+            request=RequestRecord.of(req),
         )
 
     def memory(self) -> EngineMemory:

@@ -74,12 +74,6 @@ class DtypeChoice:
         where = "a GPU" if self.device == "gpu" else self.cpu_model
         return f"Engines run in {self.clause} on {where}."
 
-    def to_config(self) -> dict[str, object]:
-        """The trace config's fields for this choice."""
-        return {"dtype": self.dtype, "dtype_reason": self.reason, "cpu_model": self.cpu_model,
-                "cpu_bf16_flags": list(self.bf16_flags)}
-
-
 @functools.lru_cache(maxsize=1)
 def on_gpu() -> bool:
     """True when the CUDA vLLM build is installed and a CUDA device is visible."""

@@ -33,8 +33,8 @@ from vllm.inputs import TokensPrompt
 from vllm.sampling_params import RequestOutputKind
 from vllm.v1.sample.ops.topk_topp_sampler import apply_top_k_top_p_pytorch
 
-from space.records.target_view import GREEDY_EPS, TOP_N, Explanation, TargetView, verified_positions
-from space.records.trace import CORRECTION, VERIFY, RunTrace
+from space.records.target_view import GREEDY_EPS, TOP_N, Explanation, TargetView
+from space.records.trace import ACCEPTED, REJECTED, VERIFY, RunTrace
 
 log = logging.getLogger(__name__)
 _ids = itertools.count()
@@ -105,9 +105,11 @@ def _wanted(run: RunTrace) -> list[_Want]:
     for i, s in enumerate(run.steps):
         if s.kind != VERIFY:
             continue
-        for j in verified_positions(s.num_draft_tokens, s.num_accepted_tokens,
-                                    len(s.emitted_token_ids), s.target_token_kind == CORRECTION):
-            out.append(_Want(i, j, s.output_offset + j, s.draft_token_ids[j]))
+        # the target judged the accepted drafts and the first rejected one (the
+        # drafts after it were discarded with it, unjudged)
+        for j, fate in enumerate(s.draft_fates()):
+            if fate == ACCEPTED or (fate == REJECTED and j == s.num_accepted_tokens):
+                out.append(_Want(i, j, s.output_offset + j, s.draft_token_ids[j]))
     return out
 
 
@@ -199,7 +201,7 @@ def explain(engine, run: RunTrace, temperature: float, top_p: float) -> Explanat
 
 def _greedy_drafts(run: RunTrace) -> bool:
     """vLLM drafts greedily unless ``draft_sample_method`` says otherwise (q = 1)."""
-    spec = run.config.get("speculative_config") or {}
+    spec = run.config.speculative_config or {}
     return spec.get("draft_sample_method", "greedy") == "greedy"
 
 

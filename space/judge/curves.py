@@ -20,13 +20,12 @@ imports no vLLM and no pandas.
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from space.judge import theory
+from space.judge.crossover import crossing
 from space.records import methods
 
 MEASURED = "measured"
@@ -120,7 +119,9 @@ class TippingCurve:
         """Mean acceptance length where speedup = 1, and what it comes from:
         interpolated on the measured points where they cross 1, else the model's."""
         pts = self.points_at(concurrency)
-        be = break_even([p.mean_acceptance_length for p in pts], [p.speedup for p in pts])
+        # more acceptance never makes speculation slower: a later dip is noise
+        be = crossing([p.mean_acceptance_length for p in pts], [p.speedup for p in pts],
+                      rising_only=True).at
         if be is not None:
             return be, MEASURED
         costs = self.costs_at(concurrency)
@@ -156,30 +157,6 @@ class TippingCurve:
 
 def _init_names(cls) -> set[str]:
     return {f.name for f in dataclasses.fields(cls) if f.init}
-
-
-def break_even(lengths: Sequence[float | None], speedups: Sequence[float | None]) -> float | None:
-    """The acceptance at which speedup reaches 1, interpolated between the two
-    measured points around it; None when the points never cross 1.
-
-    Points are sorted by acceptance; the first crossing from below 1 to 1 or
-    above counts (more acceptance can only make speculation faster, so a later
-    dip is noise).
-
-    Example:
-        >>> break_even([1.0, 1.8, 2.6, 3.4], [0.45, 0.82, 1.18, 1.52])   # 0.82 -> 1.18
-        2.2
-        >>> break_even([1.0, 2.0], [1.2, 1.6]) is None   # faster everywhere measured
-        True
-        >>> break_even([1.0, 2.0, 3.0], [0.5, 1.0, 1.4])
-        2.0
-    """
-    pts = sorted((x, s) for x, s in zip(lengths, speedups, strict=True)
-                 if x is not None and s is not None and not math.isnan(s))
-    for (x0, s0), (x1, s1) in zip(pts, pts[1:], strict=False):
-        if s0 < 1.0 <= s1:
-            return round(x0 + (1.0 - s0) / (s1 - s0) * (x1 - x0), 12)
-    return None
 
 
 def model_table_rows(curve: TippingCurve, n: int = MODEL_GRID_POINTS) -> list[dict[str, Any]]:

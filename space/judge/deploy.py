@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from space.judge.checklist import NO_GAIN_SPEEDUP
+from space.records.run import RunConfig
 
 DEFAULT_MAX_BATCH = 256  # vLLM's default max_num_seqs for `vllm serve`
 GRID_COLUMNS = ["k", "concurrency", "speedup", "speedup_low", "speedup_high",
@@ -93,15 +94,16 @@ def schedule(choices: list[Choice], max_batch: int = DEFAULT_MAX_BATCH) -> list[
     return merged
 
 
-def speculative_config(method: str, k_schedule: list[list[int]], draft: str | None = None,
+def serve_speculative_config(method: str, k_schedule: list[list[int]], draft: str | None = None,
                        extra: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-    """The ``--speculative-config`` dict; None when speculation loses everywhere.
+    """The ``vllm serve --speculative-config`` dict, with the batch-size schedule of k;
+    None when speculation loses everywhere.
 
     Example:
-        >>> cfg = speculative_config("ngram", [[1, 3, 4], [4, 256, 0]], extra={"prompt_lookup_max": 5})
+        >>> cfg = serve_speculative_config("ngram", [[1, 3, 4], [4, 256, 0]], extra={"prompt_lookup_max": 5})
         >>> cfg["num_speculative_tokens"], cfg["num_speculative_tokens_per_batch_size"], len(cfg)
         (4, [[1, 3, 4], [4, 256, 0]], 4)
-        >>> speculative_config("ngram", [[1, 256, 0]]) is None
+        >>> serve_speculative_config("ngram", [[1, 256, 0]]) is None
         True
     """
     largest = max(k for _, _, k in k_schedule)
@@ -139,10 +141,6 @@ class DeployConfig:
     command: str
     max_batch: int
 
-    def table_rows(self) -> list[dict[str, Any]]:
-        return [{"concurrency": c.concurrency, "best k": c.k, "speedup": round(c.speedup, 3)}
-                for c in self.choices]
-
     def describe(self) -> str:
         lines = ["best k per concurrency (0: speculation loses):"]
         lines += [f"  concurrency {c.concurrency:>3}: k = {c.k} ({c.speedup:.2f}x)"
@@ -162,19 +160,18 @@ def derive(rows: Iterable[Mapping[str, Any]], *, model: str, method: str,
     """Best k per concurrency, the schedule, the speculative config and the command."""
     choices = best_k(rows, min_gain)
     k_schedule = schedule(choices, max_batch)
-    cfg = speculative_config(method, k_schedule, draft, extra)
+    cfg = serve_speculative_config(method, k_schedule, draft, extra)
     return DeployConfig(choices, k_schedule, cfg, serve_command(model, cfg, max_batch), max_batch)
 
 
-def derive_for_run(rows: Iterable[Mapping[str, Any]], config: Mapping[str, Any],
+def derive_for_run(rows: Iterable[Mapping[str, Any]], config: RunConfig,
                    max_batch: int = DEFAULT_MAX_BATCH,
                    min_gain: float = NO_GAIN_SPEEDUP) -> DeployConfig:
     """``derive`` for the pair a run was made with (its ``config`` record): the
     resolved model and draft paths, and its other vLLM speculative keys."""
-    spec = dict(config.get("speculative_config") or {})
+    spec = dict(config.speculative_config or {})
     extra = {k: v for k, v in spec.items()
              if k not in ("method", "model", "num_speculative_tokens")}
-    return derive(rows, model=str(config.get("model_path") or config.get("model")),
-                  method=str(spec.get("method") or config.get("method")),
-                  draft=config.get("draft_path") or config.get("draft_model"), extra=extra,
+    return derive(rows, model=config.model_path or config.model, method=str(config.method),
+                  draft=config.draft_path or config.draft_model, extra=extra,
                   max_batch=max_batch, min_gain=min_gain)

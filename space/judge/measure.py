@@ -33,6 +33,7 @@ from space.judge import theory
 from space.judge.checklist import ChecklistInputs
 from space.records import methods
 from space.records.anatomy import kind_costs
+from space.records.run import RunConfig
 from space.records.trace import DECODE, VERIFY, CompareRecord, RunTrace
 
 
@@ -110,13 +111,6 @@ def draft_cost(runs: Sequence[RunTrace], method: str | None, k: int) -> dict[str
     return {"proposer_share": None, "draft_step_s": _median(per_token)}
 
 
-def method_and_k(run: RunTrace) -> tuple[str | None, int]:
-    """The speculative method and k a run was made with (0: no speculation)."""
-    sc = run.config.get("speculative_config") or {}
-    method = run.config.get("method") or sc.get("method")
-    return method, int(run.config.get("k") or sc.get("num_speculative_tokens") or 0)
-
-
 def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTrace], *,
                      speedup: float | None, speedup_spread: tuple[float, float] | None,
                      temperature: float | None, context: Context = Context(),
@@ -131,7 +125,7 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
     Step-time medians pool every step of every run given; acceptance pools
     the counters; context tokens and repetition are token-weighted over runs.
     """
-    method, k = method_and_k(speculatives[0])
+    method, k = speculatives[0].config.method, speculatives[0].config.k
     rate, tau = pooled_acceptance(speculatives)
     cost = draft_cost(speculatives, method, k) if k else {}
     context_tokens = _median(len(r.prompt_token_ids) + len(r.output_token_ids)
@@ -158,14 +152,12 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
     )
 
 
-def hardware_inputs(config: dict[str, Any]) -> dict[str, Any]:
+def hardware_inputs(config: RunConfig) -> dict[str, Any]:
     """The checklist's hardware fields from a run's config (space.engine.hardware's record:
     device, dtype and why, the CPU); traces from before it was recorded give only
     the device and dtype, or nothing."""
-    flags = config.get("cpu_bf16_flags")
-    return {"dtype": config.get("dtype"), "dtype_reason": config.get("dtype_reason"),
-            "device": config.get("device"), "cpu_model": config.get("cpu_model"),
-            "cpu_bf16_flags": None if flags is None else tuple(flags)}
+    return {"dtype": config.dtype, "dtype_reason": config.dtype_reason, "device": config.device,
+            "cpu_model": config.cpu_model, "cpu_bf16_flags": config.cpu_bf16_flags}
 
 
 def _pooled_repetition(runs: Sequence[RunTrace]) -> float | None:

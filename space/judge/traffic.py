@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from space.judge import deploy, measure
 from space.judge.checklist import WORTH_IT_SPEEDUP, evaluate
+from space.records.run import RunConfig
 from space.records.trace import CompareRecord
 from space.records.verdict import WORTH_IT, Checklist, Verdict
 
@@ -178,16 +179,16 @@ class Deployment:
                           "size, run a k_x_concurrency sweep on a workload of these prompts)"])
 
 
-def serve_config(config: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+def serve_config(config: RunConfig) -> tuple[str, dict[str, Any]]:
     """(model, ``--speculative-config``) of the run's speculative engine (its config record)."""
-    spec = dict(config.get("speculative_config") or {})
-    draft = config.get("draft_path") or config.get("draft_model")
+    spec = dict(config.speculative_config or {})
+    draft = config.draft_path or config.draft_model
     if draft and spec.get("model"):
         spec["model"] = draft
-    return str(config.get("model_path") or config.get("model")), spec
+    return config.model_path or config.model, spec
 
 
-def deployment(groups: Sequence[GroupSummary], config: Mapping[str, Any],
+def deployment(groups: Sequence[GroupSummary], config: RunConfig,
                traffic_speedup: float | None,
                max_batch: int = deploy.DEFAULT_MAX_BATCH) -> Deployment:
     """On when every group gains, off when none does, else route the gaining
@@ -197,7 +198,7 @@ def deployment(groups: Sequence[GroupSummary], config: Mapping[str, Any],
     gaining = [g.group for g in groups if g.gains]
     plain = deploy.serve_command(model, None, max_batch)
     on = deploy.serve_command(model, spec_cfg, max_batch)
-    k = spec_cfg.get("num_speculative_tokens")
+    k = config.k or None
     overall: Literal["on", "off"] = ("on" if traffic_speedup is not None
                                      and traffic_speedup >= WORTH_IT_SPEEDUP and gaining
                                      else "off")
@@ -214,7 +215,7 @@ class TrafficResult:
 
     source: str                   # the file's name
     how: str                      # how the groups were made and sampled
-    config: dict[str, Any]        # the speculative engine's config record
+    config: RunConfig             # the speculative engine's config record
     repeats: int
     max_tokens: int               # the run's, where the file gives none
     weighting: Weighting
@@ -242,6 +243,7 @@ class TrafficResult:
         d["groups"] = [{**g.row(), "output_tokens": g.output_tokens,
                         "checklist": g.checklist.to_dict() if g.checklist else None}
                        for g in self.groups]
+        d["config"] = self.config.to_dict()
         d["prompts"] = self.rows()
         d["deployment"] = asdict(self.deployment)
         d["answer"] = describe(self)

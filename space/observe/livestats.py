@@ -73,7 +73,7 @@ class RunLog:
         now = time.time()
         if isinstance(event, RunFinished):
             for engine, run in event.runs():
-                if not run.config.get("synthetic"):  # forced acceptance: not what it serves
+                if not run.config.synthetic:  # forced acceptance: not what it serves
                     self.add_run(engine, run, now)
         kind = job_kind(event)
         if kind is not None:

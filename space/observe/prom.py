@@ -151,7 +151,7 @@ class Metrics:
 
     def observe_run(self, engine_label: str, run: RunTrace) -> None:
         """Count one finished request from its trace (verify steps only)."""
-        if run.config.get("synthetic"):  # forced acceptance: not what the engine serves
+        if run.config.synthetic:  # forced acceptance: not what the engine serves
             return
         e = _check_engine(engine_label)
         for c, count in self.counters:

@@ -12,6 +12,9 @@ from typing import Any
 from space.records.methods import METHODS, info, names
 
 K_RANGE = (1, 16)
+# The sweep "variable" of a k x concurrency sweep (one concurrency sweep per k), as
+# the page, the CLI and the history's records name it.
+GRID = "k_x_concurrency"
 # Prefix cache between runs. "cold": every run starts with an empty prefix
 # cache, so repeats measure what a new prompt costs; "warm": runs reuse the KV
 # blocks earlier runs of the same prompt left behind (vLLM's default behaviour).
@@ -50,9 +53,7 @@ class EngineSpec:
         their defaults, so that changing k or the method keeps one baseline engine."""
         plain = EngineSpec()
         return dataclasses.replace(self, method=None, draft_model=None, k=plain.k,
-                                   prompt_lookup_min=plain.prompt_lookup_min,
-                                   prompt_lookup_max=plain.prompt_lookup_max,
-                                   extra_speculative=())
+                                   extra_speculative=(), **plain.vllm_key_fields())
 
     @property
     def is_speculative(self) -> bool:
@@ -64,15 +65,20 @@ class EngineSpec:
         the text is not the model's (``space.runs.tipping``)."""
         return dict(self.extra_speculative).get("rejection_sample_method") == "synthetic"
 
+    def vllm_key_fields(self, method: str | None = None) -> dict[str, Any]:
+        """The vLLM speculative keys this spec holds as fields of its own
+        (``FIELD_VLLM_KEYS``), or only those ``method``'s row in the methods table reads."""
+        row = info(method) if method else None
+        return {key: getattr(self, key) for key in FIELD_VLLM_KEYS
+                if method is None or (row is not None and key in row.vllm_keys)}
+
     def speculative_config(self, draft_path: str | None = None) -> dict[str, Any] | None:
         """vLLM's ``speculative_config`` dict, or None for the baseline."""
         if self.method is None:
             return None
         cfg: dict[str, Any] = {"method": self.method, "num_speculative_tokens": self.k}
         row = info(self.method)
-        if row and "prompt_lookup_min" in row.vllm_keys:
-            cfg.update(prompt_lookup_min=self.prompt_lookup_min,
-                       prompt_lookup_max=self.prompt_lookup_max)
+        cfg.update(self.vllm_key_fields(self.method))
         if row and row.takes_draft and (row.needs_draft or self.draft_model):
             cfg["model"] = draft_path or self.draft_model
         cfg.update(dict(self.extra_speculative))
@@ -99,6 +105,12 @@ class EngineSpec:
         if not (0.05 <= self.gpu_memory_utilization <= 0.95):
             raise ConfigError("gpu_memory_utilization must be in 0.05..0.95")
 
+
+# The vLLM speculative keys of the methods table that EngineSpec holds as fields
+# (ngram's lookup window); every other key travels in ``extra_speculative``.
+FIELD_VLLM_KEYS: tuple[str, ...] = tuple(
+    key for key in dict.fromkeys(k for row in METHODS.values() for k in row.vllm_keys)
+    if key in {f.name for f in dataclasses.fields(EngineSpec)})
 
 MAX_SEED = 2**63 - 1
 CHAT_ROLES = ("system", "user", "assistant")  # the OpenAI chat roles a template takes

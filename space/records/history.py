@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from space.records.config import GRID
+from space.records.run import RunConfig
 from space.records.trace import CompareRecord, dumps
 
 FILENAME = "history.sqlite3"
@@ -261,7 +263,7 @@ def record_title(kind: str, record: dict[str, Any]) -> str:
         return f"traffic: {len(record.get('prompts', []))} prompts of {record.get('source')}"
     if kind == "tipping":
         return f"tipping curve ({record.get('kind')}) of {record.get('method')} k={record.get('k')}"
-    if kind == "sweep" and record.get("variable") == "k_x_concurrency":
+    if kind == "sweep" and record.get("variable") == GRID:
         return f"sweep over k x concurrency of {record.get('workload_id')}"
     if kind == "sweep":
         values = ", ".join(f"{row.get('value'):g}" for row in record.get("table", [])
@@ -289,11 +291,9 @@ def dumps_sweep(result: dict[str, Any]) -> str:
 def compare_run(cmp: CompareRecord, temperature: float | None, user: str | None) -> NewRun:
     """A finished comparison as a history row."""
     cfg = cmp.speculative.config
-    spec_cfg = cfg.get("speculative_config") or {}
     d = cmp.to_dict()
-    return NewRun(kind="compare", model=str(cfg.get("model", "")),
-                  method=spec_cfg.get("method") or cfg.get("method"),
-                  k=spec_cfg.get("num_speculative_tokens"), temperature=temperature,
+    return NewRun(kind="compare", model=cfg.model, method=cfg.method,
+                  k=cfg.k or None, temperature=temperature,
                   verdict=cmp.checklist.verdict if cmp.checklist else None,
                   speedup=cmp.speedup, title=record_title("compare", d),
                   record_json=dumps(cmp), user=user)
@@ -305,7 +305,7 @@ def sweep_run(result: dict[str, Any], model: str, method: str | None, k: int | N
     verdict; the speedup is the best point's."""
     speedups = [row.get("speedup") for row in result.get("table", [])]
     best = max((x for x in speedups if isinstance(x, int | float) and x == x), default=None)
-    swept_k = result.get("variable") in ("k", "k_x_concurrency")
+    swept_k = result.get("variable") in ("k", GRID)
     return NewRun(kind="sweep", model=model, method=method, k=None if swept_k else k,
                   temperature=None, verdict=None, speedup=best,
                   title=record_title("sweep", result), record_json=dumps_sweep(result),
@@ -317,10 +317,8 @@ def traffic_run(result: dict[str, Any], model: str, user: str | None) -> NewRun:
     as a history row: the traffic-weighted speedup; one verdict only when every
     group has the same one."""
     verdicts = {g.get("verdict") for g in result.get("groups", [])}
-    cfg = result.get("config") or {}
-    spec_cfg = cfg.get("speculative_config") or {}
-    return NewRun(kind="traffic", model=model, method=spec_cfg.get("method") or cfg.get("method"),
-                  k=spec_cfg.get("num_speculative_tokens"), temperature=None,
+    cfg = RunConfig.from_dict(result.get("config") or {})
+    return NewRun(kind="traffic", model=model, method=cfg.method, k=cfg.k or None, temperature=None,
                   verdict=verdicts.pop() if len(verdicts) == 1 else None,
                   speedup=result.get("weighted_speedup"), title=record_title("traffic", result),
                   record_json=dumps_sweep(result), user=user)

@@ -37,9 +37,10 @@ METHODS: dict[Method, MethodInfo] = {
 assert set(METHODS) == set(get_args(Method))
 
 # Keys any method may carry: the synthetic rejection sampler forces an
-# acceptance rate whatever the proposer, for measuring the tipping point.
-COMMON_VLLM_KEYS = ("rejection_sample_method", "synthetic_acceptance_length",
-                    "synthetic_acceptance_rates")
+# acceptance rate whatever the proposer, for measuring the tipping point
+# (space/runs/tipping.py sets them).
+SYNTHETIC_VLLM_KEYS = ("rejection_sample_method", "synthetic_acceptance_length",
+                       "synthetic_acceptance_rates")
 
 
 def info(method: str) -> MethodInfo | None:
@@ -59,9 +60,3 @@ def names(**where: object) -> tuple[Method, ...]:
     return tuple(m for m, i in METHODS.items()
                  if all(getattr(i, key) == want for key, want in where.items()))
 
-
-def keeps_key(method: str, key: str) -> bool:
-    """Whether a vLLM key belongs with ``method`` (a lookup window must not
-    travel to a draft-model engine)."""
-    row = info(method)
-    return row is not None and (key in row.vllm_keys or key in COMMON_VLLM_KEYS)

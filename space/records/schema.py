@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 from space.records.anatomy import ANATOMY_PARTS, PartInterval, StepAnatomy, problems
 from space.records.config import PREFIX_CACHE_MODES
+from space.records.run import SOURCES, upgrade_config
 from space.records.target_view import TOP_N
 from space.records.trace import (
     PLACEHOLDER_CAUSES,
@@ -59,15 +60,22 @@ def _upgrade(d: Any) -> Any:
     ``num_placeholder_draft_tokens``, ``config.prefix_cache``): nothing to rename.
     Version 3 has no target views (added in 4): the defaults (none) stand.
     Version 4 has no step anatomy (added in 5): steps replay without it.
+    Version 5 may keep method and k only in ``speculative_config`` and has no
+    source or request (added in 6): ``space.records.run.upgrade_config``.
     """
-    if not isinstance(d, dict) or "version" in d:
+    if not isinstance(d, dict):
         return d
+    version = d.get("version", 1)
     runs = [d.get("baseline"), d.get("speculative")] if "baseline" in d else [d]
     for run in runs:
-        steps = run.get("steps") if isinstance(run, dict) else None
+        if not isinstance(run, dict):
+            continue
+        steps = run.get("steps") if version == 1 else None
         for s in steps if isinstance(steps, list) else []:
             if isinstance(s, dict) and "num_accepted" in s:
                 s.setdefault("num_accepted_tokens", s.pop("num_accepted"))
+        if isinstance(version, int) and version < 6 and isinstance(run.get("config"), dict):
+            upgrade_config(run["config"])
     return d
 
 
@@ -263,12 +271,18 @@ STEP_SCHEMA = _record({
 CONFIG_SCHEMA = _record({
     key: (_optional(_str), False)
     for key in ("model", "model_path", "method", "draft_model", "draft_path", "dtype", "device",
-                "dtype_reason", "cpu_model")
+                "dtype_reason", "cpu_model", "vllm_version")
 } | {"k": (_optional(_int), False), "max_model_len": (_optional(_int), False),
+     "source": (_one_of(*SOURCES), False),
      "cpu_bf16_flags": (_optional(_list(_str, 16)), False),
      "speculative_config": (_optional(_json_object), False),
      "tracing_settings": (_optional(_json_object), False),
      "synthetic": (_bool, False), "prefix_cache": (_optional(_one_of(*PREFIX_CACHE_MODES)), False)})
+REQUEST_SCHEMA = _record({
+    "temperature": (_optional(_number), False), "top_p": (_optional(_number), False),
+    "seed": (_optional(_int), False), "max_tokens": (_optional(_int), False),
+    "prompt_sha256": (_optional(_str), False),
+})
 RUN_SCHEMA = _record({
     "version": (_int, False), "config": (CONFIG_SCHEMA, True), "prompt": (_str, True),
     "prompt_token_ids": (_ids, True), "output_token_ids": (_ids, True), "text": (_str, True),
@@ -277,6 +291,7 @@ RUN_SCHEMA = _record({
     "steps": (_list(STEP_SCHEMA), True), "token_text": (_token_text, False),
     "vllm_spec_metrics": (_optional(_json_object), False), "num_cached_tokens": (_int, False),
     "explanation": (_optional(EXPLANATION_SCHEMA), False),
+    "request": (_optional(REQUEST_SCHEMA), False),
 })
 CHECK_SCHEMA = _record({
     "name": (_one_of(*CHECK_NAMES), True), "detail": (_str, True),

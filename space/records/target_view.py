@@ -8,9 +8,9 @@ so that prefill sees what the target saw while verifying.
 
 Verified positions of a verify step with ``num_accepted_tokens = n`` are the
 first ``n`` drafts (accepted) and, when a draft was rejected (the step ends
-in a correction), draft ``n``: the first rejected one. Drafts after it were
-never compared with the target's choice (they were conditioned on the
-rejected token), so they have no view.
+in a correction), draft ``n``: the first rejected one (``StepRecord.draft_fates``).
+Drafts after it were never compared with the target's choice (they were
+conditioned on the rejected token), so they have no view.
 
 Probabilities are the ones vLLM's acceptance rule uses: at temperature 0 the
 target's softmax (the rule is "accept iff the draft is the argmax"); above it,
@@ -70,23 +70,3 @@ class Explanation:
     @property
     def sampled(self) -> bool:
         return self.temperature >= GREEDY_EPS
-
-
-def verified_positions(num_draft_tokens: int, num_accepted_tokens: int,
-                       num_emitted: int, corrected: bool) -> list[int]:
-    """Draft positions (0-based) the target verified in one step.
-
-    Accepted drafts that reached the output, then the first rejected draft
-    when the step ends in a correction.
-
-    Example:
-        >>> verified_positions(4, 1, 2, True)   # drafts a b c d; a kept, b rejected
-        [0, 1]
-        >>> verified_positions(3, 3, 4, False)  # all accepted, bonus token
-        [0, 1, 2]
-    """
-    n = min(num_accepted_tokens, num_draft_tokens, num_emitted)
-    out = list(range(n))
-    if corrected and num_accepted_tokens < num_draft_tokens:
-        out.append(num_accepted_tokens)
-    return out

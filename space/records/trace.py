@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeGuard, get_args
 
 from space.records.anatomy import PartInterval, StepAnatomy
+from space.records.run import RequestRecord, RunConfig
 from space.records.target_view import Explanation, TargetView
 from space.records.verdict import Checklist
 
@@ -32,7 +33,11 @@ from space.records.verdict import Checklist
 # space/records/target_view.py); older files have none and replay without them.
 # Version 5 adds steps' anatomy (space/records/anatomy.py: timed parts of each engine
 # step); older files have none and replay without it.
-TRACE_VERSION: Final = 5
+# Version 6 types what was run (space/records/run.py): the config's method and k
+# are always at its top level (older files are upgraded from speculative_config),
+# it gains source and vllm_version, and every run carries its request (sampling
+# settings and a hash of the prompt; older files replay with it unknown).
+TRACE_VERSION: Final = 6
 
 StepKind = Literal["prefill", "verify", "decode"]
 PREFILL: Final = "prefill"  # the target reads (a chunk of) the prompt; the last chunk emits a token
@@ -51,6 +56,12 @@ PlaceholderCause = Literal["padding", "drafter_skipped"]
 PADDING: Final = "padding"                  # ids -1: a one-token schedule padded to 1 + k
 DRAFTER_SKIPPED: Final = "drafter_skipped"  # zeros: the drafter's input would pass max_model_len
 PLACEHOLDER_CAUSES: tuple[PlaceholderCause, ...] = get_args(PlaceholderCause)
+
+# What became of one draft token of a verify step (StepRecord.draft_fates).
+DraftFate = Literal["accepted", "rejected", "unused"]
+ACCEPTED: Final = "accepted"  # the target agreed with it; part of the output
+REJECTED: Final = "rejected"  # the target turned it down, or one before it; not output
+UNUSED: Final = "unused"      # cut off by max_tokens/EOS before the output took it
 
 
 @dataclass
@@ -94,6 +105,40 @@ class StepRecord:
     @property
     def num_draft_tokens(self) -> int:
         return len(self.draft_token_ids)
+
+    def draft_fates(self) -> list[DraftFate]:
+        """What became of each draft token, in order.
+
+        vLLM's rejection sampler accepts drafts up to the first one the target
+        turns down; the target's own token replaces that one (a correction), and
+        the drafts after it are rejected with it, since they were conditioned on
+        it. Drafts past a max_tokens/EOS cut are unused: the output ended before them.
+
+        Example (k=4): drafts [a, b, c, d], 1 accepted, emitted [a, X], correction
+          -> accepted, rejected, rejected, rejected.
+        """
+        na, n_out = self.num_accepted_tokens, len(self.emitted_token_ids)
+        corrected = self.target_token_kind == CORRECTION
+        return [ACCEPTED if j < na and j < n_out else REJECTED if corrected and j >= na
+                else UNUSED for j in range(self.num_draft_tokens)]
+
+    def own_token_kind(self) -> TargetTokenKind | None:
+        """The kind of the target's own token at the end of a verify step, from the
+        counts (what ``target_token_kind`` records; space/engine/build.py sets it so).
+
+        After the accepted drafts the target emits one token of its own: a
+        correction in place of the first rejected draft, or a bonus after the last
+        draft when every one was accepted. None on prefill and decode steps, and
+        when max_tokens/EOS cut the step before that token (nothing was emitted
+        past the accepted drafts).
+
+        Example (k=4): drafts [a, b, c, d], 1 accepted, emitted [a, X] -> correction;
+        emitted [a] (cut) -> None; 4 accepted, emitted [a, b, c, d, Y] -> bonus.
+        """
+        k, na = self.num_draft_tokens, self.num_accepted_tokens
+        if self.kind != VERIFY or not k or len(self.emitted_token_ids) <= min(na, k):
+            return None
+        return CORRECTION if na < k else BONUS
 
 
 PLACEHOLDER_REASONS: dict[str, str] = {
@@ -162,7 +207,7 @@ class RunTrace:
       tokens_per_s = output tokens / e2e_s
     """
 
-    config: dict[str, Any]
+    config: RunConfig
     prompt: str
     prompt_token_ids: list[int]
     output_token_ids: list[int]
@@ -176,6 +221,7 @@ class RunTrace:
     vllm_spec_metrics: dict[str, Any] | None = None  # vLLM's own per-request counts
     num_cached_tokens: int = 0  # prompt tokens whose KV came from vLLM's prefix cache
     explanation: Explanation | None = None  # how target_views were scored; None: not scored
+    request: RequestRecord = field(default_factory=RequestRecord)  # how the prompt was sampled
     # Derived from the fields above by ``recompute`` (never read from a file).
     ttft_s: float = field(init=False, default=0.0)
     tpot_s: float = field(init=False, default=0.0)
@@ -231,7 +277,7 @@ class RunTrace:
 
     @property
     def speculative(self) -> bool:
-        return bool(self.config.get("speculative_config"))
+        return self.config.speculative
 
     def token_str(self, token_id: int) -> str:
         return self.token_text.get(token_id, f"<{token_id}>")
@@ -266,6 +312,8 @@ class RunTrace:
         if kw.get("explanation") is not None:
             kw["explanation"] = _build(Explanation, kw["explanation"])
         kw["token_text"] = {int(k): v for k, v in d.get("token_text", {}).items()}
+        kw["config"] = RunConfig.from_dict(d["config"])
+        kw["request"] = RequestRecord.from_dict(d.get("request") or {})
         return cls(**kw)
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from space.common import paths
 from space.judge.curves import LOOKUP_METHODS, TippingCurve, cache_name, slug
+from space.records.run import RunConfig
 
 
 def _legacy_name(model, method, draft, k, device, version) -> str:
@@ -53,20 +53,14 @@ def find(model: str, method: str | None, draft_model: str | None, k: int, device
     return found if found is not None and found.dtype == dtype else None
 
 
-def find_for_config(config: dict[str, Any], vllm_version: str | None,
+def find_for_config(config: RunConfig, vllm_version: str | None,
                     folder: Path | None = None) -> TippingCurve | None:
-    """The cached curve for a run's ``config`` record (its pair, k, device and dtype;
-    a trace from before the dtype was recorded ran in bf16)."""
-    spec = config.get("speculative_config") or {}
-    method = config.get("method") or spec.get("method")
-    k = config.get("k") or spec.get("num_speculative_tokens")
-    # A replayed file's speculative_config is free-form (vLLM's own keys): a k that
-    # is not a whole number names no curve, and must not fail the replay.
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+    """The cached curve for a run's pair, k, device and dtype (a trace from before
+    the dtype was recorded ran in bf16)."""
+    if config.k < 1:
         return None
-    return find(str(config.get("model") or "default"), method, config.get("draft_model"),
-                k, str(config.get("device") or "cpu"), str(config.get("dtype") or "bfloat16"),
-                vllm_version, folder)
+    return find(config.model, config.method, config.draft_model, config.k, config.device,
+                config.dtype or "bfloat16", vllm_version, folder)
 
 
 def all_curves(folder: Path | None = None) -> list[TippingCurve]:

@@ -12,6 +12,7 @@ from space.judge import curves
 from space.judge.checklist import evaluate
 from space.judge.measure import Context, compare_inputs
 from space.observe import memory
+from space.records.run import RunConfig
 from space.records.trace import CompareRecord
 from space.records.verdict import Checklist
 from space.runs import curve_cache
@@ -39,14 +40,14 @@ def memory_figures(engines: Sequence[Any] | None, device: str) -> dict[str, int 
     return {"spare_memory_bytes": spare, "draft_kv_tax_tokens": tax}
 
 
-def curve_for(config: dict[str, Any]) -> curves.TippingCurve | None:
+def curve_for(config: RunConfig) -> curves.TippingCurve | None:
     """This machine's cached tipping curve for a run's pair and k (none for synthetic runs)."""
-    if config.get("synthetic"):
+    if config.synthetic:
         return None
     return curve_cache.find_for_config(config, versions.public_vllm())
 
 
-def headroom(config: dict[str, Any], concurrency: int) -> dict[str, Any]:
+def headroom(config: RunConfig, concurrency: int) -> dict[str, Any]:
     """The checklist's break-even inputs from the cached curve, read at the curve's
     concurrency nearest to ``concurrency``; {} when no curve is cached."""
     curve = curve_for(config)
@@ -62,21 +63,22 @@ def headroom(config: dict[str, Any], concurrency: int) -> dict[str, Any]:
             "break_even_source": f"{kind}, {how}, {curve.date[:10]}"}
 
 
-def attach_checklist(cmp: CompareRecord, engines: Sequence[Any] | None, req,
+def attach_checklist(cmp: CompareRecord, engines: Sequence[Any] | None,
                      context: Context | None = None) -> Checklist | None:
     """Evaluate the checklist for ``cmp`` and store it in ``cmp.checklist``.
 
     ``engines``: (baseline, speculative) ``TracedEngine``s, for the memory
-    lines (None skips the KV tax); ``req``: the ``RequestSpec`` that was run.
+    lines (None skips the KV tax). The temperature is the run's own (its request).
     Runs with forced (synthetic) acceptance get none: their acceptance is not
     the workload's.
     """
-    if cmp.speculative.config.get("synthetic"):
+    if cmp.speculative.config.synthetic:
         cmp.checklist = None
         return None
     context = context or Context()
-    device = cmp.speculative.config.get("device", "cpu")
-    inputs = compare_inputs(cmp, req.temperature, context, memory_figures(engines, device),
+    device = cmp.speculative.config.device
+    inputs = compare_inputs(cmp, cmp.speculative.request.temperature, context,
+                            memory_figures(engines, device),
                             headroom(cmp.speculative.config, context.concurrency))
     result = evaluate(inputs)
     cmp.checklist = result

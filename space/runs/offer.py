@@ -22,15 +22,12 @@ depends on whether a path exists: it names the value and nothing else.
 """
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from space.engine import models
 from space.records.config import ConfigError, EngineSpec
 from space.runs import presets
-
-log = logging.getLogger(__name__)
 
 MAX_PROMPT_CHARS = 100_000  # about 25k tokens of English: far beyond any page prompt here
 _QUOTE_CHARS = 80  # a refused value is quoted up to this many characters
@@ -105,11 +102,7 @@ def build(spec: EngineSpec, named: Sequence[str] = (), allow_any_model: bool = F
     if max_prompt_chars < 1:
         raise ConfigError(f"--max-prompt-chars must be at least 1, got {max_prompt_chars}")
     if pairs is None:
-        try:
-            pairs = presets.load_model_pairs()
-        except presets.PresetError as exc:
-            log.warning("model pairs: %s; offering none", exc)
-            pairs = []
+        pairs = presets.load_or_warn(presets.load_model_pairs, "model pairs", "offering none") or []
     for name in named:  # an operator's typo fails the start, not a visitor's run
         if not (on_disk(name) or models.is_hub_id(name)):
             raise ConfigError(f"--drafts {name}: no model folder (with a config.json) there, "

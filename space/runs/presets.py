@@ -18,13 +18,17 @@ Workload file::
 from __future__ import annotations
 
 import json
+import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from space.records.config import ConfigError, EngineSpec
+from space.records.config import FIELD_VLLM_KEYS, ConfigError, EngineSpec
 from space.records.methods import METHODS
+
+log = logging.getLogger(__name__)
 
 PRESETS_DIR = Path(__file__).resolve().parents[2] / "presets"  # the repository's presets/
 SOURCE_PLACEHOLDER = "{source}"
@@ -37,8 +41,6 @@ _WORKLOAD_KEYS = {"id", "title", "reason", "temperature", "max_tokens", "prompts
 _PROMPT_KEYS = {"id", "text", "source", "source_file"}
 _PAIR_KEYS = {"id", "title", "target", "method", "draft", "k", "speculative", "needs_gpu",
               "note"}
-# EngineSpec has fields for these vLLM keys; any other key travels in extra_speculative.
-_ENGINE_SPEC_KEYS = {"prompt_lookup_min", "prompt_lookup_max"}
 
 
 class PresetError(ValueError):
@@ -99,8 +101,8 @@ class ModelPair:
 
     def engine_spec(self) -> EngineSpec:
         """The engine settings for this pair (target, method, draft, k, vLLM keys)."""
-        known = {k: v for k, v in self.speculative.items() if k in _ENGINE_SPEC_KEYS}
-        extra = tuple((k, v) for k, v in self.speculative.items() if k not in _ENGINE_SPEC_KEYS)
+        known = {k: v for k, v in self.speculative.items() if k in FIELD_VLLM_KEYS}
+        extra = tuple((k, v) for k, v in self.speculative.items() if k not in FIELD_VLLM_KEYS)
         return EngineSpec(model=self.target, method=self.method, draft_model=self.draft,
                           k=self.k, extra_speculative=extra, **known)
 
@@ -114,23 +116,6 @@ def estimate_tokens(text: str) -> int:
     """
     # round first: 10 * 1.3 is 13.000000000000002 in floating point
     return math.ceil(round(len(text.split()) * TOKENS_PER_WORD, 6))
-
-
-def speculative_config(pair: ModelPair, draft_path: str | None = None) -> dict[str, Any]:
-    """vLLM's ``speculative_config`` for a pair, in vLLM's own keys.
-
-    ``draft_path`` replaces the draft alias (e.g. the local folder that
-    ``space.engine.models.resolve_model("default-truncated")`` returns).
-
-    Example:
-        >>> pair = ModelPair("p", "P", "default", "ngram", 4, False, "",
-        ...                  speculative={"prompt_lookup_min": 2, "prompt_lookup_max": 5})
-        >>> speculative_config(pair)
-        {'method': 'ngram', 'num_speculative_tokens': 4, 'prompt_lookup_min': 2, 'prompt_lookup_max': 5}
-    """
-    cfg = pair.engine_spec().speculative_config(draft_path)
-    assert cfg is not None  # a pair always has a method
-    return cfg
 
 
 def load_workloads(directory: Path | None = None) -> list[Workload]:
@@ -166,6 +151,17 @@ def get_model_pair(pair_id: str, path: Path | None = None) -> ModelPair:
 
 
 _P = TypeVar("_P", Workload, ModelPair)
+
+
+def load_or_warn(load: Callable[[], list[_P]], what: str, instead: str) -> list[_P] | None:
+    """``load()`` (``load_workloads`` or ``load_model_pairs``), or None after one
+    warning, "<what>: <the file's problem>; <instead>", when the files cannot be
+    read: a broken preset file costs the page its samples or its pairs, never its start."""
+    try:
+        return load()
+    except PresetError as exc:
+        log.warning("%s: %s; %s", what, exc, instead)
+        return None
 
 
 def _by_id(presets: list[_P], preset_id: str, kind: str) -> _P:

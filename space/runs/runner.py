@@ -12,7 +12,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from space.common.cancel import Cancelled, check
 from space.common.progress import Progress
@@ -33,6 +33,18 @@ if TYPE_CHECKING:  # vLLM loads with the first engine, not with this module
 
 log = logging.getLogger(__name__)
 POOL = EnginePool()
+
+
+class CompareRunner(Protocol):
+    """How the page compares one prompt (``space.ui.live.LiveCompare``): ``compare``
+    below, or the fake engine of the page tests (tests/helpers/page.py), which is
+    checked against this too, so that the two cannot drift apart."""
+
+    def __call__(self, spec: EngineSpec, req: RequestSpec, *, repeats: int,
+                 on_step: StepCallback | None, progress: Progress | None,
+                 warmup: bool | Literal["once"], cancel: threading.Event | None,
+                 on_repeat: OnRepeat | None, explain: bool,
+                 job: Job | None) -> CompareRecord: ...
 _warmed: weakref.WeakSet[TracedEngine] = weakref.WeakSet()
 R = TypeVar("R", CompareRecord, RunTrace)
 
@@ -137,11 +149,14 @@ def _compare(spec: EngineSpec, req: RequestSpec, repeats: int, pool: EnginePool,
                                   ids),
             progress, on_repeat=on_repeat)
         cmp = make_compare(bases, specs)
-        machine_inputs.attach_checklist(cmp, (base, spec_engine), req, context or measure.Context())
+        machine_inputs.attach_checklist(cmp, (base, spec_engine), context or measure.Context())
         _remember_memory(pool)
         if explain:
             _explain(base, cmp.speculative, req, progress)
     return cmp
+
+
+_COMPARE: CompareRunner = compare  # mypy: the real runner is a CompareRunner
 
 
 def _warm_once(engine: TracedEngine, req: RequestSpec,

@@ -6,8 +6,8 @@ value), ``concurrency`` (requests submitted together), ``input_length``
 and ``temperature``. Every point is a full ``run_workload`` (baseline and
 speculation, repeats, medians over prompts); the table has one row per point.
 
-The crossover is where the speedup line crosses 1 (the baseline): linear
-interpolation between the two points around it (in log space on a log axis).
+The crossover is where the speedup line crosses 1 (the baseline), by the rule
+of ``space.judge.crossover``.
 
 Bounds (checked before anything runs, for the CLI and the page alike, so one
 request cannot hold the engines for hours): at most ``MAX_POINTS`` values,
@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 from space.common.cancel import check
 from space.common.progress import Progress
 from space.engine import models, prompts
-from space.records.config import K_RANGE, ConfigError, EngineSpec, RequestSpec
+from space.judge.crossover import crossing
+from space.records.config import GRID, K_RANGE, ConfigError, EngineSpec, RequestSpec
 from space.records.events import SweepFinished
 from space.runs.events import Job, job_or_default
 from space.runs.presets import PRESETS_DIR, Prompt, Workload
@@ -39,6 +40,8 @@ from space.runs.workloads import WorkloadResult, run_workload
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from space.judge.deploy import DeployConfig
 
 log = logging.getLogger(__name__)
 
@@ -182,46 +185,6 @@ def check_grid(workload: Workload, ks: Sequence[int], concurrencies: Sequence[in
                           "or max tokens")
 
 
-def crossover(values: Sequence[float], speedups: Sequence[float],
-              log_axis: bool = False) -> float | None:
-    """The first value where speedup crosses 1, interpolated; None if it never does.
-
-    Example:
-        >>> crossover([1, 2, 4, 8], [1.6, 1.3, 0.9, 0.7])   # 1.3 -> 0.9 between 2 and 4
-        3.5
-        >>> crossover([1, 4], [1.2, 0.8], log_axis=True)     # halfway in log2: 2
-        2.0
-        >>> crossover([1, 2], [1.4, 1.2]) is None
-        True
-    """
-    pts = sorted((x, s) for x, s in zip(values, speedups, strict=False)
-                 if s is not None and not math.isnan(s))
-    for (x0, s0), (x1, s1) in zip(pts, pts[1:], strict=False):
-        if s0 == 1.0:
-            return float(x0)
-        if (s0 - 1.0) * (s1 - 1.0) < 0:
-            t = (1.0 - s0) / (s1 - s0)
-            if log_axis and x0 > 0:
-                return float(math.exp(math.log(x0) + t * (math.log(x1) - math.log(x0))))
-            return float(x0 + t * (x1 - x0))
-    if pts and pts[-1][1] == 1.0:
-        return float(pts[-1][0])
-    return None
-
-
-def gain_vanishes_at(values: Sequence[float], speedups: Sequence[float]) -> float | None:
-    """The first swept value whose speedup is at most 1 (the checklist's load lines).
-
-    Example:
-        >>> gain_vanishes_at([1, 2, 4, 8], [1.5, 1.1, 0.98, 0.8])
-        4
-    """
-    for x, s in sorted(zip(values, speedups, strict=False)):
-        if s is not None and s <= 1.0:
-            return x
-    return None
-
-
 def point_row(variable: str, value: float, r: WorkloadResult) -> dict[str, Any]:
     """One table row from one point's workload result."""
     low, high = r.speedup_spread or (math.nan, math.nan)
@@ -276,13 +239,13 @@ def make_table(variable: str, values: Sequence[float],
     xs, ss = list(table["value"]), list(table["speedup"])
     ts = list(table["throughput_speedup"])
     log_axis = VARIABLES[variable].log_axis
+    tpot, throughput = crossing(xs, ss, log_axis=log_axis), crossing(xs, ts, log_axis=log_axis)
     # Under load a server loses aggregate tokens/s before per-request TPOT suffers:
     # for concurrency the gain vanishes where throughput falls to the baseline's.
-    vanishes = gain_vanishes_at(xs, ts if variable == "concurrency" else ss)
+    vanishes = (throughput if variable == "concurrency" else tpot).first_not_faster
     return SweepResult(workload_id=results[0].workload_id if results else "",
-                       variable=variable, table=table,
-                       crossover=crossover(xs, ss, log_axis), gain_vanishes_at=vanishes,
-                       throughput_crossover=crossover(xs, ts, log_axis),
+                       variable=variable, table=table, crossover=tpot.at,
+                       gain_vanishes_at=vanishes, throughput_crossover=throughput.at,
                        results=list(results))
 
 
@@ -368,7 +331,6 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
 
 # --- k x concurrency: the grid a deployable schedule of k is derived from -------------
 
-GRID = "k_x_concurrency"
 GRID_DEFAULTS = ((1, 2, 4), (1, 2, 4))
 
 
@@ -396,6 +358,7 @@ class GridResult:
     workload_id: str
     table: pd.DataFrame               # space.judge.deploy.GRID_COLUMNS, one row per (k, concurrency)
     sweeps: list[SweepResult] = field(default_factory=list)  # one concurrency sweep per k
+    deploy: DeployConfig | None = None  # derived by space.runs.sweep_plan.run; not stored
 
     def to_csv(self, path=None) -> str | None:
         return self.table.to_csv(path, index=False)

@@ -29,6 +29,7 @@ from space.common.progress import Progress
 from space.judge import curves, measure
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.events import TippingMeasured
+from space.records.methods import SYNTHETIC_VLLM_KEYS
 from space.records.trace import DECODE, VERIFY, RunTrace
 from space.runs import curve_cache
 from space.runs.events import Job, job_or_default
@@ -61,8 +62,7 @@ def acceptance_lengths(k: int, n: int = DEFAULT_POINTS) -> list[float]:
 
 def synthetic_spec(spec: EngineSpec, length: float) -> EngineSpec:
     """``spec`` with vLLM's synthetic rejection sampler at mean acceptance length ``length``."""
-    keep = tuple((key, v) for key, v in spec.extra_speculative
-                 if not key.startswith("synthetic_") and key != "rejection_sample_method")
+    keep = tuple((key, v) for key, v in spec.extra_speculative if key not in SYNTHETIC_VLLM_KEYS)
     return dataclasses.replace(spec, extra_speculative=keep + (
         ("rejection_sample_method", "synthetic"), ("synthetic_acceptance_length", float(length))))
 
@@ -156,7 +156,7 @@ def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CO
     progress(1.0, "curve measured")
     return curves.TippingCurve(
         kind=curves.MEASURED, model=spec.model, method=str(spec.method), draft_model=spec.draft_model,
-        k=spec.k, device=base.config["device"], dtype=base.config["dtype"],
+        k=spec.k, device=base.config.device, dtype=str(base.config.dtype),
         vllm_version=vllm_version(),
         date=dt.datetime.now().isoformat(timespec="seconds"), max_tokens=max_tokens,
         repeats=repeats, pair_id=pair_id, points=points,

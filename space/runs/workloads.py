@@ -29,6 +29,7 @@ from space.judge import measure
 from space.judge.checklist import evaluate
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.events import RunFinished, RunStarted
+from space.records.run import RunConfig
 from space.records.trace import CompareRecord, RunTrace, make_compare
 from space.records.verdict import Checklist, Verdict
 from space.runs import machine_inputs
@@ -93,7 +94,7 @@ class WorkloadResult:
     """A workload's comparison: medians over prompts, and each prompt."""
 
     workload_id: str
-    config: dict[str, Any]     # the speculative engine's config record
+    config: RunConfig          # the speculative engine's config record
     temperature: float
     max_tokens: int
     concurrency: int
@@ -124,6 +125,7 @@ class WorkloadResult:
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["config"] = self.config.to_dict()
         d["items"] = [{"prompt_id": it.prompt_id, "compare": it.compare.to_dict()}
                       for it in self.items]
         d["checklist"] = self.checklist.to_dict() if self.checklist else None
@@ -132,6 +134,7 @@ class WorkloadResult:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> WorkloadResult:
         kw = {k: v for k, v in d.items() if k in {f.name for f in dataclasses.fields(cls)}}
+        kw["config"] = RunConfig.from_dict(d["config"])
         kw["items"] = [PromptResult(it["prompt_id"], CompareRecord.from_dict(it["compare"]))
                        for it in d["items"]]
         kw["checklist"] = Checklist.from_dict(d["checklist"]) if d.get("checklist") else None
@@ -204,7 +207,8 @@ def workload_checklist(result: WorkloadResult, context: measure.Context,
     inputs = measure.inputs_from_runs(
         [c.baseline for c in cmps], [c.speculative for c in cmps], speedup=result.speedup,
         speedup_spread=result.speedup_spread, temperature=result.temperature,
-        context=context, memory_now=memory_now)
+        context=context, memory_now=memory_now,
+        headroom=machine_inputs.headroom(result.config, context.concurrency))
     if not result.batch_runs:  # distinct prompts, each with its own verdict
         inputs.prompt_verdicts = {it.prompt_id: it.compare.checklist.verdict
                                   for it in result.items if it.compare.checklist}
@@ -263,7 +267,7 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool
                        concurrency=max(n, 1), repeats=repeats, items=items,
                        batch_runs=batch_runs)
     summarize(r)
-    device = r.config.get("device", "cpu")
+    device = r.config.device
     r.checklist = workload_checklist(r, ctx, machine_inputs.memory_figures(engines, device))
     progress(1.0, f"{workload.id}: speedup {r.speedup:.2f}x, verdict {r.verdict}")
     return r
@@ -299,7 +303,7 @@ def compare_batch(spec: EngineSpec, reqs: list[tuple[str, RequestSpec]], repeats
     for j, (pid, req) in enumerate(reqs):
         cmp = make_compare([b[j] for b in runs["baseline"]],
                            [s[j] for s in runs["speculative"]])
-        machine_inputs.attach_checklist(cmp, (base, spec_engine), req, context)
+        machine_inputs.attach_checklist(cmp, (base, spec_engine), context)
         items.append(PromptResult(pid, cmp))
         job.publish(RunFinished(cmp, req.temperature, job.origin))
     batch_runs = [dict(**_batch_figures("baseline", b), **_batch_figures("speculative", s))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from space.records.config import GRID
 from space.records.history import Filters, History, HistoryError
 from space.records.schema import TraceFormatError, load
 from space.records.trace import CompareRecord
@@ -203,7 +204,7 @@ def sweep_views(record_json: str) -> tuple:
     from vis.sweep import sweep_figure
 
     d = json.loads(record_json)
-    if isinstance(d, dict) and d.get("variable") == "k_x_concurrency":
+    if isinstance(d, dict) and d.get("variable") == GRID:
         return None, pd.DataFrame(d.get("table") or [])  # the grid's table, as the tab shows it
     if not isinstance(d, dict) or d.get("variable") not in VARIABLES:
         raise ValueError("not a saved sweep")

@@ -8,15 +8,12 @@ one-line message for the user. Ranges are checked by the specs' own
 from __future__ import annotations
 
 import dataclasses
-import logging
 from dataclasses import dataclass
 
 from space.records import methods
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.runs import presets
 from space.runs.offer import Offer
-
-log = logging.getLogger(__name__)
 
 # Longest sample prompt offered on CPU: prefill of a few thousand tokens takes
 # tens of seconds on a small CPU box, which defeats a quick first look.
@@ -48,10 +45,9 @@ def sample_prompts(on_gpu: bool = False) -> list[Sample]:
 
     The concurrency workload is left out: the page runs one request at a time.
     """
-    try:
-        workloads = presets.load_workloads()
-    except presets.PresetError as exc:
-        log.warning("sample prompts: %s; using the built-in ones", exc)
+    workloads = presets.load_or_warn(presets.load_workloads, "sample prompts",
+                                     "using the built-in ones")
+    if workloads is None:
         return list(BUILTIN_SAMPLES)
     out = []
     for w in workloads:
@@ -108,8 +104,17 @@ def engine_spec(base: EngineSpec, method: str | None, draft: str | None, k,
                                extra_speculative=())
     if source.method == method and (source.draft_model or None) == draft:
         spec = dataclasses.replace(spec, extra_speculative=source.extra_speculative,
-                                   prompt_lookup_min=source.prompt_lookup_min,
-                                   prompt_lookup_max=source.prompt_lookup_max)
+                                   **source.vllm_key_fields())
+    return spec
+
+
+def speculative_spec(base: EngineSpec, method: str | None, draft: str | None, k,
+                     pair_id: str | None = None, *, offer: Offer) -> EngineSpec:
+    """``engine_spec`` for a tab that compares with speculation (Sweep, Traffic): a
+    method must be chosen."""
+    spec = engine_spec(base, method, draft, k, pair_id, offer=offer)
+    if not spec.is_speculative:
+        raise ConfigError("choose a speculative method above")
     return spec
 
 
@@ -149,13 +154,9 @@ def pair_choices(on_gpu: bool, offer: Offer) -> list[PairChoice]:
     on this machine."""
     from space.runs.workloads import pair_status
 
-    try:
-        pairs = presets.load_model_pairs()
-    except presets.PresetError as exc:
-        log.warning("model pairs: %s", exc)
-        return []
+    pairs = presets.load_or_warn(presets.load_model_pairs, "model pairs", "offering none")
     out = []
-    for p in pairs:
+    for p in pairs or []:
         if p.id not in offer.pairs:
             continue
         st = pair_status(p, on_gpu)

@@ -26,7 +26,7 @@ import queue
 import threading
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import gradio as gr
 
@@ -34,6 +34,9 @@ from space.common.cancel import Cancelled
 from space.records.config import EngineSpec, RequestSpec
 from space.records.trace import StepRecord
 from space.runs.events import Job
+
+if TYPE_CHECKING:  # space.runs.runner builds the engine pool: imported when a run starts
+    from space.runs.runner import CompareRunner
 
 log = logging.getLogger(__name__)
 
@@ -208,7 +211,7 @@ class LiveCompare(LiveJob):
 
     def __init__(self, spec: EngineSpec, req: RequestSpec, repeats: int = 1,
                  warmup: bool | Literal["once"] = "once",
-                 compare: Callable[..., Any] | None = None, explain: bool = False,
+                 compare: CompareRunner | None = None, explain: bool = False,
                  job: Job | None = None) -> None:
         super().__init__(self._compare)
         self.spec, self.req, self.repeats, self.warmup = spec, req, repeats, warmup

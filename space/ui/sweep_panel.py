@@ -7,32 +7,30 @@ and draws it with ``vis.sweep.sweep_figure``.
 """
 from __future__ import annotations
 
-import html
-import logging
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import gradio as gr
 
 from space.engine.models import ModelError
-from space.records.config import ConfigError, EngineSpec
+from space.records.config import GRID, ConfigError, EngineSpec
 from space.runs import offer as offers
 from space.runs import presets
 from space.runs.events import Publisher
+from space.runs.sweep_plan import SweepPlan
 from space.ui import datadir, inputs
+from space.ui.job_status import failure_shown, progress_shown
 from space.ui.links import job_for
-from space.ui.live import Event, LiveJob, Progress, followed, guarded
+from space.ui.live import LiveJob, followed, guarded
 from space.ui.status import saved_html, status_html
-
-log = logging.getLogger(__name__)
 
 # Short defaults: every point is a baseline and a speculative run of every
 # prompt of the workload, so a CPU sweep of 3 points takes a minute or two.
 DEFAULT_VALUES = {"k": "1,2,4", "concurrency": "1,2,4", "input_length": "128,512,1024",
                   "temperature": "0,0.5,1",
                   # the preset a deployable schedule of k is derived from (k values x concurrencies)
-                  "k_x_concurrency": "1,2,4 x 1,2,4"}
-GRID = "k_x_concurrency"
+                  GRID: "1,2,4 x 1,2,4"}
 DEFAULT_MAX_TOKENS = 32
 INTRO = ("Run one workload at several values of one variable: each point is a baseline "
          "and a speculative run of every prompt of the workload, with the method and draft "
@@ -65,11 +63,8 @@ class SweepPanel:
 
 
 def workload_choices() -> list[tuple[str, str]]:
-    try:
-        return [(f"{w.title} ({w.id})", w.id) for w in presets.load_workloads()]
-    except presets.PresetError as exc:
-        log.warning("sweep workloads: %s", exc)
-        return []
+    workloads = presets.load_or_warn(presets.load_workloads, "sweep workloads", "offering none")
+    return [(f"{w.title} ({w.id})", w.id) for w in workloads or []]
 
 
 def build_sweep_panel(workload_id: str | None = None) -> SweepPanel:
@@ -107,16 +102,6 @@ def display_table(table):
     return shown.where(shown.notna(), None)
 
 
-@dataclass(frozen=True)
-class SweepPlan:
-    spec: EngineSpec
-    workload: presets.Workload
-    variable: str
-    points: list
-    repeats: int
-    max_tokens: int
-
-
 class SweepHandlers:
     def __init__(self, panel: SweepPanel, base_spec: EngineSpec,
                  offer: offers.Offer | None = None, publisher: Publisher | None = None) -> None:
@@ -136,70 +121,52 @@ class SweepHandlers:
         ``finally`` then stops the sweep before its next engine step, and the
         remaining points are not run.
         """
-        from space.runs.sweep import run_grid, run_sweep  # imports vLLM lazily
+        from space.runs import sweep_plan  # its runs import vLLM lazily
 
         page_job = job_for(self.publisher, request)  # who asked; who hears how it ends
 
         def body():
-            plan = self._plan(workload_id, variable, values, max_tokens, repeats, method,
-                              draft, k, pair_id)
-            if variable == GRID:  # k x concurrency: one concurrency sweep per k
-                ks, cs = plan.points
-                job = LiveJob(lambda _on_step, report, cancel: run_grid(
-                    plan.spec, plan.workload, ks, cs, repeats=plan.repeats,
-                    max_tokens=plan.max_tokens, progress=report, cancel=cancel, job=page_job))
-            else:
-                job = LiveJob(lambda _on_step, report, cancel: run_sweep(
-                    plan.spec, plan.workload, variable, plan.points, repeats=plan.repeats,
-                    max_tokens=plan.max_tokens, progress=report, cancel=cancel, job=page_job))
-            result = yield from followed(job, lambda ev: self._progress_update(ev, progress),
+            spec, plan = self._plan(workload_id, variable, values, max_tokens, repeats, method,
+                                    draft, k, pair_id)
+            job = LiveJob(lambda _on_step, report, cancel: sweep_plan.run(
+                spec, plan, progress=report, cancel=cancel, job=page_job))
+            result = yield from followed(job, lambda ev: progress_shown(self.panel.status, ev,
+                                                                        progress),
                                          "the sweep")
             return plan, result
 
         stopped = {self.panel.status: status_html("sweep stopped; the remaining points were "
                                                   "not run")}
-        done = yield from guarded(body(), "the sweep", stopped, self._failed,
+        done = yield from guarded(body(), "the sweep", stopped,
+                                  functools.partial(failure_shown, self.panel.status),
                                   (ConfigError, ModelError, presets.PresetError))
         if done is not None:
             plan, result = done
             yield self._show(plan, result, saved_html(page_job.replies.get("history")))
 
     def _plan(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
-              pair_id) -> SweepPlan:
+              pair_id) -> tuple[EngineSpec, SweepPlan]:
         """The page's sweep settings, checked; ``ConfigError`` with one line if not."""
-        from space.runs.sweep import check_grid, check_plan, parse_grid, parse_values
+        from space.runs import sweep_plan
 
-        spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id,
-                                  offer=self.offer)
-        if not spec.is_speculative:
-            raise ConfigError("choose a speculative method above")
-        if variable not in DEFAULT_VALUES:
-            raise ConfigError(f"unknown sweep variable {variable!r}")
-        if variable == GRID:  # "1,2,4 x 1,2,4": k values x concurrencies
-            points: list = list(parse_grid(str(values or "")))
-        else:
-            points = parse_values(variable, str(values or ""))
-        workload = presets.get_workload(str(workload_id or ""))  # UnknownPreset: a ConfigError
-        plan = SweepPlan(spec, workload, variable, points, inputs.repeats(repeats),
-                         _tokens(max_tokens))
-        if variable == GRID:
-            check_grid(workload, points[0], points[1], plan.repeats, plan.max_tokens)
-        else:
-            check_plan(workload, variable, points, plan.repeats, plan.max_tokens)  # the bounds
-        return plan
+        spec = inputs.speculative_spec(self.base_spec, method, draft, k, pair_id,
+                                       offer=self.offer)
+        return spec, sweep_plan.plan(str(workload_id or ""), str(variable),
+                                     str(values or ""), inputs.repeats(repeats),
+                                     _tokens(max_tokens))
 
     def _show(self, plan: SweepPlan, result, saved: str = "") -> dict:
         """The finished sweep; ``saved``: its history link for the status line."""
         from vis.sweep import sweep_figure
 
         p, variable = self.panel, plan.variable
-        if variable == GRID:
+        if plan.is_grid:
             return self._show_grid(plan, result, saved)
         csv_path = datadir.export_folder("speclens-sweep-") / f"sweep-{variable}.csv"
         result.to_csv(csv_path)
         cross = ("the speedup never crosses 1 here" if result.crossover is None
                  else f"speedup crosses 1 at {variable} = {result.crossover:.3g}")
-        done = f"done: {len(plan.points)} points of {plan.workload.id}; {cross}"
+        done = f"done: {len(plan.values)} points of {plan.workload.id}; {cross}"
         return {p.status: status_html(done, "done", saved),
                 p.plot: sweep_figure(result, title=f"{plan.workload.title}: sweep over {variable}"),
                 p.table: display_table(result.table),
@@ -215,18 +182,6 @@ class SweepHandlers:
         return {p.status: status_html(status, "done", saved), p.plot: fig, p.table: table,
                 p.csv: gr.DownloadButton(value=csv_path, interactive=True),
                 **({p.deploy: deploy} if p.deploy is not None else {})}
-
-    def _progress_update(self, ev: Event, progress) -> dict | None:
-        """The sweep's progress, on Gradio's bar and in the status box (the only event
-        a sweep shows while it runs)."""
-        if not isinstance(ev, Progress):
-            return None
-        progress(ev.fraction, desc=ev.message)
-        return {self.panel.status: status_html(ev.message, "working")}
-
-    def _failed(self, message: str) -> dict:
-        gr.Warning(html.escape(message))  # a toast is drawn as HTML; messages quote input
-        return {self.panel.status: status_html(message, "error")}
 
 
 def _tokens(value) -> int:

@@ -17,7 +17,7 @@ import re
 import gradio as gr
 
 from space.ui import views
-from vis import timeline_figure, verify_step_indices
+from vis import emitting_step_indices, timeline_figure
 
 EXPLAIN_INFO = ("after the timed runs, score each verified draft with the target (its "
                 "probability, top 5, p/q): one extra prefill, never timed")
@@ -207,7 +207,7 @@ class TeachingHandlers:
         sv = views.step_view(record, int(value or 1) - 1)
         if sv is None:
             return timeline_figure(run, baseline, anatomy=bool(anatomy))
-        return timeline_figure(run, baseline, run.steps[verify_step_indices(run)[sv.position]].index,
+        return timeline_figure(run, baseline, run.steps[emitting_step_indices(run)[sv.position]].index,
                                anatomy=bool(anatomy))
 
 

@@ -176,17 +176,11 @@ def deploy_markdown(cfg) -> str:
 
 
 def grid_view(workload, result) -> tuple[str, object, object, str, str]:
-    """A finished k x concurrency sweep: (status text, figure, table, CSV path, deployable
-    config as Markdown); the schedule is checked with vLLM's own reader."""
-    from space.engine.dynamic import check_schedule
-    from space.judge import deploy
+    """A finished k x concurrency sweep (``space.runs.sweep_plan.run``): (status text,
+    figure, table, CSV path, deployable config as Markdown)."""
     from vis.deploy import grid_figure
 
-    cfg = deploy.derive_for_run(result.table.to_dict(orient="records"),
-                                result.sweeps[0].results[0].config)
-    if cfg.speculative_config is not None:
-        check_schedule(cfg.schedule, cfg.speculative_config["num_speculative_tokens"],
-                       cfg.max_batch, {c.concurrency: c.k for c in cfg.choices})
+    cfg = result.deploy
     csv_path = datadir.export_folder("speclens-grid-") / "sweep-k-x-concurrency.csv"
     result.to_csv(csv_path)
     best = ", ".join(f"{c.concurrency}: k={c.k}" for c in cfg.choices)

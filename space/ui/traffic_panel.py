@@ -8,6 +8,7 @@ stoppable like a sweep; the figures come from ``vis.traffic``.
 """
 from __future__ import annotations
 
+import functools
 import html
 import json
 from collections.abc import Callable, Iterator
@@ -23,8 +24,9 @@ from space.runs import offer as offers
 from space.runs.events import Publisher
 from space.runs.traffic_file import Bounds, check_size
 from space.ui import datadir, inputs
+from space.ui.job_status import failure_shown, progress_shown
 from space.ui.links import job_for
-from space.ui.live import Event, LiveJob, Progress, followed, guarded
+from space.ui.live import LiveJob, followed, guarded
 from space.ui.status import saved_html, status_html
 
 DEFAULT_PER_GROUP = 3   # the page's default: a first answer in a few minutes on CPU
@@ -132,7 +134,7 @@ class TrafficHandlers:
         closes this generator, and the run stops before its next engine step."""
         from space.runs.traffic import run_traffic  # imports vLLM lazily
 
-        job = job_for(self.publisher, request)
+        page_job = job_for(self.publisher, request)  # who asked; who hears how it ends
 
         def body():
             if file:
@@ -144,16 +146,18 @@ class TrafficHandlers:
             job = LiveJob(lambda _on_step, report, cancel: run_traffic(
                 spec, plan, source=name, repeats=n_repeats, max_tokens=tokens,
                 progress=report, cancel=cancel, skipped=[str(s) for s in traffic.skipped],
-                max_tokens_cap=MAX_TOKENS, job=job))
-            return (yield from followed(job, lambda ev: self._progress(ev, progress),
+                max_tokens_cap=MAX_TOKENS, job=page_job))
+            return (yield from followed(job, lambda ev: progress_shown(self.panel.status, ev,
+                                                                       progress),
                                         "the traffic run"))
 
         stopped = {self.panel.status: status_html("traffic run stopped; the remaining "
                                                    "prompts were not run")}
-        result = yield from guarded(body(), "the traffic run", stopped, self._failed,
+        result = yield from guarded(body(), "the traffic run", stopped,
+                                    functools.partial(failure_shown, self.panel.status),
                                     (ConfigError, ModelError))
         if result is not None:
-            yield self.show(result, saved_html(job.replies.get("history")))
+            yield self.show(result, saved_html(page_job.replies.get("history")))
 
     def _plan(self, file, label_field, per_group, max_tokens, repeats, method, draft, k,
               pair_id):
@@ -161,9 +165,8 @@ class TrafficHandlers:
         from space.runs.traffic_file import parse
         from space.runs.traffic_groups import plan
 
-        spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id, offer=self.offer)
-        if not spec.is_speculative:
-            raise ConfigError("choose a speculative method above")
+        spec = inputs.speculative_spec(self.base_spec, method, draft, k, pair_id,
+                                       offer=self.offer)
         path = file or self.operator_file
         if not path:
             raise ConfigError("upload a traffic file first")
@@ -216,16 +219,6 @@ class TrafficHandlers:
                 p.prompts: prompt_table(summary), p.csv: download(csv_path),
                 p.json: download(json_path), p.records: {},
                 p.pick: gr.Dropdown(choices=[], value=None)}
-
-    def _progress(self, ev: Event, progress) -> dict | None:
-        if not isinstance(ev, Progress):
-            return None
-        progress(ev.fraction, desc=ev.message)
-        return {self.panel.status: status_html(ev.message, "working")}
-
-    def _failed(self, message: str) -> dict:
-        gr.Warning(html.escape(message))  # a toast is drawn as HTML; messages quote input
-        return {self.panel.status: status_html(message, "error")}
 
 
 def done_line(summary: dict) -> str:

@@ -1,4 +1,6 @@
-"""What each panel shows for a record: calls ``vis/`` only (pure, no gradio).
+"""What each panel shows for a record: calls ``vis/`` (no gradio). Pure but for
+``write_exports``, which writes the downloads into the session's folder; memory
+readings come in as arguments (``space.observe.memory`` reads them).
 
 A record is a ``CompareRecord`` (the page's runs, ``python -m space compare
 --json``) or a ``RunTrace`` (``python -m space trace --json``); both replay in
@@ -17,6 +19,7 @@ import pandas as pd
 
 import vis
 from space.observe.memory import EngineMemory, EngineReading, GpuMemory, SystemMemory
+from space.records.run import RunConfig
 from space.records.trace import CompareRecord, RunTrace, StepRecord, dumps
 from space.ui import datadir
 from vis import text
@@ -64,7 +67,7 @@ class RecordViews:
 def render(record: Record) -> RecordViews:
     run, baseline = runs(record)
     cmp = record if isinstance(record, CompareRecord) else None
-    first = vis.verify_step_indices(run)[:1]  # the step-through opens on it
+    first = vis.emitting_step_indices(run)[:1]  # the step-through opens on it
     return RecordViews(
         token_html=cut_note(run) + vis.token_view_html(head(run)),
         compare_html=_compare_html(cmp) if cmp is not None else NO_BASELINE,
@@ -129,7 +132,7 @@ def _partial(steps: list[StepRecord], texts: dict[int, str]) -> RunTrace:
     out = [t for s in steps for t in s.emitted_token_ids]
     t0 = steps[0].start_s if steps else 0.0
     t1 = steps[-1].end_s if steps else 0.0
-    return RunTrace(config={}, prompt="", prompt_token_ids=[], output_token_ids=out, text="",
+    return RunTrace(config=RunConfig(), prompt="", prompt_token_ids=[], output_token_ids=out, text="",
                     arrival_s=t0, first_token_s=t1, finish_s=t1, finish_reason=None,
                     steps=list(steps), token_text=dict(texts))
 
@@ -149,7 +152,7 @@ def step_view(record: Record | None, position: int | float | None) -> StepView |
     if record is None:
         return None
     run, _ = runs(record)
-    indices = vis.verify_step_indices(run)
+    indices = vis.emitting_step_indices(run)
     if not indices:
         return None
     pos = min(max(int(position or 0), 0), len(indices) - 1)
@@ -177,7 +180,7 @@ def position_of_step(record: Record | None, step_index: int) -> int | None:
     if record is None:
         return None
     run, _ = runs(record)
-    indices = vis.verify_step_indices(run)
+    indices = vis.emitting_step_indices(run)
     for pos, i in enumerate(indices):
         if run.steps[i].index >= step_index:
             return pos

@@ -40,7 +40,7 @@ def assert_anatomy_holds(run: RunTrace) -> None:
             last = i.end_s
         assert breakdown(a, s.duration_s)[OTHER] >= 0
         assert a.has(FORWARD) and a.has(SCHEDULING)
-    timing = run.config["tracing_settings"]["step_anatomy"]
+    timing = (run.config.tracing_settings or {})["step_anatomy"]
     assert timing["untimed"] == [] and "perf_counter" in timing["clock"]  # every hook found
 
 

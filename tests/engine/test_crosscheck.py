@@ -51,8 +51,8 @@ def test_trace_text_and_metrics(ngram_engine):
     assert run.text == ngram_engine.tokenizer.decode(run.output_token_ids,
                                                      skip_special_tokens=True)
     assert run.ttft_s > 0 and run.tpot_s > 0 and run.tokens_per_s > 0
-    assert run.config["speculative_config"]["method"] == "ngram"
-    assert run.config["tracing_settings"]["async_scheduling"] is False
+    assert run.config.method == "ngram"
+    assert (run.config.tracing_settings or {})["async_scheduling"] is False
     starts = [s.start_s for s in run.steps]
     assert starts == sorted(starts)
     assert all(s.end_s > s.start_s for s in run.steps)

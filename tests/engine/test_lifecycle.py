@@ -36,7 +36,7 @@ def test_replacing_engines_frees_memory():
             engine = pool.speculative(spec)
             assert pool.cached_specs() == [spec]
             run = engine.run(req(max_tokens=8))
-            assert run.config["speculative_config"]["num_speculative_tokens"] == spec.k
+            assert run.config.k == spec.k
         growth = rss() - start
         assert growth < 400 * MiB, f"RSS grew {growth / MiB:.0f} MiB over 4 rebuilds"
     finally:

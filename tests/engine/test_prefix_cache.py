@@ -35,7 +35,7 @@ def test_repeated_128n_plus_1_prompt_has_no_placeholder_drafts(warm_engines):
     spec.reset_prefix_cache()
     first, second = spec.run(req), spec.run(req)  # crashed here before the fix
     assert (first.num_cached_tokens, second.num_cached_tokens) == (0, CACHED)
-    assert second.config["prefix_cache"] == "warm"
+    assert second.config.prefix_cache == "warm"
     step = second.steps[0]
     assert step.kind == PREFILL and step.draft_token_ids == []
     assert step.num_placeholder_draft_tokens == spec.spec.k
@@ -64,7 +64,7 @@ def test_cold_runs_read_the_whole_prompt_every_time(ngram_engine, baseline_engin
     for engine in (baseline_engine, ngram_engine):
         runs = [engine.run(req), engine.run(req)]
         for run in runs:
-            assert run.config["prefix_cache"] == "cold"
+            assert run.config.prefix_cache == "cold"
             assert run.num_cached_tokens == 0
             assert run.steps[0].num_scheduled_tokens == len(run.prompt_token_ids)
             assert run.draft_count_difference is None

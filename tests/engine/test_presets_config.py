@@ -66,7 +66,7 @@ def check_fields(cfg: dict, fields) -> None:
 
 @pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p.id)
 def test_keys_and_values_are_vllm_fields(pair, vllm_spec_fields):
-    cfg = presets.speculative_config(pair)
+    cfg = pair.engine_spec().speculative_config()
     check_fields(cfg, vllm_spec_fields)
     assert cfg["method"] in _flatten_literal(vllm_spec_fields["method"].annotation)
 
@@ -96,7 +96,7 @@ def test_gpu_pair_is_valid_on_gpu_and_off_on_cpu(pair):
 def test_ngram_gpu_pair_builds_vllm_speculative_config(pair):
     from vllm.config import SpeculativeConfig
 
-    sc = SpeculativeConfig(**presets.speculative_config(pair))
+    sc = SpeculativeConfig(**pair.engine_spec().speculative_config())
     assert sc.method == "ngram" and sc.num_speculative_tokens == pair.k
     assert (sc.prompt_lookup_min, sc.prompt_lookup_max) == (
         pair.speculative["prompt_lookup_min"], pair.speculative["prompt_lookup_max"])
@@ -110,7 +110,7 @@ def test_suffix_pairs_are_refused_without_arctic_inference(pair):
     from space.runs.preflight import preflight
 
     with pytest.raises(ImportError, match="Arctic Inference"):
-        SpeculativeConfig(**presets.speculative_config(pair))
+        SpeculativeConfig(**pair.engine_spec().speculative_config())
     assert not pair_status(pair, on_gpu=True).available
     spec = dataclasses.replace(pair.engine_spec(), model="default")
     with pytest.raises(ConfigError, match="arctic-inference"):
@@ -130,16 +130,16 @@ def test_gpu_engine_keywords_build_vllm_engine_args(pair, monkeypatch):
     assert kw["gpu_memory_utilization"] == spec.gpu_memory_utilization
     assert "kv_cache_memory_bytes" not in kw  # the CPU-only setting
     args = EngineArgs(**kw)
-    assert args.speculative_config == presets.speculative_config(pair, pair.draft)
+    assert args.speculative_config == pair.engine_spec().speculative_config(pair.draft)
     assert args.per_request_spec_decode_metrics == "detailed"
 
 
 def test_the_methods_table_speaks_vllms_config(vllm_spec_fields):
     """Every method SpecLens offers is a vLLM SpeculativeMethod, and every key
     the table lets travel with a method is a SpeculativeConfig field."""
-    from space.records.methods import COMMON_VLLM_KEYS, METHODS
+    from space.records.methods import METHODS, SYNTHETIC_VLLM_KEYS
 
     vllm_methods = set(_flatten_literal(vllm_spec_fields["method"].annotation))
     assert set(METHODS) <= vllm_methods
-    keys = {k for row in METHODS.values() for k in row.vllm_keys} | set(COMMON_VLLM_KEYS)
+    keys = {k for row in METHODS.values() for k in row.vllm_keys} | set(SYNTHETIC_VLLM_KEYS)
     assert keys <= set(vllm_spec_fields), keys - set(vllm_spec_fields)

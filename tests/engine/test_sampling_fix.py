@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from space.records.config import EngineSpec
+from space.records.run import RequestRecord, prompt_hash
 from tests.helpers.engine import KV, POEM_PROMPT, req
 
 pytestmark = pytest.mark.engine
@@ -37,3 +38,7 @@ def test_sampled_speculative_run_is_reproducible(engine):
     a, b = engine.run(r), engine.run(r)
     assert a.num_draft_tokens > 0
     assert a.output_token_ids == b.output_token_ids
+    # the trace says how it was sampled and what made it (trace version 6)
+    assert a.request == RequestRecord(0.8, r.top_p, 3, 40, prompt_hash(POEM_PROMPT))
+    assert (a.config.method, a.config.k, a.config.source) == ("ngram", 3, "in-process")
+    assert a.config.vllm_version and a.config.dtype in ("bfloat16", "float32")

@@ -33,7 +33,7 @@ def test_k_sweep_table_progress_and_csv(pool, spec, tmp_path):
                     prompt_ids=["rename_variable"], progress=lambda f, m: seen.append((f, m)))
     t = res.table
     assert list(t.columns) == COLUMNS and list(t["value"]) == [2, 4]
-    assert [r.config["k"] for r in res.results] == [2, 4]
+    assert [r.config.k for r in res.results] == [2, 4]
     assert (t["speedup"] > 0).all() and t["acceptance_rate"].between(0, 1).all()
     assert (t["output_tokens"] == TOKENS).all()
     fracs = [f for f, _ in seen]

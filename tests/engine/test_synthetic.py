@@ -73,7 +73,7 @@ def _measured_length(engine) -> float:
                             for i in range(4)])
     drafts = sum(r.num_drafts for r in runs)
     assert drafts > 40  # enough verify steps for the tolerance below
-    assert all(r.config["synthetic"] for r in runs)
+    assert all(r.config.synthetic for r in runs)
     return 1 + sum(r.num_accepted_tokens for r in runs) / drafts
 
 

@@ -97,8 +97,8 @@ def test_ngram_lines_name_their_inputs_and_the_machine(ngram_runs):
     assert inputs_line["threshold"] > 0  # the lookup was timed; its share is in the benchmark
     assert check(r, "spare memory")["passed"] is True
     hardware = check(r, "hardware")
-    assert hardware["value"] == r.config["dtype"] and hardware["passed"] is None
-    assert r.config["cpu_model"] in hardware["detail"]
+    assert hardware["value"] == r.config.dtype and hardware["passed"] is None
+    assert str(r.config.cpu_model) in hardware["detail"]
 
 
 def test_looped_structured_prompt_gets_the_repetition_line(pool, ngram_engine):

@@ -79,7 +79,7 @@ def check_trace(run: RunTrace, vocab_size: int, baseline: RunTrace | None = None
                    for s in run.steps), "a baseline step with drafts"
         return
     check_counts_against_vllm(run)
-    if run.config["speculative_config"]["method"] == "ngram":
+    if run.config.method == "ngram":
         check_ngram_drafts_in_context(run)
     if baseline is not None:
         check_accepted_against_baseline(run, baseline)
@@ -120,7 +120,7 @@ def check_counts_against_vllm(run: RunTrace) -> None:
         assert run.num_draft_tokens == m["num_draft_tokens"]
         assert run.num_drafts == m["num_spec_steps"]
         return
-    k = run.config["speculative_config"]["num_speculative_tokens"]
+    k = run.config.k
     for s in placeholder_steps:  # the two documented causes (docs/vllm-hooks.md)
         assert not s.draft_token_ids, f"step {s.index}: placeholders beside real drafts"
         if s.placeholder_cause == PADDING:  # a one-token prefill after a prefix-cache hit
@@ -129,7 +129,7 @@ def check_counts_against_vllm(run: RunTrace) -> None:
         else:  # zeros: the drafter's input (the context and k slots) would pass max_model_len
             assert s.placeholder_cause == DRAFTER_SKIPPED, f"step {s.index}"
             context = len(run.prompt_token_ids) + s.output_offset
-            assert context + k > run.config["max_model_len"], f"step {s.index}"
+            assert context + k > (run.config.max_model_len or 0), f"step {s.index}"
     assert diff is not None and "no proposer filled" in diff.reason
     assert (diff.vllm_num_draft_tokens, diff.vllm_num_drafts) == \
         (m["num_draft_tokens"], m["num_spec_steps"])
@@ -141,7 +141,7 @@ def check_ngram_drafts_in_context(run: RunTrace) -> None:
     """ngram proposes the tokens that followed an earlier match of the context's last
     ``prompt_lookup_min`` (or more) tokens: each draft run is in the context, preceded
     by that suffix."""
-    n_min = run.config["speculative_config"].get("prompt_lookup_min", 1)
+    n_min = (run.config.speculative_config or {}).get("prompt_lookup_min", 1)
     for s in run.steps:
         if not s.draft_token_ids:
             continue

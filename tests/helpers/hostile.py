@@ -18,6 +18,7 @@ import json
 from html.parser import HTMLParser
 
 from space.judge.checklist import ChecklistInputs, evaluate
+from space.records.run import RunConfig
 from space.records.trace import (
     BONUS,
     CORRECTION,
@@ -78,13 +79,13 @@ def _runs() -> tuple[RunTrace, RunTrace]:
              _step(3, DECODE, 0.03, 1, emitted=[24], offset=6),
              _step(4, VERIFY, 0.04, 4, [25, 26, 27], 3, [25, 26], None, 7)]
     out = [10, 11, 20, 21, 22, 23, 24, 25, 26]
-    spec = RunTrace(config={}, prompt="", prompt_token_ids=[1, 2, 3], output_token_ids=out,
+    spec = RunTrace(config=RunConfig(), prompt="", prompt_token_ids=[1, 2, 3], output_token_ids=out,
                     text="", arrival_s=0.0, first_token_s=0.01, finish_s=0.05,
                     finish_reason="length", steps=steps)
     base_out = [10, 11, 99, 98]
     base_steps = [_step(i, PREFILL if i == 0 else DECODE, 0.01 * i, 3 if i == 0 else 1,
                         emitted=[t], offset=i) for i, t in enumerate(base_out)]
-    base = RunTrace(config={}, prompt="", prompt_token_ids=[1, 2, 3], output_token_ids=base_out,
+    base = RunTrace(config=RunConfig(), prompt="", prompt_token_ids=[1, 2, 3], output_token_ids=base_out,
                     text="", arrival_s=0.0, first_token_s=0.01, finish_s=0.04,
                     finish_reason="length", steps=base_steps)
     return spec, base

@@ -2,35 +2,50 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 import urllib.request
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 import httpx
 
+from space.common.progress import Progress
+from space.records.config import EngineSpec, RequestSpec
+from space.records.run import RequestRecord
 from space.records.schema import load
 from space.records.trace import CompareRecord, make_compare
+from space.runs.events import Job, job_or_default
+from space.runs.repeats import OnRepeat
 from tests.helpers.traces import ngram_run, short_baseline
+
+if TYPE_CHECKING:  # space.engine.core imports vLLM
+    from space.engine.core import StepCallback
 
 DEFAULTS = dict(method="ngram", draft="", k=4, temperature=0.0, top_p=1.0, max_tokens=48,
                 seed=0, repeats=1)
 
 
-def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None,
-                 on_repeat=None, explain=False, job=None):
-    """A fake engine for pages served in-process: the hand-written comparison,
-    streamed, and told to the page's observers as the real runner tells them
-    (``runner.published``); the prompt 'boom' fails like a bug would."""
-    from space.runs.events import job_or_default
+def fake_compare(spec: EngineSpec, req: RequestSpec, *, repeats: int,
+                 on_step: StepCallback | None, progress: Progress | None,
+                 warmup: bool | Literal["once"], cancel: threading.Event | None,
+                 on_repeat: OnRepeat | None, explain: bool,
+                 job: Job | None = None) -> CompareRecord:
+    """A fake engine for pages served in-process (a ``space.runs.runner.CompareRunner``,
+    like the real one: tests/unit/test_compare_runner.py checks both): the
+    hand-written comparison, streamed, and told to the page's observers as the real
+    runner tells them (``runner.published``); the prompt 'boom' fails like a bug would."""
     from space.runs.runner import published
 
-    def make():
+    def make() -> CompareRecord:
         if req.prompt == "boom":
             raise RuntimeError("engine exploded")
         cmp = make_compare([short_baseline()], [ngram_run()])
+        cmp.speculative.request = cmp.baseline.request = RequestRecord.of(req)  # as the engine
         for s in cmp.speculative.steps:
-            on_step("r", s, {})
+            if on_step is not None:
+                on_step("r", s, {})
         return cmp
 
     req.validate()

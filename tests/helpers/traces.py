@@ -8,9 +8,9 @@ the engine layer does, so a test states only what matters to it:
 - ``index`` and ``output_offset`` (output tokens before the step);
 - ``num_scheduled_tokens``: 1 + drafts on verify and decode steps; a prefill
   schedules the whole prompt unless ``tokens`` gives its chunk;
-- ``target_token_kind``: a correction when a draft was rejected, a bonus
-  when all were accepted, None when max_tokens cut the step before the
-  target's own token (as space/engine/build.py decides it);
+- ``target_token_kind``: ``StepRecord.own_token_kind``, as space/engine/build.py
+  sets it (a correction when a draft was rejected, a bonus when all were
+  accepted, None when max_tokens cut the step before the target's own token);
 - the run's output ids, its text from ``token_text``, first-token and finish times.
 """
 from __future__ import annotations
@@ -29,9 +29,8 @@ from space.records.anatomy import (
     PartInterval,
     StepAnatomy,
 )
+from space.records.run import RunConfig, upgrade_config
 from space.records.trace import (
-    BONUS,
-    CORRECTION,
     DECODE,
     PREFILL,
     VERIFY,
@@ -39,7 +38,6 @@ from space.records.trace import (
     RunTrace,
     StepKind,
     StepRecord,
-    TargetTokenKind,
     make_compare,
 )
 
@@ -71,10 +69,12 @@ def decode(token: int, *, ms: float = 10.0, propose_s: float = 0.0) -> Step:
     return Step(DECODE, (token,), ms=ms, propose_s=propose_s)
 
 
-def _target_kind(s: Step) -> TargetTokenKind | None:
-    if s.kind != VERIFY or len(s.emitted) != s.accepted + 1:
-        return None
-    return CORRECTION if s.accepted < len(s.drafts) else BONUS
+def run_config(d: dict[str, Any]) -> RunConfig:
+    """A hand-written config dict, in any version's keys, as the typed record
+    (``{"speculative_config": {"method": "ngram", "num_speculative_tokens": 4}}`` is ngram k=4)."""
+    d = dict(d)
+    upgrade_config(d)
+    return RunConfig.from_dict(d)
 
 
 def build_run(steps: list[Step], *, prompt_ids: list[int], config: dict[str, Any] | None = None,
@@ -87,15 +87,16 @@ def build_run(steps: list[Step], *, prompt_ids: list[int], config: dict[str, Any
     for i, s in enumerate(steps):
         start, t = t, t + s.ms / 1e3
         scheduled = (s.tokens or len(prompt_ids)) if s.kind == PREFILL else 1 + len(s.drafts)
-        records.append(StepRecord(
+        record = StepRecord(
             index=i, kind=s.kind, start_s=start, end_s=t, num_scheduled_tokens=scheduled,
             draft_token_ids=list(s.drafts), num_accepted_tokens=s.accepted,
-            emitted_token_ids=list(s.emitted), target_token_kind=_target_kind(s),
-            output_offset=offset, propose_s=s.propose_s))
+            emitted_token_ids=list(s.emitted), output_offset=offset, propose_s=s.propose_s)
+        record.target_token_kind = record.own_token_kind()  # as the engine sets it
+        records.append(record)
         offset += len(s.emitted)
     output = [tok for s in steps for tok in s.emitted]
     return RunTrace(
-        config=dict(config or {}), prompt="".join(text.get(i, "") for i in prompt_ids),
+        config=run_config(config or {}), prompt="".join(text.get(i, "") for i in prompt_ids),
         prompt_token_ids=list(prompt_ids), output_token_ids=output,
         text="".join(text.get(i, "") for i in output), arrival_s=arrival_s,
         first_token_s=next(r.end_s for r in records if r.emitted_token_ids),

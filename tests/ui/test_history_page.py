@@ -3,6 +3,7 @@ runs are saved as they finish with the login name, listed newest first, put
 side by side, and deleted only by their owner. No engine is built."""
 from __future__ import annotations
 
+import dataclasses
 import socket
 
 import pytest
@@ -11,6 +12,7 @@ from space.observe.prom import Metrics
 from space.records.config import EngineSpec
 from space.records.events import Origin, SweepFinished
 from space.records.history import History
+from space.records.run import RequestRecord
 from space.records.trace import make_compare
 from space.records.verdict import Checklist
 from space.runs.events import job_or_default
@@ -29,8 +31,9 @@ def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None,
     told to the page's observers as the real runner tells them."""
     req.validate()
     cmp = make_compare([short_baseline()], [ngram_run()])
-    cmp.speculative.config = {**cmp.speculative.config, "model": spec.model}
+    cmp.speculative.config = dataclasses.replace(cmp.speculative.config, model=spec.model)
     cmp.speculative.prompt = req.prompt
+    cmp.speculative.request = cmp.baseline.request = RequestRecord.of(req)
     cmp.checklist = Checklist("worth-it")
     return published(job_or_default(job), spec, req, lambda: cmp)
 

@@ -2,6 +2,7 @@
 checklist's headroom line, and the figure. Literal curves, no engine."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from space.judge.curves import CurvePoint, StepCosts, TippingCurve
 from space.records import verdict
 from space.records.schema import load
 from space.runs import curve_cache, machine_inputs
-from tests.helpers.traces import ngram_run
+from tests.helpers.traces import ngram_run, run_config
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -34,19 +35,6 @@ def _curve(method="draft_model", draft="default-truncated", **kw) -> TippingCurv
     kw.setdefault("step_costs", [StepCosts(1, 0.035, 0.087, 0.047), StepCosts(4, 0.045, 0.15, 0.06)])
     return TippingCurve(curves.MEASURED, "default", method, draft, 4, "cpu", "0.32.0",
                         "2026-11-30T15:00:00", **kw)
-
-
-@pytest.mark.parametrize("xs, ys, expected", [
-    ([1.0, 1.8, 2.6, 3.4], [0.41, 0.74, 1.08, 1.40], 1.8 + 0.26 / 0.34 * 0.8),
-    ([3.4, 1.0, 2.6], [1.4, 0.4, 0.6], 2.6 + 0.4 / 0.8 * 0.8),   # unsorted input
-    ([1.0, 2.0, 3.0, 4.0], [0.5, 1.1, 0.95, 1.5], 1.0 + 0.5 / 0.6),  # a later dip is noise
-    ([1.0, 2.0], [1.1, 1.3], None),          # faster at every measured point
-    ([1.0, 2.0], [0.4, 0.9], None),          # never reaches 1
-    ([1.0, 2.0, None], [0.4, float("nan"), 1.2], None),  # unmeasured points are skipped
-])
-def test_break_even_interpolates_literal_points(xs, ys, expected):
-    got = curves.break_even(xs, ys)
-    assert got == (None if expected is None else pytest.approx(expected))
 
 
 def test_break_even_falls_back_to_the_model_where_points_never_cross():
@@ -82,15 +70,15 @@ def test_cache_round_trip_and_lookup_by_run_config(tmp_path):
     assert back.to_dict() == curve.to_dict()
     config = {"model": "default", "method": "draft_model", "draft_model": "default-truncated",
               "k": 4, "device": "cpu"}
-    assert curve_cache.find_for_config(config, "0.32.0", tmp_path) is not None
-    assert curve_cache.find_for_config({**config, "k": 3}, "0.32.0", tmp_path) is None
-    assert curve_cache.find_for_config(config, "0.33.0", tmp_path) is None
+    assert curve_cache.find_for_config(run_config(config), "0.32.0", tmp_path) is not None
+    assert curve_cache.find_for_config(run_config({**config, "k": 3}), "0.32.0", tmp_path) is None
+    assert curve_cache.find_for_config(run_config(config), "0.33.0", tmp_path) is None
     # a replayed file's free-form k (markup, a float, true) names no curve, and never raises
     for bad in ("<img src=x>", 4.5, True, -4):
         hostile = {**config, "k": None, "speculative_config": {"num_speculative_tokens": bad}}
-        assert curve_cache.find_for_config(hostile, "0.32.0", tmp_path) is None
+        assert curve_cache.find_for_config(run_config(hostile), "0.32.0", tmp_path) is None
     # a float32 run never gets the bf16 curve (its verify pass costs another multiple)
-    assert curve_cache.find_for_config({**config, "dtype": "float32"}, "0.32.0", tmp_path) is None
+    assert curve_cache.find_for_config(run_config({**config, "dtype": "float32"}), "0.32.0", tmp_path) is None
     (tmp_path / "tipping" / "broken.json").write_text("{not json")
     assert [c.method for c in curve_cache.all_curves(tmp_path)] == ["draft_model"]
 
@@ -125,11 +113,10 @@ def test_compare_of_a_pair_with_a_cached_curve_gets_the_line(tmp_path, monkeypat
     monkeypatch.setenv("SPECLENS_CACHE", str(tmp_path))
     monkeypatch.setattr(versions, "public_vllm", lambda: "0.32.0")
     cmp = load((FIXTURES / "compare-v1.json").read_text())
-    req = type("Req", (), {"temperature": 0.0})()
-    checks = machine_inputs.attach_checklist(cmp, None, req).checks
+    checks = machine_inputs.attach_checklist(cmp, None).checks
     assert "acceptance headroom" not in {c.name for c in checks}
     curve_cache.save(curves.derive_lookup_curve(_curve(), "ngram", 4, 0.0005), paths.data_dir())
-    result = machine_inputs.attach_checklist(cmp, None, req)
+    result = machine_inputs.attach_checklist(cmp, None)
     line = result.check("acceptance headroom")
     assert line.value == pytest.approx(cmp.speculative.acceptance_rate)
     assert "derived from measured step costs" in line.detail
@@ -142,7 +129,7 @@ def test_synthetic_runs_stay_out_of_metrics_and_checklists(tmp_path, monkeypatch
     from space.observe.prom import Metrics
 
     run = ngram_run()
-    run.config["synthetic"] = True
+    run.config = dataclasses.replace(run.config, synthetic=True)
     metrics = Metrics()
     metrics.observe_run("speculative", run)
     assert b'speclens_spec_decode_num_drafts_total{engine="speculative"} 0.0' in metrics.render()
@@ -172,13 +159,14 @@ def test_curves_are_keyed_by_dtype_and_old_files_read_as_bf16(tmp_path):
     curve_cache.save(_curve(dtype="float32"), tmp_path)
     config = {"model": "default", "method": "draft_model", "draft_model": "default-truncated",
               "k": 4, "device": "cpu"}
-    assert curve_cache.find_for_config({**config, "dtype": "float32"}, "0.32.0", tmp_path).dtype \
+    assert curve_cache.find_for_config(run_config({**config, "dtype": "float32"}), "0.32.0", tmp_path).dtype \
         == "float32"
-    assert curve_cache.find_for_config({**config, "dtype": "bfloat16"}, "0.32.0", tmp_path) is None
+    bf16 = run_config({**config, "dtype": "bfloat16"})
+    assert curve_cache.find_for_config(bf16, "0.32.0", tmp_path) is None
     legacy = _curve().to_dict()
     del legacy["dtype"]
     (tmp_path / "tipping" / "default__draft_model__default-truncated__k4__cpu__vllm-0.32.0.json") \
         .write_text(json.dumps(legacy))
-    assert curve_cache.find_for_config(config, "0.32.0", tmp_path).dtype == "bfloat16"
-    assert curve_cache.find_for_config({**config, "dtype": "float32"}, "0.32.0", tmp_path).dtype \
+    assert curve_cache.find_for_config(run_config(config), "0.32.0", tmp_path).dtype == "bfloat16"
+    assert curve_cache.find_for_config(run_config({**config, "dtype": "float32"}), "0.32.0", tmp_path).dtype \
         == "float32"

@@ -46,7 +46,7 @@ def test_the_run_log_hears_finished_runs_and_jobs():
     log(RunFinished(make_compare([short_baseline()], [ngram_run()]), 0.0))
     log(RunFinished(ngram_run(), 0.0, Origin(part_of="sweep")))  # a sweep's run: a run
     synthetic = ngram_run()
-    synthetic.config = {**synthetic.config, "synthetic": True}
+    synthetic.config = dataclasses.replace(synthetic.config, synthetic=True)
     log(RunFinished(synthetic, 0.0))  # forced acceptance: not a run the engine serves
     runs = log.runs()
     assert [r.engine for r in runs] == ["baseline", "speculative", "speculative"]

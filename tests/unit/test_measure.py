@@ -4,7 +4,6 @@ from __future__ import annotations
 import pytest
 
 from space.judge import measure
-from space.records.config import RequestSpec
 from space.records.verdict import Checklist
 from space.runs import machine_inputs
 from tests.helpers.memory import engines
@@ -57,7 +56,7 @@ def test_attach_checklist_stores_the_verdict():
     base_mem, spec_mem = engines()
     cmp = compare_with_repeats(timed_baseline(), timed_run(), [0.010, 0.011], [0.006, 0.007])
     result = machine_inputs.attach_checklist(cmp, (Engine(base_mem), Engine(spec_mem)),
-                                      RequestSpec(prompt="p"), measure.Context(task_type="t"))
+                                             measure.Context(task_type="t"))
     assert cmp.checklist is result
     assert result.check("spare memory").value > 0
     assert "16,384 tokens of KV cache" in result.check("spare memory").detail

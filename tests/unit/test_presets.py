@@ -78,13 +78,13 @@ def test_model_pairs_and_gpu_marks():
 
 def test_speculative_config_uses_vllm_keys():
     pairs = {p.id: p for p in presets.load_model_pairs()}
-    assert presets.speculative_config(pairs["cpu-ngram"]) == {
+    assert pairs["cpu-ngram"].engine_spec().speculative_config() == {
         "method": "ngram", "num_speculative_tokens": 4,
         "prompt_lookup_min": 2, "prompt_lookup_max": 5}
-    assert presets.speculative_config(pairs["gpu-llama8b-llama1b"]) == {
+    assert pairs["gpu-llama8b-llama1b"].engine_spec().speculative_config() == {
         "method": "draft_model", "num_speculative_tokens": 4,
         "model": "meta-llama/Llama-3.2-1B-Instruct"}
-    cfg = presets.speculative_config(pairs["cpu-bad-draft"], draft_path="/tmp/truncated")
+    cfg = pairs["cpu-bad-draft"].engine_spec().speculative_config("/tmp/truncated")
     assert cfg["model"] == "/tmp/truncated"
 
 
@@ -131,3 +131,14 @@ def test_model_pair_validation_errors(tmp_path, entry, message):
     with pytest.raises(PresetError, match=r"pairs\[0\]") as e:
         presets.load_model_pairs(path)
     assert message in str(e.value)
+
+
+def test_unreadable_presets_warn_once_and_fall_back(tmp_path, caplog):
+    (tmp_path / "model_pairs.json").write_text("{not json")
+    with caplog.at_level("WARNING", logger="space.runs.presets"):
+        got = presets.load_or_warn(lambda: presets.load_model_pairs(tmp_path / "model_pairs.json"),
+                                   "model pairs", "offering none")
+    (message,) = caplog.messages
+    assert got is None and message.startswith("model pairs: model_pairs.json: cannot read JSON")
+    assert message.endswith("; offering none")
+    assert presets.load_or_warn(presets.load_model_pairs, "model pairs", "offering none")

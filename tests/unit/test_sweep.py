@@ -2,29 +2,12 @@
 workload results (hand-made runs)."""
 from __future__ import annotations
 
-import math
-
 import pytest
 
-from space.records.config import ConfigError
-from space.runs import presets, sweep
+from space.records.config import GRID, ConfigError
+from space.runs import presets, sweep, sweep_plan
 from space.runs.workloads import PromptResult, WorkloadResult, summarize
 from tests.helpers.traces import compare_with_repeats, timed_baseline, timed_run
-
-
-def test_crossover_interpolates_the_first_crossing():
-    assert sweep.crossover([1, 2, 4, 8], [1.6, 1.3, 0.9, 0.7]) == pytest.approx(3.5)
-    # on a log axis, halfway between 1 and 4 is 2
-    assert sweep.crossover([1, 4], [1.2, 0.8], log_axis=True) == pytest.approx(2.0)
-    assert sweep.crossover([1, 2, 3], [0.8, 1.0, 1.3]) == 2.0       # exactly 1 at a point
-    assert sweep.crossover([3, 1, 2], [0.7, 1.5, 1.1]) == pytest.approx(2.25)  # unsorted input
-    assert sweep.crossover([1, 2], [1.4, 1.2]) is None
-    assert sweep.crossover([1, 2, 3], [1.2, math.nan, 0.8]) == pytest.approx(2.0)
-
-
-def test_gain_vanishes_at_the_first_point_at_or_below_one():
-    assert sweep.gain_vanishes_at([1, 2, 4, 8, 16], [1.4, 1.2, 1.0, 0.9, 0.8]) == 4
-    assert sweep.gain_vanishes_at([1, 2], [1.4, 1.2]) is None
 
 
 def test_parse_values():
@@ -68,6 +51,26 @@ def test_a_sweep_over_the_token_limit_is_refused_up_front():
     with pytest.raises(ConfigError, match="more than the limit of 1,000,000"):
         sweep.check_plan(w, "concurrency", values, repeats=10, max_tokens=1024)
     sweep.check_plan(w, "concurrency", [1, 2], repeats=1, max_tokens=32)
+
+
+def test_a_plan_reads_either_kind_of_sweep_the_same_way_for_page_and_cli():
+    p = sweep_plan.plan("structured_output", "k", "4,1,2", repeats=1, max_tokens=16)
+    assert (p.variable, p.values, p.ks, p.is_grid) == ("k", [1, 2, 4], [], False)
+    g = sweep_plan.plan("structured_output", GRID, "2,4 x 1,2", repeats=1, max_tokens=16)
+    assert (g.ks, g.values, g.is_grid) == ([2, 4], [1, 2], True)
+    assert set(sweep_plan.SWEPT) == {*sweep.VARIABLES, GRID}
+
+
+@pytest.mark.parametrize("variable, values, prompt_ids, message", [
+    ("nope", "1", None, "unknown sweep variable 'nope'"),
+    (GRID, "1,2", None, "k x concurrency values look like"),
+    (GRID, "1,2,4,8,16,3,5 x 1,2,4,8,16", None, "at most 32 points"),
+    ("k", "1,2", ["no-such-prompt"], "has no prompt 'no-such-prompt': one of"),
+    (GRID, "1 x 1", ["no-such-prompt"], "has no prompt 'no-such-prompt': one of"),
+])
+def test_a_plan_out_of_bounds_gets_one_line(variable, values, prompt_ids, message):
+    with pytest.raises(ConfigError, match=message):
+        sweep_plan.plan("structured_output", variable, values, repeats=1, prompt_ids=prompt_ids)
 
 
 def test_make_table_from_results():

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from space.records.run import IN_PROCESS, RequestRecord, prompt_hash
 from space.records.schema import TraceFormatError, load
 from space.records.trace import TRACE_VERSION, CompareRecord, RunTrace, StepRecord, dumps, make_compare
 from space.records.verdict import Checklist
@@ -136,3 +137,31 @@ def test_version_4_files_replay_without_step_anatomy():
     steps = record.baseline.steps + record.speculative.steps
     assert steps and all(s.anatomy is None for s in steps)
     assert 'data-status="accepted"' in views.render(record).token_html
+
+
+@pytest.mark.parametrize("name", ["compare-v1.json", "compare-v2.json", "compare-v2-ngram.json",
+                                  "compare-v4.json", "compare-v5.json"])
+def test_older_files_get_the_typed_run_config(name):
+    """Version 6 types what was run: an older file's method and k (wherever the
+    file kept them) are the config's fields, the source is in-process, and the
+    request, never recorded then, is unknown rather than made up."""
+    old = json.loads((FIXTURES / name).read_text())
+    record = load((FIXTURES / name).read_text())
+    assert isinstance(record, CompareRecord)
+    spec_cfg = old["speculative"]["config"]["speculative_config"]
+    assert (record.speculative.config.method, record.speculative.config.k) == (
+        spec_cfg["method"], spec_cfg["num_speculative_tokens"])
+    assert (record.baseline.config.method, record.baseline.config.k) == (None, 0)
+    assert record.speculative.config.source == IN_PROCESS
+    assert record.speculative.request == RequestRecord()
+    again = load(dumps(record))  # written as version 6, read back the same
+    assert again.to_dict() == record.to_dict() and again.to_dict()["version"] == TRACE_VERSION
+
+
+def test_a_trace_records_its_request_and_says_it_was_in_process(spec_trace):
+    spec_trace.request = RequestRecord(temperature=0.7, top_p=0.9, seed=3, max_tokens=64,
+                                       prompt_sha256=prompt_hash("hi"))
+    d = json.loads(dumps(spec_trace))
+    assert d["version"] == 6 and d["config"]["source"] == "in-process"
+    assert d["request"]["prompt_sha256"].startswith("8f434346648f")
+    assert load(dumps(spec_trace)).request == spec_trace.request

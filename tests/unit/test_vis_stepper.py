@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 from space.records.trace import CORRECTION, VERIFY, StepRecord
-from vis import describe_step, verify_step_indices
+from vis import describe_step, emitting_step_indices
 
 
 def test_steps_that_emit_tokens(spec_trace):
     # step 0 is a prefill chunk that emits nothing
-    assert verify_step_indices(spec_trace) == [1, 2, 3, 4, 5, 6]
+    assert emitting_step_indices(spec_trace) == [1, 2, 3, 4, 5, 6]
 
 
 def test_sentence_matches_the_docstring_example(spec_trace):

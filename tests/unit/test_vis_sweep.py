@@ -6,6 +6,7 @@ import math
 import pandas as pd
 import pytest
 
+from space.judge.crossover import crossing
 from space.records.verdict import NOT_WORTH_IT, WORTH_IT
 from space.runs import sweep
 from vis.sweep import sweep_figure
@@ -27,9 +28,9 @@ def result(variable="k", values=(1, 2, 4, 8), speedups=(1.5, 1.2, 0.9, 0.6),
     frame = table(variable, values, speedups, throughput) if frame is None else frame
     log_axis = sweep.VARIABLES[variable].log_axis
     return sweep.SweepResult(
-        "w", variable, frame, crossover=sweep.crossover(values, speedups, log_axis),
+        "w", variable, frame, crossover=crossing(values, speedups, log_axis=log_axis).at,
         gain_vanishes_at=None,
-        throughput_crossover=sweep.crossover(values, throughput or speedups, log_axis))
+        throughput_crossover=crossing(values, throughput or speedups, log_axis=log_axis).at)
 
 
 def test_figure_has_speedup_acceptance_baseline_and_crossover():

@@ -1,0 +1,113 @@
+"""What was run: the engine configuration and the request, one typed record each.
+
+Every ``RunTrace`` carries both (trace version 6). Readers use the fields;
+the JSON keeps vLLM's own ``speculative_config`` beside them only for export
+and deploy, never to find the method or k again.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, get_args
+
+Source = Literal["in-process", "server"]
+IN_PROCESS: Final = "in-process"  # an engine SpecLens built in its own process
+SERVER: Final = "server"          # a running vLLM server, observed through its API
+SOURCES: tuple[Source, ...] = get_args(Source)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The engine a run was made on: model, method and k, dtype, device, source.
+
+    ``method`` is None and ``k`` 0 for the baseline. The hardware fields say why
+    the numbers are what they are (space.engine.hardware): the dtype and why it
+    was chosen, the device, the CPU and its native-bf16 units.
+    """
+
+    model: str = "default"              # the name asked for: "default", a folder, a hub id
+    method: str | None = None           # a space.records.methods.Method; None: baseline
+    k: int = 0                          # num_speculative_tokens; 0: no speculation
+    draft_model: str | None = None      # the draft asked for (draft_model, eagle*)
+    dtype: str | None = None            # resolved: bfloat16 | float16 | float32
+    device: str = "cpu"                 # "cpu" | "gpu": where the costs were measured
+    source: Source = IN_PROCESS
+    synthetic: bool = False             # forced acceptance: timings only (space.runs.tipping)
+    vllm_version: str | None = None     # the engine's public version ("0.32.0")
+    model_path: str | None = None       # where the weights were loaded from
+    draft_path: str | None = None
+    max_model_len: int | None = None
+    prefix_cache: str | None = None     # "cold" | "warm" (space.records.config.PREFIX_CACHE_MODES)
+    dtype_reason: str | None = None     # why this dtype, in words
+    cpu_model: str | None = None
+    cpu_bf16_flags: tuple[str, ...] | None = None  # the CPU's native bf16 units
+    # vLLM's own dict as the engine was given it, for exports and deploy configs.
+    speculative_config: dict[str, Any] | None = field(default=None, compare=False)
+    tracing_settings: dict[str, Any] | None = field(default=None, compare=False)
+
+    @property
+    def speculative(self) -> bool:
+        return self.method is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["cpu_bf16_flags"] = None if self.cpu_bf16_flags is None else list(self.cpu_bf16_flags)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunConfig:
+        """From a config dict already checked and upgraded by ``space.records.schema``."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names and v is not None}
+        if "cpu_bf16_flags" in kw:
+            kw["cpu_bf16_flags"] = tuple(kw["cpu_bf16_flags"])
+        return cls(**kw)
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """How the prompt was sampled. None: not recorded (a trace older than version 6)."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+    prompt_sha256: str | None = None   # of the prompt text: the same prompt, without the text
+
+    @classmethod
+    def of(cls, req: Any) -> RequestRecord:
+        """From a ``space.records.config.RequestSpec``."""
+        return cls(temperature=req.temperature, top_p=req.top_p, seed=req.seed,
+                   max_tokens=req.max_tokens, prompt_sha256=prompt_hash(req.prompt))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RequestRecord:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+def prompt_hash(prompt: str) -> str:
+    """Example: prompt_hash("hi")[:12] == '8f434346648f'."""
+    return hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def upgrade_config(d: dict[str, Any]) -> None:
+    """A config dict from before version 6 in today's fields (in place).
+
+    Method and k were read from ``speculative_config`` when the top level
+    lacked them; a file with neither is a baseline. Older files all came
+    from an in-process engine.
+    """
+    found = d.get("speculative_config")
+    spec: dict[str, Any] = found if isinstance(found, dict) else {}
+    if d.get("method") is None and isinstance(spec.get("method"), str):
+        d["method"] = spec["method"]
+    k = d.get("k")
+    if (k is None or k == 0) and d.get("method") is not None:
+        k = spec.get("num_speculative_tokens")
+    d["k"] = k if isinstance(k, int) and not isinstance(k, bool) and k >= 0 else 0
+    d.setdefault("source", IN_PROCESS)

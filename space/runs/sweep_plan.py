@@ -1,0 +1,99 @@
+"""A sweep as the page and the CLI ask for it, in one place: one variable
+(``space.runs.sweep.VARIABLES``) or k x concurrency (``GRID``), its values read
+and bounded before anything runs (``plan``), run (``run``), and for the grid the
+deployable config, derived and read back by vLLM's own schedule reader
+(``deploy_config``).
+
+Importing this module does not import vLLM.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from space.common.progress import Progress
+from space.judge import deploy
+from space.records.config import GRID, ConfigError, EngineSpec
+from space.runs import presets, sweep
+from space.runs.events import Job
+from space.runs.sweep import VARIABLES, GridResult, SweepResult
+
+SWEPT = (*VARIABLES, GRID)  # what a sweep may sweep, in the page's and the CLI's order
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """What one sweep will run, checked against every bound."""
+
+    workload: presets.Workload
+    variable: str                  # one of SWEPT
+    values: list[float]            # the swept values; GRID: the concurrencies
+    ks: list[int]                  # GRID: the k values, one concurrency sweep each; else []
+    repeats: int
+    max_tokens: int | None         # None: the workload's
+    prompt_ids: list[str] | None = None  # None: every prompt of the workload
+
+    @property
+    def is_grid(self) -> bool:
+        return self.variable == GRID
+
+
+def plan(workload_id: str, variable: str, values: str | None, repeats: int,
+         max_tokens: int | None = None, prompt_ids: list[str] | None = None) -> SweepPlan:
+    """The sweep asked for, read and bounded; ``ConfigError`` with one line if not.
+
+    ``values``: "1,2,4" (empty: the variable's defaults); for GRID,
+    "1,2,4 x 1,2,4" (k values x concurrencies).
+    """
+    if variable not in SWEPT:
+        raise ConfigError(f"unknown sweep variable {variable!r}")
+    ks: list[int] = []
+    concurrencies: list[int] = []
+    points: list[float]
+    if variable == GRID:
+        ks, concurrencies = sweep.parse_grid(values)
+        points = [float(c) for c in concurrencies]
+    else:
+        points = sweep.parse_values(variable, values)
+    workload = presets.get_workload(workload_id)  # UnknownPreset: a ConfigError
+    for prompt_id in prompt_ids or ():
+        workload.prompt(prompt_id)  # UnknownPreset, naming the prompts there are
+    if variable == GRID:
+        sweep.check_grid(workload, ks, concurrencies, repeats, max_tokens, prompt_ids)
+    else:
+        sweep.check_plan(workload, variable, points, repeats, max_tokens, prompt_ids)
+    return SweepPlan(workload, variable, points, ks, repeats, max_tokens, prompt_ids)
+
+
+def run(spec: EngineSpec, plan: SweepPlan, *, max_batch: int = deploy.DEFAULT_MAX_BATCH,
+        pool=None, progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+        job: Job | None = None) -> SweepResult | GridResult:
+    """Run the plan: a sweep of its variable, or one concurrency sweep per k and
+    the deployable config for ``max_batch`` (``GridResult.deploy``). ``cancel`` and
+    ``job`` as in ``space.runs.sweep.run_sweep``."""
+    if plan.is_grid:
+        grid = sweep.run_grid(spec, plan.workload, plan.ks, [int(c) for c in plan.values],
+                              repeats=plan.repeats, pool=pool, progress=progress,
+                              max_tokens=plan.max_tokens, prompt_ids=plan.prompt_ids,
+                              cancel=cancel, job=job)
+        grid.deploy = deploy_config(grid, max_batch)
+        return grid
+    return sweep.run_sweep(spec, plan.workload, plan.variable, plan.values,
+                           repeats=plan.repeats, pool=pool, progress=progress,
+                           max_tokens=plan.max_tokens, prompt_ids=plan.prompt_ids,
+                           cancel=cancel, job=job)
+
+
+def deploy_config(grid: GridResult, max_batch: int = deploy.DEFAULT_MAX_BATCH) -> deploy.DeployConfig:
+    """The best k per concurrency of a finished grid, as a ``vllm serve`` config for
+    ``max_batch`` sequences; vLLM's own reader of the schedule must use the chosen
+    k at every measured concurrency (``ConfigError`` if it would not)."""
+    from space.engine.dynamic import check_schedule  # imports vLLM
+
+    cfg = deploy.derive_for_run(grid.table.to_dict(orient="records"),
+                                grid.sweeps[0].results[0].config, max_batch)
+    if cfg.speculative_config is not None:
+        check_schedule(cfg.schedule, cfg.speculative_config["num_speculative_tokens"],
+                       cfg.max_batch, {c.concurrency: c.k for c in cfg.choices})
+    return cfg
