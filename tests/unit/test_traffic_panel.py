@@ -54,3 +54,46 @@ def test_the_done_line():
     assert done_line(two_groups().summary()) == (
         "done: 3 prompts in 2 groups; traffic-weighted speedup 0.93x; 25% of output tokens "
         "in groups that gain")
+
+
+def test_a_traffic_run_is_the_visitors_job_and_shows_the_historys_answer(tmp_path, monkeypatch):
+    """The handler hands its job (who asked, the page's observers) to the Runs layer,
+    whose end the history hears; the status line shows the saved run's link."""
+    import gradio as gr
+
+    import space.runs.traffic
+    from space.records.events import TrafficFinished
+    from space.records.history import History
+    from space.runs.events import Job, Publisher
+    from space.runs.recorder import HistoryRecorder
+    from space.ui.traffic_panel import build_traffic_panel
+
+    own = tmp_path / "own.txt"
+    own.write_text("first prompt\nsecond prompt\n")
+    history = History(tmp_path / "history.sqlite3")
+    events = Publisher()
+    events.subscribe("history", HistoryRecorder(history))
+
+    class Result:
+        def to_dict(self, keep_prompts=True):
+            return {"source": "own.txt", "prompts": [], "groups": []}
+
+    def run_traffic(spec, plan, *, job, **_kw):
+        assert isinstance(job, Job) and job.origin.user == "ada"
+        job.publish(TrafficFinished(Result(), spec, job.origin))
+        return Result()
+
+    monkeypatch.setattr(space.runs.traffic, "run_traffic", run_traffic)
+    with gr.Blocks():
+        panel = build_traffic_panel(str(own))
+    h = TrafficHandlers(panel, EngineSpec(), Offer(), str(own), publisher=events)
+    monkeypatch.setattr(h, "show", lambda result, saved="": {"saved": saved})
+
+    class Request:
+        username = "ada"
+
+    updates = list(h.run(None, "", 3, 32, 1, "ngram", "", 4, None, lambda *a, **k: None,
+                         Request()))
+    (row,), _ = history.runs()
+    assert (row.kind, row.user) == ("traffic", "ada")
+    assert f"saved as run #{row.id}" in updates[-1]["saved"]
