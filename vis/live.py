@@ -64,8 +64,26 @@ def live_figure(snap: Snapshot) -> go.Figure:
     return fig
 
 
+JOB_NAMES = {"compare": "comparisons", "trace": "traced runs", "sweep": "sweeps",
+             "tipping": "tipping curves", "traffic": "traffic runs"}
+
+
+def jobs_line(snap: Snapshot) -> str:
+    """'jobs ended: 2 comparisons, 1 tipping curves; the last (tipping curves) 4 s ago',
+    or '' before the first."""
+    if not snap.jobs:
+        return ""
+    counts: dict[str, int] = {}
+    for j in snap.jobs:
+        counts[j.kind] = counts.get(j.kind, 0) + 1
+    last = snap.jobs[-1]
+    said = ", ".join(f"{n} {JOB_NAMES[k]}" for k, n in counts.items())
+    return (f'<li data-jobs="{len(snap.jobs)}">jobs ended: {said}; the last '
+            f"({JOB_NAMES[last.kind]}) {max(0.0, -_ago(last.t_s, snap)):.0f} s ago</li>")
+
+
 def live_summary_html(snap: Snapshot) -> str:
-    """One line per engine's latest figures, and the device's memory."""
+    """One line per engine's latest figures, the jobs that ended, and the device's memory."""
     parts = []
     for engine in ("baseline", "speculative"):
         runs = [r for r in snap.runs if r.engine == engine]
@@ -89,4 +107,5 @@ def live_summary_html(snap: Snapshot) -> str:
     state = ("a measured run is going: this view refreshes at most every 5 s, from a cached "
              "reading" if snap.busy else "idle: refreshing every 2 s")
     return (f'<div class="speclens-live" data-busy="{str(snap.busy).lower()}">'
-            f"<ul>{''.join(parts)}<li>{device}</li></ul><small>{state}</small></div>")
+            f"<ul>{''.join(parts)}{jobs_line(snap)}<li>{device}</li></ul>"
+            f"<small>{state}</small></div>")

@@ -28,6 +28,7 @@ from space.common import progress
 from space.common.versions import warn_if_untested
 from space.engine.models import ModelError
 from space.records.config import ConfigError, EngineSpec, RequestSpec
+from space.records.history import HistoryError
 from space.runs.flags import engine_flags, spec_from_args
 from space.runs.preflight import preflight
 from space.server.client import ServerError
@@ -60,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m space", description=__doc__.splitlines()[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="\n".join(__doc__.splitlines()[3:]))
+    p.add_argument("--record", action="store_true",
+                   help="save what the command runs to the run history of the data folder "
+                        "($SPECLENS_DATA_DIR), which the page's History tab lists")
     sub = p.add_subparsers(dest="cmd", required=True)
     for name, helptext in (("trace", "run one prompt through the speculative engine"),
                            ("compare", "baseline vs speculative on one prompt or a workload")):
@@ -212,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(message)s")
     try:
         spec = spec_from_args(a)
+        if a.record:
+            from space.runs.recorder import record_to_history
+
+            record_to_history(a)
         pair = pair_from_args(a, spec) if a.cmd in ("trace", "compare", "sweep") else None
         if pair is not None:
             from space.cli import servers
@@ -239,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(text.describe_run(record))
             else:
                 record = _compare(a, spec, req)
-    except (ConfigError, ModelError) as exc:
+    except (ConfigError, ModelError, HistoryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except ServerError as exc:  # a server down, stuck, failing or missing a flag

@@ -1,7 +1,8 @@
 """What the Live tab shows, from the in-process metrics; never the engine lock.
 
-``RunLog`` keeps the last runs each engine finished (fed by
-``space.observe.prom.Metrics.observe_run``) and the KV-cache readings the Live tab
+``RunLog`` keeps the last runs each engine finished, the jobs that ended (it is
+an observer of the Runs layer's events, ``space.runs.events``; forced-acceptance
+runs stay out, as they do of ``/metrics``) and the KV-cache readings the Live tab
 took. ``LiveSource.snapshot`` gathers them with the readers it was given: a
 new snapshot at most every ``idle_s`` when idle, and while a measured run is
 going (``busy()``) the cached one until ``busy_s`` have passed, so that
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from space.observe.memory import GpuMemory
+from space.records.events import Event, JobKind, RunFinished, job_kind
 from space.records.trace import RunTrace
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,14 @@ class RunPoint:
 
 
 @dataclass(frozen=True)
+class JobPoint:
+    """One job that ended (a comparison, a sweep, a tipping curve, a traffic run)."""
+
+    t_s: float
+    kind: JobKind
+
+
+@dataclass(frozen=True)
 class KvPoint:
     t_s: float
     engine: str
@@ -53,9 +63,22 @@ class RunLog:
     def __init__(self, keep: int = KEEP) -> None:
         self._runs: deque[RunPoint] = deque(maxlen=keep)
         self._kv: deque[KvPoint] = deque(maxlen=keep)
+        self._jobs: deque[JobPoint] = deque(maxlen=keep)
         self._lock = threading.Lock()  # held for an append or a copy, microseconds
         self._drafts: dict[str, int] = {}
         self._per_pos: dict[str, list[int]] = {}
+
+    def __call__(self, event: Event) -> None:
+        """The observer: every finished request of each engine, and jobs as they end."""
+        now = time.time()
+        if isinstance(event, RunFinished):
+            for engine, run in event.runs():
+                if not run.config.synthetic:  # forced acceptance: not what it serves
+                    self.add_run(engine, run, now)
+        kind = job_kind(event)
+        if kind is not None:
+            with self._lock:
+                self._jobs.append(JobPoint(now, kind))
 
     def add_run(self, engine: str, run: RunTrace, now_s: float | None = None) -> None:
         point = RunPoint(time.time() if now_s is None else now_s, engine,
@@ -83,6 +106,10 @@ class RunLog:
         with self._lock:
             return list(self._kv)
 
+    def jobs(self) -> list[JobPoint]:
+        with self._lock:
+            return list(self._jobs)
+
     def per_position(self) -> dict[str, list[float]]:
         """Acceptance per draft position since start, per engine that drafted:
         verify steps that accepted position p / verify steps (vLLM's definition)."""
@@ -101,6 +128,7 @@ class Snapshot:
     gpu: GpuMemory | None
     process_rss_bytes: int | None = None
     kv_now: dict[str, float] = field(default_factory=dict)
+    jobs: list[JobPoint] = field(default_factory=list)
 
 
 class LiveSource:
@@ -139,7 +167,7 @@ class LiveSource:
         rss = _safe(self.rss_reader, None) if gpu is None and self.rss_reader else None
         return Snapshot(taken_s=now, busy=self.busy(), runs=self.log.runs(), kv=self.log.kv(),
                         per_position=self.log.per_position(), gpu=gpu,
-                        process_rss_bytes=rss, kv_now=kv_now)
+                        process_rss_bytes=rss, kv_now=kv_now, jobs=self.log.jobs())
 
 
 def _safe(reader, default):

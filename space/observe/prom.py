@@ -7,7 +7,13 @@ gives the same definitions:
   mean accepted length = 1 + rate(accepted_tokens) / rate(drafts)
   acceptance at pos p  = rate(accepted_tokens_per_pos{position=p}) / rate(drafts)
 Counts come from the trace's verify steps (space/records/trace.py), one run at a time.
-The same counts go out under vLLM's own names too (``space.observe.prom_vllm``).
+The same counts go out under vLLM's own names too (``space.observe.prom_vllm``);
+both namings are made from one table (``space.observe.counters``).
+``speclens_jobs_total{kind}`` counts the jobs that ended: comparisons, sweeps,
+tipping curves, traffic runs (a sweep's own runs count in the run series).
+
+A ``Metrics`` is an observer of the Runs layer's events (``space.runs.events``):
+a run that starts registers its engine, one that ends is counted.
 
 Every labelled series, the per-position ones included, is created at zero
 when its engine is registered (``register_engine``, before the engine runs):
@@ -35,9 +41,10 @@ from prometheus_client import (
 )
 
 from space.common.ratelimit import retry_after_header, too_many_message
-from space.observe.livestats import RunLog
+from space.observe.counters import PER_POSITION, RUN_COUNTERS
 from space.observe.memory import EngineMemory, GpuMemory
 from space.observe.prom_vllm import VllmSeries
+from space.records.events import JOB_KINDS, Event, RunFailed, RunFinished, RunStarted, job_kind
 from space.records.trace import RunTrace
 
 log = logging.getLogger(__name__)
@@ -68,25 +75,19 @@ class Metrics:
                  model_name: str = "default") -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
-        self.num_drafts = Counter(
-            "speclens_spec_decode_num_drafts", "Verify steps (draft proposals checked).",
-            ["engine"], registry=r)
-        self.num_draft_tokens = Counter(
-            "speclens_spec_decode_num_draft_tokens", "Draft tokens proposed and verified.",
-            ["engine"], registry=r)
-        self.num_accepted_tokens = Counter(
-            "speclens_spec_decode_num_accepted_tokens", "Draft tokens the target accepted.",
-            ["engine"], registry=r)
-        self.num_accepted_per_pos = Counter(
-            "speclens_spec_decode_num_accepted_tokens_per_pos",
-            "Verify steps that accepted the draft at this position.",
-            ["engine", "position"], registry=r)
+        # (counter, how a run counts) for each row of the table that SpecLens names
+        self.counters = [(Counter(c.speclens, c.speclens_doc, ["engine"], registry=r), c.count)
+                         for c in RUN_COUNTERS if c.speclens is not None]
+        self.num_accepted_per_pos = Counter(PER_POSITION.speclens, PER_POSITION.speclens_doc,
+                                            ["engine", "position"], registry=r)
         self.ttft = Histogram("speclens_ttft_seconds", "Time to first token.", ["engine"],
                               buckets=TTFT_BUCKETS, registry=r)
         self.tpot = Histogram("speclens_tpot_seconds", "Time per output token after the first.",
                               ["engine"], buckets=TPOT_BUCKETS, registry=r)
         self.requests = Counter("speclens_requests", "Requests by outcome.",
                                 ["engine", "status"], registry=r)
+        self.jobs = Counter("speclens_jobs", "Jobs that ended, by kind (a sweep counts once).",
+                            ["kind"], registry=r)
         self.kv_usage = Gauge("speclens_kv_cache_usage_ratio",
                               "Fraction of the KV-cache pool in use (0..1).", ["engine"], registry=r)
         self.kv_used = Gauge("speclens_kv_cache_used_bytes", "KV-cache bytes in use.",
@@ -104,14 +105,15 @@ class Metrics:
         # process_resident_memory_bytes etc.: the memory figure on CPU deployments.
         ProcessCollector(registry=r)
         self.vllm = VllmSeries(r, model_name)
-        self.live = RunLog()  # recent runs for the page's Live tab
         self._init_series()
 
     def _init_series(self) -> None:
         """Create every engine's counter series at 0, so rate() has a start
         point and the baseline's zero drafts show as 0, not as no data."""
+        for kind in JOB_KINDS:
+            self.jobs.labels(kind=kind)
         for e in ENGINES:
-            for c in (self.num_drafts, self.num_draft_tokens, self.num_accepted_tokens):
+            for c, _count in self.counters:
                 c.labels(engine=e)
             self.ttft.labels(engine=e)
             self.tpot.labels(engine=e)
@@ -120,6 +122,21 @@ class Metrics:
             self.kv_usage.labels(engine=e)
             self.kv_used.labels(engine=e)
             self.vllm.register(e, 0)
+
+    def __call__(self, event: Event) -> None:
+        """The observer: a run starting registers its engine's series, one ending is
+        counted (a failure as an error of the speculative engine), a job that ends
+        counts under its kind."""
+        if isinstance(event, RunStarted) and event.spec.is_speculative:
+            self.register_engine("speculative", event.spec.k)
+        elif isinstance(event, RunFinished):
+            for label, run in event.runs():
+                self.observe_run(label, run)
+        elif isinstance(event, RunFailed):
+            self.observe_error("speculative")
+        kind = job_kind(event)
+        if kind is not None:
+            self.jobs.labels(kind=kind).inc()
 
     def set_engines_ready(self) -> None:
         self.engines_ready.set(1)
@@ -137,10 +154,9 @@ class Metrics:
         if run.config.synthetic:  # forced acceptance: not what the engine serves
             return
         e = _check_engine(engine_label)
-        self.num_drafts.labels(engine=e).inc(run.num_drafts)
-        self.num_draft_tokens.labels(engine=e).inc(run.num_draft_tokens)
-        self.num_accepted_tokens.labels(engine=e).inc(run.num_accepted_tokens)
-        for p, n in enumerate(run.num_accepted_tokens_per_pos):
+        for c, count in self.counters:
+            c.labels(engine=e).inc(count(run))
+        for p, n in enumerate(PER_POSITION.counts(run)):
             self.num_accepted_per_pos.labels(engine=e, position=str(p)).inc(n)
         if run.output_token_ids:
             self.ttft.labels(engine=e).observe(run.ttft_s)
@@ -148,7 +164,6 @@ class Metrics:
             self.tpot.labels(engine=e).observe(run.tpot_s)
         self.requests.labels(engine=e, status="ok").inc()
         self.vllm.observe_run(e, run)
-        self.live.add_run(e, run)
 
     def observe_error(self, engine_label: str) -> None:
         self.requests.labels(engine=_check_engine(engine_label), status="error").inc()

@@ -20,7 +20,8 @@ SpecLens measures:
   vllm:num_requests_running, vllm:num_requests_waiting  gauges
 
 Counts come from the trace's verify steps, the same counts as the
-``speclens_*`` series. Inter-token latency follows vLLM: the time between two
+``speclens_*`` series: both namings are made from one table
+(``space.observe.counters``). Inter-token latency follows vLLM: the time between two
 consecutive outputs of one request, where one speculative step's output can
 carry several tokens. The two request gauges exist, at 0, so that the
 template variables of vLLM's dashboards (``label_values(vllm:num_requests_running,
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from space.observe.counters import PER_POSITION, RUN_COUNTERS
 from space.records.trace import RunTrace
 
 # vLLM's FinishReason values (vllm/v1/engine/__init__.py), as its label shows them.
@@ -63,20 +65,11 @@ class VllmSeries:
     def __init__(self, registry: CollectorRegistry, model_name: str) -> None:
         self.model_name = model_name
         r = registry
-        self.num_drafts = Counter("vllm:spec_decode_num_drafts",
-                                  "Number of spec decoding drafts.", LABELS, registry=r)
-        self.num_draft_tokens = Counter("vllm:spec_decode_num_draft_tokens",
-                                        "Number of draft tokens.", LABELS, registry=r)
-        self.num_accepted_tokens = Counter("vllm:spec_decode_num_accepted_tokens",
-                                           "Number of accepted tokens.", LABELS, registry=r)
-        self.num_accepted_per_pos = Counter(
-            "vllm:spec_decode_num_accepted_tokens_per_pos",
-            "Accepted tokens per draft position.", LABELS + ["position"], registry=r)
-        self.generation_tokens = Counter("vllm:generation_tokens",
-                                         "Number of generation tokens processed.", LABELS,
-                                         registry=r)
-        self.prompt_tokens = Counter("vllm:prompt_tokens", "Number of prefill tokens processed.",
-                                     LABELS, registry=r)
+        # (counter, how a run counts) for each row of the table that vLLM names
+        self.counters = [(Counter(c.vllm, c.vllm_doc, LABELS, registry=r), c.count)
+                         for c in RUN_COUNTERS if c.vllm is not None]
+        self.num_accepted_per_pos = Counter(PER_POSITION.vllm, PER_POSITION.vllm_doc,
+                                            LABELS + ["position"], registry=r)
         self.request_success = Counter("vllm:request_success",
                                        "Count of successfully processed requests.",
                                        LABELS + ["finished_reason"], registry=r)
@@ -106,8 +99,7 @@ class VllmSeries:
         """Create every series of ``engine`` at zero, positions 0..k-1 included, so
         that increase() and rate() count a series' first increment."""
         lb = self._labels(engine)
-        for c in (self.num_drafts, self.num_draft_tokens, self.num_accepted_tokens,
-                  self.generation_tokens, self.prompt_tokens):
+        for c, _count in self.counters:
             c.labels(**lb)
         for reason in FINISHED_REASONS:
             self.request_success.labels(**lb, finished_reason=reason)
@@ -120,13 +112,10 @@ class VllmSeries:
 
     def observe_run(self, engine: str, run: RunTrace) -> None:
         lb = self._labels(engine)
-        self.num_drafts.labels(**lb).inc(run.num_drafts)
-        self.num_draft_tokens.labels(**lb).inc(run.num_draft_tokens)
-        self.num_accepted_tokens.labels(**lb).inc(run.num_accepted_tokens)
-        for p, n in enumerate(run.num_accepted_tokens_per_pos):
+        for c, count in self.counters:
+            c.labels(**lb).inc(count(run))
+        for p, n in enumerate(PER_POSITION.counts(run)):
             self.num_accepted_per_pos.labels(**lb, position=str(p)).inc(n)
-        self.generation_tokens.labels(**lb).inc(len(run.output_token_ids))
-        self.prompt_tokens.labels(**lb).inc(len(run.prompt_token_ids))
         if run.finish_reason in FINISHED_REASONS:
             self.request_success.labels(**lb, finished_reason=run.finish_reason).inc()
         if run.output_token_ids:

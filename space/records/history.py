@@ -1,4 +1,5 @@
-"""Run history: every compare, sweep and traffic run the page finishes, in one SQLite file.
+"""Run history: every compare, sweep, tipping curve and traffic run the page finishes,
+in one SQLite file.
 
 ``<data folder>/history.sqlite3`` (Python's ``sqlite3``, WAL journal), one row
 per run: the full record as JSON (``space.records.trace.dumps`` for a comparison,
@@ -39,7 +40,7 @@ DEFAULT_MAX_RUNS = 1000
 DEFAULT_MAX_MB = 500
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
-KINDS = ("compare", "sweep", "traffic")
+KINDS = ("compare", "sweep", "traffic", "tipping")
 
 # One list of statements per version; step n turns version n-1 into version n.
 MIGRATIONS: dict[int, list[str]] = {
@@ -260,6 +261,8 @@ def record_title(kind: str, record: dict[str, Any]) -> str:
     """
     if kind == "traffic":
         return f"traffic: {len(record.get('prompts', []))} prompts of {record.get('source')}"
+    if kind == "tipping":
+        return f"tipping curve ({record.get('kind')}) of {record.get('method')} k={record.get('k')}"
     if kind == "sweep" and record.get("variable") == GRID:
         return f"sweep over k x concurrency of {record.get('workload_id')}"
     if kind == "sweep":
@@ -285,12 +288,12 @@ def dumps_sweep(result: dict[str, Any]) -> str:
     return json.dumps(clean(result))
 
 
-def compare_run(cmp: CompareRecord, temperature: float | None, user: str | None) -> NewRun:
-    """A finished comparison as a history row."""
+def compare_run(cmp: CompareRecord, user: str | None) -> NewRun:
+    """A finished comparison as a history row (its sampling settings are the record's)."""
     cfg = cmp.speculative.config
     d = cmp.to_dict()
     return NewRun(kind="compare", model=cfg.model, method=cfg.method,
-                  k=cfg.k or None, temperature=temperature,
+                  k=cfg.k or None, temperature=cmp.speculative.request.temperature,
                   verdict=cmp.checklist.verdict if cmp.checklist else None,
                   speedup=cmp.speedup, title=record_title("compare", d),
                   record_json=dumps(cmp), user=user)
@@ -319,3 +322,13 @@ def traffic_run(result: dict[str, Any], model: str, user: str | None) -> NewRun:
                   verdict=verdicts.pop() if len(verdicts) == 1 else None,
                   speedup=result.get("weighted_speedup"), title=record_title("traffic", result),
                   record_json=dumps_sweep(result), user=user)
+
+
+def tipping_run(curve: dict[str, Any], user: str | None) -> NewRun:
+    """A measured (or derived) tipping curve (``TippingCurve.to_dict()``) as a history
+    row: no verdict and no single speedup; the method and k the curve is for."""
+    k = curve.get("k")
+    return NewRun(kind="tipping", model=str(curve.get("model", "")), method=curve.get("method"),
+                  k=k if isinstance(k, int) else None, temperature=None, verdict=None,
+                  speedup=None, title=record_title("tipping", curve),
+                  record_json=dumps_sweep(curve), user=user)

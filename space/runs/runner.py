@@ -1,6 +1,9 @@
 """Runs shared by the CLI and the app: preflight, one trace, a comparison.
 
 One process-wide ``EnginePool`` holds the engines; its lock serializes runs.
+Each run tells its ``job`` (``space.runs.events``) when it starts, and how it
+ends: ``RunFinished`` with its record, or ``RunFailed`` for an error that is
+not the input's (bad input and a stop end the run with no event).
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from space.observe.memory import EngineReading
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.trace import CompareRecord, RunTrace, make_compare
 from space.runs import machine_inputs
+from space.runs.events import Job, job_or_default, published
 from space.runs.preflight import preflight
 from space.runs.repeats import WARMUP_TOKENS, OnRepeat, alternate
 
@@ -36,24 +40,28 @@ class CompareRunner(Protocol):
     def __call__(self, spec: EngineSpec, req: RequestSpec, *, repeats: int,
                  on_step: StepCallback | None, progress: Progress | None,
                  warmup: bool | Literal["once"], cancel: threading.Event | None,
-                 on_repeat: OnRepeat | None, explain: bool) -> CompareRecord: ...
+                 on_repeat: OnRepeat | None, explain: bool,
+                 job: Job | None) -> CompareRecord: ...
 _warmed: weakref.WeakSet[TracedEngine] = weakref.WeakSet()
-
-
 def trace_one(spec: EngineSpec, req: RequestSpec, pool: EnginePool = POOL,
               on_step: StepCallback | None = None,
               progress: Progress | None = None,
-              cancel: threading.Event | None = None, explain: bool = False) -> RunTrace:
+              cancel: threading.Event | None = None, explain: bool = False,
+              job: Job | None = None) -> RunTrace:
     """One run; ``explain`` then scores its drafts on the baseline engine (after the run)."""
     [ids] = preflight(spec, [req], progress)  # tokenized before the lock, as in ``compare``
-    with pool.lock:
-        engine = pool.speculative(spec, progress) if spec.is_speculative \
-            else pool.baseline(spec, progress)
-        run = engine.run(req, on_step, cancel, ids)
-        _remember_memory(pool)
-        if explain and spec.is_speculative:
-            _explain(pool.baseline(spec, progress), run, req, progress)
-        return run
+
+    def run() -> RunTrace:
+        with pool.lock:
+            engine = pool.speculative(spec, progress) if spec.is_speculative \
+                else pool.baseline(spec, progress)
+            trace = engine.run(req, on_step, cancel, ids)
+            _remember_memory(pool)
+            if explain and spec.is_speculative:
+                _explain(pool.baseline(spec, progress), trace, req, progress)
+            return trace
+
+    return published(job_or_default(job), spec, req, run)
 
 
 def _explain(base: TracedEngine, run: RunTrace, req: RequestSpec,
@@ -72,7 +80,7 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
             context: measure.Context | None = None,
             cancel: threading.Event | None = None,
             on_repeat: OnRepeat | None = None, explain: bool = False,
-            prompt_ids: list[int] | None = None) -> CompareRecord:
+            prompt_ids: list[int] | None = None, job: Job | None = None) -> CompareRecord:
     """Warm-up run of each engine, then ``repeats`` measured runs, alternating.
 
     The record carries the checklist (``space.runs.measure.attach_checklist``);
@@ -87,13 +95,24 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
     engine after every timed run is over (``RunTrace.explanation``).
     The prompt is tokenized before the engine lock is taken (by ``preflight``,
     or ``prompt_ids`` from a caller that ran it already), so that one visitor's
-    long prompt never holds up another's run.
+    long prompt never holds up another's run. ``job``: who hears how it ends
+    (default: the process's publisher, ``space.runs.events``).
     """
     if not spec.is_speculative:
         raise ConfigError("compare needs a speculative method (got none)")
     if repeats < 1:
         raise ConfigError(f"repeats must be at least 1, got {repeats}")
     ids = prompt_ids if prompt_ids is not None else preflight(spec, [req], progress)[0]
+    return published(job_or_default(job), spec, req, lambda: _compare(
+        spec, req, repeats, pool, on_step, progress, warmup, context, cancel, on_repeat,
+        explain, ids))
+
+
+def _compare(spec: EngineSpec, req: RequestSpec, repeats: int, pool: EnginePool,
+             on_step: StepCallback | None, progress: Progress | None,
+             warmup: bool | Literal["once"], context: measure.Context | None,
+             cancel: threading.Event | None, on_repeat: OnRepeat | None, explain: bool,
+             ids: list[int]) -> CompareRecord:
     with pool.lock:
         check(cancel)  # stopped while waiting for the engines: build nothing
         base = pool.baseline(spec, progress)

@@ -11,6 +11,7 @@ from space.judge.measure import Context
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.trace import CompareRecord
 from space.runs import machine_inputs
+from space.runs.events import Job, job_or_default, published
 from space.server.build import Texts
 from space.server.client import ServerError
 from space.server.compare import ServerPair, compare_servers
@@ -40,7 +41,7 @@ def page_compare(pair: ServerPair, start_spec: EngineSpec) -> CompareRunner:
     def compare(spec: EngineSpec, req: RequestSpec, *, repeats: int = 1,
                 on_step: Any = None, progress: Any = None, warmup: Any = None,
                 cancel: Any = None, on_repeat: Any = None,
-                explain: bool = False) -> CompareRecord:
+                explain: bool = False, job: Job | None = None) -> CompareRecord:
         declared = pair.declared
         if (spec.method, spec.k) != (declared.method, declared.k):
             raise ConfigError(f"this page measures running servers: the speculative one runs "
@@ -48,10 +49,14 @@ def page_compare(pair: ServerPair, start_spec: EngineSpec) -> CompareRunner:
         if progress is not None:
             progress(0.1, "sending the prompt to the two servers")
         ids, texts = encoder(start_spec, req)
-        try:
-            return judged_compare(pair, req, ids, texts, repeats=repeats)
-        except ServerError as exc:
-            raise ConfigError(str(exc)) from None
+
+        def run() -> CompareRecord:
+            try:
+                return judged_compare(pair, req, ids, texts, repeats=repeats)
+            except ServerError as exc:
+                raise ConfigError(str(exc)) from None
+        # the page's observers (metrics, Live, history) hear a server run as any other
+        return published(job_or_default(job), spec, req, run)
     return compare
 
 

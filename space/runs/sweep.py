@@ -32,7 +32,9 @@ from space.common.cancel import check
 from space.common.progress import Progress
 from space.engine import models, prompts
 from space.judge.crossover import crossing
-from space.records.config import K_RANGE, ConfigError, EngineSpec, RequestSpec
+from space.records.config import GRID, K_RANGE, ConfigError, EngineSpec, RequestSpec
+from space.records.events import SweepFinished
+from space.runs.events import Job, job_or_default
 from space.runs.presets import PRESETS_DIR, Prompt, Workload
 from space.runs.workloads import WorkloadResult, run_workload
 
@@ -274,18 +276,20 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
               values: Sequence[float] | None = None, *, repeats: int = 2, pool=None,
               progress: Progress | None = None, max_tokens: int | None = None,
               prompt_ids: list[str] | None = None,
-              cancel: threading.Event | None = None) -> SweepResult:
+              cancel: threading.Event | None = None, job: Job | None = None) -> SweepResult:
     """Run ``workload`` once per value of ``variable``; return the table and crossover.
 
     ``progress(fraction, message)`` is called before each point and during it.
     ``cancel`` set: ``space.common.cancel.Cancelled`` before the next engine step; the
-    remaining points are not run.
+    remaining points are not run. ``job`` hears every run as part of the sweep,
+    then ``SweepFinished``.
     """
     if variable not in VARIABLES:
         raise ConfigError(f"unknown sweep variable {variable!r}: one of {', '.join(VARIABLES)}")
     values = list(values) if values else list(VARIABLES[variable].defaults)
     check_plan(workload, variable, values, repeats, max_tokens, prompt_ids)
     progress = progress or (lambda f, m: log.info(m))
+    job, asked = job_or_default(job), spec
     n_tokens = max_tokens or workload.max_tokens
     tokenizer = None
     if variable == "input_length":
@@ -318,9 +322,11 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
         results.append(run_workload(point_spec, wl, repeats=repeats, pool=pool, progress=inner,
                                     max_tokens=n_tokens, prompt_ids=prompt_ids,
                                     concurrency=concurrency, temperature=temperature,
-                                    cancel=cancel))
+                                    cancel=cancel, job=job.inside("sweep")))
     progress(1.0, "sweep done")
-    return make_table(variable, values, results)
+    result = make_table(variable, values, results)
+    job.publish(SweepFinished(result, variable, asked, job.origin))
+    return result
 
 
 # --- k x concurrency: the grid a deployable schedule of k is derived from -------------
@@ -377,11 +383,12 @@ def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
              concurrencies: Sequence[int], *, repeats: int = 2, pool=None,
              progress: Progress | None = None, max_tokens: int | None = None,
              prompt_ids: list[str] | None = None,
-             cancel: threading.Event | None = None) -> GridResult:
-    """A concurrency sweep at each k (one speculative engine per k); ``cancel`` as
-    in ``run_sweep``."""
+             cancel: threading.Event | None = None, job: Job | None = None) -> GridResult:
+    """A concurrency sweep at each k (one speculative engine per k); ``cancel`` and
+    ``job`` as in ``run_sweep``."""
     check_grid(workload, ks, concurrencies, repeats, max_tokens, prompt_ids)
     progress = progress or (lambda f, m: log.info(m))
+    job = job_or_default(job)
     sweeps = []
     for i, k in enumerate(ks):
         def inner(f: float, msg: str, i=i, k=k) -> None:
@@ -390,6 +397,8 @@ def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
         sweeps.append((k, run_sweep(dataclasses.replace(spec, k=int(k)), workload, "concurrency",
                                     concurrencies, repeats=repeats, pool=pool, progress=inner,
                                     max_tokens=max_tokens, prompt_ids=prompt_ids,
-                                    cancel=cancel)))
+                                    cancel=cancel, job=job.inside("sweep"))))
     progress(1.0, "k x concurrency sweep done")
-    return GridResult(workload.id, grid_table(sweeps), [s for _, s in sweeps])
+    result = GridResult(workload.id, grid_table(sweeps), [s for _, s in sweeps])
+    job.publish(SweepFinished(result, GRID, spec, job.origin))
+    return result

@@ -15,6 +15,7 @@ from space.common.progress import Progress
 from space.judge import deploy
 from space.records.config import GRID, ConfigError, EngineSpec
 from space.runs import presets, sweep
+from space.runs.events import Job
 from space.runs.sweep import VARIABLES, GridResult, SweepResult
 
 SWEPT = (*VARIABLES, GRID)  # what a sweep may sweep, in the page's and the CLI's order
@@ -66,21 +67,22 @@ def plan(workload_id: str, variable: str, values: str | None, repeats: int,
 
 def run(spec: EngineSpec, plan: SweepPlan, *, max_batch: int = deploy.DEFAULT_MAX_BATCH,
         pool=None, progress: Progress | None = None,
-        cancel: threading.Event | None = None) -> SweepResult | GridResult:
+        cancel: threading.Event | None = None,
+        job: Job | None = None) -> SweepResult | GridResult:
     """Run the plan: a sweep of its variable, or one concurrency sweep per k and
-    the deployable config for ``max_batch`` (``GridResult.deploy``). ``cancel`` as
-    in ``space.runs.sweep.run_sweep``."""
+    the deployable config for ``max_batch`` (``GridResult.deploy``). ``cancel`` and
+    ``job`` as in ``space.runs.sweep.run_sweep``."""
     if plan.is_grid:
         grid = sweep.run_grid(spec, plan.workload, plan.ks, [int(c) for c in plan.values],
                               repeats=plan.repeats, pool=pool, progress=progress,
                               max_tokens=plan.max_tokens, prompt_ids=plan.prompt_ids,
-                              cancel=cancel)
+                              cancel=cancel, job=job)
         grid.deploy = deploy_config(grid, max_batch)
         return grid
     return sweep.run_sweep(spec, plan.workload, plan.variable, plan.values,
                            repeats=plan.repeats, pool=pool, progress=progress,
                            max_tokens=plan.max_tokens, prompt_ids=plan.prompt_ids,
-                           cancel=cancel)
+                           cancel=cancel, job=job)
 
 
 def deploy_config(grid: GridResult, max_batch: int = deploy.DEFAULT_MAX_BATCH) -> deploy.DeployConfig:

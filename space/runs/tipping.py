@@ -28,9 +28,11 @@ from space.common import versions
 from space.common.progress import Progress
 from space.judge import curves, measure
 from space.records.config import ConfigError, EngineSpec, RequestSpec
+from space.records.events import TippingMeasured
 from space.records.methods import SYNTHETIC_VLLM_KEYS
 from space.records.trace import DECODE, VERIFY, RunTrace
 from space.runs import curve_cache
+from space.runs.events import Job, job_or_default
 from space.runs.preflight import preflight
 from space.runs.repeats import WARMUP_TOKENS, alternate
 
@@ -215,8 +217,9 @@ def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
                 concurrencies: Sequence[int] = DEFAULT_CONCURRENCIES,
                 n_points: int = DEFAULT_POINTS, max_tokens: int = DEFAULT_MAX_TOKENS,
                 repeats: int = DEFAULT_REPEATS, progress: Progress | None = None,
-                folder=None, pool=None):
-    """Measure (model-based pair) or derive (lookup pair) a curve and cache it.
+                folder=None, pool=None, job: Job | None = None):
+    """Measure (model-based pair) or derive (lookup pair) a curve and cache it;
+    ``job`` then hears ``TippingMeasured``.
 
     Returns (curve, path of the cached file).
     """
@@ -239,7 +242,10 @@ def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
         curve = measure_curve(spec, concurrencies=concurrencies, n_points=n_points,
                               max_tokens=max_tokens, repeats=repeats, pool=pool,
                               pair_id=pair_id, progress=progress)
-    return curve, curve_cache.save(curve, folder)
+    path = curve_cache.save(curve, folder)
+    job = job_or_default(job)
+    job.publish(TippingMeasured(curve, curve.label, spec, job.origin))
+    return curve, path
 
 
 def describe(curve: curves.TippingCurve) -> str:

@@ -27,7 +27,9 @@ from space.engine import models, prompts
 from space.judge.measure import Context
 from space.judge.traffic import TrafficItem, TrafficResult, answer
 from space.records.config import ConfigError, EngineSpec, RequestSpec
+from space.records.events import TrafficFinished
 from space.runs import machine_inputs
+from space.runs.events import Job, job_or_default
 from space.runs.preflight import preflight
 from space.runs.sweep import MAX_CONCURRENCY
 from space.runs.traffic_file import TrafficRequest
@@ -80,13 +82,15 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
                 progress: Progress | None = None,
                 cancel: threading.Event | None = None,
                 skipped: list[str] | None = None,
-                max_tokens_cap: int | None = None, concurrency: int = 1) -> TrafficResult:
+                max_tokens_cap: int | None = None, concurrency: int = 1,
+                job: Job | None = None) -> TrafficResult:
     """Baseline against speculation on every sampled request of ``plan``, and the answer.
 
     ``skipped``: the import's skipped lines, carried into the result. ``cancel``
     set: ``space.common.cancel.Cancelled`` before the next engine step or prompt.
     ``max_tokens_cap``: no request runs longer, whatever the file asks (the page's).
     ``concurrency``: a group's prompts N at once (see the module's docstring).
+    ``job`` hears every prompt's run as part of the traffic run, then ``TrafficFinished``.
     """
     if repeats < 1:
         raise ConfigError(f"repeats must be at least 1, got {repeats}")
@@ -96,6 +100,7 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     from space.runs import runner  # imports vLLM
 
     pool = pool or runner.POOL
+    job = job_or_default(job)
     report = progress or (lambda f, m: log.info(m))
     skipped = list(skipped or [])
     todo = _encoded(spec, plan, max_tokens, temperature, skipped, report, max_tokens_cap)
@@ -103,9 +108,10 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
         raise ConfigError("no request of the file can run: " + "; ".join(skipped[:3]))
     path = str(models.resolve_model(spec.model))
     responses = response_tokens(plan, path)
-    items = (_run_batches(spec, todo, concurrency, repeats, pool, report, cancel, path)
+    part = job.inside("traffic")
+    items = (_run_batches(spec, todo, concurrency, repeats, pool, report, cancel, path, part)
              if concurrency > 1 else
-             _run_prompts(runner, spec, todo, repeats, pool, report, cancel, path))
+             _run_prompts(runner, spec, todo, repeats, pool, report, cancel, path, part))
     config = items[0].compare.speculative.config
     result = answer(source, plan.how, items, plan.counts(), responses, repeats=repeats,
                     max_tokens=max_tokens, skipped=skipped,
@@ -114,12 +120,13 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     ws = "n/a" if result.weighted_speedup is None else f"{result.weighted_speedup:.2f}x"
     report(1.0, f"done: {len(items)} prompts in {len(result.groups)} groups; "
                 f"traffic-weighted speedup {ws}")
+    job.publish(TrafficFinished(result, spec, job.origin))
     return result
 
 
 def _run_prompts(runner, spec: EngineSpec, todo: list[Todo], repeats: int, pool,
                  report: Progress, cancel: threading.Event | None,
-                 model_path: str) -> list[TrafficItem]:
+                 model_path: str, job: Job) -> list[TrafficItem]:
     """Every request on its own through both engines (``runner.compare``)."""
     items = []
     for i, (group, r, req, ids) in enumerate(todo):
@@ -127,7 +134,8 @@ def _run_prompts(runner, spec: EngineSpec, todo: list[Todo], repeats: int, pool,
         check(cancel, "the traffic run")
         # compare takes the pool's lock for this prompt only, and lets go after it
         cmp = runner.compare(spec, req, repeats=repeats, pool=pool, warmup="once",
-                             context=Context(task_type=group), cancel=cancel, prompt_ids=ids)
+                             context=Context(task_type=group), cancel=cancel, prompt_ids=ids,
+                             job=job)
         items.append(TrafficItem(group, r.line, cmp, req.temperature, _tokens_of(r, model_path)))
     return items
 
@@ -156,7 +164,7 @@ def batches(todo: list[Todo], n: int) -> list[tuple[list[Todo], list[Todo]]]:
 
 def _run_batches(spec: EngineSpec, todo: list[Todo], n: int, repeats: int, pool,
                  report: Progress, cancel: threading.Event | None,
-                 model_path: str) -> list[TrafficItem]:
+                 model_path: str, job: Job) -> list[TrafficItem]:
     """Every batch through both engines, the pool's lock held for one batch at a time."""
     items: list[TrafficItem] = []
     plan_ = batches(todo, n)
@@ -176,7 +184,7 @@ def _run_batches(spec: EngineSpec, todo: list[Todo], n: int, repeats: int, pool,
             results, _ = compare_batch(
                 spec, [(f"line {r.line}", req) for _, r, req, _ in members], repeats, pool,
                 Context(task_type=group, concurrency=n), within, cancel,
-                [ids for *_, ids in members])
+                [ids for *_, ids in members], job=job)
         items += [TrafficItem(group, r.line, res.compare, req.temperature,
                               _tokens_of(r, model_path))
                   for (_, r, req, _), res in zip(kept, results, strict=False)]

@@ -28,10 +28,12 @@ from space.engine.hardware import on_gpu as detect_gpu
 from space.judge import measure
 from space.judge.checklist import evaluate
 from space.records.config import ConfigError, EngineSpec, RequestSpec
+from space.records.events import RunFinished, RunStarted
 from space.records.run import RunConfig
 from space.records.trace import CompareRecord, RunTrace, make_compare
 from space.records.verdict import Checklist, Verdict
 from space.runs import machine_inputs
+from space.runs.events import Job, job_or_default
 from space.runs.preflight import missing_packages, preflight
 from space.runs.presets import ModelPair, Workload
 from space.runs.repeats import WARMUP_TOKENS, alternate
@@ -218,14 +220,16 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool
                  temperature: float | None = None, concurrency: int | None = None,
                  prompt_ids: list[str] | None = None,
                  context: measure.Context | None = None,
-                 cancel: threading.Event | None = None) -> WorkloadResult:
+                 cancel: threading.Event | None = None,
+                 job: Job | None = None) -> WorkloadResult:
     """Baseline against speculation on every prompt of ``workload`` (or a batch of N).
 
     ``max_tokens``, ``temperature`` and ``concurrency`` override the
     workload's own; ``prompt_ids`` picks some of its prompts. ``context``
     adds what sweeps found (gain_vanishes_at_*); task and concurrency are
     filled in from the workload. ``cancel`` set: ``space.common.cancel.Cancelled``
-    before the next engine step.
+    before the next engine step. ``job`` hears every prompt's run, each marked as
+    part of the workload (or of the sweep ``job`` belongs to).
     """
     if repeats < 1:
         raise ConfigError(f"repeats must be at least 1, got {repeats}")
@@ -242,6 +246,7 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool
                               task_note=workload.reason, concurrency=max(n, 1))
     # Tokenized here, before the engine lock; the runs below reuse the ids.
     encoded = preflight(spec, [r for _, r in reqs], progress)
+    part = job_or_default(job).inside("workload")
     with pool.lock:
         check(cancel)
         if n <= 1:
@@ -251,11 +256,11 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool
                 progress(i / len(reqs), f"{workload.id}: prompt {pid} ({i + 1}/{len(reqs)})")
                 items.append(PromptResult(pid, runner.compare(
                     spec, req, repeats=repeats, pool=pool, warmup="once", context=ctx,
-                    cancel=cancel, prompt_ids=encoded[i])))
+                    cancel=cancel, prompt_ids=encoded[i], job=part)))
         else:
             progress(0.0, f"{workload.id}: {n} requests at once, {repeats} repeats")
             items, batch_runs = compare_batch(spec, reqs, repeats, pool, ctx, progress, cancel,
-                                              encoded)
+                                              encoded, part)
         engines = (pool.baseline(spec), pool.speculative(spec))
     r = WorkloadResult(workload_id=workload.id, config=items[0].compare.speculative.config,
                        temperature=reqs[0][1].temperature, max_tokens=reqs[0][1].max_tokens,
@@ -271,7 +276,7 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool
 def compare_batch(spec: EngineSpec, reqs: list[tuple[str, RequestSpec]], repeats: int, pool,
                   context: measure.Context, progress: Progress,
                   cancel: threading.Event | None = None,
-                  encoded: list[list[int]] | None = None
+                  encoded: list[list[int]] | None = None, job: Job | None = None
                   ) -> tuple[list[PromptResult], list[dict[str, float]]]:
     """N requests submitted together to each engine, ``repeats`` times, alternating.
 
@@ -279,7 +284,10 @@ def compare_batch(spec: EngineSpec, reqs: list[tuple[str, RequestSpec]], repeats
     dict per repeat with each side's wall time, output tokens and aggregate
     tokens/s. The caller holds ``pool.lock``; ``encoded``: the requests' ids
     from its ``preflight`` (else they are tokenized here, under the lock).
+    ``job`` hears each request's comparison as a run of its own.
     """
+    job = job_or_default(job)
+    job.publish(RunStarted(spec, job.origin))
     base, spec_engine = pool.baseline(spec, progress), pool.speculative(spec, progress)
     just_reqs = [r for _, r in reqs]
     short = [dataclasses.replace(r, max_tokens=min(r.max_tokens, WARMUP_TOKENS))
@@ -297,6 +305,7 @@ def compare_batch(spec: EngineSpec, reqs: list[tuple[str, RequestSpec]], repeats
                            [s[j] for s in runs["speculative"]])
         machine_inputs.attach_checklist(cmp, (base, spec_engine), context)
         items.append(PromptResult(pid, cmp))
+        job.publish(RunFinished(cmp, job.origin))
     batch_runs = [dict(**_batch_figures("baseline", b), **_batch_figures("speculative", s))
                   for b, s in zip(runs["baseline"], runs["speculative"], strict=False)]
     return items, batch_runs

@@ -1,4 +1,5 @@
-"""The page: ``build_demo`` composes one builder per panel and wires the events;
+"""The page: ``build_demo`` composes one builder per panel, registers the observers
+of the runs' events (metrics, Live, history) and wires the events;
 ``serve`` launches the page, adds ``/metrics``, then builds the engines behind
 it (``space.ui.startup``)."""
 from __future__ import annotations
@@ -6,6 +7,7 @@ from __future__ import annotations
 import argparse
 import functools
 import logging
+from collections.abc import Callable
 
 import gradio as gr
 from starlette.middleware import Middleware
@@ -16,14 +18,16 @@ from space.common.versions import warn_if_untested
 from space.engine import hardware
 from space.engine.hardware import on_gpu
 from space.engine.models import ModelError
-from space.observe.livestats import Activity
+from space.observe.livestats import Activity, RunLog
 from space.observe.prom import Metrics, mount_metrics
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.history import History, HistoryError
 from space.runs import offer as offers
 from space.runs import runner
+from space.runs.events import Publisher
 from space.runs.flags import open_history, spec_from_args
 from space.runs.preflight import preflight
+from space.runs.recorder import HistoryRecorder
 from space.runs.repeats import WARMUP_TOKENS
 from space.runs.servers import page_compare
 from space.server.client import ServerError
@@ -31,12 +35,12 @@ from space.server.compare import check_servers
 from space.server.flags import pair_from_args
 from space.ui import datadir, inputs, panels, teaching, tipping_panel
 from space.ui.auth import LoginTable
-from space.ui.handlers import UI, Compare, Handlers, status_html
+from space.ui.handlers import UI, Compare, Handlers
 from space.ui.history_panel import HistoryHandlers, build_history_panel, wire_history
 from space.ui.live_panel import LiveHandlers, build_live_panel, live_source, measuring, wire_live
 from space.ui.login_guard import LoginGuard
-from space.ui.recorder import recording_run, recording_sweep, recording_traffic
 from space.ui.startup import Startup, build_banner, wire_banner
+from space.ui.status import status_html
 from space.ui.sweep_panel import SweepHandlers, SweepPanel, build_sweep_panel
 from space.ui.traffic_panel import TrafficHandlers, TrafficPanel, build_traffic_panel
 
@@ -73,8 +77,10 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                traffic_file: str | None = None, traffic_private: bool = False) -> gr.Blocks:
     """The page; ``compare`` runs a comparison (default ``space.runs.runner.compare``).
     With ``startup``, a banner shows the engines' build and runs submitted
-    before it ends wait for it. With ``history``, runs and sweeps are saved as
-    they finish, a History tab lists them and ``?run=<id>`` opens one;
+    before it ends wait for it. ``metrics`` (and the Live tab) hear every run,
+    sweep, tipping curve and traffic run that ends (``observers``). With
+    ``history``, they are saved as they finish too, a History tab lists them
+    and ``?run=<id>`` opens one;
     ``logins_on`` lets owners delete their runs. ``offer``: the drafts and pairs
     a visitor may pick (default: ``space.runs.offer.build(spec)``, no free text).
     ``traffic_file``: the Traffic tab's file when a visitor uploads none;
@@ -125,78 +131,70 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                 live = build_live_panel()
         ui = UI(state, controls, results, timeline, acceptance, stepper, checklist, memory, files,
                 tipping_mini, anatomy)
-        h = Handlers(ui, spec, metrics, samples, compare, offer)
-        sh = SweepHandlers(sweep, spec, offer)
-        th = tipping_panel.TippingHandlers(tipping, spec, offer)
+        events, runlog = observers(metrics, history, traffic_private)
+        h = Handlers(ui, spec, metrics, samples, compare, offer, events)
+        sh = SweepHandlers(sweep, spec, offer, events)
+        th = tipping_panel.TippingHandlers(tipping, spec, offer, events)
+        trh = TrafficHandlers(traffic, spec, offer, traffic_file, show_record=h.show,
+                              publisher=events)
         if startup is not None and banner is not None:
             wire_banner(demo, startup, *banner)
-            th.measure = startup.gate(th.measure, tipping.status, status_html)  # type: ignore[method-assign]
-        activity = _wrap_runs(h, sh, ui, sweep, spec.model, startup, history)
-        th.measure = measuring(th.measure, activity)  # type: ignore[method-assign]
-        trh = TrafficHandlers(traffic, spec, offer, traffic_file)
-        trh.show_record = h._show
-        _wrap_traffic(trh, traffic, activity, startup, history, spec.model, traffic_private)
-        _wire(demo, ui, h, explain)
+        activity = Activity()
+        engine_job = functools.partial(_engine_job, startup=startup, activity=activity)
+        _wire(demo, ui, h, engine_job(h.run, ui.results.status), explain)
         teaching.wire(ui, h, playback)
-        _wire_sweep(ui.controls, sweep, sh)
-        _wire_tipping(demo, ui.controls, tipping, th)
-        _wire_traffic(ui, traffic, trh)
-        wire_live(tabs, live, LiveHandlers(live, live_source(metrics.live, activity)))
+        _wire_sweep(ui.controls, sweep, sh, engine_job(sh.sweep, sweep.status))
+        _wire_tipping(demo, ui.controls, tipping, th, engine_job(th.measure, tipping.status))
+        _wire_traffic(ui, traffic, trh, engine_job(trh.run, traffic.status))
+        wire_live(tabs, live, LiveHandlers(live, live_source(runlog, activity)))
         if history is not None:
             wire_history(demo, history_tab, history_panel, HistoryHandlers(history_panel, history),
-                         h._show, ui.results.status, ui.record_outputs(),
+                         h.show, ui.results.status, ui.record_outputs(),
                          (sweep.status, sweep.plot, sweep.table),
-                         (trh.show_summary, traffic.outputs()))
+                         (trh.show_summary, traffic.outputs()), (tipping.status, tipping.plot))
     return demo
 
 
+def observers(metrics: Metrics, history: History | None,
+              traffic_private: bool = False) -> tuple[Publisher, RunLog]:
+    """The page's publisher, with what hears every run, sweep, tipping curve and
+    traffic run that ends: the metrics, the Live tab's log, the history (when
+    there is one); and that log."""
+    events, runlog = Publisher(), RunLog()
+    events.subscribe("metrics", metrics)
+    events.subscribe("live", runlog)
+    if history is not None:
+        events.subscribe("history", HistoryRecorder(history, traffic_private))
+    return events, runlog
+
+
+def _engine_job(fn: Callable, status: gr.HTML, startup: Startup | None,
+                activity: Activity) -> Callable:
+    """A handler that uses the engines, as Gradio calls it: held back until the
+    start's engines are built, counted as a measured run while it goes (the Live
+    tab holds back)."""
+    if startup is not None:
+        fn = startup.gate(fn, status, status_html)
+    return measuring(fn, activity)
+
+
 def _wire_tipping(demo: gr.Blocks, c: panels.Controls, p: tipping_panel.TippingPanel,
-                  h: tipping_panel.TippingHandlers) -> None:
+                  h: tipping_panel.TippingHandlers, measure: Callable) -> None:
     quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
     demo.load(h.load, p.axis, p.outputs(), **quick)
     p.curve.input(h.show, [p.curve, p.axis], p.outputs()[1:], **quick)
     p.axis.input(h.show, [p.curve, p.axis], p.outputs()[1:], **quick)
     # Measuring builds engines: the page's engine queue, one job at a time.
-    p.measure.click(h.measure, [c.method, c.draft, c.k, c.pair, p.axis], p.outputs(),
+    p.measure.click(measure, [c.method, c.draft, c.k, c.pair, p.axis], p.outputs(),
                     api_name="tipping", concurrency_limit=1, concurrency_id="engine",
                     show_progress="full", show_progress_on=[p.status, p.plot])
 
 
-def _wrap_runs(h: Handlers, sh: SweepHandlers, ui: UI, sweep: SweepPanel, model: str,
-               startup: Startup | None, history: History | None) -> Activity:
-    """The run and sweep handlers, wrapped: held back until the start's engines
-    are built, saved to the history as they finish, counted as measured runs
-    (the Live tab holds back while one goes); the count."""
-    if startup is not None:
-        h.run = startup.gate(h.run, ui.results.status, status_html)  # type: ignore[method-assign]
-        sh.sweep = startup.gate(sh.sweep, sweep.status, status_html)  # type: ignore[method-assign]
-    if history is not None:
-        h.run = recording_run(h.run, history, ui.state, ui.results.status)  # type: ignore[method-assign]
-        sh.sweep = recording_sweep(sh.sweep, history, sh, sweep.status,  # type: ignore[method-assign]
-                                   model)
-    activity = Activity()
-    h.run = measuring(h.run, activity)  # type: ignore[method-assign]
-    sh.sweep = measuring(sh.sweep, activity)  # type: ignore[method-assign]
-    return activity
-
-
-def _wrap_traffic(h: TrafficHandlers, p: TrafficPanel, activity: Activity,
-                  startup: Startup | None, history: History | None, model: str,
-                  private: bool) -> None:
-    """As ``_wrap_runs`` does for runs and sweeps: after the start, saved, counted."""
-    if startup is not None:
-        h.run = startup.gate(h.run, p.status, status_html)  # type: ignore[method-assign]
-    if history is not None:
-        h.run = recording_traffic(h.run, history, h, p.status, model,  # type: ignore[method-assign]
-                                  private)
-    h.run = measuring(h.run, activity)  # type: ignore[method-assign]
-
-
-def _wire_traffic(ui: UI, p: TrafficPanel, h: TrafficHandlers) -> None:
+def _wire_traffic(ui: UI, p: TrafficPanel, h: TrafficHandlers, run_traffic: Callable) -> None:
     # The page's engine queue, as runs and sweeps: one engine job at a time (the run
     # itself lets the engine lock go between prompts).
     c = ui.controls
-    run = p.run.click(h.run, p.inputs() + [c.method, c.draft, c.k, c.pair], p.outputs(),
+    run = p.run.click(run_traffic, p.inputs() + [c.method, c.draft, c.k, c.pair], p.outputs(),
                       api_name="traffic", concurrency_limit=1, concurrency_id="engine",
                       show_progress="full", show_progress_on=[p.status, p.plot])
     p.stop.click(None, None, None, cancels=[run])
@@ -205,11 +203,12 @@ def _wire_traffic(ui: UI, p: TrafficPanel, h: TrafficHandlers) -> None:
                  concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
 
 
-def _wire(demo: gr.Blocks, ui: UI, h: Handlers, explain: gr.Checkbox) -> None:
+def _wire(demo: gr.Blocks, ui: UI, h: Handlers, run_compare: Callable,
+          explain: gr.Checkbox) -> None:
     c, s, m = ui.controls, ui.stepper, ui.memory
     # One run at a time in the process: both engines share the machine, and
     # overlapping runs would corrupt each other's timings. Others queue.
-    run = c.run.click(h.run, c.run_inputs() + [explain], ui.record_outputs(), api_name="run",
+    run = c.run.click(run_compare, c.run_inputs() + [explain], ui.record_outputs(), api_name="run",
                       concurrency_limit=1, concurrency_id="engine",
                       show_progress="full", show_progress_on=[ui.results.status])
     # Stop closes the run's generator (as a client that leaves does): the run
@@ -233,9 +232,10 @@ def _wire(demo: gr.Blocks, ui: UI, h: Handlers, explain: gr.Checkbox) -> None:
     demo.load(h.memory, None, [m.figure, m.summary], **quick)
 
 
-def _wire_sweep(c: panels.Controls, p: SweepPanel, h: SweepHandlers) -> None:
+def _wire_sweep(c: panels.Controls, p: SweepPanel, h: SweepHandlers,
+                run_sweep: Callable) -> None:
     # Same queue slot as page runs ("engine"): one engine job at a time.
-    sweep = p.run.click(h.sweep, p.inputs() + [c.method, c.draft, c.k, c.pair], p.outputs(),
+    sweep = p.run.click(run_sweep, p.inputs() + [c.method, c.draft, c.k, c.pair], p.outputs(),
                         api_name="sweep", concurrency_limit=1, concurrency_id="engine",
                         show_progress="full", show_progress_on=[p.status, p.plot])
     p.stop.click(None, None, None, cancels=[sweep])

@@ -1,5 +1,8 @@
 """Thin event handlers: they call the engine layer (``space.runs.runner`` through
 ``LiveCompare``) and the views (``vis/`` through ``space.ui.views``), nothing else.
+A run is a job of the visitor (``space.ui.links.job_for``): the Runs layer tells
+the page's observers (metrics, Live, history) how it ends, and the status line
+shows the history's answer.
 
 Handlers return ``{component: value}`` dicts so each updates only what it
 changes. Bad input becomes a warning toast plus a message in the status box;
@@ -28,21 +31,16 @@ from space.records.schema import TraceFormatError
 from space.records.trace import CompareRecord
 from space.runs import offer as offers
 from space.runs import presets, runner
+from space.runs.events import Publisher
 from space.ui import inputs, views
+from space.ui.links import job_for
 from space.ui.live import Event, LiveCompare, MeasuredRun, Progress, Steps, follow
 from space.ui.panels import Acceptance, Controls, Files, Memory, Results, Stepper
+from space.ui.status import saved_html, status_html
+from space.ui.tipping_panel import mini_figure
 from vis import text
 
 log = logging.getLogger(__name__)
-
-
-def status_html(message: str, kind: str = "info") -> str:
-    """The status box: kind is info | working | done | error (role=alert)."""
-    role = ' role="alert"' if kind == "error" else ""
-    mark = {"error": "\u26a0 ", "working": "\u25b8 ", "done": "\u2714 "}.get(kind, "")
-    kind = html.escape(kind, quote=True)
-    return (f'<div class="speclens-status speclens-status-{kind}" data-kind="{kind}"{role}>'
-            f"{mark}{html.escape(message)}</div>")
 
 
 @dataclass
@@ -76,15 +74,17 @@ Compare = Callable[..., CompareRecord]  # space.runs.runner.compare's signature
 class Handlers:
     def __init__(self, ui: UI, base_spec: EngineSpec, metrics: Metrics,
                  samples: list[inputs.Sample], compare: Compare | None = None,
-                 offer: offers.Offer | None = None) -> None:
+                 offer: offers.Offer | None = None, publisher: Publisher | None = None) -> None:
         self.ui, self.base_spec, self.metrics, self.samples = ui, base_spec, metrics, samples
         self.offer = offer or offers.build(base_spec)  # the drafts a visitor may pick
         self.compare = compare  # None: space.runs.runner.compare (the page tests pass a fake)
+        self.publisher = publisher or Publisher()  # the page's observers (space.ui.app)
 
     # --- runs -------------------------------------------------------------
 
     def run(self, prompt, method, draft, k, temperature, top_p, max_tokens, seed,
-            repeats, pair_id=None, explain=True) -> Iterator[dict]:
+            repeats, pair_id=None, explain=True,
+            request: gr.Request | None = None) -> Iterator[dict]:
         """Baseline + speculative run of the prompt, the speculative one streamed live;
         ``explain`` then scores its drafts with the target (after the timed runs).
 
@@ -92,13 +92,12 @@ class Handlers:
         ``finally`` then stops the run before its next engine step.
         """
         status = self.ui.results.status
-        live = None
+        live, job = None, job_for(self.publisher, request)
         try:
             spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id, offer=self.offer)
             req = inputs.request(prompt, temperature, top_p, max_tokens, seed, offer=self.offer)
-            self.metrics.register_engine("speculative", spec.k)  # its series at 0 first
             live = LiveCompare(spec, req, inputs.repeats(repeats), compare=self.compare,
-                               explain=bool(explain))
+                               explain=bool(explain), job=job)
             yield {status: status_html("checking the input", "working")}
             record = yield from follow(live, self._live_update, "the run")
         except Cancelled:
@@ -109,16 +108,14 @@ class Handlers:
             return
         except Exception as exc:  # anything else: log it, say it briefly, stay up
             log.exception("run failed")
-            self.metrics.observe_error("speculative")
             yield self._failed(f"the run failed ({type(exc).__name__}: {_short(exc)}); "
                                "details are in the server log")
             return
         finally:
             if live is not None:
                 live.stop()
-        self.metrics.observe_run("baseline", record.baseline)
-        self.metrics.observe_run("speculative", record.speculative)
-        yield {**self._show(record, f"done: {text.summary(record)}"), **self.memory()}
+        yield {**self.show(record, f"done: {text.summary(record)}",
+                           saved=job.replies.get("history")), **self.memory()}
 
     def _live_update(self, ev: Event) -> dict | None:
         """What the page shows for one event of a streaming run."""
@@ -142,12 +139,14 @@ class Handlers:
         gr.Warning(html.escape(message))
         return {self.ui.results.status: status_html(message, "error")}
 
-    def _show(self, record: views.Record, message: str, source: str | None = None) -> dict:
+    def show(self, record: views.Record, message: str, source: str | None = None,
+             saved: object = None) -> dict:
+        """``record`` in every view; ``saved``: the history's answer for it."""
         ui, v = self.ui, views.render(record)
         r, a, f = ui.results, ui.acceptance, ui.files
         json_path, csv_path = views.write_exports(record, source)
         return {
-            ui.state: record, r.status: status_html(message, "done"),
+            ui.state: record, r.status: status_html(message, "done", saved_html(saved)),
             r.tokens: v.token_html, r.compare: v.compare_html, r.table: v.compare_table,
             ui.timeline: v.timeline, a.summary: v.acceptance_html,
             a.per_position: v.per_position, a.histogram: v.histogram,
@@ -161,11 +160,7 @@ class Handlers:
         }
 
     def _tipping(self, record: views.Record) -> dict:
-        if self.ui.tipping is None:
-            return {}
-        from space.ui.tipping_panel import mini_figure
-
-        return {self.ui.tipping: mini_figure(record)}
+        return {} if self.ui.tipping is None else {self.ui.tipping: mini_figure(record)}
 
     # --- replay -----------------------------------------------------------
 
@@ -179,7 +174,7 @@ class Handlers:
         except TraceFormatError as exc:  # one line naming the first bad field
             return self._failed(f"{name}: {_short(exc)}")
         kind = "comparison" if isinstance(record, CompareRecord) else "trace"
-        return self._show(record, f"replaying the saved {kind} {name}: "
+        return self.show(record, f"replaying the saved {kind} {name}: "
                                   f"{text.summary(record)}", source=path)
 
     # --- stepper, samples, memory --------------------------------------------

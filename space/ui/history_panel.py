@@ -1,7 +1,7 @@
 """The History tab: saved runs newest first, with filters and paging; two
 comparisons side by side; and, with logins on, deleting one's own runs.
 
-Runs are saved by ``space.ui.recorder`` as they finish; each has a link,
+Runs are saved by ``space.runs.recorder`` as they finish; each has a link,
 ``?run=<id>``, that opens it in every view of the page.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from space.records.config import GRID
 from space.records.history import Filters, History, HistoryError
 from space.records.schema import TraceFormatError, load
 from space.records.trace import CompareRecord
-from space.ui.handlers import status_html
+from space.ui.status import status_html
 from vis.checklist import checklist_html
 from vis.history import history_table_html, side_by_side_table, side_by_side_timeline
 
@@ -26,7 +26,8 @@ log = logging.getLogger(__name__)
 
 PAGE_SIZE = 20
 ANY = "any"
-INTRO = ("Every run, sweep and traffic run of this page is saved here as it finishes, "
+INTRO = ("Every run, sweep, tipping curve and traffic run of this page is saved here as it "
+         "finishes, "
          "newest first. Each has a link (`?run=<id>`) that opens it in every view, for anyone with "
          "access to this page. Put two comparisons side by side below, e.g. k=2 against "
          "k=4, or last week against today.")
@@ -225,14 +226,33 @@ def _is_traffic(record_json: str) -> bool:
     return isinstance(d, dict) and "prompts" in d and "groups" in d
 
 
+def _is_tipping(record_json: str) -> bool:
+    """A saved tipping curve (``TippingCurve.to_dict()``)."""
+    try:
+        d = json.loads(record_json)
+    except ValueError:
+        return False
+    return isinstance(d, dict) and "points" in d and "step_costs" in d
+
+
+def tipping_view(record_json: str):
+    """The figure of a saved tipping curve; ValueError etc. when it cannot be drawn."""
+    from space.judge.curves import TippingCurve
+    from vis.tipping import tipping_figure
+
+    return tipping_figure(TippingCurve.from_dict(json.loads(record_json)), "length")
+
+
 def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandlers,
                  show, status: gr.HTML, record_outputs: list, sweep_outputs: tuple,
-                 traffic: tuple[Callable, list] | None = None) -> None:
+                 traffic: tuple[Callable, list] | None = None,
+                 tipping_outputs: tuple[gr.HTML, gr.Plot] | None = None) -> None:
     """The tab's events, and ``?run=<id>`` on every page load: ``show(record,
     message)`` draws a comparison in every view, as a replay does, into
     ``record_outputs``, which hold the status line ``status``. ``traffic``:
     (``show_summary(summary, message)``, its outputs) draws a saved traffic run
-    in the Traffic tab."""
+    in the Traffic tab; ``tipping_outputs`` (status, plot): where a saved tipping
+    curve is drawn."""
     quick = dict(concurrency_limit=None, show_progress="hidden")
     p.refresh.click(h.list, p.filters(), p.list_outputs(), api_name="history", **quick)
     for event in (tab.select, p.model.input, p.method.input, p.verdict.input):
@@ -249,7 +269,7 @@ def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandle
     sweep_status, sweep_plot, sweep_table = sweep_outputs
 
     def open_link(request: gr.Request) -> dict:
-        from space.ui.recorder import opened_run
+        from space.ui.links import opened_run
 
         run_id = (request.query_params.get("run") if request else None) or ""
         if not run_id:
@@ -261,6 +281,8 @@ def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandle
         if isinstance(record, str) and traffic is not None and _is_traffic(record):
             said = f"{message}: a traffic run, shown in the Traffic tab"
             return {**traffic[0](json.loads(record), said), status: status_html(said, "done")}
+        if isinstance(record, str) and tipping_outputs is not None and _is_tipping(record):
+            return _open_tipping(record, message, status, tipping_outputs)
         if isinstance(record, str):  # a sweep: its plot and table in the Sweep tab
             try:
                 figure, table = sweep_views(record)
@@ -271,7 +293,18 @@ def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandle
                     sweep_plot: figure, sweep_table: table}
         return show(record, message)
 
-    extra = traffic[1] if traffic is not None else []
+    extra = (traffic[1] if traffic is not None else []) + list(tipping_outputs or ())
     demo.load(open_link, None, [*record_outputs, *sweep_outputs, *extra],
               api_visibility="undocumented",
               **quick)
+
+
+def _open_tipping(record: str, message: str, status: gr.HTML,
+                  outputs: tuple[gr.HTML, gr.Plot]) -> dict:
+    try:
+        figure = tipping_view(record)
+    except (ValueError, KeyError, TypeError) as exc:
+        return {status: status_html(f"{message}: cannot be drawn ({exc})", "error")}
+    said = f"{message}: a tipping curve, shown in the Sweep tab"
+    return {status: status_html(said, "done"), outputs[0]: status_html(said, "done"),
+            outputs[1]: figure}

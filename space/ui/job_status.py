@@ -7,8 +7,8 @@ from typing import Any
 
 import gradio as gr
 
-from space.ui.handlers import status_html
 from space.ui.live import Event, Progress
+from space.ui.status import status_html
 
 
 def progress_shown(status: gr.HTML, ev: Event, progress: Any) -> dict | None:

@@ -33,6 +33,7 @@ import gradio as gr
 from space.common.cancel import Cancelled
 from space.records.config import EngineSpec, RequestSpec
 from space.records.trace import StepRecord
+from space.runs.events import Job
 
 if TYPE_CHECKING:  # space.runs.runner builds the engine pool: imported when a run starts
     from space.runs.runner import CompareRunner
@@ -210,11 +211,13 @@ class LiveCompare(LiveJob):
 
     def __init__(self, spec: EngineSpec, req: RequestSpec, repeats: int = 1,
                  warmup: bool | Literal["once"] = "once",
-                 compare: CompareRunner | None = None, explain: bool = False) -> None:
+                 compare: CompareRunner | None = None, explain: bool = False,
+                 job: Job | None = None) -> None:
         super().__init__(self._compare)
         self.spec, self.req, self.repeats, self.warmup = spec, req, repeats, warmup
         self.compare = compare  # None: space.runs.runner.compare (tests pass a fake)
         self.explain = explain  # score the drafts after the timed runs (runner.compare)
+        self.job = job  # who hears how it ends (None: the process's publisher)
 
     def _compare(self, on_step, progress, cancel: threading.Event):
         if self.compare is None:
@@ -222,4 +225,4 @@ class LiveCompare(LiveJob):
             self.compare = compare
         return self.compare(self.spec, self.req, repeats=self.repeats, on_step=on_step,
                             progress=progress, warmup=self.warmup, cancel=cancel,
-                            on_repeat=self._on_repeat, explain=self.explain)
+                            on_repeat=self._on_repeat, explain=self.explain, job=self.job)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import gradio as gr
 
@@ -18,11 +17,13 @@ from space.engine.models import ModelError
 from space.records.config import GRID, ConfigError, EngineSpec
 from space.runs import offer as offers
 from space.runs import presets
+from space.runs.events import Publisher
 from space.runs.sweep_plan import SweepPlan
 from space.ui import datadir, inputs
-from space.ui.handlers import status_html
 from space.ui.job_status import failure_shown, progress_shown
+from space.ui.links import job_for
 from space.ui.live import LiveJob, followed, guarded
+from space.ui.status import saved_html, status_html
 
 # Short defaults: every point is a baseline and a speculative run of every
 # prompt of the workload, so a CPU sweep of 3 points takes a minute or two.
@@ -103,17 +104,17 @@ def display_table(table):
 
 class SweepHandlers:
     def __init__(self, panel: SweepPanel, base_spec: EngineSpec,
-                 offer: offers.Offer | None = None) -> None:
+                 offer: offers.Offer | None = None, publisher: Publisher | None = None) -> None:
         self.panel, self.base_spec = panel, base_spec
         self.offer = offer or offers.build(base_spec)  # the drafts a visitor may pick
-        self.last_result: Any = None  # the finished sweep, for space.ui.recorder (one at a time)
+        self.publisher = publisher or Publisher()  # the page's observers (space.ui.app)
 
     def values_for(self, variable: str) -> str:
         return DEFAULT_VALUES.get(variable, "")
 
     def sweep(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
-              pair_id=None,
-              progress=gr.Progress()) -> Iterator[dict]:  # noqa: B008 (Gradio injects it)
+              pair_id=None, progress=gr.Progress(),  # noqa: B008 (Gradio injects it)
+              request: gr.Request | None = None) -> Iterator[dict]:
         """Run the sweep (queued behind page runs: same pool lock, same queue).
 
         Gradio closes this generator when the client leaves or presses Stop; the
@@ -122,11 +123,13 @@ class SweepHandlers:
         """
         from space.runs import sweep_plan  # its runs import vLLM lazily
 
+        page_job = job_for(self.publisher, request)  # who asked; who hears how it ends
+
         def body():
             spec, plan = self._plan(workload_id, variable, values, max_tokens, repeats, method,
                                     draft, k, pair_id)
             job = LiveJob(lambda _on_step, report, cancel: sweep_plan.run(
-                spec, plan, progress=report, cancel=cancel))
+                spec, plan, progress=report, cancel=cancel, job=page_job))
             result = yield from followed(job, lambda ev: progress_shown(self.panel.status, ev,
                                                                         progress),
                                          "the sweep")
@@ -138,8 +141,8 @@ class SweepHandlers:
                                   functools.partial(failure_shown, self.panel.status),
                                   (ConfigError, ModelError, presets.PresetError))
         if done is not None:
-            plan, self.last_result = done
-            yield self._show(plan, self.last_result)
+            plan, result = done
+            yield self._show(plan, result, saved_html(page_job.replies.get("history")))
 
     def _plan(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
               pair_id) -> tuple[EngineSpec, SweepPlan]:
@@ -152,30 +155,31 @@ class SweepHandlers:
                                      str(values or ""), inputs.repeats(repeats),
                                      _tokens(max_tokens))
 
-    def _show(self, plan: SweepPlan, result) -> dict:
+    def _show(self, plan: SweepPlan, result, saved: str = "") -> dict:
+        """The finished sweep; ``saved``: its history link for the status line."""
         from vis.sweep import sweep_figure
 
         p, variable = self.panel, plan.variable
         if plan.is_grid:
-            return self._show_grid(plan, result)
+            return self._show_grid(plan, result, saved)
         csv_path = datadir.export_folder("speclens-sweep-") / f"sweep-{variable}.csv"
         result.to_csv(csv_path)
         cross = ("the speedup never crosses 1 here" if result.crossover is None
                  else f"speedup crosses 1 at {variable} = {result.crossover:.3g}")
         done = f"done: {len(plan.values)} points of {plan.workload.id}; {cross}"
-        return {p.status: status_html(done, "done"),
+        return {p.status: status_html(done, "done", saved),
                 p.plot: sweep_figure(result, title=f"{plan.workload.title}: sweep over {variable}"),
                 p.table: display_table(result.table),
                 p.csv: gr.DownloadButton(value=str(csv_path), interactive=True),
                 **({p.deploy: ""} if p.deploy is not None else {})}
 
-    def _show_grid(self, plan: SweepPlan, result) -> dict:
+    def _show_grid(self, plan: SweepPlan, result, saved: str) -> dict:
         """k x concurrency: the best k per concurrency and the deployable config."""
         from space.ui.tipping_panel import grid_view
 
         p = self.panel
         status, fig, table, csv_path, deploy = grid_view(plan.workload, result)
-        return {p.status: status_html(status, "done"), p.plot: fig, p.table: table,
+        return {p.status: status_html(status, "done", saved), p.plot: fig, p.table: table,
                 p.csv: gr.DownloadButton(value=csv_path, interactive=True),
                 **({p.deploy: deploy} if p.deploy is not None else {})}
 

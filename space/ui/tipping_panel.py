@@ -21,8 +21,10 @@ from space.records.config import ConfigError, EngineSpec
 from space.records.trace import CompareRecord, RunTrace
 from space.runs import curve_cache, machine_inputs
 from space.runs import offer as offers
+from space.runs.events import Publisher
 from space.ui import datadir, inputs
-from space.ui.handlers import status_html
+from space.ui.links import job_for
+from space.ui.status import saved_html, status_html
 
 log = logging.getLogger(__name__)
 
@@ -82,12 +84,14 @@ def _csv_file(curve: curves.TippingCurve) -> str:
 
 class TippingHandlers:
     def __init__(self, panel: TippingPanel, base_spec: EngineSpec,
-                 offer: offers.Offer | None = None) -> None:
+                 offer: offers.Offer | None = None, publisher: Publisher | None = None) -> None:
         self.panel, self.base_spec = panel, base_spec
         self.offer = offer or offers.build(base_spec)  # the drafts a visitor may pick
+        self.publisher = publisher or Publisher()  # the page's observers (space.ui.app)
 
-    def show(self, name: str | None, axis: str = "length") -> dict:
-        """Draw a cached curve (page load, dropdown, axis)."""
+    def show(self, name: str | None, axis: str = "length", saved: str = "") -> dict:
+        """Draw a cached curve (page load, dropdown, axis); ``saved``: the history
+        link of a curve just measured."""
         from vis.tipping import tipping_figure
 
         p = self.panel
@@ -95,7 +99,7 @@ class TippingHandlers:
         if curve is None:
             return {p.status: status_html(NO_CURVE), p.plot: None,
                     p.csv: gr.DownloadButton(interactive=False)}
-        return {p.status: status_html(_summary(curve), "done"),
+        return {p.status: status_html(_summary(curve), "done", saved),
                 p.plot: tipping_figure(curve, axis if axis in ("length", "rate") else "length"),
                 p.csv: gr.DownloadButton(value=_csv_file(curve), interactive=True)}
 
@@ -106,16 +110,18 @@ class TippingHandlers:
                 **self.show(name, axis)}
 
     def measure(self, method, draft, k, pair_id=None, axis="length",
-                progress=gr.Progress()) -> dict:  # noqa: B008 (Gradio injects it)
+                progress=gr.Progress(),  # noqa: B008 (Gradio injects it)
+                request: gr.Request | None = None) -> dict:
         """Measure (or derive) the chosen pair's curve, cache it, draw it."""
         from space.runs import tipping
 
-        p = self.panel
+        p, job = self.panel, job_for(self.publisher, request)
         try:
             spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id,
                                       offer=self.offer)
             curve, path = tipping.build_curve(spec, pair_id=pair_id or None,
-                                              progress=lambda f, m: progress(f, desc=m))
+                                              progress=lambda f, m: progress(f, desc=m),
+                                              job=job)
         except (ConfigError, ModelError) as exc:
             gr.Warning(html.escape(str(exc)))  # a toast is drawn as HTML; it quotes the draft
             return {p.status: status_html(str(exc), "error")}
@@ -124,7 +130,8 @@ class TippingHandlers:
             message = f"the measurement failed ({type(exc).__name__}); details are in the server log"
             return {p.status: status_html(message, "error")}
         choices = curve_choices()
-        return {p.curve: gr.Dropdown(choices=choices, value=path.name), **self.show(path.name, axis)}
+        return {p.curve: gr.Dropdown(choices=choices, value=path.name),
+                **self.show(path.name, axis, saved_html(job.replies.get("history")))}
 
 
 def _summary(curve: curves.TippingCurve) -> str:

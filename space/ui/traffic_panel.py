@@ -21,12 +21,14 @@ import gradio as gr
 from space.engine.models import ModelError
 from space.records.config import ConfigError, EngineSpec
 from space.runs import offer as offers
+from space.runs.events import Publisher
 from space.runs.sweep import MAX_CONCURRENCY
 from space.runs.traffic_file import Bounds, check_size
 from space.ui import datadir, inputs
-from space.ui.handlers import status_html
 from space.ui.job_status import failure_shown, progress_shown
+from space.ui.links import job_for
 from space.ui.live import LiveJob, followed, guarded
+from space.ui.status import saved_html, status_html
 
 DEFAULT_PER_GROUP = 3   # the page's default: a first answer in a few minutes on CPU
 DEFAULT_MAX_TOKENS = 32
@@ -124,20 +126,24 @@ def build_traffic_panel(operator_file: str | None = None) -> TrafficPanel:
 class TrafficHandlers:
     def __init__(self, panel: TrafficPanel, base_spec: EngineSpec,
                  offer: offers.Offer | None = None, operator_file: str | None = None,
-                 bounds: Bounds = Bounds()) -> None:  # noqa: B008 (frozen)
+                 bounds: Bounds = Bounds(),  # noqa: B008 (frozen)
+                 show_record: Callable[[Any, str], dict] | None = None,
+                 publisher: Publisher | None = None) -> None:
         self.panel, self.base_spec = panel, base_spec
         self.offer = offer or offers.build(base_spec)
         self.operator_file, self.bounds = operator_file, bounds
-        self.last_result: Any = None  # the finished run, for space.ui.recorder (one at a time)
-        # Handlers._show(record, message): a comparison in every view (set by the page)
-        self.show_record: Callable[[Any, str], dict] | None = None
+        # Handlers.show(record, message): a comparison in every view
+        self.show_record = show_record
+        self.publisher = publisher or Publisher()  # the page's observers (space.ui.app)
 
     def run(self, file, label_field, per_group, max_tokens, repeats, concurrency, method, draft,
-            k, pair_id=None,
-            progress=gr.Progress()) -> Iterator[dict]:  # noqa: B008 (Gradio injects it)
+            k, pair_id=None, progress=gr.Progress(),  # noqa: B008 (Gradio injects it)
+            request: gr.Request | None = None) -> Iterator[dict]:
         """Read, group, sample and measure the file; Stop or a client that leaves
         closes this generator, and the run stops before its next engine step."""
         from space.runs.traffic import run_traffic  # imports vLLM lazily
+
+        page_job = job_for(self.publisher, request)  # who asked; who hears how it ends
 
         def body():
             if file:
@@ -150,7 +156,7 @@ class TrafficHandlers:
             job = LiveJob(lambda _on_step, report, cancel: run_traffic(
                 spec, plan, source=name, repeats=n_repeats, max_tokens=tokens,
                 progress=report, cancel=cancel, skipped=[str(s) for s in traffic.skipped],
-                max_tokens_cap=MAX_TOKENS, concurrency=n))
+                max_tokens_cap=MAX_TOKENS, concurrency=n, job=page_job))
             return (yield from followed(job, lambda ev: progress_shown(self.panel.status, ev,
                                                                        progress),
                                         "the traffic run"))
@@ -161,8 +167,7 @@ class TrafficHandlers:
                                     functools.partial(failure_shown, self.panel.status),
                                     (ConfigError, ModelError))
         if result is not None:
-            self.last_result = result
-            yield self.show(result)
+            yield self.show(result, saved_html(page_job.replies.get("history")))
 
     def _plan(self, file, label_field, per_group, max_tokens, repeats, concurrency, method,
               draft, k, pair_id):
@@ -186,8 +191,9 @@ class TrafficHandlers:
         return (spec, tokens, inputs.repeats(repeats), at_once, traffic,
                 plan(traffic, n, MAX_PROMPTS))
 
-    def show(self, result) -> dict:
-        """The result in the tab: figure, tables, the answer, the downloads."""
+    def show(self, result, saved: str = "") -> dict:
+        """The result in the tab: figure, tables, the answer, the downloads; ``saved``:
+        its history link for the status line."""
         from space.judge.traffic import PROMPT_COLUMNS, to_csv
 
         folder = datadir.export_folder("speclens-traffic-")
@@ -196,7 +202,7 @@ class TrafficHandlers:
         json_path.write_text(json.dumps(result.to_dict()))
         records = {f"line {it.line} ({it.group})": it.compare for it in result.items}
         return {**self.show_summary(result.summary(), done_line(result.summary()), csv_path,
-                                    json_path),
+                                    json_path, saved),
                 self.panel.records: records,
                 self.panel.pick: gr.Dropdown(choices=list(records), value=None)}
 
@@ -210,7 +216,7 @@ class TrafficHandlers:
         return self.show_record(record, f"traffic run, {choice}: shown in every view")
 
     def show_summary(self, summary: dict, message: str, csv_path: Path | None = None,
-                     json_path: Path | None = None) -> dict:
+                     json_path: Path | None = None, saved: str = "") -> dict:
         """A run's summary (``TrafficResult.summary()``, or one saved in the history)."""
         from vis.traffic import group_table, prompt_table, traffic_figure
 
@@ -220,7 +226,7 @@ class TrafficHandlers:
             return gr.DownloadButton(value=str(path) if path else None,
                                      interactive=path is not None)
 
-        return {p.status: status_html(message, "done"), p.plot: traffic_figure(summary),
+        return {p.status: status_html(message, "done", saved), p.plot: traffic_figure(summary),
                 p.groups: group_table(summary), p.answer: str(summary.get("answer", "")),
                 p.prompts: prompt_table(summary), p.csv: download(csv_path),
                 p.json: download(json_path), p.records: {},

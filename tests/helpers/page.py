@@ -16,6 +16,7 @@ from space.records.config import EngineSpec, RequestSpec
 from space.records.run import RequestRecord
 from space.records.schema import load
 from space.records.trace import CompareRecord, make_compare
+from space.runs.events import Job, job_or_default
 from space.runs.repeats import OnRepeat
 from tests.helpers.traces import ngram_run, short_baseline
 
@@ -29,19 +30,26 @@ DEFAULTS = dict(method="ngram", draft="", k=4, temperature=0.0, top_p=1.0, max_t
 def fake_compare(spec: EngineSpec, req: RequestSpec, *, repeats: int,
                  on_step: StepCallback | None, progress: Progress | None,
                  warmup: bool | Literal["once"], cancel: threading.Event | None,
-                 on_repeat: OnRepeat | None, explain: bool) -> CompareRecord:
+                 on_repeat: OnRepeat | None, explain: bool,
+                 job: Job | None = None) -> CompareRecord:
     """A fake engine for pages served in-process (a ``space.runs.runner.CompareRunner``,
     like the real one: tests/unit/test_compare_runner.py checks both): the
-    hand-written comparison, streamed; the prompt 'boom' fails like a bug would."""
-    if req.prompt == "boom":
-        raise RuntimeError("engine exploded")
+    hand-written comparison, streamed, and told to the page's observers as the real
+    runner tells them (``space.runs.events.published``); the prompt 'boom' fails like a bug would."""
+    from space.runs.events import published
+
+    def make() -> CompareRecord:
+        if req.prompt == "boom":
+            raise RuntimeError("engine exploded")
+        cmp = make_compare([short_baseline()], [ngram_run()])
+        cmp.speculative.request = cmp.baseline.request = RequestRecord.of(req)  # as the engine
+        for s in cmp.speculative.steps:
+            if on_step is not None:
+                on_step("r", s, {})
+        return cmp
+
     req.validate()
-    cmp = make_compare([short_baseline()], [ngram_run()])
-    cmp.speculative.request = cmp.baseline.request = RequestRecord.of(req)  # as the engine does
-    for s in cmp.speculative.steps:
-        if on_step is not None:
-            on_step("r", s, {})
-    return cmp
+    return published(job_or_default(job), spec, req, make)
 
 
 def run(client, prompt, **kw):

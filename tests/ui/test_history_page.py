@@ -10,27 +10,31 @@ import pytest
 
 from space.observe.prom import Metrics
 from space.records.config import EngineSpec
+from space.records.events import Origin, SweepFinished
 from space.records.history import History
 from space.records.run import RequestRecord
 from space.records.trace import make_compare
 from space.records.verdict import Checklist
+from space.runs.events import job_or_default, published
+from space.runs.recorder import HistoryRecorder
 from space.ui import inputs
-from space.ui.recorder import opened_run, recording_sweep
+from space.ui.links import opened_run
 from tests.helpers.traces import ngram_run, short_baseline
 
 AUTH = ("ada", "lovelace")
 
 
 def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None,
-                 on_repeat=None, explain=False):
-    """The hand-made comparison, with the prompt, model and a verdict of a real one."""
+                 on_repeat=None, explain=False, job=None):
+    """The hand-made comparison, with the prompt, model and a verdict of a real one,
+    told to the page's observers as the real runner tells them."""
     req.validate()
     cmp = make_compare([short_baseline()], [ngram_run()])
     cmp.speculative.config = dataclasses.replace(cmp.speculative.config, model=spec.model)
     cmp.speculative.prompt = req.prompt
     cmp.speculative.request = cmp.baseline.request = RequestRecord.of(req)
     cmp.checklist = Checklist("worth-it")
-    return cmp
+    return published(job_or_default(job), spec, req, lambda: cmp)
 
 
 def serve(history: History, auth) -> tuple[object, str]:
@@ -141,38 +145,33 @@ def test_a_run_without_logins_has_no_owner(anonymous, history):
 
 def test_a_finished_sweep_is_saved(history):
     from space.runs import sweep
+    from space.runs.workloads import PromptResult, WorkloadResult, summarize
+    from space.ui.status import saved_html
     from tests.helpers.traces import timed_baseline, timed_run
 
     cmp = make_compare([timed_baseline()], [timed_run()])
-    from space.runs.workloads import PromptResult, WorkloadResult, summarize
-
     point = summarize(WorkloadResult("code_editing", cmp.speculative.config, 0.0, 32, 1, 1,
                                      [PromptResult("p", cmp)]))
     result = sweep.make_table("k", [2], [point])
-
-    class Handlers:
-        last_result = None
-
-    h = Handlers()
-
-    def fake_sweep(workload_id, variable, values, max_tokens, repeats, method, draft, k,
-                   pair_id=None):
-        h.last_result = result
-        return {"status": "<div>done</div>"}
-
-    wrapped = recording_sweep(fake_sweep, history, h, "status", "smol")
-    (update,) = list(wrapped("code_editing", "k", "2", 32, 1, "ngram", "", 4))
+    spec = EngineSpec(model="smol", method="ngram", k=4)
+    recorder = HistoryRecorder(history)
+    # the sweep's own runs are saved with it, not alone
+    assert recorder(SweepFinished(result, "k", spec, Origin(part_of="sweep"))) is None
+    saved = recorder(SweepFinished(result, "k", spec))
     (row,), _ = history.runs(limit=1)
+    assert saved.run_id == row.id and f"saved as run #{row.id}" in saved_html(saved)
     assert row.kind == "sweep" and row.k is None and row.title.startswith("sweep over k (2)")
-    assert f"saved as run #{row.id}" in update["status"]
     record, message = opened_run(history, str(row.id))
     assert isinstance(record, str) and "run by a visitor (no logins)" in message
 
 
-def test_closing_a_recorded_run_closes_the_run(history):
-    """Stop (or a client that leaves) closes the outer generator; the run's own
-    ``finally``, which stops the engines, must run too."""
-    from space.ui.recorder import recording_run
+def test_closing_a_page_job_closes_the_run():
+    """Stop (or a client that leaves) closes what Gradio calls (the handler held back
+    until the engines are built, counted as measured); the run's own ``finally``,
+    which stops the engines, must run too."""
+    from space.observe.livestats import Activity
+    from space.ui.app import _engine_job
+    from space.ui.startup import Startup
 
     closed = []
 
@@ -183,10 +182,12 @@ def test_closing_a_recorded_run_closes_the_run(history):
         finally:
             closed.append(prompt)
 
-    events = recording_run(run, history, "state", "status")("p")
-    assert next(events) == {"status": "working"}
+    startup, activity = Startup(), Activity()
+    startup.mark_ready()
+    events = _engine_job(run, "status", startup, activity)("p")
+    assert next(events) == {"status": "working"} and activity()
     events.close()
-    assert closed == ["p"]
+    assert closed == ["p"] and not activity()
 
 
 def test_a_k_by_concurrency_grid_is_saved_and_opens_as_its_table(history):
@@ -197,19 +198,11 @@ def test_a_k_by_concurrency_grid_is_saved_and_opens_as_its_table(history):
             return {"workload_id": "code_editing",
                     "table": [{"k": 2, "concurrency": 1, "speedup": 1.3}], "sweeps": []}
 
-    class Handlers:
-        last_result = None
-
-    h = Handlers()
-
-    def fake_sweep(workload_id, variable, values, max_tokens, repeats, method, draft, k):
-        h.last_result = Grid()
-        yield {"status": "<div>done</div>"}
-
-    wrapped = recording_sweep(fake_sweep, history, h, "status", "smol")
-    (update,) = list(wrapped("code_editing", "k_x_concurrency", "2 x 1", 32, 1, "ngram", "", 4))
+    saved = HistoryRecorder(history)(SweepFinished(Grid(), "k_x_concurrency",
+                                                   EngineSpec(method="ngram", k=4),
+                                                   Origin("ada")))
     (row,), _ = history.runs(limit=1)
-    assert f"saved as run #{row.id}" in update["status"]
+    assert saved.run_id == row.id and row.user == "ada"
     assert row.title == "sweep over k x concurrency of code_editing" and row.k is None
     figure, table = sweep_views(history.get(row.id)[1])
     assert figure is None and list(table.columns) == ["k", "concurrency", "speedup"]

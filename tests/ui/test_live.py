@@ -30,7 +30,7 @@ def cmp():
 
 def test_live_compare_streams_then_finishes(cmp):
     def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None,
-                     on_repeat=None, explain=False):
+                     on_repeat=None, explain=False, job=None):
         progress(0.0, "building")
         on_repeat(0, 1)
         for s in cmp.speculative.steps:

@@ -8,7 +8,7 @@ import gradio as gr
 import pytest
 
 from space.observe.livestats import Activity, LiveSource, RunLog
-from space.observe.prom import Metrics
+from space.records.events import RunFinished
 from space.runs import runner
 from space.ui.live_panel import LiveHandlers, build_live_panel, kv_usage_now, measuring
 from tests.helpers.traces import ngram_run
@@ -34,9 +34,9 @@ def test_the_timer_is_off_until_the_tab_is_open(panel):
 
 
 def test_a_tick_never_waits_for_the_engine_lock(panel):
-    m = Metrics()
-    m.observe_run("speculative", ngram_run())
-    h = LiveHandlers(panel, LiveSource(m.live, kv_usage_now, lambda: None))
+    log = RunLog()
+    log(RunFinished(ngram_run()))
+    h = LiveHandlers(panel, LiveSource(log, kv_usage_now, lambda: None))
     done = threading.Event()
     with runner.POOL.lock:  # a run holds the engines, from another thread's view:
         def watch():

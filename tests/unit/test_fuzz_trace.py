@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from space.records.schema import TraceFormatError, load
 from space.ui import views
-from space.ui.handlers import status_html
+from space.ui.status import status_html
 from tests.helpers.fuzzing import JSON, broken_files, odd_valid_files
 from tests.helpers.hostile import markup_problems, plot_problems
 

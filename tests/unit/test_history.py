@@ -14,6 +14,7 @@ import pytest
 
 from space.records import history as hist
 from space.records.history import Filters, History, HistoryError, NewRun, compare_run, sweep_run
+from space.records.run import RequestRecord
 from space.records.schema import load
 from space.records.trace import make_compare
 from tests.helpers.traces import ngram_run, short_baseline
@@ -33,7 +34,8 @@ def db(tmp_path) -> History:
 
 def test_a_comparison_round_trips_through_the_history(db):
     cmp = make_compare([short_baseline()], [ngram_run()])
-    run_id = db.save(compare_run(cmp, 0.0, "ada"))
+    cmp.speculative.request = RequestRecord(temperature=0.0)
+    run_id = db.save(compare_run(cmp, "ada"))
     row, record_json = db.get(run_id)
     assert (row.kind, row.user, row.method, row.k, row.temperature) == ("compare", "ada", "ngram",
                                                                         4, 0.0)

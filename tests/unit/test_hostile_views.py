@@ -13,7 +13,7 @@ from space.records.schema import TraceFormatError, load
 from space.records.trace import CompareRecord
 from space.runs import sweep
 from space.ui import views
-from space.ui.handlers import status_html
+from space.ui.status import status_html
 from tests.helpers.hostile import (
     CANARY,
     hostile_compare,

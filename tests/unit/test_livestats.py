@@ -2,11 +2,26 @@
 while a run is measured, and the figure drawn from them."""
 from __future__ import annotations
 
+import dataclasses
+
 from space.observe.livestats import Activity, LiveSource, RunLog
-from space.observe.prom import Metrics
+from space.records.config import EngineSpec
+from space.records.events import (
+    Origin,
+    RunFinished,
+    RunStarted,
+    SweepFinished,
+    TippingMeasured,
+)
+from space.records.trace import make_compare
 from tests.helpers.memory import h200
 from tests.helpers.traces import NGRAM_RUN_COUNTS, ngram_run, short_baseline
 from vis.live import live_figure, live_summary_html
+
+
+class Result:
+    def to_dict(self) -> dict:
+        return {}
 
 
 class Clock:
@@ -25,16 +40,22 @@ def source(log: RunLog, busy: Activity, clock: Clock, reads: list) -> LiveSource
     return LiveSource(log, kv, lambda: None, lambda: 3 << 30, busy=busy, clock=clock)
 
 
-def test_metrics_feed_the_run_log():
-    m = Metrics()
-    m.observe_run("baseline", short_baseline())
-    m.observe_run("speculative", ngram_run())
-    m.observe_run("speculative", ngram_run())
-    runs = m.live.runs()
+def test_the_run_log_hears_finished_runs_and_jobs():
+    log = RunLog()
+    log(RunStarted(EngineSpec()))  # nothing ended
+    log(RunFinished(make_compare([short_baseline()], [ngram_run()])))
+    log(RunFinished(ngram_run(), Origin(part_of="sweep")))  # a sweep's run: a run
+    synthetic = ngram_run()
+    synthetic.config = dataclasses.replace(synthetic.config, synthetic=True)
+    log(RunFinished(synthetic))  # forced acceptance: not a run the engine serves
+    runs = log.runs()
     assert [r.engine for r in runs] == ["baseline", "speculative", "speculative"]
     assert runs[1].acceptance_rate == NGRAM_RUN_COUNTS["accepted"] / NGRAM_RUN_COUNTS["draft_tokens"]
     want = [n / NGRAM_RUN_COUNTS["drafts"] for n in NGRAM_RUN_COUNTS["per_pos"]]
-    assert m.live.per_position() == {"speculative": want}  # the baseline drafts nothing
+    assert log.per_position() == {"speculative": want}  # the baseline drafts nothing
+    log(SweepFinished(Result(), "k", EngineSpec()))
+    log(TippingMeasured(Result(), "curve", EngineSpec()))
+    assert [j.kind for j in log.jobs()] == ["compare", "trace", "sweep", "tipping"]
 
 
 def test_idle_refreshes_every_2_s_busy_at_most_every_5_s_from_the_cache():
@@ -69,10 +90,9 @@ def test_a_failing_reader_is_skipped():
 
 
 def test_figure_and_summary_from_a_snapshot():
-    m = Metrics()
-    m.observe_run("baseline", short_baseline())
-    m.observe_run("speculative", ngram_run())
-    snap, _ = LiveSource(m.live, lambda: {"speculative": 0.25}, h200).snapshot()
+    log = RunLog()
+    log(RunFinished(make_compare([short_baseline()], [ngram_run()])))
+    snap, _ = LiveSource(log, lambda: {"speculative": 0.25}, h200).snapshot()
     fig = live_figure(snap)
     names = {t.name for t in fig.data}
     assert {"baseline TPOT", "speculative TPOT", "speculative acceptance",
@@ -82,5 +102,7 @@ def test_figure_and_summary_from_a_snapshot():
     html = live_summary_html(snap)
     assert "GPU 0 (NVIDIA H200): 60.0 of 140.0 GiB used" in html
     assert "KV cache 25.0%" in html and 'data-busy="false"' in html
-    cpu, _ = LiveSource(m.live, dict, lambda: None, lambda: 3 << 30).snapshot()
+    assert "jobs ended: 1 comparisons" in html
+    cpu, _ = LiveSource(log, dict, lambda: None, lambda: 3 << 30).snapshot()
     assert "no GPU: this process holds 3.00 GiB" in live_summary_html(cpu)
+    assert "jobs ended" not in live_summary_html(dataclasses.replace(cpu, jobs=[]))

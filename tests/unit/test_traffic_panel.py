@@ -72,3 +72,46 @@ def test_the_tabs_inputs_are_the_handlers_first_parameters():
     names = list(inspect.signature(TrafficHandlers.run).parameters)[1:len(p.inputs()) + 1]
     assert names == ["file", "label_field", "per_group", "max_tokens", "repeats", "concurrency"]
     assert (p.concurrency.value, p.concurrency.minimum, p.concurrency.maximum) == (1, 1, 64)
+
+
+def test_a_traffic_run_is_the_visitors_job_and_shows_the_historys_answer(tmp_path, monkeypatch):
+    """The handler hands its job (who asked, the page's observers) to the Runs layer,
+    whose end the history hears; the status line shows the saved run's link."""
+    import gradio as gr
+
+    import space.runs.traffic
+    from space.records.events import TrafficFinished
+    from space.records.history import History
+    from space.runs.events import Job, Publisher
+    from space.runs.recorder import HistoryRecorder
+    from space.ui.traffic_panel import build_traffic_panel
+
+    own = tmp_path / "own.txt"
+    own.write_text("first prompt\nsecond prompt\n")
+    history = History(tmp_path / "history.sqlite3")
+    events = Publisher()
+    events.subscribe("history", HistoryRecorder(history))
+
+    class Result:
+        def to_dict(self, keep_prompts=True):
+            return {"source": "own.txt", "prompts": [], "groups": []}
+
+    def run_traffic(spec, plan, *, job, **_kw):
+        assert isinstance(job, Job) and job.origin.user == "ada"
+        job.publish(TrafficFinished(Result(), spec, job.origin))
+        return Result()
+
+    monkeypatch.setattr(space.runs.traffic, "run_traffic", run_traffic)
+    with gr.Blocks():
+        panel = build_traffic_panel(str(own))
+    h = TrafficHandlers(panel, EngineSpec(), Offer(), str(own), publisher=events)
+    monkeypatch.setattr(h, "show", lambda result, saved="": {"saved": saved})
+
+    class Request:
+        username = "ada"
+
+    updates = list(h.run(None, "", 3, 32, 1, 1, "ngram", "", 4, None, lambda *a, **k: None,
+                         Request()))
+    (row,), _ = history.runs()
+    assert (row.kind, row.user) == ("traffic", "ada")
+    assert f"saved as run #{row.id}" in updates[-1]["saved"]

@@ -81,7 +81,7 @@ def test_at_concurrency_2_a_groups_prompts_run_as_batches_the_lock_let_go_betwee
     pool = types.SimpleNamespace(lock=lock)
     batches: list = []
 
-    def compare_batch(spec, reqs, repeats, pool_, context, progress, cancel, encoded):
+    def compare_batch(spec, reqs, repeats, pool_, context, progress, cancel, encoded, job=None):
         held = lock.acquire(blocking=False)  # an RLock: True in this thread while held
         batches.append(([pid for pid, _ in reqs], context.concurrency, encoded, held))
         if held:
