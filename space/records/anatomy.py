@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Final, Literal, get_args
 
 AnatomyPart = Literal["scheduling", "forward", "sampling", "rejection", "proposer", "recording"]
@@ -123,6 +123,14 @@ class KindCosts:
     proposer_s: float | None = None
     num_drafter_forwards: int | None = None   # median per verify step (draft models)
     overhead_s: float | None = None           # scheduling + recording + other per verify step
+    num_decode_steps: int = 0                 # timed steps the medians are over
+    num_verify_steps: int = 0
+
+    @classmethod
+    def from_dict(cls, d: dict) -> KindCosts:
+        """Inverse of ``dataclasses.asdict`` (unknown keys are ignored)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
 
     @property
     def forward_ratio(self) -> float | None:
@@ -137,6 +145,24 @@ class KindCosts:
         if self.proposer_s is None or not self.decode_step_s:
             return None
         return self.proposer_s / self.decode_step_s
+
+    def excess_over_decode_s(self) -> dict[str, float]:
+        """What a verify step adds to a decode step, by part: the target forward
+        over 1 + k tokens, the proposer, and the rejection sampler with the rest
+        of the step (against the decode step's own sampling and rest).
+
+        Example:
+            >>> c = KindCosts(decode_step_s=0.010, decode_forward_s=0.008, verify_forward_s=0.012,
+            ...               rejection_s=0.001, proposer_s=0.003, overhead_s=0.002)
+            >>> {p: round(v * 1e3, 1) for p, v in c.excess_over_decode_s().items()}
+            {'forward': 4.0, 'proposer': 3.0, 'rest': 1.0}
+        """
+        decode_rest = (self.decode_step_s or 0.0) - (self.decode_forward_s or 0.0)
+        return {
+            FORWARD: (self.verify_forward_s or 0.0) - (self.decode_forward_s or 0.0),
+            PROPOSER: self.proposer_s or 0.0,
+            "rest": (self.rejection_s or 0.0) + (self.overhead_s or 0.0) - decode_rest,
+        }
 
 
 def _median(xs: Iterable[float]) -> float | None:
@@ -166,4 +192,5 @@ def kind_costs(baseline_steps: list, verify_steps: list) -> KindCosts:
         num_drafter_forwards=None if forwards is None else round(forwards),
         overhead_s=med(ver, lambda s: s.duration_s - s.anatomy.seconds(FORWARD)
                        - s.anatomy.seconds(REJECTION) - s.anatomy.seconds(PROPOSER)),
+        num_decode_steps=len(base), num_verify_steps=len(ver),
     )
