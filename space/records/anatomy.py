@@ -22,10 +22,11 @@ break it.
 """
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
-from typing import Final, Literal, get_args
+from typing import Any, Final, Literal, get_args
 
 AnatomyPart = Literal["scheduling", "forward", "sampling", "rejection", "proposer", "recording"]
 SCHEDULING: Final = "scheduling"
@@ -73,6 +74,45 @@ class StepAnatomy:
 
     def has(self, part: str) -> bool:
         return any(i.part == part for i in self.intervals)
+
+
+def to_json(anatomy: StepAnatomy, step_start_s: float) -> dict[str, Any]:
+    """The compact form trace files hold: the parts in time order, and where each
+    starts and ends in whole microseconds after its step's start (floored: a
+    monotone rounding, so order, non-overlap and containment survive it).
+
+    Example: a step starting at 12.0 s
+        >>> a = StepAnatomy([PartInterval("scheduling", 12.0000004, 12.0001),
+        ...                  PartInterval("forward", 12.0002, 12.0152)])
+        >>> d = to_json(a, 12.0)
+        >>> d["parts"], d["start_us"], d["end_us"]
+        (['scheduling', 'forward'], [0, 200], [100, 15200])
+    """
+    def us(t: float) -> int:
+        return math.floor((t - step_start_s) * 1e6 + 1e-6)  # 1e-6 us: 0.0001 s is 100, not 99
+
+    return {"parts": [i.part for i in anatomy.intervals],
+            "start_us": [us(i.start_s) for i in anatomy.intervals],
+            "end_us": [us(i.end_s) for i in anatomy.intervals],
+            "num_drafter_forwards": anatomy.num_drafter_forwards}
+
+
+def from_json(d: dict[str, Any], step_start_s: float, step_end_s: float) -> StepAnatomy:
+    """A step's anatomy from a file, in either form: the compact one (``to_json``)
+    or ``intervals`` with perf_counter times (trace version 5, and version 6
+    before 2026-12-02). A compact time within 1 us past the step's end is the
+    step's end (the step's own times are not rounded)."""
+    forwards = d.get("num_drafter_forwards", 0)
+    if "intervals" in d:
+        return StepAnatomy([PartInterval(i["part"], i["start_s"], i["end_s"])
+                            for i in d["intervals"]], forwards)
+
+    def at(us: int) -> float:
+        t = step_start_s + us / 1e6
+        return step_end_s if step_end_s < t <= step_end_s + 1e-6 else t
+
+    return StepAnatomy([PartInterval(p, at(a), at(b)) for p, a, b
+                        in zip(d["parts"], d["start_us"], d["end_us"], strict=True)], forwards)
 
 
 def breakdown(anatomy: StepAnatomy, duration_s: float) -> dict[str, float]:
