@@ -23,6 +23,7 @@ from space.judge.costs import cost_rows
 from space.records.anatomy import (
     BEFORE_ANATOMY,
     FORWARD,
+    NOT_TIMED_STEP,
     OTHER,
     PROPOSER,
     RECORDING,
@@ -118,9 +119,11 @@ def baseline_decode_step(baseline: RunTrace | None) -> StepRecord | None:
 
 def step_breakdown_html(step: StepRecord, baseline: RunTrace | None = None) -> str:
     """The step's parts in ms and share, beside the baseline's median decode step."""
-    if step.anatomy is None:
-        return f'<div class="speclens-anatomy"><em>{escape(BEFORE_ANATOMY)}</em></div>'
     ref = baseline_decode_step(baseline)
+    if step.anatomy is None:
+        why = NOT_TIMED_STEP if ref is not None else BEFORE_ANATOMY
+        return f'<div class="speclens-anatomy"><em>{escape(why)}</em></div>'
+
     mine = breakdown(step.anatomy, step.duration_s)
     theirs = breakdown(ref.anatomy, ref.duration_s) if ref and ref.anatomy else None
     head = f"<th>part</th><th>step {int(step.index)} ({escape(step.kind)}), ms</th><th>share</th>"

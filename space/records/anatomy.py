@@ -41,6 +41,9 @@ OTHER: Final = "other"  # the remainder: derived, never an interval
 SHOWN_PARTS: tuple[str, ...] = (FORWARD, SAMPLING, REJECTION, PROPOSER, SCHEDULING,
                                 RECORDING, OTHER)
 BEFORE_ANATOMY: Final = "recorded before step anatomy (trace version 4 or older)"
+# A step left untimed in a run whose other steps were timed (a GPU times one step in n).
+NOT_TIMED_STEP: Final = ("this step was not timed: on a GPU one engine step in n is "
+                         "(config.tracing_settings.step_anatomy)")
 
 
 @dataclass
