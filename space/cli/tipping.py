@@ -71,7 +71,7 @@ def tipping(a: argparse.Namespace, spec: EngineSpec):
 
 def grid(a: argparse.Namespace, spec: EngineSpec, workload):
     """The k x concurrency sweep, and the deployable config derived from it."""
-    from space.judge import costs, deploy
+    from space.judge import deploy
     from space.runs.sweep import parse_grid, run_grid
 
     try:
@@ -92,7 +92,9 @@ def grid(a: argparse.Namespace, spec: EngineSpec, workload):
         check_schedule(cfg.schedule, cfg.speculative_config["num_speculative_tokens"],
                        a.max_batch, {c.concurrency: c.k for c in cfg.choices})
     print(cfg.describe())
-    print(costs.grid_text(result.step_costs()))  # where each step's time went, per k
+    from space.judge.costs import grid_text  # where each step's time went, per k
+
+    print(grid_text(result.step_costs()))
     if a.csv:
         result.to_csv(a.csv)
         print(f"wrote {a.csv}")
