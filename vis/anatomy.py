@@ -19,9 +19,11 @@ from html import escape
 import numpy as np
 import plotly.graph_objects as go
 
+from space.judge.costs import cost_rows
 from space.records.anatomy import (
     BEFORE_ANATOMY,
     FORWARD,
+    NOT_TIMED_STEP,
     OTHER,
     PROPOSER,
     RECORDING,
@@ -117,9 +119,11 @@ def baseline_decode_step(baseline: RunTrace | None) -> StepRecord | None:
 
 def step_breakdown_html(step: StepRecord, baseline: RunTrace | None = None) -> str:
     """The step's parts in ms and share, beside the baseline's median decode step."""
-    if step.anatomy is None:
-        return f'<div class="speclens-anatomy"><em>{escape(BEFORE_ANATOMY)}</em></div>'
     ref = baseline_decode_step(baseline)
+    if step.anatomy is None:
+        why = NOT_TIMED_STEP if ref is not None else BEFORE_ANATOMY
+        return f'<div class="speclens-anatomy"><em>{escape(why)}</em></div>'
+
     mine = breakdown(step.anatomy, step.duration_s)
     theirs = breakdown(ref.anatomy, ref.duration_s) if ref and ref.anatomy else None
     head = f"<th>part</th><th>step {int(step.index)} ({escape(step.kind)}), ms</th><th>share</th>"
@@ -151,33 +155,15 @@ def run_costs(speculative: RunTrace, baseline: RunTrace | None) -> KindCosts:
                       [s for s in speculative.steps if s.kind == VERIFY])
 
 
-def _ms(v: float | None) -> str:
-    return "\u2014" if v is None else f"{v * 1e3:.2f} ms"
-
-
-def _x(v: float | None, digits: int = 2) -> str:
-    return "\u2014" if v is None else f"{v:.{digits}f}"
-
-
 def costs_table_html(speculative: RunTrace, baseline: RunTrace | None) -> str:
     """The medians table: what a decode step and a verify step cost, part by part."""
     if not has_anatomy(speculative):
         return f'<div class="speclens-anatomy"><em>{escape(BEFORE_ANATOMY)}</em></div>'
-    c = run_costs(speculative, baseline)
-    tokens = f" ({c.verify_tokens} tokens)" if c.verify_tokens else ""
-    rows = [
-        ("decode step (baseline): target forward", _ms(c.decode_forward_s)),
-        ("decode step (baseline): whole step", _ms(c.decode_step_s)),
-        (f"verify step: target forward{tokens}", _ms(c.verify_forward_s)),
-        ("verify step: rejection sampler", _ms(c.rejection_s)),
-        ("verify step: proposer", _ms(c.proposer_s)),
-        ("verify step: everything else", _ms(c.overhead_s)),
-        ("verify step: whole step", _ms(c.verify_step_s)),
-        ("verify forward / decode forward", _x(c.forward_ratio) + ("x" if c.forward_ratio else "")),
-        ("draft cost ratio c (proposer / decode step)", _x(c.draft_cost_ratio, 3)),
-    ]
-    if c.num_drafter_forwards:
-        rows.insert(5, ("verify step: drafter forward passes", str(int(c.num_drafter_forwards))))
-    body = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in rows)
+    return costs_html(run_costs(speculative, baseline))
+
+
+def costs_html(c: KindCosts, caption: str = "median per step") -> str:
+    """Medians per step kind as a table (``space.judge.costs.cost_rows``)."""
+    body = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in cost_rows(c))
     return (f'<div class="speclens-anatomy" data-anatomy="medians"><style>{_CSS}</style>'
-            f"<table><tr><th>median per step</th><th></th></tr>{body}</table></div>")
+            f"<table><tr><th>{escape(caption)}</th><th></th></tr>{body}</table></div>")

@@ -4,12 +4,14 @@ One line per k: speedup (baseline TPOT / speculative TPOT) against concurrent
 requests (log axis), the 1x line, and a ring around each concurrency's chosen
 k (labelled; "k=0" where speculation loses). Pure: the grid table
 (``space.judge.deploy.GRID_COLUMNS``) and ``space.judge.deploy.Choice``s in, a Figure out.
+``anatomy_markdown``: the step anatomy of the sweep's runs (``space.judge.costs``).
 """
 from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from space.judge import costs
 from space.judge.deploy import Choice
 from vis.tipping import BASELINE_COLOR, COLORS, SYMBOLS
 
@@ -52,3 +54,15 @@ def _speedup_at(table: pd.DataFrame, choice: Choice) -> float:
     if choice.k:
         rows = rows[rows["k"] == choice.k]
     return float(rows["speedup"].max())
+
+
+def anatomy_markdown(grid: costs.GridCosts) -> str:
+    """The step anatomy of the sweep's runs as Markdown: the medians per (k,
+    concurrency) and, per concurrency, which part of a verify step grows with k."""
+    if not any(costs.timed(kc) for _, _, kc in grid):
+        return f"\n#### Where a step's time goes\n{costs.NOT_TIMED}.\n"
+    head = ["k", "concurrency", *costs.COLUMNS]
+    rows = [[str(k), str(c), *costs.cost_columns(kc)] for k, c, kc in sorted(grid)]
+    table = "\n".join("| " + " | ".join(r) + " |" for r in [head, ["---"] * len(head), *rows])
+    words = "\n\n".join(costs.grid_words(grid))
+    return f"\n#### Where a step's time goes (medians per step)\n{table}\n\n{words}\n"

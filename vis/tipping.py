@@ -3,15 +3,19 @@
 Measured points (forced acceptance, with the spread over repeats), the curve
 the measured-cost model predicts, the 1x line, the interpolated break-even
 marked and labelled, one colour per concurrency, and the real workload's
-measured acceptance as a vertical marker. Pure: a ``space.judge.curves.TippingCurve``
-in, a plotly Figure out.
+measured acceptance as a vertical marker; beside it (``anatomy_html``) the step
+anatomy of the runs the curve was measured from. Pure: a
+``space.judge.curves.TippingCurve`` in, a plotly Figure or HTML out.
 """
 from __future__ import annotations
 
+from html import escape
+
 import plotly.graph_objects as go
 
-from space.judge import theory
+from space.judge import costs, theory
 from space.judge.curves import MEASURED, TippingCurve
+from vis.anatomy import costs_html  # the Checklist tab's table: the same figures
 
 # Okabe-Ito, one per concurrency (colour-blind safe); symbols differ too.
 COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
@@ -130,3 +134,24 @@ def _workload_marker(fig, x: float, concurrency: int | None, axis: str) -> None:
     fig.add_annotation(x=x, y=1.0, yref="paper", text=f"this workload: {value}{where}",
                        showarrow=False, xanchor="left", yanchor="top", xshift=4,
                        font={"color": WORKLOAD_COLOR}, bgcolor="rgba(255,255,255,0.85)")
+
+
+def anatomy_html(curve: TippingCurve) -> str:
+    """The step anatomy of the runs the curve was measured from: medians per step
+    kind at each concurrency (``space.judge.costs``), and in words which part of a
+    verify step grows with k."""
+    if curve.kind != MEASURED:
+        return (f'<div class="speclens-anatomy"><em>{escape(curve.kind)}: no runs of its own '
+                f"were timed; its step costs come from {escape(str(curve.source))}, whose "
+                "anatomy that curve shows</em></div>")
+    blocks = []
+    for c in curve.step_costs:
+        if c.anatomy is None or not costs.timed(c.anatomy):
+            blocks.append(f"<p><em>concurrency {c.concurrency}: {escape(costs.NOT_TIMED)}"
+                          "</em></p>")
+            continue
+        words = costs.grows_with_k(c.anatomy, curve.k, curve.method, curve.device)
+        blocks.append(costs_html(c.anatomy, f"concurrency {c.concurrency}: median per step")
+                      + f"<p>{escape(words)}</p>")
+    return ('<div class="speclens-tipping-anatomy"><h4>Where a step\'s time goes in these '
+            f"runs</h4>{''.join(blocks)}</div>")

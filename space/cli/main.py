@@ -16,7 +16,6 @@ Installed (pip install -e .), the speclens command takes the same commands.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -29,6 +28,7 @@ from space.common.versions import warn_if_untested
 from space.engine.models import ModelError
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.history import HistoryError
+from space.records.trace import dumps
 from space.runs.flags import engine_flags, spec_from_args
 from space.runs.preflight import preflight
 from space.server.client import ServerError
@@ -254,6 +254,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if a.json:
-        Path(a.json).write_text(json.dumps(record.to_dict(), indent=1))
+        Path(a.json).write_text(dumps(record))  # the page's writer: compact anatomy, lists on a line
         print(f"wrote {a.json}")
     return 0

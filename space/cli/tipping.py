@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from space.common.versions import warn_if_untested
+from space.judge.costs import grid_text
 from space.records.config import ConfigError, EngineSpec
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ def grid(a: argparse.Namespace, spec: EngineSpec, plan: SweepPlan):
     assert isinstance(result, GridResult) and result.deploy is not None
     print(result.table.to_string(index=False, float_format="%.3f"))
     print(result.deploy.describe())
+    print(grid_text(result.step_costs()))  # where each step's time went, per k
     if a.csv:
         result.to_csv(a.csv)
         print(f"wrote {a.csv}")

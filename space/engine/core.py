@@ -161,13 +161,14 @@ class TracedEngine:
             while self.engine.has_unfinished_requests():
                 guard()  # raises when the run is cancelled (or the test fault hook fires)
                 if clock is not None:
-                    clock.clear()  # nothing timed between steps belongs to this one
+                    clock.begin_step()  # nothing timed between steps belongs to this one
                 t0 = time.perf_counter()
                 outs = self.engine.step()
                 t1 = time.perf_counter()
-                anatomy = clock.take() if clock is not None else None
-                propose_s = (anatomy.seconds(PROPOSER) if anatomy is not None
+                # the proposer is timed on every step, the rest on sampled ones (GPU)
+                propose_s = (clock.seconds(PROPOSER) if clock is not None
                              else timer.take() if timer else 0.0)
+                anatomy = clock.take() if clock is not None else None
                 for out in outs:
                     finals[out.request_id].append(out)
                 if rec is None:

@@ -366,12 +366,7 @@ def gap_part(c: KindCosts, k: int | None, method: str | None, device: str | None
         'verifying 5 tokens costs 2.7x a decode step on this CPU (compute-bound); on a GPU
          at small batch, theory puts it near 1x (memory-bound); measure it there'
     """
-    decode_rest = (c.decode_step_s or 0.0) - (c.decode_forward_s or 0.0)
-    excess = {
-        "forward": (c.verify_forward_s or 0.0) - (c.decode_forward_s or 0.0),
-        "proposer": c.proposer_s or 0.0,
-        "rest": (c.rejection_s or 0.0) + (c.overhead_s or 0.0) - decode_rest,
-    }
+    excess = c.excess_over_decode_s()
     part = max(excess, key=lambda p: excess[p])
     decode = c.decode_step_s or 1.0
     if part == "forward":

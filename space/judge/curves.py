@@ -27,6 +27,7 @@ from typing import Any
 from space.judge import theory
 from space.judge.crossover import crossing
 from space.records import methods
+from space.records.anatomy import KindCosts
 
 MEASURED = "measured"
 DERIVED = "derived from measured step costs"
@@ -68,6 +69,9 @@ class StepCosts:
     decode_step_s: float    # baseline: median plain decode step
     verify_step_s: float    # speculative: median verify step (k + 1 tokens per request)
     propose_step_s: float   # the drafter's share of that step (0 for none measured)
+    # the step anatomy's medians over the same runs (the baseline's decode steps,
+    # the verify steps); None for a derived curve and for curves cached before it
+    anatomy: KindCosts | None = None
 
     def speedup(self, tau: float) -> float:
         """Measured-cost model: tau tokens per verify step against one per decode step."""
@@ -151,7 +155,9 @@ class TippingCurve:
         kw = {k: v for k, v in d.items() if k in _init_names(cls)}
         kw["points"] = [CurvePoint(**{k: v for k, v in p.items() if k in _init_names(CurvePoint)})
                         for p in d.get("points", [])]
-        kw["step_costs"] = [StepCosts(**c) for c in d.get("step_costs", [])]
+        kw["step_costs"] = [StepCosts(**{**c, "anatomy": KindCosts.from_dict(c["anatomy"])
+                                         if c.get("anatomy") else None})
+                            for c in d.get("step_costs", [])]
         return cls(**kw)
 
 

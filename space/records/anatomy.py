@@ -22,10 +22,11 @@ break it.
 """
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Final, Literal, get_args
+from dataclasses import dataclass, field, fields
+from typing import Any, Final, Literal, get_args
 
 AnatomyPart = Literal["scheduling", "forward", "sampling", "rejection", "proposer", "recording"]
 SCHEDULING: Final = "scheduling"
@@ -40,6 +41,9 @@ OTHER: Final = "other"  # the remainder: derived, never an interval
 SHOWN_PARTS: tuple[str, ...] = (FORWARD, SAMPLING, REJECTION, PROPOSER, SCHEDULING,
                                 RECORDING, OTHER)
 BEFORE_ANATOMY: Final = "recorded before step anatomy (trace version 4 or older)"
+# A step left untimed in a run whose other steps were timed (a GPU times one step in n).
+NOT_TIMED_STEP: Final = ("this step was not timed: on a GPU one engine step in n is "
+                         "(config.tracing_settings.step_anatomy)")
 
 
 @dataclass
@@ -73,6 +77,45 @@ class StepAnatomy:
 
     def has(self, part: str) -> bool:
         return any(i.part == part for i in self.intervals)
+
+
+def to_json(anatomy: StepAnatomy, step_start_s: float) -> dict[str, Any]:
+    """The compact form trace files hold: the parts in time order, and where each
+    starts and ends in whole microseconds after its step's start (floored: a
+    monotone rounding, so order, non-overlap and containment survive it).
+
+    Example: a step starting at 12.0 s
+        >>> a = StepAnatomy([PartInterval("scheduling", 12.0000004, 12.0001),
+        ...                  PartInterval("forward", 12.0002, 12.0152)])
+        >>> d = to_json(a, 12.0)
+        >>> d["parts"], d["start_us"], d["end_us"]
+        (['scheduling', 'forward'], [0, 200], [100, 15200])
+    """
+    def us(t: float) -> int:
+        return math.floor((t - step_start_s) * 1e6 + 1e-6)  # 1e-6 us: 0.0001 s is 100, not 99
+
+    return {"parts": [i.part for i in anatomy.intervals],
+            "start_us": [us(i.start_s) for i in anatomy.intervals],
+            "end_us": [us(i.end_s) for i in anatomy.intervals],
+            "num_drafter_forwards": anatomy.num_drafter_forwards}
+
+
+def from_json(d: dict[str, Any], step_start_s: float, step_end_s: float) -> StepAnatomy:
+    """A step's anatomy from a file, in either form: the compact one (``to_json``)
+    or ``intervals`` with perf_counter times (trace version 5, and version 6
+    before 2026-12-02). A compact time within 1 us past the step's end is the
+    step's end (the step's own times are not rounded)."""
+    forwards = d.get("num_drafter_forwards", 0)
+    if "intervals" in d:
+        return StepAnatomy([PartInterval(i["part"], i["start_s"], i["end_s"])
+                            for i in d["intervals"]], forwards)
+
+    def at(us: int) -> float:
+        t = step_start_s + us / 1e6
+        return step_end_s if step_end_s < t <= step_end_s + 1e-6 else t
+
+    return StepAnatomy([PartInterval(p, at(a), at(b)) for p, a, b
+                        in zip(d["parts"], d["start_us"], d["end_us"], strict=True)], forwards)
 
 
 def breakdown(anatomy: StepAnatomy, duration_s: float) -> dict[str, float]:
@@ -123,6 +166,14 @@ class KindCosts:
     proposer_s: float | None = None
     num_drafter_forwards: int | None = None   # median per verify step (draft models)
     overhead_s: float | None = None           # scheduling + recording + other per verify step
+    num_decode_steps: int = 0                 # timed steps the medians are over
+    num_verify_steps: int = 0
+
+    @classmethod
+    def from_dict(cls, d: dict) -> KindCosts:
+        """Inverse of ``dataclasses.asdict`` (unknown keys are ignored)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
 
     @property
     def forward_ratio(self) -> float | None:
@@ -137,6 +188,24 @@ class KindCosts:
         if self.proposer_s is None or not self.decode_step_s:
             return None
         return self.proposer_s / self.decode_step_s
+
+    def excess_over_decode_s(self) -> dict[str, float]:
+        """What a verify step adds to a decode step, by part: the target forward
+        over 1 + k tokens, the proposer, and the rejection sampler with the rest
+        of the step (against the decode step's own sampling and rest).
+
+        Example:
+            >>> c = KindCosts(decode_step_s=0.010, decode_forward_s=0.008, verify_forward_s=0.012,
+            ...               rejection_s=0.001, proposer_s=0.003, overhead_s=0.002)
+            >>> {p: round(v * 1e3, 1) for p, v in c.excess_over_decode_s().items()}
+            {'forward': 4.0, 'proposer': 3.0, 'rest': 1.0}
+        """
+        decode_rest = (self.decode_step_s or 0.0) - (self.decode_forward_s or 0.0)
+        return {
+            FORWARD: (self.verify_forward_s or 0.0) - (self.decode_forward_s or 0.0),
+            PROPOSER: self.proposer_s or 0.0,
+            "rest": (self.rejection_s or 0.0) + (self.overhead_s or 0.0) - decode_rest,
+        }
 
 
 def _median(xs: Iterable[float]) -> float | None:
@@ -166,4 +235,5 @@ def kind_costs(baseline_steps: list, verify_steps: list) -> KindCosts:
         num_drafter_forwards=None if forwards is None else round(forwards),
         overhead_s=med(ver, lambda s: s.duration_s - s.anatomy.seconds(FORWARD)
                        - s.anatomy.seconds(REJECTION) - s.anatomy.seconds(PROPOSER)),
+        num_decode_steps=len(base), num_verify_steps=len(ver),
     )

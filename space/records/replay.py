@@ -11,10 +11,13 @@ the same way, so the bound holds for them too.
 
 The step bound holds every trace the app and the CLI write: a page run has
 at most 1,024 output tokens per engine (about 2,050 steps for the pair), and
-the CLI's largest, 8,192 tokens per engine, about 16,400. The byte bound holds
-page runs (about 3 MB with the step anatomy of trace version 5), but not the
-CLI's largest any more: the anatomy's intervals add about 0.8 KB per step, so
-a compare of 8,192 tokens per engine is about 23 MB (10 MB without them).
+the CLI's largest, 8,192 tokens per engine, about 16,400. So does the byte
+bound, since the step anatomy is written compactly (parts, and offsets from the
+step's start in whole microseconds: ``space.records.anatomy.to_json``) and
+lists of plain values on one line (``space.records.trace.dumps``): the CLI's
+largest compare, one token per step and nine timed parts in every step, is
+about 14 MB (27 MB with the anatomy's intervals as version 5 wrote them);
+tests/unit/test_replay.py builds it and opens it.
 """
 from __future__ import annotations
 

@@ -15,7 +15,8 @@ import re
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from space.records.anatomy import ANATOMY_PARTS, PartInterval, StepAnatomy, problems
+from space.records.anatomy import ANATOMY_PARTS, problems
+from space.records.anatomy import from_json as anatomy_from_json
 from space.records.config import PREFIX_CACHE_MODES
 from space.records.run import SOURCES, upgrade_config
 from space.records.target_view import TOP_N
@@ -222,10 +223,15 @@ def _anatomy_holds(step: dict, path: str) -> dict:
     a = step.get("anatomy")
     if a is None:
         return step
-    anatomy = StepAnatomy([PartInterval(i["part"], i["start_s"], i["end_s"])
-                           for i in a.get("intervals", [])])
+    compact = [key for key in ("parts", "start_us", "end_us") if key in a]
+    if ("intervals" in a) == bool(compact):
+        _fail(f"{path}.anatomy", "either intervals or parts, start_us and end_us")
+    if compact and len({len(a.get(key, ())) for key in ("parts", "start_us", "end_us")}) != 1:
+        _fail(f"{path}.anatomy.parts", "as long as start_us and end_us")
+    anatomy = anatomy_from_json(a, step["start_s"], step["end_s"])
     if problems(anatomy, step["start_s"], step["end_s"]):
-        _fail(f"{path}.anatomy.intervals", "in time order, not overlapping, inside the step")
+        _fail(f"{path}.anatomy.{'parts' if compact else 'intervals'}",
+              "in time order, not overlapping, inside the step")
     return step
 
 
@@ -254,8 +260,13 @@ INTERVAL_SCHEMA = _record({
     "part": (_one_of(*ANATOMY_PARTS), True), "start_s": (_number, True),
     "end_s": (_number, True),
 })
+# Two forms (space.records.anatomy.from_json): the compact one, written since
+# 2026-12-02, and intervals with perf_counter times (version 5, early version 6).
 ANATOMY_SCHEMA = _record({
-    "intervals": (_list(INTERVAL_SCHEMA, MAX_INTERVALS_PER_STEP), True),
+    "parts": (_list(_one_of(*ANATOMY_PARTS), MAX_INTERVALS_PER_STEP), False),
+    "start_us": (_list(_int, MAX_INTERVALS_PER_STEP), False),
+    "end_us": (_list(_int, MAX_INTERVALS_PER_STEP), False),
+    "intervals": (_list(INTERVAL_SCHEMA, MAX_INTERVALS_PER_STEP), False),
     "num_drafter_forwards": (_int, False),
 })
 STEP_SCHEMA = _record({

@@ -15,9 +15,11 @@ import dataclasses
 import json
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeGuard, get_args
+from typing import Any, Final, Literal, Protocol, TypeGuard, get_args
 
-from space.records.anatomy import PartInterval, StepAnatomy
+from space.records.anatomy import StepAnatomy
+from space.records.anatomy import from_json as anatomy_from_json
+from space.records.anatomy import to_json as anatomy_json
 from space.records.run import RequestRecord, RunConfig
 from space.records.target_view import Explanation, TargetView
 from space.records.verdict import Checklist
@@ -39,7 +41,9 @@ from space.records.verdict import Checklist
 # settings and a hash of the prompt; older files replay with it unknown). Runs
 # from a vLLM server (space/server/) carry their step split and server notes,
 # and steps their num_unreported_draft_tokens (drafts counted without ids); an
-# in-process run has none of them.
+# in-process run has none of them. A step's anatomy is written compactly (parts,
+# start_us, end_us: whole microseconds after the step's start); the schema also
+# reads version 5's perf_counter intervals.
 TRACE_VERSION: Final = 6
 
 StepKind = Literal["prefill", "verify", "decode"]
@@ -317,6 +321,8 @@ class RunTrace:
                  draft_count_difference=dataclasses.asdict(diff) if diff else None)
         for s, rec in zip(d["steps"], self.steps, strict=True):
             s["duration_s"] = rec.duration_s
+            if rec.anatomy is not None:  # offsets in whole microseconds: a third of the bytes
+                s["anatomy"] = anatomy_json(rec.anatomy, rec.start_s)
         return d
 
     @classmethod
@@ -327,10 +333,7 @@ class RunTrace:
         for step, raw in zip(steps, d["steps"], strict=True):
             step.target_views = [_build(TargetView, v) for v in raw.get("target_views", [])]
             if raw.get("anatomy") is not None:
-                a = raw["anatomy"]
-                step.anatomy = StepAnatomy(
-                    intervals=[_build(PartInterval, i) for i in a.get("intervals", [])],
-                    num_drafter_forwards=a.get("num_drafter_forwards", 0))
+                step.anatomy = anatomy_from_json(raw["anatomy"], step.start_s, step.end_s)
         kw = {k: v for k, v in d.items() if k in _init_names(cls)}
         kw["steps"] = steps
         if kw.get("explanation") is not None:
@@ -426,5 +429,28 @@ def make_compare(baselines: list[RunTrace], speculatives: list[RunTrace]) -> Com
     )
 
 
-def dumps(obj: RunTrace | CompareRecord) -> str:
-    return json.dumps(obj.to_dict(), indent=1)
+class Writable(Protocol):
+    """A record that says itself as a dict (runs, comparisons, sweeps, ...)."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def dumps(obj: Writable) -> str:
+    """The record as JSON, one key per line, lists of plain values on one line
+    (token ids, an anatomy's parts and times): about a tenth smaller than
+    ``json.dumps(indent=1)``, and easier to read."""
+    return _json(obj.to_dict(), 0)
+
+
+def _json(value: Any, level: int) -> str:
+    """``json.dumps(value, indent=1)``, except that a list holding no dict or list
+    is written on one line."""
+    if isinstance(value, dict) and value:
+        pad = "\n" + " " * (level + 1)
+        items = (f"{json.dumps(str(k))}: {_json(v, level + 1)}" for k, v in value.items())
+        return "{" + pad + ("," + pad).join(items) + "\n" + " " * level + "}"
+    if isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
+        pad = "\n" + " " * (level + 1)
+        return ("[" + pad + ("," + pad).join(_json(v, level + 1) for v in value) + "\n"
+                + " " * level + "]")
+    return json.dumps(value)

@@ -32,8 +32,10 @@ from space.common.cancel import check
 from space.common.progress import Progress
 from space.engine import models, prompts
 from space.judge.crossover import crossing
+from space.records.anatomy import KindCosts, kind_costs
 from space.records.config import GRID, K_RANGE, ConfigError, EngineSpec, RequestSpec
 from space.records.events import SweepFinished
+from space.records.trace import DECODE, VERIFY
 from space.runs.events import Job, job_or_default
 from space.runs.presets import PRESETS_DIR, Prompt, Workload
 from space.runs.workloads import WorkloadResult, run_workload
@@ -366,6 +368,17 @@ class GridResult:
     def to_dict(self) -> dict[str, Any]:
         return {"workload_id": self.workload_id, "table": self.table.to_dict(orient="records"),
                 "sweeps": [s.to_dict() for s in self.sweeps]}
+
+    def step_costs(self) -> list[tuple[int, int, KindCosts]]:
+        """The step anatomy's medians per (k, concurrency): the baseline's decode steps
+        and the verify steps of every request of the point (its median repeats)."""
+        out = []
+        for r in (r for sweep in self.sweeps for r in sweep.results):
+            runs = [item.compare for item in r.items]
+            out.append((int(r.config.k or 0), r.concurrency, kind_costs(
+                [s for c in runs for s in c.baseline.steps if s.kind == DECODE],
+                [s for c in runs for s in c.speculative.steps if s.kind == VERIFY])))
+        return out
 
 
 def grid_table(sweeps: Sequence[tuple[int, SweepResult]]) -> pd.DataFrame:

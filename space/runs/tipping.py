@@ -26,7 +26,8 @@ from collections.abc import Sequence
 
 from space.common import versions
 from space.common.progress import Progress
-from space.judge import curves, measure
+from space.judge import costs, curves, measure
+from space.records.anatomy import kind_costs
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.events import TippingMeasured
 from space.records.methods import SYNTHETIC_VLLM_KEYS
@@ -116,7 +117,9 @@ def step_costs(concurrency: int, bases: list[RunTrace], specs: list[RunTrace]) -
     if decode is None or verify is None:
         raise RuntimeError("no decode or verify steps were measured")
     propose = _median_or_none(s.propose_s for r in specs for s in r.steps if s.kind == VERIFY)
-    return curves.StepCosts(concurrency, decode, verify, propose or 0.0)
+    anatomy = kind_costs([s for r in bases for s in r.steps if s.kind == DECODE],
+                         [s for r in specs for s in r.steps if s.kind == VERIFY])
+    return curves.StepCosts(concurrency, decode, verify, propose or 0.0, anatomy)
 
 
 def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CONCURRENCIES,
@@ -269,4 +272,15 @@ def describe(curve: curves.TippingCurve) -> str:
                      f"verify step {c.verify_step_s * 1e3:.1f} ms (drafting "
                      f"{c.propose_step_s * 1e3:.1f} ms); break-even {be}; model break-even "
                      f"tau {c.break_even_length:.2f}")
+        lines += anatomy_lines(curve, c)
     return "\n".join(lines)
+
+
+def anatomy_lines(curve: curves.TippingCurve, c: curves.StepCosts) -> list[str]:
+    """The step anatomy's medians at one concurrency, and in words which part grows with k."""
+    if c.anatomy is None or not costs.timed(c.anatomy):
+        why = (f"derived from {curve.source}: open that curve for the anatomy"
+               if curve.kind == curves.DERIVED else costs.NOT_TIMED)
+        return [f"  step anatomy: {why}"]
+    return [f"  step anatomy, medians at concurrency {c.concurrency}:", costs.cost_lines(c.anatomy, "    "),
+            "  " + costs.grows_with_k(c.anatomy, curve.k, curve.method, curve.device)]

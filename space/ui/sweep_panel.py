@@ -176,9 +176,11 @@ class SweepHandlers:
     def _show_grid(self, plan: SweepPlan, result, saved: str) -> dict:
         """k x concurrency: the best k per concurrency and the deployable config."""
         from space.ui.tipping_panel import grid_view
+        from vis.deploy import anatomy_markdown
 
         p = self.panel
         status, fig, table, csv_path, deploy = grid_view(plan.workload, result)
+        deploy += anatomy_markdown(result.step_costs())  # the same figures as the Checklist tab
         return {p.status: status_html(status, "done", saved), p.plot: fig, p.table: table,
                 p.csv: gr.DownloadButton(value=csv_path, interactive=True),
                 **({p.deploy: deploy} if p.deploy is not None else {})}

@@ -50,9 +50,10 @@ class TippingPanel:
     status: gr.HTML
     plot: gr.Plot
     csv: gr.DownloadButton
+    anatomy: gr.HTML  # the step anatomy of the curve's runs (vis.tipping.anatomy_html)
 
     def outputs(self) -> list:
-        return [self.curve, self.status, self.plot, self.csv]
+        return [self.curve, self.status, self.plot, self.csv, self.anatomy]
 
 
 def curve_choices() -> list[tuple[str, str]]:
@@ -73,7 +74,8 @@ def build_tipping_panel() -> TippingPanel:
     status = gr.HTML("", label="Tipping status", elem_id="tipping-status")
     plot = gr.Plot(label="Speedup against acceptance", elem_id="tipping-plot")
     csv = gr.DownloadButton("Download curve (CSV)", interactive=False, elem_id="tipping-csv")
-    return TippingPanel(curve, axis, measure_, status, plot, csv)
+    anatomy = gr.HTML("", elem_id="tipping-anatomy")
+    return TippingPanel(curve, axis, measure_, status, plot, csv, anatomy)
 
 
 def _csv_file(curve: curves.TippingCurve) -> str:
@@ -92,16 +94,17 @@ class TippingHandlers:
     def show(self, name: str | None, axis: str = "length", saved: str = "") -> dict:
         """Draw a cached curve (page load, dropdown, axis); ``saved``: the history
         link of a curve just measured."""
-        from vis.tipping import tipping_figure
+        from vis.tipping import anatomy_html, tipping_figure
 
         p = self.panel
         curve = curve_cache.load(curve_cache.curves_dir() / Path(str(name or "")).name) if name else None
         if curve is None:
             return {p.status: status_html(NO_CURVE), p.plot: None,
-                    p.csv: gr.DownloadButton(interactive=False)}
+                    p.csv: gr.DownloadButton(interactive=False), p.anatomy: ""}
         return {p.status: status_html(_summary(curve), "done", saved),
                 p.plot: tipping_figure(curve, axis if axis in ("length", "rate") else "length"),
-                p.csv: gr.DownloadButton(value=_csv_file(curve), interactive=True)}
+                p.csv: gr.DownloadButton(value=_csv_file(curve), interactive=True),
+                p.anatomy: anatomy_html(curve)}
 
     def load(self, axis: str = "length") -> dict:
         choices = curve_choices()

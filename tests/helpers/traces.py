@@ -258,9 +258,30 @@ def with_anatomy(baseline: bool = False) -> RunTrace:
 
 # --- a long comparison: the largest a replay accepts (space/records/replay.py) ------------
 
-def long_compare(steps_per_run: int, seed: int = 0) -> CompareRecord:
+# What the engine records in one step, in order (space/engine/anatomy.py): ms each.
+ENGINE_PARTS = ((SCHEDULING, 0.1), (FORWARD, 8.0), (FORWARD, 1.3), (SAMPLING, 0.7),
+                (PROPOSER, 0.2), (RECORDING, 0.006), (SCHEDULING, 0.09), (RECORDING, 0.01),
+                (SCHEDULING, 0.015))
+
+
+def engine_like_anatomy(step: StepRecord, rnd: random.Random) -> StepAnatomy:
+    """Nine timed calls, as a real step has them, with gaps of a few microseconds
+    between them and perf_counter's full precision; the step's last 0.2 ms untimed."""
+    scale = (step.duration_s - 0.0002) / (sum(ms for _, ms in ENGINE_PARTS) / 1e3 + 9 * 20e-6)
+    t, parts = step.start_s, []
+    for part, ms in ENGINE_PARTS:
+        t += rnd.uniform(0, 20e-6) * scale
+        end = t + ms / 1e3 * scale
+        parts.append(PartInterval(REJECTION if part == SAMPLING and step.kind == VERIFY
+                                  else part, t, end))
+        t = end
+    return StepAnatomy(parts)
+
+
+def long_compare(steps_per_run: int, seed: int = 0, anatomy: bool = False) -> CompareRecord:
     """A baseline of ``steps_per_run`` one-token steps beside an ngram run (k=4)
-    of as many verify steps, random ids and acceptances, every id with a text."""
+    of as many verify steps, random ids and acceptances, every id with a text;
+    ``anatomy``: every step with ``engine_like_anatomy``, at perf_counter-like times."""
     rnd = random.Random(seed)
 
     def tok() -> int:
@@ -274,5 +295,10 @@ def long_compare(steps_per_run: int, seed: int = 0) -> CompareRecord:
     text = {t: f" w{t}" for s in spec + base for t in s.emitted + s.drafts}
     prompt = list(range(1, 51))
     text.update({t: f" p{t}" for t in prompt})
-    return make_compare([build_run(base, prompt_ids=prompt, token_text=text)],
-                        [build_run(spec, prompt_ids=prompt, config=NGRAM, token_text=text)])
+    arrival_s = 4321.123456789 if anatomy else 0.0
+    runs = [build_run(base, prompt_ids=prompt, token_text=text, arrival_s=arrival_s),
+            build_run(spec, prompt_ids=prompt, config=NGRAM, token_text=text,
+                      arrival_s=arrival_s)]
+    for s in (s for run in runs if anatomy for s in run.steps):
+        s.anatomy = engine_like_anatomy(s, rnd)
+    return make_compare([runs[0]], [runs[1]])

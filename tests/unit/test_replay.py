@@ -45,3 +45,17 @@ def test_the_token_view_of_a_long_run_draws_its_head_only():
     assert views.step_view(cmp, 2005) is not None  # the stepper reaches every step
     short = views.render(ngram_run())
     assert "data-cut" not in short.token_html
+
+
+def test_the_clis_largest_compare_with_its_anatomy_fits_the_byte_bound(tmp_path):
+    """8,192 tokens per engine, one token a step at worst (16,384 steps), every step
+    with the nine timed parts a real one has: about 27 MB in the intervals of trace
+    version 5, under the bound in the compact form."""
+    cmp = long_compare(8192, anatomy=True)
+    saved = tmp_path / "largest.json"
+    saved.write_text(dumps(cmp))
+    assert saved.stat().st_size <= replay.MAX_TRACE_BYTES
+    again = replay.read_record(saved)
+    assert replay.step_count(again) == 16_384
+    step = again.speculative.steps[-1]
+    assert step.anatomy is not None and len(step.anatomy.intervals) == 9

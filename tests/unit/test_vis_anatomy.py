@@ -161,3 +161,12 @@ def test_steps_csv_of_an_old_run_leaves_the_parts_empty(spec_trace):
 
     df = steps_dataframe(spec_trace)
     assert df["forward_ms"].isna().all() and df["num_drafter_forwards"].isna().all()
+
+
+def test_a_step_left_untimed_beside_timed_ones_says_why():
+    from space.records.anatomy import NOT_TIMED_STEP
+
+    run = with_anatomy()
+    run.steps[1].anatomy = None  # a GPU times one step in n
+    assert NOT_TIMED_STEP in step_breakdown_html(run.steps[1], with_anatomy(baseline=True))
+    assert BEFORE_ANATOMY in step_breakdown_html(run.steps[1], None)

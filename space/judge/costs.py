@@ -1,0 +1,166 @@
+"""The step anatomy's medians as figures and words (pure), one home for every reader.
+
+The Checklist tab's table (``vis/anatomy.py``), the tipping page and the deploy
+output (``vis/tipping.py``, ``vis/deploy.py``) and the terminal
+(``space/runs/tipping.py``, ``space/cli/tipping.py``) all show the same figures
+of a ``KindCosts``:
+
+- ``cost_rows``: medians per step kind: decode forward, verify forward for
+  1 + k tokens, rejection, proposer, the forward ratio and the draft cost c;
+- ``grows_with_k``: at one k, what a verify step adds to a decode step, part by
+  part, and which part that is;
+- ``grows_across_k``: at several k (the k x concurrency sweep), which part of
+  the verify step grew from the smallest k to the largest.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from space.judge.checklist import gap_part
+from space.records.anatomy import FORWARD, PROPOSER, KindCosts
+
+REST = "rest"
+PART_NAMES = {FORWARD: "the target's forward pass", PROPOSER: "the proposer",
+              REST: "the rejection sampler and the rest of the step"}
+NOT_TIMED = "no step anatomy in these runs (recorded before it, or not timed)"
+# The medians as table columns (the deploy output: one row per k and concurrency).
+COLUMNS = ("decode forward", "verify forward", "tokens", "rejection", "proposer",
+           "verify / decode forward", "draft cost c")
+
+
+def _ms(v: float | None) -> str:
+    return "\u2014" if v is None else f"{v * 1e3:.2f} ms"
+
+
+def _x(v: float | None, digits: int = 2, suffix: str = "") -> str:
+    return "\u2014" if v is None else f"{v:.{digits}f}{suffix}"
+
+
+def timed(c: KindCosts | None) -> bool:
+    """Whether both kinds of step were timed (a decode forward and a verify forward)."""
+    return c is not None and c.decode_forward_s is not None and c.verify_forward_s is not None
+
+
+def cost_rows(c: KindCosts) -> list[tuple[str, str]]:
+    """(label, value) per median, in the order every view shows them."""
+    tokens = f" ({c.verify_tokens} tokens)" if c.verify_tokens else ""
+    rows = [
+        ("decode step (baseline): target forward", _ms(c.decode_forward_s)),
+        ("decode step (baseline): whole step", _ms(c.decode_step_s)),
+        (f"verify step: target forward{tokens}", _ms(c.verify_forward_s)),
+        ("verify step: rejection sampler", _ms(c.rejection_s)),
+        ("verify step: proposer", _ms(c.proposer_s)),
+        ("verify step: everything else", _ms(c.overhead_s)),
+        ("verify step: whole step", _ms(c.verify_step_s)),
+        ("verify forward / decode forward", _x(c.forward_ratio, suffix="x")),
+        ("draft cost ratio c (proposer / decode step)", _x(c.draft_cost_ratio, 3)),
+    ]
+    if c.num_drafter_forwards:
+        rows.insert(5, ("verify step: drafter forward passes", str(int(c.num_drafter_forwards))))
+    if c.num_decode_steps or c.num_verify_steps:
+        rows.append(("timed steps (decode / verify)",
+                     f"{c.num_decode_steps} / {c.num_verify_steps}"))
+    return rows
+
+
+def cost_columns(c: KindCosts) -> list[str]:
+    """The values under ``COLUMNS``."""
+    return [_ms(c.decode_forward_s), _ms(c.verify_forward_s), str(c.verify_tokens or "\u2014"),
+            _ms(c.rejection_s), _ms(c.proposer_s), _x(c.forward_ratio, suffix="x"),
+            _x(c.draft_cost_ratio, 3)]
+
+
+def cost_lines(c: KindCosts, indent: str = "  ") -> str:
+    """The medians for a terminal, one per line."""
+    return "\n".join(f"{indent}{label}: {value}" for label, value in cost_rows(c))
+
+
+def grows_with_k(c: KindCosts, k: int | None, method: str | None, device: str | None) -> str:
+    """At one k: what a verify step adds to a decode step, part by part, and which
+    part grows with k.
+
+    Example:
+        >>> c = KindCosts(decode_step_s=0.010, decode_forward_s=0.008, verify_step_s=0.018,
+        ...               verify_forward_s=0.012, verify_tokens=5, rejection_s=0.001,
+        ...               proposer_s=0.003, overhead_s=0.002)
+        >>> print(grows_with_k(c, 4, "draft_model", "cpu"))  # doctest: +NORMALIZE_WHITESPACE
+        A verify step (5 tokens) costs 18.00 ms against a decode step's 10.00 ms: the target's
+        forward pass adds 4.00 ms, the proposer 3.00 ms, the rejection sampler and the rest of
+        the step 1.00 ms. The part that grows with k is the target's forward pass: verifying 5
+        tokens costs 1.5x a decode step on this CPU (compute-bound); on a GPU at small batch,
+        theory puts it near 1x (memory-bound); measure it there.
+    """
+    if not timed(c):
+        return NOT_TIMED
+    excess = c.excess_over_decode_s()
+    part = max(excess, key=lambda p: excess[p])
+    tokens = c.verify_tokens or (k + 1 if k else None)
+    size = f" ({tokens} tokens)" if tokens else ""
+    adds = ", ".join(f"{PART_NAMES[p]} {'adds ' if n == 0 else ''}{excess[p] * 1e3:.2f} ms"
+                     for n, p in enumerate(excess))
+    return (f"A verify step{size} costs {_ms(c.verify_step_s)} against a decode step's "
+            f"{_ms(c.decode_step_s)}: {adds}. The part that grows with k is "
+            f"{PART_NAMES[part]}: {gap_part(c, k, method, device)}.")
+
+
+def grows_across_k(costs: Sequence[tuple[int, KindCosts]]) -> str:
+    """At several k (one concurrency): how each part of the verify step changed
+    from the smallest k to the largest, and which grew most; "" with fewer than two.
+
+    Example:
+        >>> a = KindCosts(verify_forward_s=0.016, decode_forward_s=0.013, rejection_s=0.0004,
+        ...               proposer_s=0.00014, overhead_s=0.002)
+        >>> b = KindCosts(verify_forward_s=0.018, decode_forward_s=0.013, rejection_s=0.0009,
+        ...               proposer_s=0.00015, overhead_s=0.002)
+        >>> print(grows_across_k([(8, b), (1, a)]))  # doctest: +NORMALIZE_WHITESPACE
+        From k=1 to k=8 the verify step's parts grew: the target's forward pass +2.00 ms
+        (1.23x to 1.38x a decode forward), the proposer +0.01 ms, the rejection sampler and the
+        rest of the step +0.50 ms. The part that grows with k is the target's forward pass,
+        about 0.29 ms per extra draft token.
+    """
+    known = sorted((k, c) for k, c in costs if timed(c))
+    if len(known) < 2 or known[0][0] == known[-1][0]:
+        return ""
+    (k0, a), (k1, b) = known[0], known[-1]
+
+    def rest(c: KindCosts) -> float:
+        return (c.rejection_s or 0.0) + (c.overhead_s or 0.0)
+
+    grew = {FORWARD: (b.verify_forward_s or 0.0) - (a.verify_forward_s or 0.0),
+            PROPOSER: (b.proposer_s or 0.0) - (a.proposer_s or 0.0), REST: rest(b) - rest(a)}
+    ratios = f" ({_x(a.forward_ratio)}x to {_x(b.forward_ratio)}x a decode forward)" \
+        if a.forward_ratio is not None and b.forward_ratio is not None else ""
+    parts = ", ".join(f"{PART_NAMES[p]} {grew[p] * 1e3:+.2f} ms{ratios if p == FORWARD else ''}"
+                      for p in grew)
+    part = max(grew, key=lambda p: grew[p])
+    if grew[part] <= 0:
+        verdict = "No part grew with k here."
+    else:
+        verdict = (f"The part that grows with k is {PART_NAMES[part]}, about "
+                   f"{grew[part] / (k1 - k0) * 1e3:.2f} ms per extra draft token.")
+    return f"From k={k0} to k={k1} the verify step's parts grew: {parts}. {verdict}"
+
+
+GridCosts = Sequence[tuple[int, int, KindCosts]]  # (k, concurrency, medians) per sweep point
+
+
+def grid_words(grid: GridCosts) -> list[str]:
+    """``grows_across_k`` at each concurrency of a k x concurrency sweep."""
+    by_c: dict[int, list[tuple[int, KindCosts]]] = {}
+    for k, c, kc in grid:
+        by_c.setdefault(c, []).append((k, kc))
+    return [f"Concurrency {c}: {words}" for c in sorted(by_c)
+            if (words := grows_across_k(by_c[c]))]
+
+
+def grid_text(grid: GridCosts) -> str:
+    """The sweep's anatomy for a terminal: one row per (k, concurrency), then the words."""
+    if not any(timed(kc) for _, _, kc in grid):
+        return f"step anatomy: {NOT_TIMED}"
+    head = ["k", "conc", *COLUMNS]
+    rows = [[str(k), str(c), *cost_columns(kc)] for k, c, kc in sorted(grid)]
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["step anatomy, medians per step:"]
+    lines += ["  " + "  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True))
+              for r in [head, *rows]]
+    return "\n".join(lines + grid_words(grid))
