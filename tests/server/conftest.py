@@ -58,6 +58,11 @@ def engines():
 
 
 def pytest_collection_modifyitems(items):
-    """The kill-mid-run fault runs last in the session (it kills a server)."""
+    """The kill-mid-run fault runs last of this package (it kills a server). Not
+    last of the session: the package's servers would be started a second time
+    for it after the other packages ran."""
     last = [i for i in items if i.name == "test_server_killed_mid_run"]
-    items[:] = [i for i in items if i not in last] + last
+    rest = [i for i in items if i not in last]
+    here = [n for n, i in enumerate(rest) if "tests/server/" in i.nodeid]
+    at = here[-1] + 1 if here else len(rest)
+    items[:] = rest[:at] + last + rest[at:]
