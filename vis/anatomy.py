@@ -34,8 +34,10 @@ from space.records.anatomy import (
     breakdown,
     kind_costs,
 )
+from space.records.run import IN_PROCESS, SERVER, Source
 from space.records.trace import DECODE, VERIFY, RunTrace, StepRecord
 from vis.safe import plot_text
+from vis.server_notes import SENTENCES, STEP_ANATOMY
 
 # What is drawn: (label, parts, colour, pattern), bottom of the legend last.
 # Okabe-Ito colours plus patterns, so the parts differ without colour too.
@@ -117,9 +119,14 @@ def baseline_decode_step(baseline: RunTrace | None) -> StepRecord | None:
     return steps[(len(steps) - 1) // 2] if steps else None
 
 
-def step_breakdown_html(step: StepRecord, baseline: RunTrace | None = None) -> str:
-    """The step's parts in ms and share, beside the baseline's median decode step."""
+def step_breakdown_html(step: StepRecord, baseline: RunTrace | None = None, *,
+                        source: Source = IN_PROCESS) -> str:
+    """The step's parts in ms and share, beside the baseline's median decode step.
+    ``source``: the step's run's (a server reports no step anatomy)."""
     ref = baseline_decode_step(baseline)
+    if step.anatomy is None and source == SERVER:
+        return (f'<div class="speclens-anatomy" data-why="{STEP_ANATOMY}">'
+                f"<em>{escape(SENTENCES[STEP_ANATOMY])}</em></div>")
     if step.anatomy is None:
         why = NOT_TIMED_STEP if ref is not None else BEFORE_ANATOMY
         return f'<div class="speclens-anatomy"><em>{escape(why)}</em></div>'

@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 from space.records.target_view import TargetView
 from space.records.trace import CORRECTION, VERIFY, RunTrace, StepRecord
 from vis.safe import plot_text
+from vis.server_notes import SENTENCES, TARGET_VIEW, from_server, plot_lines
 
 ACCEPTED_COLOR = "#009E73"   # the token view's accepted
 REJECTED_COLOR = "#D55E00"   # the token view's rejected
@@ -172,6 +173,15 @@ def top5_chart_html(run: RunTrace, step: StepRecord) -> str:
             f"(its top {len(view.top_token_ids)}):</p>{''.join(rows)}</div>")
 
 
+def no_target_view_html(run: RunTrace, step: StepRecord) -> str:
+    """Why a server run's verify step has no target's side (vis/server_notes.py); ""
+    for any other step or run."""
+    if not from_server(run) or step.kind != VERIFY or not step.num_draft_tokens:
+        return ""
+    return (f'<p class="speclens-why" data-why="{TARGET_VIEW}">'
+            f"<em>{html.escape(SENTENCES[TARGET_VIEW])}</em></p>")
+
+
 def draft_probability_figure(run: RunTrace) -> go.Figure:
     """Every verified draft: the target's probability of it, accepted vs rejected.
 
@@ -187,7 +197,8 @@ def draft_probability_figure(run: RunTrace) -> go.Figure:
     fig = go.Figure()
     title = "The target's probability of each verified draft"
     if not any(groups.values()):
-        fig.add_annotation(text="no target views: run with explain on", showarrow=False,
+        why = plot_lines(TARGET_VIEW) if from_server(run) else "no target views: run with explain on"
+        fig.add_annotation(text=why, showarrow=False,
                            x=0.5, y=0.5, xref="paper", yref="paper", font={"size": 14})
         fig.update_layout(title={"text": title}, height=260,
                           xaxis={"visible": False}, yaxis={"visible": False})

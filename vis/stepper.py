@@ -11,13 +11,24 @@ Pure: trace in, dict of HTML strings and text out.
 """
 from __future__ import annotations
 
-from space.records.trace import BONUS, CORRECTION, DECODE, PREFILL, REJECTED, RunTrace, StepRecord
-from vis.explain import explain_sentence, hover_note, top5_chart_html
+from space.records.trace import (
+    BONUS,
+    CORRECTION,
+    DECODE,
+    PREFILL,
+    REJECTED,
+    UNUSED,
+    RunTrace,
+    StepRecord,
+)
+from vis.explain import explain_sentence, hover_note, no_target_view_html, ordinal, top5_chart_html
 from vis.tokens import (
     TokenEntry,
     step_entries,
     text_html,
     token_span,
+    unreported_note_html,
+    unreported_span,
     wrap,
 )
 
@@ -70,12 +81,17 @@ def _draft_entries(step: StepRecord) -> list[TokenEntry]:
 
 
 def _drafts_html(run: RunTrace, step: StepRecord) -> str:
-    if not step.draft_token_ids:
+    if not step.num_draft_tokens:
         return wrap("<em>no drafts in this step</em>")
     # Every entry here is a draft, so draft_pos is set (1-based).
     spans = [token_span(run, e, note=hover_note(run, step, (e.draft_pos or 1) - 1))
              for e in _draft_entries(step)]
-    return wrap("".join(spans), "tok-chips")
+    n = step.num_unreported_draft_tokens  # a server run's drafts without ids: one mark
+    if not n:
+        return wrap("".join(spans), "tok-chips")
+    rejected = step.target_token_kind == CORRECTION  # else cut by max_tokens/EOS: unused
+    spans.append(unreported_span(step.index, n, REJECTED if rejected else UNUSED))
+    return wrap("".join(spans), "tok-chips") + (unreported_note_html() if rejected else "")
 
 
 def _emitted_html(run: RunTrace, entries: list[TokenEntry]) -> str:
@@ -102,10 +118,22 @@ def _discarded(run: RunTrace, ids: list[int]) -> str:
     return f"{_qlist(run, ids)} {'is' if len(ids) == 1 else 'are'} discarded"
 
 
+def _proposed(run: RunTrace, step: StepRecord) -> str:
+    """'the draft proposed 4 tokens: ' and the drafts, those a server did not name counted."""
+    k, n = step.num_draft_tokens, step.num_unreported_draft_tokens
+    head = f"the draft proposed {k} token{'s' if k != 1 else ''}"
+    if not n:
+        return f"{head}: {_qlist(run, step.draft_token_ids)}. "
+    if not step.draft_token_ids:
+        return f"{head}, whose ids the server does not report. "
+    return (f"{head}: {_qlist(run, step.draft_token_ids)} and {n} more whose ids the server "
+            "does not report. ")
+
+
 def _verify_words(run: RunTrace, step: StepRecord) -> str:
     k, na = step.num_draft_tokens, step.num_accepted_tokens
     drafts, emitted = step.draft_token_ids, step.emitted_token_ids
-    head = f"the draft proposed {k} token{'s' if k != 1 else ''}: {_qlist(run, drafts)}. "
+    head = _proposed(run, step)
     kind = step.target_token_kind
     if kind == BONUS:
         which = "the draft" if k == 1 else f"all {k} drafts"
@@ -114,6 +142,11 @@ def _verify_words(run: RunTrace, step: StepRecord) -> str:
     if kind == CORRECTION and na < k:
         accepted = _qlist(run, drafts[:na]) if na else "no draft"
         target = q(run.token_str(emitted[-1]))
+        if na >= len(drafts):  # a server run: the rejected drafts have no ids
+            rejected = f"{k - na} rejected draft{'s are' if k - na != 1 else ' is'}"
+            return head + (f"The target accepted {accepted}; at the {ordinal(na + 1)} draft the "
+                           f"target wanted {target} instead, so the {rejected} discarded and "
+                           f"{target} is emitted.")
         return head + (f"The target accepted {accepted}; at {q(run.token_str(drafts[na]))} "
                        f"the target wanted {target} instead, so "
                        f"{_discarded(run, drafts[na:])} and {target} is emitted.")
@@ -129,7 +162,7 @@ def _sentence(run: RunTrace, i: int) -> str:
     head = f"Engine step {step.index}: "
     if step.kind == PREFILL:
         return head + _prefill_words(run, i)
-    if step.kind == DECODE or not step.draft_token_ids:
+    if step.kind == DECODE or not step.num_draft_tokens:
         tok = _qlist(run, step.emitted_token_ids) or "nothing"
         return head + f"the proposer found nothing to propose; the target decoded {tok} on its own."
     return head + _verify_words(run, step)
@@ -144,7 +177,8 @@ def describe_step(run: RunTrace, i: int) -> dict[str, object]:
     HTML: escape it before putting it into HTML), plus ``step_index``,
     ``kind`` and ``output_offset`` (output tokens before this step).
     Explained runs add ``why`` (the target's side in plain text, or None)
-    and ``top5_html`` (its top 5 at the first rejected draft, or "").
+    and ``top5_html`` (its top 5 at the first rejected draft, or ""); a server
+    run's verify step has no target's side, and ``top5_html`` says why.
     """
     step = run.steps[i]
     offset = sum(len(s.emitted_token_ids) for s in run.steps[:i])
@@ -157,6 +191,6 @@ def describe_step(run: RunTrace, i: int) -> dict[str, object]:
         "emitted_html": _emitted_html(run, step_entries(step, offset)),
         "sentence": _sentence(run, i),
         "why": explain_sentence(run, step),
-        "top5_html": top5_chart_html(run, step),
+        "top5_html": top5_chart_html(run, step) or no_target_view_html(run, step),
     }
 

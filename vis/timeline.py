@@ -16,6 +16,7 @@ from space.records.anatomy import BEFORE_ANATOMY
 from space.records.trace import DECODE, PREFILL, VERIFY, RunTrace, StepRecord
 from vis.anatomy import anatomy_bars, has_anatomy
 from vis.safe import plot_text
+from vis.server_notes import STEP_ANATOMY, from_server, plot_lines
 
 SPEC_LANE = "speculative"
 BASE_LANE = "baseline"
@@ -160,12 +161,13 @@ def timeline_figure(spec: RunTrace, baseline: RunTrace | None = None,
     cached = [f"{lane} {run.num_cached_tokens}" for lane, run in lanes if run.num_cached_tokens]
     note = f"<br>prompt tokens from the prefix cache: {', '.join(cached)}" if cached else ""
     if wants_anatomy and not timed:
-        note += f"<br>step anatomy: {BEFORE_ANATOMY}"
+        note += (f"<br>{plot_lines(STEP_ANATOMY)}" if from_server(spec)
+                 else f"<br>step anatomy: {BEFORE_ANATOMY}")
     fig.update_layout(
         title={"text": _title(spec, baseline) + note},
         barmode="overlay", bargap=0.35,
-        height=170 + 80 * len(lanes) + (20 if note else 0),
-        margin={"l": 10, "r": 10, "t": 80 if note else 60, "b": 40},
+        height=170 + 80 * len(lanes) + 20 * note.count("<br>"),  # 20 px a line of note
+        margin={"l": 10, "r": 10, "t": 60 + 20 * note.count("<br>"), "b": 40},
         legend={"title": {"text": "part of the step" if anatomy else "step kind"}},
         # headroom on the right so the finish labels are not clipped
         xaxis={"title": {"text": "time since arrival (ms)"},

@@ -30,6 +30,7 @@ from space.records.trace import (
     StepRecord,
 )
 from vis.explain import hover_note
+from vis.server_notes import REJECTED_IDS, SENTENCES
 
 # Token statuses: the trace's step kinds, target token kinds and draft fates
 # (StepRecord.draft_fates); the stepper alone shows the third fate, UNUSED.
@@ -74,6 +75,7 @@ TOKEN_CSS = """
 .speclens-tokens .tok-chips .tok{margin-right:.4em}
 .speclens-tokens .tok-legend{display:flex;flex-wrap:wrap;gap:.3em 1.2em;
   margin-bottom:.6em;font-size:90%}
+.speclens-tokens .tok-note{margin:0 0 .6em;font-size:90%}
 .speclens-tokens .ctx-prompt{opacity:.6}
 .speclens-tokens .tok-current{outline:2px solid #0072B2;outline-offset:1px}
 .speclens-tokens [data-step]{cursor:pointer}
@@ -191,13 +193,21 @@ def token_span(run: RunTrace, e: TokenEntry, highlight: bool = False,
     return f"<span {' '.join(attrs)}>{text_html(run.token_str(e.token_id))}</span>"
 
 
-def unreported_span(step: int, n: int) -> str:
+def unreported_span(step: int, n: int, fate: str = REJECTED) -> str:
     """Where a server run's rejected drafts were: their count, not their ids
-    (a server reports how many drafts a step verified, not which)."""
-    title = html.escape(f"step {int(step)} \u00b7 {int(n)} rejected draft(s): "
+    (a server reports how many drafts a step verified, not which). ``fate``:
+    REJECTED, or UNUSED (the stepper's drafts after a max_tokens/EOS cut)."""
+    fate = html.escape(fate, quote=True)
+    title = html.escape(f"step {int(step)} \u00b7 {int(n)} {fate} draft(s): "
                         f"{UNREPORTED_DRAFTS}", quote=True)
-    return (f'<span class="tok tok-rejected tok-unreported" data-step="{int(step)}" '
+    return (f'<span class="tok tok-{fate} tok-unreported" data-step="{int(step)}" '
             f'title="{title}">\u00d7{int(n)}</span>')
+
+
+def unreported_note_html() -> str:
+    """The sentence beside a server run's \u00d7n marks (vis/server_notes.py)."""
+    return (f'<p class="tok-note" data-why="{REJECTED_IDS}">'
+            f"<em>{html.escape(SENTENCES[REJECTED_IDS])}</em></p>")
 
 
 def wrap(body: str, extra_class: str = "", header: str = "") -> str:
@@ -269,4 +279,6 @@ def token_view_html(run: RunTrace, highlight_index: int | None = None,
     if not run.output_token_ids:
         spans.append("<em>no output tokens</em>")
     legend = f'<div class="tok-legend">{_legend_items()}</div>' if show_legend else ""
+    if show_legend and unreported:  # a server run: its \u00d7n marks say why they have no ids
+        legend += unreported_note_html()
     return wrap("".join(spans), header=legend)

@@ -164,11 +164,12 @@ def step_view(record: Record | None, position: int | float | None) -> StepView |
              f'data-kind="{html.escape(step.kind)}" data-pass="{pos + 1}" '
              f'data-count="{len(indices)}"><b>Pass {pos + 1} of {len(indices)}.'
              f'</b> {html.escape(str(d["sentence"]))}</p>')
-    if d["why"]:  # an explained run: the target's side, and its top 5 where it disagreed
-        title += f'<p class="speclens-why">{html.escape(str(d["why"]))}</p>{d["top5_html"]}'
+    if d["why"]:  # an explained run: the target's side
+        title += f'<p class="speclens-why">{html.escape(str(d["why"]))}</p>'
+    title += str(d["top5_html"])  # its top 5 where it disagreed, or why a server run has none
     # where the step's time went, beside a decode step of the baseline
     title += ('<div class="speclens-step-anatomy"><p><b>Where this step\'s time went</b></p>'
-              f"{vis.step_breakdown_html(step, runs(record)[1])}</div>")
+              f"{vis.step_breakdown_html(step, runs(record)[1], source=run.config.source)}</div>")
 
     return StepView(pos, len(indices), title, str(d["context_html"]), str(d["drafts_html"]),
                     str(d["emitted_html"]))

@@ -10,6 +10,7 @@ that at temperature 0 both sources run the same computation.
 from __future__ import annotations
 
 import os
+import socket
 
 import pytest
 
@@ -24,6 +25,7 @@ from tests.helpers.engine import KV  # noqa: E402
 from tests.helpers.servers import FAULT_KEY, ServerProcess, start_all  # noqa: E402
 
 SPEC = EngineSpec(method="ngram", k=4, kv_cache_bytes=KV, max_model_len=2048)
+PAGE_MAX_TOKENS = 32  # the page's first sample rejects drafts within these (greedy)
 
 
 @pytest.fixture(scope="package")
@@ -45,6 +47,27 @@ def pair(servers) -> ServerPair:
                       Server("speculative", servers["speculative"].url),
                       Declared(method="ngram", k=4, prompt_lookup_min=SPEC.prompt_lookup_min,
                                prompt_lookup_max=SPEC.prompt_lookup_max))
+
+
+@pytest.fixture(scope="package")
+def server_page(pair):
+    """The page measuring ``pair`` (served in this process on a free port): its URL
+    and a gradio_client. 32 tokens at most by default (the browser test's run)."""
+    from gradio_client import Client
+
+    from space.observe.prom import Metrics
+    from space.runs.servers import page_compare
+    from space.ui import app, inputs
+
+    spec = EngineSpec(method="ngram", k=4, max_model_len=2048)
+    demo = app.build_demo(spec, Metrics(), inputs.sample_prompts(), max_tokens=PAGE_MAX_TOKENS,
+                          compare=page_compare(pair, spec))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    _, url, _ = app.launch(demo, Metrics(), port=port)
+    yield url, Client(url, verbose=False)
+    demo.close()
 
 
 @pytest.fixture(scope="package")

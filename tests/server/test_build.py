@@ -3,36 +3,16 @@ from __future__ import annotations
 
 import pytest
 
-from space.records.config import RequestSpec
 from space.records.run import SERVER
 from space.records.trace import BONUS, CORRECTION, DECODE, PREFILL, VERIFY
-from space.server.build import Declared, build_trace, spec_metrics
-from space.server.client import DETAILED_FLAG, Chunk, ServerError, ServerInfo, Stream
-
-INFO = ServerInfo(model="m", max_model_len=64, vllm_version="0.32.0", num_draft_positions=4,
-                  requests_running=0.0)
-NGRAM = Declared(method="ngram", k=4)
-REQ = RequestSpec(prompt="p")
-
-
-def _stream(chunks: list[list[int]], sd: dict | None) -> Stream:
-    metrics = {"time_to_first_token_ms": 10.0}
-    if sd is not None:
-        metrics["speculative_decoding"] = sd
-    return Stream(sent_s=0.0, chunks=[Chunk(c, "", 0.1 * (i + 1)) for i, c in enumerate(chunks)],
-                  prompt_token_ids=[90, 91, 92], finish_reason="length",
-                  usage={"completion_tokens": sum(map(len, chunks))}, metrics=metrics)
-
-
-def _sd(accepted, drafted):
-    return {"num_spec_steps": len(accepted), "num_draft_tokens": sum(drafted),
-            "num_spec_tokens": 4, "acceptance_histogram": [0] * 5,
-            "per_step_accepted": accepted, "per_step_drafted": drafted}
+from space.server.build import build_trace, spec_metrics
+from space.server.client import DETAILED_FLAG, ServerError
+from tests.helpers.server_records import INFO, NGRAM, REQ, spec_decode, stream
 
 
 def test_kinds_and_unreported_drafts():
     # prefill 1; verify 4/4 (bonus 5); verify 1/4 (correction); decode; verify cut to 2 of 4+1
-    s = _stream([[1], [2, 3, 4, 5, 6], [7, 8], [9], [10, 11]], _sd([4, 1, 4], [4, 4, 4]))
+    s = stream([[1], [2, 3, 4, 5, 6], [7, 8], [9], [10, 11]], spec_decode([4, 1, 4], [4, 4, 4]))
     run = build_trace(s, INFO, NGRAM, REQ)
     assert [st.kind for st in run.steps] == [PREFILL, VERIFY, VERIFY, DECODE, VERIFY]
     assert [st.target_token_kind for st in run.steps] == [None, BONUS, CORRECTION, None, None]
@@ -47,18 +27,18 @@ def test_kinds_and_unreported_drafts():
 
 def test_missing_flag_names_it():
     with pytest.raises(ServerError, match=DETAILED_FLAG):
-        spec_metrics("speculative", _stream([[1]], None))
-    summary = _sd([1], [4])
+        spec_metrics("speculative", stream([[1]], None))
+    summary = spec_decode([1], [4])
     del summary["per_step_accepted"], summary["per_step_drafted"]
     with pytest.raises(ServerError, match=DETAILED_FLAG):
-        spec_metrics("speculative", _stream([[1], [2, 3]], summary))
+        spec_metrics("speculative", stream([[1], [2, 3]], summary))
 
 
 def test_no_verify_step_at_all_is_not_a_missing_flag():
     """vLLM omits the per-step arrays when no step drafted, even at detailed."""
     sd = {"num_spec_steps": 0, "num_draft_tokens": 0, "num_spec_tokens": 4,
           "acceptance_histogram": [0] * 5}
-    run = build_trace(_stream([[1], [2]], sd), INFO, NGRAM, REQ)
+    run = build_trace(stream([[1], [2]], sd), INFO, NGRAM, REQ)
     assert [st.kind for st in run.steps] == [PREFILL, DECODE]
 
 
@@ -66,7 +46,7 @@ def test_token_view_counts_unreported_drafts():
     """The token view shows a server step's rejected drafts as a count, and why."""
     from vis.tokens import token_view_html
 
-    s = _stream([[1], [2, 3, 4, 5, 6], [7, 8], [9], [10, 11]], _sd([4, 1, 4], [4, 4, 4]))
+    s = stream([[1], [2, 3, 4, 5, 6], [7, 8], [9], [10, 11]], spec_decode([4, 1, 4], [4, 4, 4]))
     html = token_view_html(build_trace(s, INFO, NGRAM, REQ))
     assert html.count("tok-unreported") == 1  # before the correction; the cut step has none
     assert "3 rejected draft(s): ids not reported by the server" in html

@@ -1,9 +1,7 @@
 """The page measuring the servers: a run through gradio_client gives a server
-record, a visitor's other k is one line. (The real-browser rendering of a
-server run is not tested yet.)"""
+record, a visitor's other k is one line (the page: ``server_page`` in conftest.py;
+in Chromium: test_browser_servers.py)."""
 from __future__ import annotations
-
-import socket
 
 import pytest
 
@@ -12,26 +10,6 @@ from tests.helpers.engine import CODE_PROMPT
 from tests.helpers.page import fetch_record, run
 
 pytestmark = pytest.mark.engine
-
-
-@pytest.fixture(scope="module")
-def server_page(pair):
-    from gradio_client import Client
-
-    from space.observe.prom import Metrics
-    from space.records.config import EngineSpec
-    from space.runs.servers import page_compare
-    from space.ui import app, inputs
-
-    spec = EngineSpec(method="ngram", k=4, max_model_len=2048)
-    demo = app.build_demo(spec, Metrics(), inputs.sample_prompts(),
-                          compare=page_compare(pair, spec))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    _, url, _ = app.launch(demo, Metrics(), port=port)
-    yield url, Client(url, verbose=False)
-    demo.close()
 
 
 def test_page_run_through_servers(server_page):
