@@ -156,7 +156,7 @@ class FakeRejectionSampler:
 FakeV2Runner = type("GPUModelRunner", (), {"__module__": V2_RUNNER_MODULE})
 
 
-def _v2(**objects) -> tuple[StepClock, object, SimpleNamespace]:
+def _v2(sync=None, **objects) -> tuple[StepClock, object, SimpleNamespace]:
     runner = FakeV2Runner()
     parts = dict(model=FakeModel(), cudagraph_manager=FakeGraphs(),
                  ubatch_runner=FakeMicroBatches(), sampler=FakeSampler(),
@@ -165,13 +165,14 @@ def _v2(**objects) -> tuple[StepClock, object, SimpleNamespace]:
     for name, obj in {**parts, **objects}.items():
         setattr(runner, name, obj)
     scheduler = SimpleNamespace(schedule=lambda: None, update_draft_token_ids=lambda ids: None)
-    clock = StepClock(None)
+    clock = StepClock(sync)
     clock.hook(runner, scheduler)
     return clock, runner, scheduler
 
 
 def test_every_v2_forward_path_and_both_samplers_are_timed_once():
-    clock, r, _ = _v2()
+    syncs: list[int] = []
+    clock, r, _ = _v2(lambda: syncs.append(1))
     paths = {"eager": lambda: r.model(input_ids=[1]),
              "full graph": lambda: r.cudagraph_manager.run_fullgraph("desc"),
              "piecewise": lambda: r.cudagraph_manager.run_pw_graph(r.model, {}),
@@ -179,6 +180,7 @@ def test_every_v2_forward_path_and_both_samplers_are_timed_once():
     for verify in (False, True):
         for path, forward in paths.items():
             clock.begin_step()
+            before = len(syncs)
             forward()
             r.model.compute_logits("hidden")
             if verify:
@@ -191,6 +193,7 @@ def test_every_v2_forward_path_and_both_samplers_are_timed_once():
             # the model called inside a graph or micro-batch runner counts once, in it
             assert [i.part for i in a.intervals] == [
                 FORWARD, FORWARD, REJECTION if verify else SAMPLING, PROPOSER], path
+            assert len(syncs) - before == 8, path  # around each part, not the inner call
     assert clock.untimed == []
 
 
@@ -259,7 +262,7 @@ def _assigned(fn: ast.FunctionDef, name: str) -> list[ast.expr]:
 
 @pytest.mark.skipif(WHEEL is None, reason="the vllm 0.33.0 wheel is not on this machine "
                                           "(pip download vllm==0.33.0 --no-deps -d /tmp/vllm033)")
-def test_v2_hook_names_are_in_the_cuda_wheels_source():
+def test_every_v2_path_goes_through_a_hook_in_the_cuda_wheels_source():
     with zipfile.ZipFile(str(WHEEL)) as zf:
         source = zf.read(V2_RUNNER_MODULE.replace(".", "/") + ".py").decode()
         runner = _classes(zf, V2_RUNNER_MODULE.replace(".", "/") + ".py")["GPUModelRunner"]
@@ -272,13 +275,15 @@ def test_v2_hook_names_are_in_the_cuda_wheels_source():
         # sample() computes the logits and calls one of the two samplers as objects
         wanted = {("model", "compute_logits"), ("", "sampler"), ("", "rejection_sampler")}
         assert wanted <= _self_calls(methods["sample"]) and all(map(_hook_of, wanted))
-        for v in _assigned(methods["sample"], "sampler_output"):  # None, a sampler, the
-            assert (isinstance(v, ast.Constant) or _hook_of(_called(v.func))  # TP gather
+        # its output is None (no requests on this rank), a sampler's, or the gather of
+        # the ranks' outputs under tensor-parallel sharded sampling (docs: D6)
+        for v in _assigned(methods["sample"], "sampler_output"):
+            assert (isinstance(v, ast.Constant) or _hook_of(_called(v.func))
                     or ast.unparse(v.func) == "gather_sampler_output"), ast.unparse(v)
         assert ("speculator", "propose") in _self_calls(methods["sample_tokens"])
         assert _hook_of(("speculator", "propose"))
-        # the objects hooked by class define what is hooked, and nothing checks their
-        # exact type (each gets a subclass of its own)
+        # the hooked classes define the hooked methods, and the runner never checks a
+        # sampler's exact type (each instance gets a subclass of its own)
         graphs = _classes(zf, "vllm/v1/worker/gpu/cudagraph_utils.py")
         assert graphs["ModelCudaGraphManager"].bases[0].id == "CudaGraphManager"  # type: ignore[attr-defined]
         assert all(_defines(graphs["CudaGraphManager"], m) for m in ("run_fullgraph", "run_pw_graph"))
