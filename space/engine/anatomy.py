@@ -1,8 +1,9 @@
 """Timers around vLLM's own methods: the anatomy of every engine step.
 
 ``StepClock.attach`` replaces a few bound methods of one engine's model runner
-and scheduler by timed wrappers (instance attributes; the classes are not
-touched, so other engines in the process are not either). Each call appends
+and scheduler by timed wrappers (instance attributes; an object called as
+``obj(...)`` gets a subclass of its own instead; the classes are not touched,
+so other engines in the process are not either; ``detach`` undoes it). Each call appends
 one ``(part, start_s, end_s)`` tuple to the clock; the step loop
 (``space/engine/core.py``) calls ``begin_step`` before ``LLMEngine.step()`` and
 takes the step's ``StepAnatomy`` after it. Hook points, checked against
@@ -17,10 +18,14 @@ Which methods depends on the model runner (``hooks_for``):
   proposer ``runner.propose_draft_token_ids`` (n-gram lookup, or the draft
   model's forward passes, counted by a forward pre-hook on ``drafter.model``);
 - the V2 runner (``vllm.v1.worker.gpu``, vLLM 0.33's CUDA default),
-  ``V2_HOOKS``: ``runner.model.compute_logits`` (forward) and
-  ``runner.speculator.propose`` (proposer), the same concepts under V2's names.
-  Its forward pass and its samplers have no method of their own to wrap
-  (``V2_UNTIMED``): their time stays in "other";
+  ``V2_HOOKS``: forward on each of ``execute_model``'s four paths (eager
+  ``model.forward``, CUDA-graph replay ``cudagraph_manager.run_fullgraph``,
+  piecewise graphs ``cudagraph_manager.run_pw_graph``, micro-batches
+  ``ubatch_runner.run``) and ``model.compute_logits``; sampling ``sampler`` and
+  rejection ``rejection_sampler``, both called as objects (``__call__``, hooked
+  by giving the instance a class of its own: ``_patch``); proposer
+  ``speculator.propose``. Checked against vLLM 0.33.0's source only: none of
+  it has run on a GPU;
 - both: scheduling ``scheduler.schedule`` and ``update_draft_token_ids``;
   ``TracingScheduler.update_from_output`` times vLLM's part and its own
   recording apart (``clock.add``).
@@ -59,6 +64,7 @@ WALL = "perf_counter wall time (CPU: no device to synchronize)"
 # measured yet, a first guess to check with bench_engine.py --section overhead there.
 GPU_EVERY_N_STEPS = 8
 V2_RUNNER_MODULE = "vllm.v1.worker.gpu.model_runner"  # V1: vllm.v1.worker.gpu_model_runner
+_MISSING = object()  # no instance attribute of that name before _patch
 
 
 def _sample_part(args: tuple, kwargs: dict) -> str:
@@ -78,15 +84,18 @@ V1_HOOKS: tuple[tuple[str, str, Part], ...] = (
     ("", "_sample", _sample_part),
     ("", "propose_draft_token_ids", PROPOSER),
 )
+# Line numbers: vllm 0.33.0, v1/worker/gpu/model_runner.py (docs/vllm-hooks.md, #49-#53).
+# execute_model runs the target by one of four paths; each has its hook, and a
+# path that calls another hooked one (run_pw_graph calls model(...)) counts once.
 V2_HOOKS: tuple[tuple[str, str, Part], ...] = (
-    ("model", "compute_logits", FORWARD),       # called from GPUModelRunner.sample()
-    ("speculator", "propose", PROPOSER),        # BaseSpeculator.propose, from sample_tokens()
-)
-# What the V2 runner does without a method of its own to wrap (docs/vllm-hooks.md, D6).
-V2_UNTIMED = (
-    "GPUModelRunner.execute_model: the target forward (inline: self.model(...), "
-    "cudagraph_manager.run_fullgraph / run_pw_graph, ubatch_runner.run)",
-    "Sampler / RejectionSampler.__call__ (called as objects: nothing per instance to wrap)",
+    ("model", "forward", FORWARD),                    # eager: self.model(**model_inputs) :2097
+    ("cudagraph_manager", "run_fullgraph", FORWARD),  # FULL graph replay :2059 (no forward call)
+    ("cudagraph_manager", "run_pw_graph", FORWARD),   # piecewise graphs :2092
+    ("ubatch_runner", "run", FORWARD),                # micro-batches :2084 (None unless enabled)
+    ("model", "compute_logits", FORWARD),             # in sample() :1656
+    ("sampler", "__call__", SAMPLING),                # self.sampler(logits, input_batch) :1683
+    ("rejection_sampler", "__call__", REJECTION),     # only when the step verifies drafts :1688
+    ("speculator", "propose", PROPOSER),              # BaseSpeculator.propose, from sample_tokens()
 )
 
 
@@ -118,6 +127,7 @@ class StepClock:
         self.hooked: list[str] = []  # what attach found
         self.parts: set[str] = set()  # the parts it times (a part whose hook is missing is not)
         self.untimed: list[str] = []  # hook points this vLLM lacks (their time is "other")
+        self._undo: list[Callable[[], None]] = []  # what detach() runs
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -172,35 +182,89 @@ class StepClock:
         if every_n_steps is None:
             every_n_steps = GPU_EVERY_N_STEPS if on_gpu else 1
         clock = cls(torch.cuda.synchronize if on_gpu else None, every_n_steps)
+        clock.hook(runner, scheduler)
+        drafter_model = getattr(getattr(runner, "drafter", None), "model", None)
+        if isinstance(drafter_model, torch.nn.Module):
+            handle = drafter_model.register_forward_pre_hook(clock._count_drafter_forward)
+            clock._undo.append(handle.remove)
+            clock.hooked.append("drafter.model.forward (count)")
+        return clock
+
+    def hook(self, runner: Any, scheduler: Any) -> None:
+        """Wrap the model runner's hook points (``hooks_for``) and the scheduler's."""
         for owner, name, part in hooks_for(runner):
             target = runner if not owner else getattr(runner, owner, None)
             if owner and target is None:
-                continue  # e.g. no speculator on a baseline engine: nothing to time
-            clock._wrap(target, name, part, clock.sync)
-        if is_v2_runner(runner):
-            clock.untimed += V2_UNTIMED
-        clock._wrap(scheduler, "schedule", SCHEDULING, None)
-        clock._wrap(scheduler, "update_draft_token_ids", SCHEDULING, None)
-        drafter_model = getattr(getattr(runner, "drafter", None), "model", None)
-        if isinstance(drafter_model, torch.nn.Module):
-            drafter_model.register_forward_pre_hook(clock._count_drafter_forward)
-            clock.hooked.append("drafter.model.forward (count)")
-        return clock
+                continue  # no speculator on a baseline engine, no micro-batches: nothing to time
+            self._wrap(target, name, part, self.sync)
+        self._wrap(scheduler, "schedule", SCHEDULING, None)
+        self._wrap(scheduler, "update_draft_token_ids", SCHEDULING, None)
+
+    def detach(self) -> None:
+        """Give every wrapped object its own methods (and class) back, newest first."""
+        while self._undo:
+            self._undo.pop()()
 
     def _count_drafter_forward(self, module, args) -> None:
         self.drafter_forwards += 1
 
     def _wrap(self, owner: Any, name: str, part: Part, sync: Callable[[], None] | None) -> None:
-        """Replace ``owner.name`` by a timed wrapper (an instance attribute)."""
-        original = getattr(owner, name, None)
-        if original is None:
+        """Route ``owner.name`` through a timed wrapper (``_patch``)."""
+        label = f"{type(owner).__name__}.{name}"
+        if getattr(owner, name, None) is None:
             log.warning("step anatomy: %s has no %s; that part shows as 'other'",
                         type(owner).__name__, name)
-            self.untimed.append(f"{type(owner).__name__}.{name}")
+            self.untimed.append(label)
             return
-        setattr(owner, name, _timed(self, original, part, sync))
+        try:
+            self._undo.append(_patch(owner, name, lambda f: _timed(self, f, part, sync)))
+        except TypeError:  # a built-in type's instance cannot change class
+            log.warning("step anatomy: cannot hook %s; that part shows as 'other'", label)
+            self.untimed.append(label)
+            return
         self.parts.update((SAMPLING, REJECTION) if callable(part) else (part,))
-        self.hooked.append(f"{type(owner).__name__}.{name}")
+        self.hooked.append(label)
+
+
+def _patch(owner: Any, name: str, wrap: Callable[[Callable], Callable]) -> Callable[[], None]:
+    """Route calls of ``owner.name`` through ``wrap(original)``; return the undo.
+
+    A plain method becomes an instance attribute: the class, and every other
+    instance of it, stay as they are. A special method such as ``__call__``
+    (the V2 runner calls its samplers as ``self.sampler(...)``) is looked up on
+    the type, never on the instance, so the instance gets a class of its own:
+    a subclass that differs only in that method. The object stays the same one,
+    so identity, attribute writes and ``isinstance`` (the runner's
+    ``isinstance(self.sampler, GPUWatermarkSampler)``) hold, which a delegating
+    proxy would have to fake. Raises ``TypeError`` for an instance of a built-in
+    type (its class cannot be changed).
+    """
+    if name.startswith("__") and name.endswith("__"):
+        cls = type(owner)
+        meta: Any = type(cls)  # its metaclass (ABCMeta, say), so the subclass is a legal one
+        timed = wrap(getattr(cls, name))  # a plain function: called with the instance first
+        own = meta(cls.__name__, (cls,), {
+            name: timed, "__slots__": (),  # no new fields: the same memory layout
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+        owner.__class__ = own
+
+        def undo_class() -> None:
+            if type(owner) is own:
+                owner.__class__ = cls
+
+        return undo_class
+    before = vars(owner).get(name, _MISSING) if hasattr(owner, "__dict__") else _MISSING
+    timed = wrap(getattr(owner, name))
+    setattr(owner, name, timed)
+
+    def undo_method() -> None:
+        if vars(owner).get(name) is timed:  # not wrapped again since
+            if before is _MISSING:
+                delattr(owner, name)  # the class's method shows through again
+            else:
+                setattr(owner, name, before)
+
+    return undo_method
 
 
 def _timed(clock: StepClock, original: Callable, part: Part,

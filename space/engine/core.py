@@ -241,6 +241,9 @@ class TracedEngine:
         if engine is None:
             return
         _LIVE.discard(self)
+        clock = getattr(self, "clock", None)
+        if clock is not None:
+            clock.detach()  # the runner's objects get their own methods back
         # The last engine tears vLLM's process-wide state down; earlier ones keep it.
         keep = keep_parallel_state() if _LIVE else contextlib.nullcontext()
         try:

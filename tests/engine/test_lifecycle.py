@@ -56,7 +56,12 @@ def test_cache_keeps_recent_engines_and_closing_one_leaves_the_other_working():
         eb = pool.speculative(b)
         assert pool.speculative(a) is ea  # cached: no rebuild
         assert pool.cached_specs() == [b, a]  # least recently used first
+        runner, model, scheduler = ea.runner, ea.runner.model, ea.scheduler
+        assert "_model_forward" in vars(runner) and "compute_logits" in vars(model)
         ea.close()
+        # the step clock's wrappers are gone: the runner has vLLM's own methods back
+        assert not {"_model_forward", "_sample", "propose_draft_token_ids"} & set(vars(runner))
+        assert "compute_logits" not in vars(model) and "schedule" not in vars(scheduler)
         run = eb.run(req(max_tokens=8))
         assert len(run.output_token_ids) > 0
     finally:
