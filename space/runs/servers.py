@@ -2,9 +2,11 @@
 the prompt as token ids (no chat template can drift) and each token's text."""
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 from space.common import progress as progress_mod
+from space.common.progress import Progress
 from space.engine import models, prompts
 from space.engine.build import token_texts
 from space.judge.measure import Context
@@ -37,22 +39,27 @@ def page_compare(pair: ServerPair, start_spec: EngineSpec) -> CompareRunner:
 
     The servers' method and k are the operator's: a visitor who picks others
     gets one line. A server fault becomes a ``ConfigError`` (one line on the page).
+    ``progress`` hears how far each server has streamed; ``cancel`` (the page's
+    Stop) closes the open streams, and the run ends in ``Cancelled`` as an
+    in-process one does: nothing is published as finished. The steps are not
+    streamed: a server's steps are known only from its last chunk.
     """
     def compare(spec: EngineSpec, req: RequestSpec, *, repeats: int = 1,
-                on_step: Any = None, progress: Any = None, warmup: Any = None,
-                cancel: Any = None, on_repeat: Any = None,
+                on_step: Any = None, progress: Progress | None = None, warmup: Any = None,
+                cancel: threading.Event | None = None, on_repeat: Any = None,
                 explain: bool = False, job: Job | None = None) -> CompareRecord:
         declared = pair.declared
         if (spec.method, spec.k) != (declared.method, declared.k):
             raise ConfigError(f"this page measures running servers: the speculative one runs "
                               f"{declared.method} with k={declared.k}")
         if progress is not None:
-            progress(0.1, "sending the prompt to the two servers")
+            progress(0.0, "sending the prompt to the two servers")
         ids, texts = encoder(start_spec, req)
 
         def run() -> CompareRecord:
             try:
-                return judged_compare(pair, req, ids, texts, repeats=repeats)
+                return judged_compare(pair, req, ids, texts, repeats=repeats, cancel=cancel,
+                                      progress=progress)
             except ServerError as exc:
                 raise ConfigError(str(exc)) from None
         # the page's observers (metrics, Live, history) hear a server run as any other
@@ -61,10 +68,11 @@ def page_compare(pair: ServerPair, start_spec: EngineSpec) -> CompareRunner:
 
 
 def judged_compare(pair: ServerPair, req: RequestSpec, prompt_ids: list[int], texts: Texts, *,
-                   repeats: int, concurrency: int = 1) -> CompareRecord:
+                   repeats: int, concurrency: int = 1, cancel: threading.Event | None = None,
+                   progress: Progress | None = None) -> CompareRecord:
     """``compare_servers`` with its checklist, as an in-process compare has one. The
     memory lines stay unmeasured: the servers' devices are not this machine."""
     record = compare_servers(pair, req, prompt_ids, repeats=repeats, concurrency=concurrency,
-                             texts=texts)
+                             texts=texts, cancel=cancel, progress=progress)
     machine_inputs.attach_checklist(record, None, Context(concurrency=concurrency))
     return record

@@ -70,6 +70,18 @@ def server_page(pair):
     demo.close()
 
 
+@pytest.fixture
+def no_engines(monkeypatch):
+    """Fails a test that builds an in-process engine (the servers are measured)."""
+    from space.engine import EnginePool
+
+    def refuse(*_a, **_kw):
+        raise AssertionError("an in-process engine was built on a page measuring servers")
+
+    monkeypatch.setattr(EnginePool, "baseline", refuse)
+    monkeypatch.setattr(EnginePool, "speculative", refuse)
+
+
 @pytest.fixture(scope="package")
 def engines():
     """In-process baseline and ngram engines with the servers' settings."""
