@@ -1,15 +1,18 @@
 """Stop and progress of a server run, on hand-written streams (no server): the
 stream is left before the next chunk once the token is set; progress lines name
-the server, the tokens and the repeat."""
+the server, the tokens and the repeat; the page's Sweep and Tipping tabs in
+server mode answer in one line and build nothing."""
 from __future__ import annotations
 
 import json
 import threading
+from types import SimpleNamespace
 
 import httpx
 import pytest
 
 from space.common.cancel import Cancelled
+from space.records.config import ConfigError, EngineSpec
 from space.server.build import Declared
 from space.server.client import Server, _read_stream
 from space.server.compare import ServerPair, _progress_line
@@ -49,3 +52,24 @@ def test_progress_lines_name_the_server_tokens_and_repeat(monkeypatch):
     told(10, 64)  # within PROGRESS_S of the first: not shown
     assert heard == [(0.5, "baseline server: 0/64 tokens, repeat 2/2")]
     assert _progress_line(None, "baseline", 0, 2, "repeat 1/1", 1) is None
+
+
+def test_the_sweep_tab_through_servers_sweeps_concurrency_only():
+    from space.ui.sweep_panel import SweepHandlers
+
+    h = SweepHandlers(SimpleNamespace(), EngineSpec(method="ngram", k=4), pair=PAIR)
+    with pytest.raises(ConfigError, match=r"k is fixed by its --speculative-config \(ngram, k=4\)"):
+        h._plan("code_editing", "k", "1,2", 8, 1, "ngram", "", 4, None)
+    spec, plan = h._plan("code_editing", "concurrency", "1,2", 8, 1, "draft_model", "", 2, None)
+    assert (spec.method, spec.k, plan.values) == ("ngram", 4, [1, 2])  # the servers' own
+
+
+def test_the_tipping_tab_through_servers_says_why_in_one_sentence(monkeypatch):
+    from space.runs import tipping
+    from space.ui.tipping_panel import TippingHandlers
+
+    monkeypatch.setattr(tipping, "build_curve", None)  # calling it would fail the test
+    h = TippingHandlers(SimpleNamespace(status="status"), EngineSpec(method="ngram", k=4),
+                        servers=True)
+    status = h.measure("ngram", "", 4, progress=lambda *a, **kw: None)["status"]
+    assert "a server cannot give" in status and "python -m space tipping" in status
