@@ -38,6 +38,7 @@ from vis import text
 if TYPE_CHECKING:  # space.runs.workloads imports vLLM: at run time only after the input checks
     from space.records.trace import CompareRecord
     from space.runs.workloads import WorkloadResult
+    from space.server.compare import ServerPair
 
 log = logging.getLogger("space")
 
@@ -173,19 +174,27 @@ def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec):
     return record
 
 
-def _sweep(a: argparse.Namespace, spec: EngineSpec):
+def _sweep(a: argparse.Namespace, spec: EngineSpec, pair: ServerPair | None = None):
+    """A sweep in-process, or over concurrency through the servers of ``pair``."""
     from space.runs import sweep_plan
     from space.runs.sweep import SweepResult
 
     if a.repeats < 1:
         raise ConfigError("--repeats must be at least 1")
     plan = sweep_plan.plan(a.workload, a.variable, a.values, a.repeats, a.max_tokens, a.prompt_id)
-    if plan.is_grid:
+    if pair is not None:
+        refusal = sweep_plan.server_refusal(plan.variable, pair)
+        if refusal:
+            raise ConfigError(refusal)
+        prompt = plan.prompt_ids[0] if plan.prompt_ids else plan.workload.prompts[0].id
+        print(f"servers: {pair.hosts}; {plan.workload.id}/{prompt}, N copies at once")
+    elif plan.is_grid:
         from space.cli.tipping import grid
 
         return grid(a, spec, plan)
-    warn_if_untested(log)  # after the input checks: bad input stays one line
-    result = sweep_plan.run(spec, plan, progress=progress.to_terminal)
+    else:
+        warn_if_untested(log)  # after the input checks: bad input stays one line
+    result = sweep_plan.run(spec, plan, progress=progress.to_terminal, pair=pair)
     assert isinstance(result, SweepResult)
     print(result.table.drop(columns=["variable"]).to_string(index=False, float_format="%.3f"))
     cross = "none" if result.crossover is None else f"{a.variable} = {result.crossover:.3g}"
@@ -224,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         if pair is not None:
             from space.cli import servers
 
-            record = (servers.sweep_on_servers(a, spec, _workload(a), pair) if a.cmd == "sweep"
+            record = (_sweep(a, spec, pair) if a.cmd == "sweep"
                       else servers.run_on_servers(a, spec, request_from_args(a), pair))
         elif a.cmd == "sweep":
             record = _sweep(a, spec)

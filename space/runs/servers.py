@@ -1,23 +1,42 @@
 """Runs through two running vLLM servers (space/server/) with the local tokenizer:
-the prompt as token ids (no chat template can drift) and each token's text."""
+the prompt as token ids (no chat template can drift) and each token's text.
+
+A comparison for the page (``page_compare``) and the CLI (``judged_compare``), and
+a sweep over concurrency (``sweep_concurrency``), the one variable a client can
+vary: k, the method and the engine settings are the servers' own.
+"""
 from __future__ import annotations
 
+import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from space.common import progress as progress_mod
+from space.common.cancel import Cancelled, check
+from space.common.progress import Progress
 from space.engine import models, prompts
 from space.engine.build import token_texts
 from space.judge.measure import Context
 from space.records.config import ConfigError, EngineSpec, RequestSpec
-from space.records.trace import CompareRecord
+from space.records.events import RunFailed, RunFinished, RunStarted, SweepFinished
+from space.records.trace import CompareRecord, make_compare
 from space.runs import machine_inputs
 from space.runs.events import Job, job_or_default, published
+from space.runs.presets import Workload
+from space.runs.workloads import (
+    PromptResult,
+    WorkloadResult,
+    batch_figures,
+    summarize,
+    workload_checklist,
+)
 from space.server.build import Texts
 from space.server.client import ServerError
-from space.server.compare import ServerPair, compare_servers
+from space.server.compare import ServerPair, alternate_batches, compare_servers
 
-if TYPE_CHECKING:  # space.runs.runner imports the engines
+if TYPE_CHECKING:  # space.runs.runner imports the engines; space.runs.sweep pandas
     from space.runs.runner import CompareRunner
+    from space.runs.sweep import SweepResult
 
 
 def encoder(spec: EngineSpec, req: RequestSpec) -> tuple[list[int], Texts]:
@@ -37,22 +56,27 @@ def page_compare(pair: ServerPair, start_spec: EngineSpec) -> CompareRunner:
 
     The servers' method and k are the operator's: a visitor who picks others
     gets one line. A server fault becomes a ``ConfigError`` (one line on the page).
+    ``progress`` hears how far each server has streamed; ``cancel`` (the page's
+    Stop) closes the open streams, and the run ends in ``Cancelled`` as an
+    in-process one does: nothing is published as finished. The steps are not
+    streamed: a server's steps are known only from its last chunk.
     """
     def compare(spec: EngineSpec, req: RequestSpec, *, repeats: int = 1,
-                on_step: Any = None, progress: Any = None, warmup: Any = None,
-                cancel: Any = None, on_repeat: Any = None,
+                on_step: Any = None, progress: Progress | None = None, warmup: Any = None,
+                cancel: threading.Event | None = None, on_repeat: Any = None,
                 explain: bool = False, job: Job | None = None) -> CompareRecord:
         declared = pair.declared
         if (spec.method, spec.k) != (declared.method, declared.k):
             raise ConfigError(f"this page measures running servers: the speculative one runs "
                               f"{declared.method} with k={declared.k}")
         if progress is not None:
-            progress(0.1, "sending the prompt to the two servers")
+            progress(0.0, "sending the prompt to the two servers")
         ids, texts = encoder(start_spec, req)
 
         def run() -> CompareRecord:
             try:
-                return judged_compare(pair, req, ids, texts, repeats=repeats)
+                return judged_compare(pair, req, ids, texts, repeats=repeats, cancel=cancel,
+                                      progress=progress)
             except ServerError as exc:
                 raise ConfigError(str(exc)) from None
         # the page's observers (metrics, Live, history) hear a server run as any other
@@ -61,10 +85,76 @@ def page_compare(pair: ServerPair, start_spec: EngineSpec) -> CompareRunner:
 
 
 def judged_compare(pair: ServerPair, req: RequestSpec, prompt_ids: list[int], texts: Texts, *,
-                   repeats: int, concurrency: int = 1) -> CompareRecord:
+                   repeats: int, concurrency: int = 1, cancel: threading.Event | None = None,
+                   progress: Progress | None = None) -> CompareRecord:
     """``compare_servers`` with its checklist, as an in-process compare has one. The
     memory lines stay unmeasured: the servers' devices are not this machine."""
     record = compare_servers(pair, req, prompt_ids, repeats=repeats, concurrency=concurrency,
-                             texts=texts)
+                             texts=texts, cancel=cancel, progress=progress)
     machine_inputs.attach_checklist(record, None, Context(concurrency=concurrency))
     return record
+
+
+def sweep_concurrency(pair: ServerPair, spec: EngineSpec, workload: Workload,
+                      values: Sequence[float], *, repeats: int, max_tokens: int | None = None,
+                      prompt_id: str | None = None, progress: Progress | None = None,
+                      cancel: threading.Event | None = None,
+                      job: Job | None = None) -> SweepResult:
+    """One point per concurrency N: N copies of one prompt of ``workload`` (its first,
+    or ``prompt_id``) sent at once to each server, ``repeats`` times, alternating;
+    the table and crossover of an in-process concurrency sweep, told to ``job`` as
+    ``SweepFinished``. ``cancel`` set: ``Cancelled``, the open streams closed."""
+    from space.runs.sweep import check_plan, make_table  # pandas, with the first sweep
+
+    prompt = workload.prompt(prompt_id) if prompt_id else workload.prompts[0]
+    check_plan(workload, "concurrency", values, repeats, max_tokens, [prompt.id])
+    report = progress or progress_mod.to_log
+    req = RequestSpec(prompt=prompt.text, temperature=workload.temperature,
+                      max_tokens=max_tokens or workload.max_tokens)
+    ids, texts = encoder(spec, req)
+    job = job_or_default(job)
+    results = []
+    for i, n in enumerate(int(v) for v in values):
+        def inner(f: float, msg: str, i=i, n=n) -> None:
+            report((i + min(max(f, 0.0), 1.0)) / len(values),
+                   f"point {i + 1}/{len(values)} (concurrency={n}): {msg}")
+
+        check(cancel, "the sweep")
+        results.append(_point(pair, spec, workload, prompt.id, req, (ids, texts), n,
+                              repeats, inner, cancel, job.inside("sweep")))
+    report(1.0, "sweep done")
+    result = make_table("concurrency", [int(v) for v in values], results)
+    job.publish(SweepFinished(result, "concurrency", spec, job.origin))
+    return result
+
+
+def _point(pair: ServerPair, spec: EngineSpec, workload: Workload, prompt_id: str,
+           req: RequestSpec, encoded: tuple[list[int], Texts], n: int, repeats: int,
+           progress: Progress, cancel: threading.Event | None, job: Job) -> WorkloadResult:
+    """One concurrency: a comparison per request (request j across the repeats), as
+    ``space.runs.workloads.compare_batch`` makes them in-process."""
+    ctx = Context(task_type=workload.id, task_note=workload.reason, concurrency=n)
+    job.publish(RunStarted(spec, job.origin))
+    try:
+        bases, specs = alternate_batches(pair, req, encoded[0], repeats=repeats, concurrency=n,
+                                         texts=encoded[1], cancel=cancel, progress=progress)
+    except (ConfigError, Cancelled):
+        raise
+    except Exception as exc:
+        job.publish(RunFailed(spec, type(exc).__name__, job.origin))
+        raise
+    items = []
+    for j in range(n):
+        cmp = make_compare([b[j] for b in bases], [s[j] for s in specs])
+        machine_inputs.attach_checklist(cmp, None, ctx)
+        items.append(PromptResult(prompt_id if n == 1 else f"{prompt_id}#{j + 1}", cmp))
+        job.publish(RunFinished(cmp, job.origin))
+    batch_runs = [] if n == 1 else [
+        dict(**batch_figures("baseline", b), **batch_figures("speculative", s))
+        for b, s in zip(bases, specs, strict=True)]
+    r = WorkloadResult(workload_id=workload.id, config=items[0].compare.speculative.config,
+                       temperature=req.temperature, max_tokens=req.max_tokens, concurrency=n,
+                       repeats=repeats, items=items, batch_runs=batch_runs)
+    summarize(r)
+    r.checklist = workload_checklist(r, ctx, machine_inputs.memory_figures(None, r.config.device))
+    return r

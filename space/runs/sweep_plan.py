@@ -2,7 +2,8 @@
 (``space.runs.sweep.VARIABLES``) or k x concurrency (``GRID``), its values read
 and bounded before anything runs (``plan``), run (``run``), and for the grid the
 deployable config, derived and read back by vLLM's own schedule reader
-(``deploy_config``).
+(``deploy_config``). Against running servers (``pair``) only concurrency is swept:
+the speculative server's k is fixed by its ``--speculative-config``.
 
 Importing this module does not import vLLM.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from space.common.progress import Progress
 from space.judge import deploy
@@ -17,6 +19,9 @@ from space.records.config import GRID, ConfigError, EngineSpec
 from space.runs import presets, sweep
 from space.runs.events import Job
 from space.runs.sweep import VARIABLES, GridResult, SweepResult
+
+if TYPE_CHECKING:
+    from space.server.compare import ServerPair
 
 SWEPT = (*VARIABLES, GRID)  # what a sweep may sweep, in the page's and the CLI's order
 
@@ -65,13 +70,35 @@ def plan(workload_id: str, variable: str, values: str | None, repeats: int,
     return SweepPlan(workload, variable, points, ks, repeats, max_tokens, prompt_ids)
 
 
+def server_refusal(variable: str, pair: ServerPair) -> str | None:
+    """Why ``variable`` cannot be swept through running servers (one line), or None."""
+    if variable == "concurrency":
+        return None
+    d = pair.declared
+    return (f"through running servers only concurrency is swept: the speculative server's "
+            f"k is fixed by its --speculative-config ({d.method}, k={d.k}), and the method "
+            "and engine settings are the servers' own")
+
+
 def run(spec: EngineSpec, plan: SweepPlan, *, max_batch: int = deploy.DEFAULT_MAX_BATCH,
         pool=None, progress: Progress | None = None,
         cancel: threading.Event | None = None,
-        job: Job | None = None) -> SweepResult | GridResult:
+        job: Job | None = None, pair: ServerPair | None = None) -> SweepResult | GridResult:
     """Run the plan: a sweep of its variable, or one concurrency sweep per k and
     the deployable config for ``max_batch`` (``GridResult.deploy``). ``cancel`` and
-    ``job`` as in ``space.runs.sweep.run_sweep``."""
+    ``job`` as in ``space.runs.sweep.run_sweep``. ``pair``: through those servers
+    (``space.runs.servers.sweep_concurrency``; another variable is a ``ConfigError``)."""
+    if pair is not None:
+        from space.runs.servers import sweep_concurrency
+
+        refusal = server_refusal(plan.variable, pair)
+        if refusal:
+            raise ConfigError(refusal)
+        return sweep_concurrency(pair, spec, plan.workload, plan.values, repeats=plan.repeats,
+                                 max_tokens=plan.max_tokens,
+                                 prompt_id=plan.prompt_ids[0] if plan.prompt_ids else None,
+                                 progress=progress,
+                                 cancel=cancel, job=job)
     if plan.is_grid:
         grid = sweep.run_grid(spec, plan.workload, plan.ks, [int(c) for c in plan.values],
                               repeats=plan.repeats, pool=pool, progress=progress,

@@ -306,12 +306,12 @@ def compare_batch(spec: EngineSpec, reqs: list[tuple[str, RequestSpec]], repeats
         machine_inputs.attach_checklist(cmp, (base, spec_engine), context)
         items.append(PromptResult(pid, cmp))
         job.publish(RunFinished(cmp, job.origin))
-    batch_runs = [dict(**_batch_figures("baseline", b), **_batch_figures("speculative", s))
+    batch_runs = [dict(**batch_figures("baseline", b), **batch_figures("speculative", s))
                   for b, s in zip(runs["baseline"], runs["speculative"], strict=False)]
     return items, batch_runs
 
 
-def _batch_figures(side: str, batch: list[RunTrace]) -> dict[str, float]:
+def batch_figures(side: str, batch: list[RunTrace]) -> dict[str, float]:
     """Wall time from submission to the last finish, tokens, aggregate tokens/s."""
     wall = max(r.finish_s for r in batch) - min(r.arrival_s for r in batch)
     tokens = sum(len(r.output_token_ids) for r in batch)

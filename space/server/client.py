@@ -9,19 +9,25 @@ include_usage``) carries ``usage`` and ``metrics``: the timing fields with
 only at ``detailed``).
 
 Every failure is a ``ServerError`` with one line a visitor may read (no host);
-the operator's interfaces add ``server.host``.
+the operator's interfaces add ``server.host``. A stop (``cancel`` set) is
+``space.common.cancel.Cancelled``: the stream is closed before its next chunk is
+read, and a closed connection is how vLLM's server learns to abort the request
+and free its slot.
 """
 from __future__ import annotations
 
 import json
 import os
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
 
+from space.common.cancel import Cancelled
 from space.records.config import ConfigError, RequestSpec
 
 Role = Literal["baseline", "speculative"]
@@ -100,6 +106,9 @@ class Stream:
     metrics: dict[str, Any]   # the final chunk's metrics ({} when the server sent none)
 
 
+OnChunk = Callable[[Chunk], None]  # called on the reading thread as each chunk arrives
+
+
 def _get(client: httpx.Client, server: Server, url: str) -> httpx.Response:
     try:
         r = client.get(url)
@@ -176,8 +185,15 @@ def completion_body(model: str, prompt_ids: list[int], req: RequestSpec,
     return body
 
 
-def stream_completion(server: Server, body: dict[str, Any]) -> Stream:
-    """POST /v1/completions and read its stream; raises ServerError."""
+def stream_completion(server: Server, body: dict[str, Any], *,
+                      cancel: threading.Event | None = None,
+                      on_chunk: OnChunk | None = None) -> Stream:
+    """POST /v1/completions and read its stream; raises ServerError.
+
+    ``cancel`` set: ``Cancelled`` before the next chunk is read; leaving the
+    ``with`` blocks closes the connection, and vLLM aborts the request.
+    ``on_chunk`` hears each chunk with tokens as it is read.
+    """
     with server.client() as c:
         sent = time.perf_counter()
         try:
@@ -185,7 +201,7 @@ def stream_completion(server: Server, body: dict[str, Any]) -> Stream:
                 if r.status_code != 200:
                     r.read()
                     raise ServerError(_http_error(server, r))
-                return _read_stream(server, r, sent)
+                return _read_stream(server, r, sent, cancel, on_chunk)
         except httpx.TimeoutException:
             raise ServerError(f"the {server.role} server went silent for "
                               f"{server.read_timeout_s:.0f} s") from None
@@ -196,18 +212,26 @@ def stream_completion(server: Server, body: dict[str, Any]) -> Stream:
                               f"({type(exc).__name__}): did it die?") from None
 
 
-def _read_stream(server: Server, r: httpx.Response, sent: float) -> Stream:
+def _read_stream(server: Server, r: httpx.Response, sent: float,
+                 cancel: threading.Event | None = None,
+                 on_chunk: OnChunk | None = None) -> Stream:
     out = Stream(sent_s=sent, chunks=[], prompt_token_ids=[], finish_reason=None,
                  usage={}, metrics={})
     done = False
     for line in r.iter_lines():
+        if cancel is not None and cancel.is_set():
+            raise Cancelled(f"the {server.role} server's stream was closed after "
+                            f"{sum(len(c.token_ids) for c in out.chunks)} tokens")
         if not line.startswith("data:"):
             continue  # blank separators and ": keep-alive" comments
         data = line[5:].strip()
         if data == "[DONE]":
             done = True
             break
+        seen = len(out.chunks)
         _take(server, out, json.loads(data), time.perf_counter())
+        if on_chunk is not None and len(out.chunks) > seen:
+            on_chunk(out.chunks[-1])
     if not done or not out.usage:
         raise ServerError(f"the {server.role} server stopped mid-stream after "
                           f"{sum(len(c.token_ids) for c in out.chunks)} tokens: did it die?")

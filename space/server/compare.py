@@ -4,18 +4,28 @@ A run at concurrency N sends N copies of the prompt at once, so that the
 server batches them as it would in production; each copy gets its own trace.
 ``vllm:num_requests_running`` is read before and after: a server that carries
 other traffic is flagged on the record, never silently measured.
+
+A stop (``cancel`` set) closes every open stream before its next chunk
+(``space.server.client.stream_completion``): vLLM aborts those requests, and
+the run ends in ``space.common.cancel.Cancelled`` with nothing measured.
 """
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from space.common.cancel import check
+from space.common.progress import Progress
 from space.records.config import ConfigError, RequestSpec
 from space.records.trace import CompareRecord, RunTrace, make_compare
 from space.server.build import Declared, Texts, build_trace
 from space.server.client import (
     DETAILED_FLAG,
+    Chunk,
     Server,
     ServerError,
     ServerInfo,
@@ -28,6 +38,9 @@ from space.server.client import (
 
 log = logging.getLogger(__name__)
 WARMUP_TOKENS = 4  # a fresh server's first request is slow (1.6 s TTFT against 0.13 s here)
+PROGRESS_S = 0.25  # at most one progress line per this many seconds while a batch streams
+# tokens streamed so far over a batch's requests, and the most it may stream
+OnTokens = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -76,14 +89,25 @@ def max_tokens_for(req: RequestSpec, prompt_ids: list[int], info: ServerInfo) ->
 
 def run_batch(server: Server, info: ServerInfo, declared: Declared, req: RequestSpec,
               prompt_ids: list[int], concurrency: int = 1,
-              texts: Texts | None = None) -> list[RunTrace]:
-    """``concurrency`` copies of one request at once; one trace each."""
+              texts: Texts | None = None, *, cancel: threading.Event | None = None,
+              on_tokens: OnTokens | None = None) -> list[RunTrace]:
+    """``concurrency`` copies of one request at once; one trace each.
+
+    ``cancel`` set: every stream is closed before its next chunk (``Cancelled``).
+    ``on_tokens(streamed, most)`` hears each chunk, one call at a time.
+    """
     if concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
-    body = completion_body(info.model, prompt_ids, req, max_tokens_for(req, prompt_ids, info))
+    max_tokens = max_tokens_for(req, prompt_ids, info)
+    body = completion_body(info.model, prompt_ids, req, max_tokens)
+    counted = _TokenCount(concurrency * max_tokens, on_tokens)
     before = requests_running(read_metrics(server))
+    if on_tokens is not None:
+        on_tokens(0, counted.most)
     with ThreadPoolExecutor(concurrency) as pool:
-        streams = list(pool.map(lambda _: stream_completion(server, body), range(concurrency)))
+        streams = list(pool.map(
+            lambda _: stream_completion(server, body, cancel=cancel, on_chunk=counted),
+            range(concurrency)))
     after = requests_running(read_metrics(server))
     extra = {"concurrency": concurrency, "requests_running_before": before,
              "requests_running_after": after, "other_traffic": bool(before or after)}
@@ -99,29 +123,88 @@ def run_batch(server: Server, info: ServerInfo, declared: Declared, req: Request
     return traces
 
 
-def warm_up(server: Server, info: ServerInfo, prompt_ids: list[int]) -> None:
+class _TokenCount:
+    """The tokens of a batch's streams summed as their chunks arrive (from N threads)."""
+
+    def __init__(self, most: int, on_tokens: OnTokens | None) -> None:
+        self.most, self.on_tokens = most, on_tokens
+        self.tokens = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, chunk: Chunk) -> None:
+        if self.on_tokens is None:
+            return
+        with self._lock:
+            self.tokens += len(chunk.token_ids)
+            self.on_tokens(self.tokens, self.most)
+
+
+def warm_up(server: Server, info: ServerInfo, prompt_ids: list[int], *,
+            cancel: threading.Event | None = None) -> None:
     body = completion_body(info.model, prompt_ids, RequestSpec(prompt="warm-up"),
                            WARMUP_TOKENS)
-    stream_completion(server, body)
+    stream_completion(server, body, cancel=cancel)
+
+
+def alternate_batches(pair: ServerPair, req: RequestSpec, prompt_ids: list[int], *,
+                      repeats: int = 3, concurrency: int = 1, texts: Texts | None = None,
+                      cancel: threading.Event | None = None, progress: Progress | None = None,
+                      ) -> tuple[list[list[RunTrace]], list[list[RunTrace]]]:
+    """Both servers checked and warmed, then ``repeats`` baseline and speculative
+    batches, alternating: (baseline batches, speculative batches), one list of
+    ``concurrency`` traces per repeat. ``progress`` says how far each batch has
+    streamed, e.g. "baseline server: 37/128 tokens, repeat 1/3", at most every
+    ``PROGRESS_S``; ``cancel`` as in ``run_batch``."""
+    if repeats < 1:
+        raise ConfigError("--repeats must be at least 1")
+    info = check_servers(pair)
+    for server, server_info in ((pair.baseline, info.baseline),
+                                (pair.speculative, info.speculative)):
+        check(cancel)
+        warm_up(server, server_info, prompt_ids, cancel=cancel)
+    runs: dict[str, list[list[RunTrace]]] = {"baseline": [], "speculative": []}
+    sides = ((pair.baseline, info.baseline, Declared()),
+             (pair.speculative, info.speculative, pair.declared))
+    for i in range(repeats):
+        for j, (server, server_info, declared) in enumerate(sides):
+            check(cancel)
+            told = _progress_line(progress, server.role, 2 * i + j, 2 * repeats,
+                                  f"repeat {i + 1}/{repeats}", concurrency)
+            runs[server.role].append(run_batch(server, server_info, declared, req, prompt_ids,
+                                               concurrency, texts, cancel=cancel,
+                                               on_tokens=told))
+    return runs["baseline"], runs["speculative"]
+
+
+def _progress_line(progress: Progress | None, role: str, batch: int, batches: int,
+                   which: str, concurrency: int) -> OnTokens | None:
+    """A batch's ``on_tokens`` as progress lines: the first at once, then at most
+    one per ``PROGRESS_S``; the fraction counts whole batches and this one's tokens."""
+    if progress is None:
+        return None
+    last = [-PROGRESS_S]
+    each = "" if concurrency == 1 else f" over {concurrency} requests"
+
+    def told(tokens: int, most: int) -> None:
+        now = time.perf_counter()
+        if now - last[0] < PROGRESS_S:
+            return
+        last[0] = now
+        progress((batch + min(tokens / most, 1.0)) / batches,
+                 f"{role} server: {tokens}/{most} tokens{each}, {which}")
+    return told
 
 
 def compare_servers(pair: ServerPair, req: RequestSpec, prompt_ids: list[int],
                     repeats: int = 3, concurrency: int = 1,
-                    texts: Texts | None = None) -> CompareRecord:
-    """Alternating baseline and speculative batches; the medians as in-process."""
-    if repeats < 1:
-        raise ConfigError("--repeats must be at least 1")
-    info = check_servers(pair)
-    warm_up(pair.baseline, info.baseline, prompt_ids)
-    warm_up(pair.speculative, info.speculative, prompt_ids)
-    baselines: list[RunTrace] = []
-    speculatives: list[RunTrace] = []
-    for _ in range(repeats):
-        baselines += run_batch(pair.baseline, info.baseline, Declared(), req, prompt_ids,
-                               concurrency, texts)
-        speculatives += run_batch(pair.speculative, info.speculative, pair.declared, req,
-                                  prompt_ids, concurrency, texts)
-    return make_compare(baselines, speculatives)
+                    texts: Texts | None = None, *, cancel: threading.Event | None = None,
+                    progress: Progress | None = None) -> CompareRecord:
+    """Alternating baseline and speculative batches; the medians as in-process.
+    ``cancel`` and ``progress`` as in ``alternate_batches``."""
+    baselines, speculatives = alternate_batches(pair, req, prompt_ids, repeats=repeats,
+                                                concurrency=concurrency, texts=texts,
+                                                cancel=cancel, progress=progress)
+    return make_compare([t for b in baselines for t in b], [t for s in speculatives for t in s])
 
 
 def trace_server(pair: ServerPair, req: RequestSpec, prompt_ids: list[int],

@@ -31,7 +31,7 @@ from space.runs.recorder import HistoryRecorder
 from space.runs.repeats import WARMUP_TOKENS
 from space.runs.servers import page_compare
 from space.server.client import ServerError
-from space.server.compare import check_servers
+from space.server.compare import ServerPair, check_servers
 from space.server.flags import pair_from_args
 from space.ui import datadir, inputs, panels, teaching, tipping_panel
 from space.ui.auth import LoginTable
@@ -74,8 +74,12 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                workload_id: str | None = None, compare: Compare | None = None,
                startup: Startup | None = None, history: History | None = None,
                logins_on: bool = False, offer: offers.Offer | None = None,
-               traffic_file: str | None = None, traffic_private: bool = False) -> gr.Blocks:
+               traffic_file: str | None = None, traffic_private: bool = False,
+               pair: ServerPair | None = None) -> gr.Blocks:
     """The page; ``compare`` runs a comparison (default ``space.runs.runner.compare``).
+    ``pair``: the page measures these running servers and builds no engine: runs
+    through them (``page_compare``, unless ``compare`` is given), sweeps over
+    concurrency through them, the tipping curve refused in one sentence.
     With ``startup``, a banner shows the engines' build and runs submitted
     before it ends wait for it. ``metrics`` (and the Live tab) hear every run,
     sweep, tipping curve and traffic run that ends (``observers``). With
@@ -89,6 +93,9 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
     samples = samples or inputs.sample_prompts(on_gpu())
     offer = offer or offers.build(spec)
     pairs = inputs.pair_choices(on_gpu(), offer)
+    servers = pair is not None
+    if pair is not None and compare is None:
+        compare = page_compare(pair, spec)
     with gr.Blocks(title="SpecLens") as demo:
         state = gr.State(None)
         gr.Markdown(panels.HEADER)
@@ -114,14 +121,15 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                 checklist = panels.build_checklist()
                 tipping_mini = gr.Plot(label="Tipping point on this machine",
                                        elem_id="tipping-mini")
-                gr.Markdown(tipping_panel.MINI_NOTE)
+                gr.Markdown(tipping_panel.MINI_NOTE_SERVERS if servers
+                            else tipping_panel.MINI_NOTE)
             with gr.Tab("Memory"):
                 memory = panels.build_memory()
             with gr.Tab("Replay & export"):
                 files = panels.build_files()
             with gr.Tab("Sweep"):
-                sweep = build_sweep_panel(workload_id)
-                tipping = tipping_panel.build_tipping_panel()
+                sweep = build_sweep_panel(workload_id, servers)
+                tipping = tipping_panel.build_tipping_panel(servers)
             with gr.Tab("Traffic"):
                 traffic = build_traffic_panel(traffic_file)
             if history is not None:
@@ -133,8 +141,10 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                 tipping_mini, anatomy)
         events, runlog = observers(metrics, history, traffic_private)
         h = Handlers(ui, spec, metrics, samples, compare, offer, events)
-        sh = SweepHandlers(sweep, spec, offer, events)
-        th = tipping_panel.TippingHandlers(tipping, spec, offer, events)
+        sh = SweepHandlers(sweep, spec, offer, events, pair=pair)
+        th = tipping_panel.TippingHandlers(tipping, spec, offer, events, servers=servers)
+        # Server mode (``pair``) does not reach the Traffic tab yet: it still builds
+        # in-process engines. Its handlers are to take ``pair`` here, as SweepHandlers do.
         trh = TrafficHandlers(traffic, spec, offer, traffic_file, show_record=h.show,
                               publisher=events)
         if startup is not None and banner is not None:
@@ -331,7 +341,7 @@ def serve(a: argparse.Namespace) -> int:
     startup = Startup(on_ready=metrics.set_engines_ready) if pair is None else None
     demo = build_demo(spec, metrics, samples, pair_id=getattr(a, "pair", None),
                       workload_id=workload_id, startup=startup, history=history,
-                      compare=None if pair is None else page_compare(pair, spec),
+                      pair=pair,
                       logins_on=_logins_on(a), offer=offer, traffic_file=traffic_file,
                       traffic_private=getattr(a, "traffic_private", False))
     logins = getattr(a, "logins", None)

@@ -2,14 +2,16 @@
 speedup and acceptance plotted against it, the table downloadable as CSV.
 
 The builder lays out the components; ``SweepHandlers`` runs the sweep through
-``space.runs.sweep.run_sweep`` (which takes ``runner.POOL``'s lock, like page runs)
-and draws it with ``vis.sweep.sweep_figure``.
+``space.runs.sweep_plan.run`` (in-process, under ``runner.POOL``'s lock like page
+runs; or, on a page that measures running servers, over concurrency through
+them) and draws it with ``vis.sweep.sweep_figure``.
 """
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import gradio as gr
 
@@ -19,11 +21,15 @@ from space.runs import offer as offers
 from space.runs import presets
 from space.runs.events import Publisher
 from space.runs.sweep_plan import SweepPlan
+from space.server.client import ServerError
 from space.ui import datadir, inputs
 from space.ui.job_status import failure_shown, progress_shown
 from space.ui.links import job_for
 from space.ui.live import LiveJob, followed, guarded
 from space.ui.status import saved_html, status_html
+
+if TYPE_CHECKING:
+    from space.server.compare import ServerPair
 
 # Short defaults: every point is a baseline and a speculative run of every
 # prompt of the workload, so a CPU sweep of 3 points takes a minute or two.
@@ -36,6 +42,10 @@ INTRO = ("Run one workload at several values of one variable: each point is a ba
          "and a speculative run of every prompt of the workload, with the method and draft "
          "chosen above. Speedup = baseline TPOT / speculative TPOT; below the dashed line "
          "(1x) speculation is slower. One sweep or run at a time; others queue.")
+SERVERS_NOTE = ("**This page measures running servers.** A sweep over concurrency sends N "
+                "copies of the workload's first prompt at once to each server; the "
+                "speculative server's k, method and engine settings are fixed by its "
+                "`--speculative-config`, so only concurrency is swept here.")
 
 
 @dataclass
@@ -67,18 +77,22 @@ def workload_choices() -> list[tuple[str, str]]:
     return [(f"{w.title} ({w.id})", w.id) for w in workloads or []]
 
 
-def build_sweep_panel(workload_id: str | None = None) -> SweepPanel:
+def build_sweep_panel(workload_id: str | None = None, servers: bool = False) -> SweepPanel:
+    """``servers``: the page measures running servers (concurrency is swept)."""
     gr.Markdown(INTRO)
+    if servers:
+        gr.Markdown(SERVERS_NOTE, elem_id="sweep-servers-note")
+    first = "concurrency" if servers else "k"
     choices = workload_choices()
     ids = [v for _, v in choices]
     value = workload_id if workload_id in ids else ("code_editing" if "code_editing" in ids
                                                     else (ids[0] if ids else None))
     with gr.Row():
         workload = gr.Dropdown(choices, value=value, label="Workload", elem_id="sweep-workload")
-        variable = gr.Radio(list(DEFAULT_VALUES), value="k", label="Variable",
+        variable = gr.Radio(list(DEFAULT_VALUES), value=first, label="Variable",
                             elem_id="sweep-variable")
     with gr.Row():
-        values = gr.Textbox(DEFAULT_VALUES["k"], label="Values (comma-separated)",
+        values = gr.Textbox(DEFAULT_VALUES[first], label="Values (comma-separated)",
                             elem_id="sweep-values")
         max_tokens = gr.Number(DEFAULT_MAX_TOKENS, precision=0, minimum=1, maximum=1024,
                                label="Max tokens per request")
@@ -104,10 +118,12 @@ def display_table(table):
 
 class SweepHandlers:
     def __init__(self, panel: SweepPanel, base_spec: EngineSpec,
-                 offer: offers.Offer | None = None, publisher: Publisher | None = None) -> None:
+                 offer: offers.Offer | None = None, publisher: Publisher | None = None,
+                 pair: ServerPair | None = None) -> None:
         self.panel, self.base_spec = panel, base_spec
         self.offer = offer or offers.build(base_spec)  # the drafts a visitor may pick
         self.publisher = publisher or Publisher()  # the page's observers (space.ui.app)
+        self.pair = pair  # the servers the page measures; None: in-process engines
 
     def values_for(self, variable: str) -> str:
         return DEFAULT_VALUES.get(variable, "")
@@ -129,7 +145,7 @@ class SweepHandlers:
             spec, plan = self._plan(workload_id, variable, values, max_tokens, repeats, method,
                                     draft, k, pair_id)
             job = LiveJob(lambda _on_step, report, cancel: sweep_plan.run(
-                spec, plan, progress=report, cancel=cancel, job=page_job))
+                spec, plan, progress=report, cancel=cancel, job=page_job, pair=self.pair))
             result = yield from followed(job, lambda ev: progress_shown(self.panel.status, ev,
                                                                         progress),
                                          "the sweep")
@@ -139,18 +155,25 @@ class SweepHandlers:
                                                   "not run")}
         done = yield from guarded(body(), "the sweep", stopped,
                                   functools.partial(failure_shown, self.panel.status),
-                                  (ConfigError, ModelError, presets.PresetError))
+                                  (ConfigError, ModelError, presets.PresetError, ServerError))
         if done is not None:
             plan, result = done
             yield self._show(plan, result, saved_html(page_job.replies.get("history")))
 
     def _plan(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
               pair_id) -> tuple[EngineSpec, SweepPlan]:
-        """The page's sweep settings, checked; ``ConfigError`` with one line if not."""
+        """The page's sweep settings, checked; ``ConfigError`` with one line if not.
+        Through servers: their method and k (the start's), and concurrency only."""
         from space.runs import sweep_plan
 
-        spec = inputs.speculative_spec(self.base_spec, method, draft, k, pair_id,
-                                       offer=self.offer)
+        if self.pair is not None:
+            refusal = sweep_plan.server_refusal(str(variable), self.pair)
+            if refusal:
+                raise ConfigError(refusal)
+            spec = self.base_spec
+        else:
+            spec = inputs.speculative_spec(self.base_spec, method, draft, k, pair_id,
+                                           offer=self.offer)
         return spec, sweep_plan.plan(str(workload_id or ""), str(variable),
                                      str(values or ""), inputs.repeats(repeats),
                                      _tokens(max_tokens))

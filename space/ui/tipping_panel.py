@@ -18,6 +18,7 @@ import gradio as gr
 from space.engine.models import ModelError
 from space.judge import curves, theory
 from space.records.config import ConfigError, EngineSpec
+from space.records.run import SERVER
 from space.records.trace import CompareRecord, RunTrace
 from space.runs import curve_cache, machine_inputs
 from space.runs import offer as offers
@@ -39,7 +40,15 @@ INTRO = ("### Tipping point on this machine\nSpeedup against acceptance for the 
 MINI_NOTE = ("<small>This machine's tipping curve for the pair (points measured with forced, "
              "synthetic acceptance; see the Sweep tab). The vertical line is this run's "
              "acceptance.</small>")
+MINI_NOTE_SERVERS = ("<small>A run through servers has no tipping curve here: the servers' "
+                     "machine is not this one (see the Sweep tab).</small>")
 NO_CURVE = "no curve measured yet: press Measure, or run `python -m space tipping`"
+# A server's acceptance is its workload's: nothing a client sends can force it.
+SERVERS_NOTE = ("This page measures running servers, and a tipping curve needs in-process "
+                "engines with a forced (synthetic) acceptance rate, which a server cannot "
+                "give: measure it on the servers' box with `python -m space tipping` (the "
+                "same --model, --method and --k); the curves cached on this machine are "
+                "listed below.")
 
 
 @dataclass
@@ -62,8 +71,11 @@ def curve_choices() -> list[tuple[str, str]]:
              f"{c.date[:10]})", curves.cache_name(c)) for c in curve_cache.all_curves()]
 
 
-def build_tipping_panel() -> TippingPanel:
+def build_tipping_panel(servers: bool = False) -> TippingPanel:
+    """``servers``: the page measures running servers; Measure says why it cannot."""
     gr.Markdown(INTRO)
+    if servers:
+        gr.Markdown(SERVERS_NOTE, elem_id="tipping-servers-note")
     choices = curve_choices()
     with gr.Row():
         curve = gr.Dropdown(choices, value=choices[0][1] if choices else None,
@@ -86,10 +98,12 @@ def _csv_file(curve: curves.TippingCurve) -> str:
 
 class TippingHandlers:
     def __init__(self, panel: TippingPanel, base_spec: EngineSpec,
-                 offer: offers.Offer | None = None, publisher: Publisher | None = None) -> None:
+                 offer: offers.Offer | None = None, publisher: Publisher | None = None,
+                 servers: bool = False) -> None:
         self.panel, self.base_spec = panel, base_spec
         self.offer = offer or offers.build(base_spec)  # the drafts a visitor may pick
         self.publisher = publisher or Publisher()  # the page's observers (space.ui.app)
+        self.servers = servers  # the page measures running servers: no engine is built
 
     def show(self, name: str | None, axis: str = "length", saved: str = "") -> dict:
         """Draw a cached curve (page load, dropdown, axis); ``saved``: the history
@@ -115,10 +129,14 @@ class TippingHandlers:
     def measure(self, method, draft, k, pair_id=None, axis="length",
                 progress=gr.Progress(),  # noqa: B008 (Gradio injects it)
                 request: gr.Request | None = None) -> dict:
-        """Measure (or derive) the chosen pair's curve, cache it, draw it."""
+        """Measure (or derive) the chosen pair's curve, cache it, draw it; on a page
+        that measures running servers, one sentence saying why not (nothing is built)."""
+        p = self.panel
+        if self.servers:
+            return {p.status: status_html(SERVERS_NOTE, "info")}
         from space.runs import tipping
 
-        p, job = self.panel, job_for(self.publisher, request)
+        job = job_for(self.publisher, request)
         try:
             spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id,
                                       offer=self.offer)
@@ -156,7 +174,7 @@ def mini_figure(record: CompareRecord | RunTrace | None):
     from vis.tipping import tipping_figure
 
     run = record.speculative if isinstance(record, CompareRecord) else record
-    if run is None:
+    if run is None or run.config.source == SERVER:  # this machine's curve is not the server's
         return None
     curve = machine_inputs.curve_for(run.config)
     if curve is None:

@@ -56,18 +56,29 @@ def server_page(pair):
     from gradio_client import Client
 
     from space.observe.prom import Metrics
-    from space.runs.servers import page_compare
     from space.ui import app, inputs
 
     spec = EngineSpec(method="ngram", k=4, max_model_len=2048)
     demo = app.build_demo(spec, Metrics(), inputs.sample_prompts(), max_tokens=PAGE_MAX_TOKENS,
-                          compare=page_compare(pair, spec))
+                          pair=pair)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     _, url, _ = app.launch(demo, Metrics(), port=port)
     yield url, Client(url, verbose=False)
     demo.close()
+
+
+@pytest.fixture
+def no_engines(monkeypatch):
+    """Fails a test that builds an in-process engine (the servers are measured)."""
+    from space.engine import EnginePool
+
+    def refuse(*_a, **_kw):
+        raise AssertionError("an in-process engine was built on a page measuring servers")
+
+    monkeypatch.setattr(EnginePool, "baseline", refuse)
+    monkeypatch.setattr(EnginePool, "speculative", refuse)
 
 
 @pytest.fixture(scope="package")

@@ -75,9 +75,12 @@ def test_sweep_concurrency_through_servers(pair, capsys, tmp_path):
                  "--values", "1,2", "--max-tokens", "16", "--repeats", "1",
                  "--max-model-len", "2048", "--baseline-url", pair.baseline.url,
                  "--speculative-url", pair.speculative.url, "--json", str(out)]) == 0
-    rows = json.loads(out.read_text())["rows"]
-    assert [r["concurrency"] for r in rows] == [1, 2]
-    assert "concurrency" in capsys.readouterr().out
+    saved = json.loads(out.read_text())  # an in-process sweep's table, from the servers
+    assert saved["variable"] == "concurrency"
+    assert [r["value"] for r in saved["table"]] == [1, 2]
+    assert saved["results"][1]["config"]["source"] == SERVER
+    assert [len(r["items"]) for r in saved["results"]] == [1, 2]  # a comparison per request
+    assert "crossover (speedup = 1)" in capsys.readouterr().out
 
 
 def test_the_page_refuses_a_down_server_at_start(capsys):

@@ -28,3 +28,26 @@ def test_page_refuses_another_k(server_page):
     labels = [r["label"] for r in client.view_api(return_format="dict", print_info=False)
               ["named_endpoints"]["/run"]["returns"]]
     assert "runs ngram with k=4" in str(out[labels.index("Status")])
+
+
+def test_sweep_and_tipping_tabs_measure_the_servers(server_page, no_engines, monkeypatch):
+    """Concurrency is swept through the servers; k, and the tipping curve, are one
+    line each; nothing builds an in-process engine."""
+    from space.runs import sweep, tipping
+
+    for name, module in (("run_sweep", sweep), ("run_grid", sweep), ("build_curve", tipping)):
+        monkeypatch.setattr(module, name, _refuse)
+    _, client = server_page
+    status, _plot, table, *_ = client.predict("code_editing", "concurrency", "1,2", 8, 1,
+                                              "ngram", "", 4, None, api_name="/sweep")
+    assert 'data-kind="done"' in status and "2 points of code_editing" in status
+    assert [row[0] for row in table["data"]] == [1, 2]  # the table's concurrency column
+    status = client.predict("code_editing", "k", "2,4", 8, 1, "ngram", "", 4, None,
+                            api_name="/sweep")[0]
+    assert 'data-kind="error"' in status and "fixed by its --speculative-config" in status
+    status = client.predict("ngram", "", 4, None, "length", api_name="/tipping")[1]
+    assert "a server cannot give" in status and "python -m space tipping" in status
+
+
+def _refuse(*_a, **_kw):
+    raise AssertionError("an in-process sweep or tipping curve ran on a page measuring servers")
