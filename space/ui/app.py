@@ -200,6 +200,19 @@ def _wire_tipping(demo: gr.Blocks, c: panels.Controls, p: tipping_panel.TippingP
                     show_progress="full", show_progress_on=[p.status, p.plot])
 
 
+STOPPED = ("stopped: the run ends before its next engine step (or server chunk) and "
+           "the engines are free for the next run")
+
+
+def wire_stop(button: gr.Button, job: gr.events.Dependency, status: gr.HTML) -> None:
+    """Stop closes ``job``'s generator (as a client that leaves does): its ``finally``
+    cancels the run before the next engine step or server chunk, and the next
+    queued user starts. A closed generator writes nothing more, so the click itself
+    says so in ``status``."""
+    button.click(lambda: status_html(STOPPED), None, status, cancels=[job],
+                 concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
+
+
 def _wire_traffic(ui: UI, p: TrafficPanel, h: TrafficHandlers, run_traffic: Callable) -> None:
     # The page's engine queue, as runs and sweeps: one engine job at a time (the run
     # itself lets the engine lock go between prompts).
@@ -207,7 +220,7 @@ def _wire_traffic(ui: UI, p: TrafficPanel, h: TrafficHandlers, run_traffic: Call
     run = p.run.click(run_traffic, p.inputs() + [c.method, c.draft, c.k, c.pair], p.outputs(),
                       api_name="traffic", concurrency_limit=1, concurrency_id="engine",
                       show_progress="full", show_progress_on=[p.status, p.plot])
-    p.stop.click(None, None, None, cancels=[run])
+    wire_stop(p.stop, run, p.status)
     # Opening a measured prompt redraws the views from its record; nothing runs.
     p.open.click(h.open_prompt, [p.records, p.pick], ui.record_outputs() + [p.status],
                  concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
@@ -221,9 +234,7 @@ def _wire(demo: gr.Blocks, ui: UI, h: Handlers, run_compare: Callable,
     run = c.run.click(run_compare, c.run_inputs() + [explain], ui.record_outputs(), api_name="run",
                       concurrency_limit=1, concurrency_id="engine",
                       show_progress="full", show_progress_on=[ui.results.status])
-    # Stop closes the run's generator (as a client that leaves does): the run
-    # ends before its next engine step and the next queued user starts.
-    c.stop.click(None, None, None, cancels=[run])
+    wire_stop(c.stop, run, ui.results.status)
     # Replays never wait for the engines; they are bounded (space/records/replay.py) and go
     # one at a time, so they take at most one core's share from a measured run.
     # The uploaded file is removed when its session ends.
@@ -248,7 +259,7 @@ def _wire_sweep(c: panels.Controls, p: SweepPanel, h: SweepHandlers,
     sweep = p.run.click(run_sweep, p.inputs() + [c.method, c.draft, c.k, c.pair], p.outputs(),
                         api_name="sweep", concurrency_limit=1, concurrency_id="engine",
                         show_progress="full", show_progress_on=[p.status, p.plot])
-    p.stop.click(None, None, None, cancels=[sweep])
+    wire_stop(p.stop, sweep, p.status)
     p.variable.change(h.values_for, p.variable, p.values, concurrency_limit=None,
                       show_progress="hidden", api_visibility="undocumented")
 

@@ -8,6 +8,7 @@ import pytest
 from space.records.run import SERVER
 from space.records.schema import load
 from space.records.trace import CORRECTION
+from space.ui.app import STOPPED
 from tests.helpers.browser import RUN_TIMEOUT_MS, chromium_page
 from vis.server_notes import REJECTED_IDS, SENTENCES, STEP_ANATOMY, TARGET_VIEW
 from vis.tokens import EMPTY_GLYPH, NEWLINE_GLYPH
@@ -57,3 +58,17 @@ def test_page_renders_a_server_run(server_page, tmp_path):
         title = page.inner_text("#step-title")
         assert "whose ids the server does not report" in title
         assert SENTENCES[TARGET_VIEW] in title and SENTENCES[STEP_ANATOMY] in title
+
+
+def test_stop_says_so_in_the_status(server_page):
+    """Stop closes the run's handler, which then writes nothing more: the click
+    itself puts the one line in the status box (the servers are freed and the next
+    run works: tests/server/test_stop_servers.py)."""
+    url, _ = server_page
+    with chromium_page() as page:
+        page.goto(url, wait_until="domcontentloaded")
+        page.fill("#prompt textarea", "Write the numbers from 1 to 500 separated by commas.")
+        page.click("#run")
+        page.wait_for_selector("#status :text('tokens, repeat')", timeout=RUN_TIMEOUT_MS)
+        page.click("#stop")
+        page.wait_for_selector(f"#status :text('{STOPPED[:40]}')", timeout=30_000)
