@@ -2,12 +2,14 @@
 
 A run at concurrency N sends N copies of the prompt at once, so that the
 server batches them as it would in production; each copy gets its own trace.
+``run_prompts`` sends N different prompts at once (a traffic file's batch).
 ``vllm:num_requests_running`` is read before and after: a server that carries
 other traffic is flagged on the record, never silently measured.
 """
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -81,16 +83,39 @@ def run_batch(server: Server, info: ServerInfo, declared: Declared, req: Request
     if concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
     body = completion_body(info.model, prompt_ids, req, max_tokens_for(req, prompt_ids, info))
+    return _together(server, info, declared, [(req, body)] * concurrency, texts)
+
+
+def run_prompts(server: Server, info: ServerInfo, declared: Declared,
+                reqs: Sequence[RequestSpec], prompts: Sequence[list[int]],
+                texts: Texts | None = None) -> list[RunTrace]:
+    """Different prompts at once, request i with ``prompts[i]``; one trace each, in order.
+
+    Example: reqs [a, b], prompts [[1, 2], [3]] -> two requests in flight together,
+    [trace of a on [1, 2], trace of b on [3]].
+    """
+    if not prompts or len(reqs) != len(prompts):
+        raise ConfigError(f"{len(reqs)} requests for {len(prompts)} prompts")
+    return _together(server, info, declared,
+                     [(r, completion_body(info.model, ids, r, max_tokens_for(r, ids, info)))
+                      for r, ids in zip(reqs, prompts, strict=True)], texts)
+
+
+def _together(server: Server, info: ServerInfo, declared: Declared,
+              requests: list[tuple[RequestSpec, dict]], texts: Texts | None) -> list[RunTrace]:
+    """(request, body) pairs sent at once, one stream each; ``num_requests_running``
+    read around them flags other traffic; a k other than the declared one refused."""
     before = requests_running(read_metrics(server))
-    with ThreadPoolExecutor(concurrency) as pool:
-        streams = list(pool.map(lambda _: stream_completion(server, body), range(concurrency)))
+    with ThreadPoolExecutor(len(requests)) as pool:
+        streams = list(pool.map(lambda rb: stream_completion(server, rb[1]), requests))
     after = requests_running(read_metrics(server))
-    extra = {"concurrency": concurrency, "requests_running_before": before,
+    extra = {"concurrency": len(requests), "requests_running_before": before,
              "requests_running_after": after, "other_traffic": bool(before or after)}
     if extra["other_traffic"]:
         log.warning("the %s server ran other requests around this run (%g before, %g after)",
                     server.role, before, after)
-    traces = [build_trace(s, info, declared, req, texts, extra) for s in streams]
+    traces = [build_trace(s, info, declared, req, texts, extra)
+              for s, (req, _) in zip(streams, requests, strict=True)]
     for t in traces:
         k = (t.vllm_spec_metrics or {}).get("num_spec_tokens")
         if k is not None and k != declared.k:
