@@ -31,7 +31,7 @@ from space.runs.recorder import HistoryRecorder
 from space.runs.repeats import WARMUP_TOKENS
 from space.runs.servers import page_compare
 from space.server.client import ServerError
-from space.server.compare import check_servers
+from space.server.compare import ServerPair, check_servers
 from space.server.flags import pair_from_args
 from space.ui import datadir, inputs, panels, teaching, tipping_panel
 from space.ui.auth import LoginTable
@@ -74,7 +74,8 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                workload_id: str | None = None, compare: Compare | None = None,
                startup: Startup | None = None, history: History | None = None,
                logins_on: bool = False, offer: offers.Offer | None = None,
-               traffic_file: str | None = None, traffic_private: bool = False) -> gr.Blocks:
+               traffic_file: str | None = None, traffic_private: bool = False,
+               pair: ServerPair | None = None) -> gr.Blocks:
     """The page; ``compare`` runs a comparison (default ``space.runs.runner.compare``).
     With ``startup``, a banner shows the engines' build and runs submitted
     before it ends wait for it. ``metrics`` (and the Live tab) hear every run,
@@ -84,7 +85,8 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
     ``logins_on`` lets owners delete their runs. ``offer``: the drafts and pairs
     a visitor may pick (default: ``space.runs.offer.build(spec)``, no free text).
     ``traffic_file``: the Traffic tab's file when a visitor uploads none;
-    ``traffic_private``: traffic runs go to the history without prompt text."""
+    ``traffic_private``: traffic runs go to the history without prompt text.
+    ``pair``: the running servers the Traffic tab measures (no engine is built for it)."""
     spec = hardware.resolve_spec(spec)  # the dtype the page says it runs in
     samples = samples or inputs.sample_prompts(on_gpu())
     offer = offer or offers.build(spec)
@@ -136,7 +138,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
         sh = SweepHandlers(sweep, spec, offer, events)
         th = tipping_panel.TippingHandlers(tipping, spec, offer, events)
         trh = TrafficHandlers(traffic, spec, offer, traffic_file, show_record=h.show,
-                              publisher=events)
+                              publisher=events, pair=pair)
         if startup is not None and banner is not None:
             wire_banner(demo, startup, *banner)
         activity = Activity()
@@ -333,7 +335,7 @@ def serve(a: argparse.Namespace) -> int:
                       workload_id=workload_id, startup=startup, history=history,
                       compare=None if pair is None else page_compare(pair, spec),
                       logins_on=_logins_on(a), offer=offer, traffic_file=traffic_file,
-                      traffic_private=getattr(a, "traffic_private", False))
+                      traffic_private=getattr(a, "traffic_private", False), pair=pair)
     logins = getattr(a, "logins", None)
     _, local_url, share_url = launch(demo, metrics, a.host, a.port, a.share, logins,
                                      max_upload_mb=getattr(a, "max_upload_mb", DEFAULT_MAX_UPLOAD_MB))
