@@ -61,7 +61,7 @@ def server_page(pair):
 
     spec = EngineSpec(method="ngram", k=4, max_model_len=2048)
     demo = app.build_demo(spec, Metrics(), inputs.sample_prompts(), max_tokens=PAGE_MAX_TOKENS,
-                          compare=page_compare(pair, spec))
+                          compare=page_compare(pair, spec), pair=pair)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
