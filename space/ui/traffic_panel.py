@@ -47,9 +47,9 @@ INTRO = ("Bring your own prompts: a JSONL file (`prompt`, OpenAI `messages`, or 
          "are grouped by what they look like. A sample of each group runs through both "
          "engines with the method chosen above; you get a verdict per group, the "
          "traffic-weighted speedup and what to deploy, with a k per batch size when this "
-         "machine's tipping curve is cached. With more than one request at once, a group's "
-         "prompts run in batches of that many. Malformed lines are skipped and listed. One "
-         "job at a time; others queue.")
+         "machine's tipping curve is cached (not through running servers). With more than "
+         "one request at once, a group's prompts run in batches of that many. Malformed "
+         "lines are skipped and listed. One job at a time; others queue.")
 
 
 @dataclass
