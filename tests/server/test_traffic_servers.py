@@ -36,7 +36,10 @@ def test_traffic_through_servers_sends_a_groups_prompts_together(pair):
     assert a.speculative.prompt_token_ids != b.speculative.prompt_token_ids
     for x, y in ((a.baseline, b.baseline), (a.speculative, b.speculative)):
         assert x.arrival_s < y.finish_s and y.arrival_s < x.finish_s
-    assert r.concurrency == 2 and "--speculative-config" in r.deployment.command
+    # the declared configuration is what the answer deploys (the verdicts are the machine's)
+    assert r.concurrency == 2 and r.config.source == SERVER
+    assert r.config.speculative_config == {"method": "ngram", "num_speculative_tokens": 4,
+                                           "prompt_lookup_min": 2, "prompt_lookup_max": 5}
     assert r.schedule is None or r.schedule.note.startswith("no k per batch size for the servers")
 
 
