@@ -4,6 +4,9 @@
   python -m space traffic chats.csv --label-field team --per-group 4 \\
       --csv groups.csv --prompts-csv prompts.csv --json traffic.json --plot traffic.html
   python -m space traffic prompts.jsonl --concurrency 4        a group's prompts 4 at once
+  python -m space traffic prompts.jsonl --method ngram --k 4 \
+      --baseline-url http://gpu-box:8000/v1 --speculative-url http://gpu-box:8001/v1
+                                                              through two running servers
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from space.common.versions import warn_if_untested
 from space.records.config import ConfigError, EngineSpec
 from space.runs.sweep import MAX_CONCURRENCY
 from space.runs.traffic_groups import DEFAULT_MAX_PROMPTS, DEFAULT_PER_GROUP
+from space.server.flags import pair_from_args, server_flags
 
 log = logging.getLogger("space")
 
@@ -53,6 +57,7 @@ def traffic_parser(sub, engine_flags: Callable[[argparse.ArgumentParser], None])
     s.add_argument("--plot", metavar="PATH", help="write the figures: .html or .png")
     s.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
     engine_flags(s)
+    server_flags(s)
 
 
 def read_plan(a: argparse.Namespace):
@@ -84,12 +89,17 @@ def traffic(a: argparse.Namespace, spec: EngineSpec):
     if not spec.is_speculative:  # before anything is printed: bad input stays one line
         raise ConfigError("a traffic run compares a speculative method with the baseline: "
                           "choose a --method")
+    pair = pair_from_args(a, spec)  # half a pair or a bad URL: one line, before the file
     file, plan = read_plan(a)
     print(file.describe())
-    warn_if_untested(log)  # after the input checks: bad input stays one line
+    if pair is None:
+        warn_if_untested(log)  # after the input checks: bad input stays one line
+    else:
+        print(f"servers: {pair.hosts}")
     result = run_traffic(spec, plan, source=Path(a.file).name, repeats=a.repeats,
                          max_tokens=a.max_tokens, temperature=a.temperature, progress=bar,
-                         skipped=[str(s) for s in file.skipped], concurrency=a.concurrency)
+                         skipped=[str(s) for s in file.skipped], concurrency=a.concurrency,
+                         servers=pair)
     print(describe(result))
     for path, rows, columns in ((a.csv, result.group_rows(), GROUP_COLUMNS),
                                 (a.prompts_csv, result.rows(), PROMPT_COLUMNS)):

@@ -23,6 +23,10 @@ the traffic's speedup is (space/judge/traffic.py). Its best k per c (0 where
 none reaches the no-gain line, 1.05x) becomes vLLM's
 ``num_speculative_tokens_per_batch_size`` through space/judge/deploy.py; the
 tests validate it with vLLM's own reader (space/engine/dynamic.check_schedule).
+
+A traffic run through running servers gets no schedule, only a note saying
+why: the curves cached here are this machine's in-process engines, not the
+servers' hardware, and no number is made up in their place.
 """
 from __future__ import annotations
 
@@ -33,7 +37,7 @@ from typing import Any
 from space.judge import deploy, theory
 from space.judge.checklist import NO_GAIN_SPEEDUP
 from space.judge.curves import LOOKUP_METHODS, StepCosts, TippingCurve
-from space.records.run import RunConfig
+from space.records.run import SERVER, RunConfig
 
 K_CHOICES = tuple(range(1, 9))  # the k sweep's default values; the model is linear in k
 SWEEP_HINT = ('python -m space sweep --workload WORKLOAD --variable k_x_concurrency '
@@ -143,6 +147,14 @@ def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | 
         return None
     k_m = config.k
     out = Schedule(k_m, measured_concurrency, "")
+    if config.source == SERVER:
+        out.note = (f"no k per batch size for the servers: it is predicted from a tipping "
+                    f"curve's step costs, and the curves cached here measure in-process "
+                    f"engines on this machine, not the servers' hardware. Through the "
+                    f"servers only their own k={k_m} is measured: start a speculative server "
+                    f"per k and measure each (`python -m space traffic` or `sweep "
+                    f"--variable concurrency` with --speculative-url)")
+        return out
     if curve is None or not curve.step_costs:
         out.note = (f"no k per batch size: no tipping curve of {config.method} k={k_m} for "
                     f"this pair is cached on this machine ({config.device}, {config.dtype}). "

@@ -12,7 +12,7 @@ from space.judge import curves
 from space.judge.checklist import evaluate
 from space.judge.measure import Context, compare_inputs
 from space.observe import memory
-from space.records.run import RunConfig
+from space.records.run import SERVER, RunConfig
 from space.records.trace import CompareRecord
 from space.records.verdict import Checklist
 from space.runs import curve_cache
@@ -42,8 +42,9 @@ def memory_figures(engines: Sequence[Any] | None, device: str) -> dict[str, int 
 
 
 def curve_for(config: RunConfig) -> curves.TippingCurve | None:
-    """This machine's cached tipping curve for a run's pair and k (none for synthetic runs)."""
-    if config.synthetic:
+    """This machine's cached tipping curve for a run's pair and k (none for synthetic
+    runs, nor for a server's: this machine's curves are not the servers' hardware)."""
+    if config.synthetic or config.source == SERVER:
         return None
     return curve_cache.find_for_config(config, versions.public_vllm())
 

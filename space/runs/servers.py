@@ -1,9 +1,10 @@
 """Runs through two running vLLM servers (space/server/) with the local tokenizer:
 the prompt as token ids (no chat template can drift) and each token's text.
 
-A comparison for the page (``page_compare``) and the CLI (``judged_compare``), and
-a sweep over concurrency (``sweep_concurrency``), the one variable a client can
-vary: k, the method and the engine settings are the servers' own.
+A comparison for the page (``page_compare``) and the CLI (``judged_compare``), a
+sweep over concurrency (``sweep_concurrency``), the one variable a client can
+vary (k, the method and the engine settings are the servers' own), and a
+traffic run's prompts (``ServerSource``).
 """
 from __future__ import annotations
 
@@ -19,10 +20,11 @@ from space.engine.build import token_texts
 from space.judge.measure import Context
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.events import RunFailed, RunFinished, RunStarted, SweepFinished
-from space.records.trace import CompareRecord, make_compare
+from space.records.trace import CompareRecord, RunTrace, make_compare
 from space.runs import machine_inputs
 from space.runs.events import Job, job_or_default, published
 from space.runs.presets import Workload
+from space.runs.repeats import alternate
 from space.runs.workloads import (
     PromptResult,
     WorkloadResult,
@@ -30,9 +32,17 @@ from space.runs.workloads import (
     summarize,
     workload_checklist,
 )
-from space.server.build import Texts
-from space.server.client import ServerError
-from space.server.compare import ServerPair, alternate_batches, compare_servers
+from space.server.build import Declared, Texts
+from space.server.client import Server, ServerError, ServerInfo
+from space.server.compare import (
+    ServerPair,
+    alternate_batches,
+    check_servers,
+    compare_servers,
+    max_tokens_for,
+    run_prompts,
+    warm_up,
+)
 
 if TYPE_CHECKING:  # space.runs.runner imports the engines; space.runs.sweep pandas
     from space.runs.runner import CompareRunner
@@ -65,10 +75,7 @@ def page_compare(pair: ServerPair, start_spec: EngineSpec) -> CompareRunner:
                 on_step: Any = None, progress: Progress | None = None, warmup: Any = None,
                 cancel: threading.Event | None = None, on_repeat: Any = None,
                 explain: bool = False, job: Job | None = None) -> CompareRecord:
-        declared = pair.declared
-        if (spec.method, spec.k) != (declared.method, declared.k):
-            raise ConfigError(f"this page measures running servers: the speculative one runs "
-                              f"{declared.method} with k={declared.k}")
+        check_declared(pair, spec)
         if progress is not None:
             progress(0.0, "sending the prompt to the two servers")
         ids, texts = encoder(start_spec, req)
@@ -158,3 +165,72 @@ def _point(pair: ServerPair, spec: EngineSpec, workload: Workload, prompt_id: st
     summarize(r)
     r.checklist = workload_checklist(r, ctx, machine_inputs.memory_figures(None, r.config.device))
     return r
+
+
+def check_declared(pair: ServerPair, spec: EngineSpec) -> None:
+    """The servers run what they were declared to run: another method or k is one line."""
+    declared = pair.declared
+    if (spec.method, spec.k) != (declared.method, declared.k):
+        raise ConfigError(f"this page measures running servers: the speculative one runs "
+                          f"{declared.method} with k={declared.k}")
+
+
+class ServerSource:
+    """A traffic run's prompts through two running servers (``space.runs.traffic.Source``).
+
+    The prompts go as token ids of the local tokenizer of ``spec.model``; a batch
+    is its different prompts sent together (``run_prompts``), the baseline and the
+    speculative server alternating as in-process engines do (``repeats.alternate``),
+    after one short warm-up of each server. The checklists leave the memory lines
+    and the tipping curve's break-even unmeasured: the servers are not this machine.
+    """
+
+    def __init__(self, pair: ServerPair, spec: EngineSpec, repeats: int) -> None:
+        check_declared(pair, spec)
+        self.pair, self.spec, self.repeats = pair, spec, repeats
+        self.info = check_servers(pair)
+        self.texts: Texts | None = None
+        self.warm = False
+
+    def encode(self, req: RequestSpec, report: Any = None) -> list[int]:
+        ids, self.texts = encoder(self.spec, req)
+        for info in (self.info.baseline, self.info.speculative):
+            max_tokens_for(req, ids, info)  # no room under the server's max_model_len: skipped
+        return ids
+
+    def one(self, req: RequestSpec, ids: list[int], context: Context,
+            cancel: threading.Event | None, job: Job) -> CompareRecord:
+        return self.batch([("", req)], [ids], context, None, cancel, job)[0]
+
+    def batch(self, reqs: list[tuple[str, RequestSpec]], encoded: list[list[int]],
+              context: Context, progress: Progress | None, cancel: threading.Event | None,
+              job: Job) -> list[CompareRecord]:
+        p, info = self.pair, self.info
+        just = [r for _, r in reqs]
+        if not self.warm:  # a fresh server's first request is slow
+            warm_up(p.baseline, info.baseline, encoded[0], cancel=cancel)
+            warm_up(p.speculative, info.speculative, encoded[0], cancel=cancel)
+            self.warm = True
+        base = (p.baseline, info.baseline, Declared())
+        speculative = (p.speculative, info.speculative, p.declared)
+
+        def run(side: tuple[Server, ServerInfo, Declared], _last: bool) -> list[RunTrace]:
+            check(cancel, "the traffic run")
+            return run_prompts(*side, just, encoded, self.texts, cancel=cancel)
+
+        job.publish(RunStarted(self.spec, job.origin))
+        try:
+            bases, specs = alternate(base, speculative, self.repeats, run, progress,
+                                     label=f"batch of {len(reqs)}: ")
+        except (ConfigError, Cancelled):  # the visitor's doing, not the run's
+            raise
+        except Exception as exc:  # a server fault (ServerError) or a bug
+            job.publish(RunFailed(self.spec, type(exc).__name__, job.origin))
+            raise
+        out = []
+        for j in range(len(reqs)):
+            cmp = make_compare([b[j] for b in bases], [s[j] for s in specs])
+            machine_inputs.attach_checklist(cmp, None, context)
+            job.publish(RunFinished(cmp, job.origin))
+            out.append(cmp)
+        return out

@@ -13,6 +13,11 @@ time. A group's last batch, or a group of fewer than N prompts, is filled up
 to N with its first prompts again, so every batch measures N at once; those
 fillers are run but not kept. Batches of the groups take turns, as prompts do.
 
+That order of work is this module's; where the prompts run is a ``Source``'s:
+``Engines`` (in-process, below) or ``space.runs.servers.ServerSource`` (two
+running vLLM servers, the prompts sent as token ids, the same batches and
+alternation).
+
 Importing this module does not import vLLM (the runner is imported when a
 run starts).
 """
@@ -20,6 +25,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from space.common.cancel import check
 from space.common.progress import Progress
@@ -28,6 +35,7 @@ from space.judge.measure import Context
 from space.judge.traffic import TrafficItem, TrafficResult, answer
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.events import TrafficFinished
+from space.records.trace import CompareRecord
 from space.runs import machine_inputs
 from space.runs.events import Job, job_or_default
 from space.runs.preflight import preflight
@@ -36,10 +44,62 @@ from space.runs.traffic_file import TrafficRequest
 from space.runs.traffic_groups import Plan
 from space.runs.workloads import compare_batch
 
+if TYPE_CHECKING:
+    from space.server.compare import ServerPair
+
 log = logging.getLogger(__name__)
 DEFAULT_MAX_TOKENS = 64
 DEFAULT_REPEATS = 2
 Todo = tuple[str, TrafficRequest, RequestSpec, list[int]]  # group, request, spec, its ids
+
+
+class Source(Protocol):
+    """Where a traffic run's prompts run; ``run_traffic`` decides the order."""
+
+    def encode(self, req: RequestSpec, report: Progress) -> list[int]:
+        """The prompt's ids; ``ConfigError`` when the model cannot take it (skipped)."""
+        ...
+
+    def one(self, req: RequestSpec, ids: list[int], context: Context,
+            cancel: threading.Event | None, job: Job) -> CompareRecord:
+        """One prompt alone: warm-up, alternating repeats, its checklist."""
+        ...
+
+    def batch(self, reqs: list[tuple[str, RequestSpec]], encoded: list[list[int]],
+              context: Context, progress: Progress, cancel: threading.Event | None,
+              job: Job) -> list[CompareRecord]:
+        """Different prompts submitted together, alternating; one comparison per request."""
+        ...
+
+
+@dataclass
+class Engines:
+    """The in-process engines of ``pool`` (``runner``: space.runs.runner, imports vLLM)."""
+
+    spec: EngineSpec
+    repeats: int
+    pool: Any
+    runner: Any
+
+    def encode(self, req: RequestSpec, report: Progress) -> list[int]:
+        [ids] = preflight(self.spec, [req], report)
+        return ids
+
+    def one(self, req: RequestSpec, ids: list[int], context: Context,
+            cancel: threading.Event | None, job: Job) -> CompareRecord:
+        # compare takes the pool's lock for this prompt only, and lets go after it
+        return self.runner.compare(self.spec, req, repeats=self.repeats, pool=self.pool,
+                                   warmup="once", context=context, cancel=cancel,
+                                   prompt_ids=ids, job=job)
+
+    def batch(self, reqs: list[tuple[str, RequestSpec]], encoded: list[list[int]],
+              context: Context, progress: Progress, cancel: threading.Event | None,
+              job: Job) -> list[CompareRecord]:
+        with self.pool.lock:  # this batch only: other visitors' runs go between batches
+            check(cancel, "the traffic run")
+            results, _ = compare_batch(self.spec, reqs, self.repeats, self.pool, context,
+                                       progress, cancel, encoded, job=job)
+        return [r.compare for r in results]
 
 
 def check_concurrency(concurrency: int) -> int:
@@ -83,7 +143,7 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
                 cancel: threading.Event | None = None,
                 skipped: list[str] | None = None,
                 max_tokens_cap: int | None = None, concurrency: int = 1,
-                job: Job | None = None) -> TrafficResult:
+                job: Job | None = None, servers: ServerPair | None = None) -> TrafficResult:
     """Baseline against speculation on every sampled request of ``plan``, and the answer.
 
     ``skipped``: the import's skipped lines, carried into the result. ``cancel``
@@ -91,27 +151,35 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     ``max_tokens_cap``: no request runs longer, whatever the file asks (the page's).
     ``concurrency``: a group's prompts N at once (see the module's docstring).
     ``job`` hears every prompt's run as part of the traffic run, then ``TrafficFinished``.
+    ``servers``: the prompts go to these running servers instead of in-process
+    engines (their declared method and k must be ``spec``'s; ``spec.model`` names
+    the tokenizer); a server fault is ``space.server.client.ServerError``.
     """
     if repeats < 1:
         raise ConfigError(f"repeats must be at least 1, got {repeats}")
     check_concurrency(concurrency)
     if not spec.is_speculative:
         raise ConfigError("a traffic run compares a speculative method with the baseline")
-    from space.runs import runner  # imports vLLM
+    where: Source
+    if servers is not None:
+        from space.runs.servers import ServerSource
 
-    pool = pool or runner.POOL
+        where = ServerSource(servers, spec, repeats)
+    else:
+        from space.runs import runner  # imports vLLM
+
+        where = Engines(spec, repeats, pool or runner.POOL, runner)
     job = job_or_default(job)
     report = progress or (lambda f, m: log.info(m))
     skipped = list(skipped or [])
-    todo = _encoded(spec, plan, max_tokens, temperature, skipped, report, max_tokens_cap)
+    todo = _encoded(where, plan, max_tokens, temperature, skipped, report, max_tokens_cap)
     if not todo:
         raise ConfigError("no request of the file can run: " + "; ".join(skipped[:3]))
     path = str(models.resolve_model(spec.model))
     responses = response_tokens(plan, path)
     part = job.inside("traffic")
-    items = (_run_batches(spec, todo, concurrency, repeats, pool, report, cancel, path, part)
-             if concurrency > 1 else
-             _run_prompts(runner, spec, todo, repeats, pool, report, cancel, path, part))
+    items = (_run_batches(where, todo, concurrency, report, cancel, path, part)
+             if concurrency > 1 else _run_prompts(where, todo, report, cancel, path, part))
     config = items[0].compare.speculative.config
     result = answer(source, plan.how, items, plan.counts(), responses, repeats=repeats,
                     max_tokens=max_tokens, skipped=skipped,
@@ -124,18 +192,15 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     return result
 
 
-def _run_prompts(runner, spec: EngineSpec, todo: list[Todo], repeats: int, pool,
-                 report: Progress, cancel: threading.Event | None,
-                 model_path: str, job: Job) -> list[TrafficItem]:
-    """Every request on its own through both engines (``runner.compare``)."""
+def _run_prompts(where: Source, todo: list[Todo], report: Progress,
+                 cancel: threading.Event | None, model_path: str,
+                 job: Job) -> list[TrafficItem]:
+    """Every request on its own through both engines (``Source.one``)."""
     items = []
     for i, (group, r, req, ids) in enumerate(todo):
         report(i / len(todo), f"prompt {i + 1}/{len(todo)}: line {r.line} ({group})")
         check(cancel, "the traffic run")
-        # compare takes the pool's lock for this prompt only, and lets go after it
-        cmp = runner.compare(spec, req, repeats=repeats, pool=pool, warmup="once",
-                             context=Context(task_type=group), cancel=cancel, prompt_ids=ids,
-                             job=job)
+        cmp = where.one(req, ids, Context(task_type=group), cancel, job)
         items.append(TrafficItem(group, r.line, cmp, req.temperature, _tokens_of(r, model_path)))
     return items
 
@@ -162,10 +227,10 @@ def batches(todo: list[Todo], n: int) -> list[tuple[list[Todo], list[Todo]]]:
             if turn < len(b)]
 
 
-def _run_batches(spec: EngineSpec, todo: list[Todo], n: int, repeats: int, pool,
-                 report: Progress, cancel: threading.Event | None,
-                 model_path: str, job: Job) -> list[TrafficItem]:
-    """Every batch through both engines, the pool's lock held for one batch at a time."""
+def _run_batches(where: Source, todo: list[Todo], n: int, report: Progress,
+                 cancel: threading.Event | None, model_path: str,
+                 job: Job) -> list[TrafficItem]:
+    """Every batch through both engines (``Source.batch``), one batch at a time."""
     items: list[TrafficItem] = []
     plan_ = batches(todo, n)
     for i, (kept, fillers) in enumerate(plan_):
@@ -179,19 +244,15 @@ def _run_batches(spec: EngineSpec, todo: list[Todo], n: int, repeats: int, pool,
         def within(f: float, message: str, i: int = i) -> None:  # the batch's share of the bar
             report((i + f) / len(plan_), f"batch {i + 1}/{len(plan_)}: {message}")
 
-        with pool.lock:  # this batch only: other visitors' runs go between batches
-            check(cancel, "the traffic run")
-            results, _ = compare_batch(
-                spec, [(f"line {r.line}", req) for _, r, req, _ in members], repeats, pool,
-                Context(task_type=group, concurrency=n), within, cancel,
-                [ids for *_, ids in members], job=job)
-        items += [TrafficItem(group, r.line, res.compare, req.temperature,
-                              _tokens_of(r, model_path))
-                  for (_, r, req, _), res in zip(kept, results, strict=False)]
+        cmps = where.batch([(f"line {r.line}", req) for _, r, req, _ in members],
+                           [ids for *_, ids in members], Context(task_type=group, concurrency=n),
+                           within, cancel, job)
+        items += [TrafficItem(group, r.line, cmp, req.temperature, _tokens_of(r, model_path))
+                  for (_, r, req, _), cmp in zip(kept, cmps, strict=False)]
     return items
 
 
-def _encoded(spec: EngineSpec, plan: Plan, max_tokens: int, temperature: float,
+def _encoded(where: Source, plan: Plan, max_tokens: int, temperature: float,
              skipped: list[str], report: Progress, max_tokens_cap: int | None
              ) -> list[Todo]:
     """The sampled requests that the model can take, tokenized (before any lock)."""
@@ -199,7 +260,7 @@ def _encoded(spec: EngineSpec, plan: Plan, max_tokens: int, temperature: float,
     for group, r in plan.sampled:
         req = request_for(r, max_tokens, temperature, max_tokens_cap)
         try:
-            [ids] = preflight(spec, [req], report)
+            ids = where.encode(req, report)
         except ConfigError as exc:
             skipped.append(f"line {r.line}: {exc}")
             continue

@@ -2,6 +2,7 @@
 
 A run at concurrency N sends N copies of the prompt at once, so that the
 server batches them as it would in production; each copy gets its own trace.
+``run_prompts`` sends N different prompts at once (a traffic file's batch).
 ``vllm:num_requests_running`` is read before and after: a server that carries
 other traffic is flagged on the record, never silently measured.
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -100,21 +101,49 @@ def run_batch(server: Server, info: ServerInfo, declared: Declared, req: Request
         raise ConfigError("--concurrency must be at least 1")
     max_tokens = max_tokens_for(req, prompt_ids, info)
     body = completion_body(info.model, prompt_ids, req, max_tokens)
-    counted = _TokenCount(concurrency * max_tokens, on_tokens)
+    return _together(server, info, declared, [(req, body, max_tokens)] * concurrency, texts,
+                     cancel, on_tokens)
+
+
+def run_prompts(server: Server, info: ServerInfo, declared: Declared,
+                reqs: Sequence[RequestSpec], prompts: Sequence[list[int]],
+                texts: Texts | None = None, *, cancel: threading.Event | None = None,
+                on_tokens: OnTokens | None = None) -> list[RunTrace]:
+    """Different prompts at once, request i with ``prompts[i]``; one trace each, in order.
+
+    Example: reqs [a, b], prompts [[1, 2], [3]] -> two requests in flight together,
+    [trace of a on [1, 2], trace of b on [3]]. ``cancel``, ``on_tokens``: as ``run_batch``.
+    """
+    if not prompts or len(reqs) != len(prompts):
+        raise ConfigError(f"{len(reqs)} requests for {len(prompts)} prompts")
+    requests = []
+    for r, ids in zip(reqs, prompts, strict=True):
+        most = max_tokens_for(r, ids, info)
+        requests.append((r, completion_body(info.model, ids, r, most), most))
+    return _together(server, info, declared, requests, texts, cancel, on_tokens)
+
+
+def _together(server: Server, info: ServerInfo, declared: Declared,
+              requests: list[tuple[RequestSpec, dict, int]], texts: Texts | None,
+              cancel: threading.Event | None, on_tokens: OnTokens | None) -> list[RunTrace]:
+    """(request, body, max tokens) sent at once, one stream each; ``num_requests_running``
+    read around them flags other traffic; a k other than the declared one refused."""
+    counted = _TokenCount(sum(most for _, _, most in requests), on_tokens)
     before = requests_running(read_metrics(server))
     if on_tokens is not None:
         on_tokens(0, counted.most)
-    with ThreadPoolExecutor(concurrency) as pool:
+    with ThreadPoolExecutor(len(requests)) as pool:
         streams = list(pool.map(
-            lambda _: stream_completion(server, body, cancel=cancel, on_chunk=counted),
-            range(concurrency)))
+            lambda r: stream_completion(server, r[1], cancel=cancel, on_chunk=counted),
+            requests))
     after = requests_running(read_metrics(server))
-    extra = {"concurrency": concurrency, "requests_running_before": before,
+    extra = {"concurrency": len(requests), "requests_running_before": before,
              "requests_running_after": after, "other_traffic": bool(before or after)}
     if extra["other_traffic"]:
         log.warning("the %s server ran other requests around this run (%g before, %g after)",
                     server.role, before, after)
-    traces = [build_trace(s, info, declared, req, texts, extra) for s in streams]
+    traces = [build_trace(s, info, declared, req, texts, extra)
+              for s, (req, _, _) in zip(streams, requests, strict=True)]
     for t in traces:
         k = (t.vllm_spec_metrics or {}).get("num_spec_tokens")
         if k is not None and k != declared.k:

@@ -79,7 +79,8 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
     """The page; ``compare`` runs a comparison (default ``space.runs.runner.compare``).
     ``pair``: the page measures these running servers and builds no engine: runs
     through them (``page_compare``, unless ``compare`` is given), sweeps over
-    concurrency through them, the tipping curve refused in one sentence.
+    concurrency and traffic runs through them, the tipping curve refused in one
+    sentence.
     With ``startup``, a banner shows the engines' build and runs submitted
     before it ends wait for it. ``metrics`` (and the Live tab) hear every run,
     sweep, tipping curve and traffic run that ends (``observers``). With
@@ -143,10 +144,8 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
         h = Handlers(ui, spec, metrics, samples, compare, offer, events)
         sh = SweepHandlers(sweep, spec, offer, events, pair=pair)
         th = tipping_panel.TippingHandlers(tipping, spec, offer, events, servers=servers)
-        # Server mode (``pair``) does not reach the Traffic tab yet: it still builds
-        # in-process engines. Its handlers are to take ``pair`` here, as SweepHandlers do.
         trh = TrafficHandlers(traffic, spec, offer, traffic_file, show_record=h.show,
-                              publisher=events)
+                              publisher=events, pair=pair)
         if startup is not None and banner is not None:
             wire_banner(demo, startup, *banner)
         activity = Activity()
@@ -352,9 +351,8 @@ def serve(a: argparse.Namespace) -> int:
     startup = Startup(on_ready=metrics.set_engines_ready) if pair is None else None
     demo = build_demo(spec, metrics, samples, pair_id=getattr(a, "pair", None),
                       workload_id=workload_id, startup=startup, history=history,
-                      pair=pair,
                       logins_on=_logins_on(a), offer=offer, traffic_file=traffic_file,
-                      traffic_private=getattr(a, "traffic_private", False))
+                      traffic_private=getattr(a, "traffic_private", False), pair=pair)
     logins = getattr(a, "logins", None)
     _, local_url, share_url = launch(demo, metrics, a.host, a.port, a.share, logins,
                                      max_upload_mb=getattr(a, "max_upload_mb", DEFAULT_MAX_UPLOAD_MB))

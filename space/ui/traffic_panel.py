@@ -4,7 +4,9 @@ a verdict per group of requests and what to deploy (``space.runs.traffic``).
 The upload is bounded as ``space.runs.traffic_file.Bounds`` says (its size is checked
 before it is read) and removed when the visitor's session ends. The run goes
 through the page's engine queue, one prompt at a time under the engine lock,
-stoppable like a sweep; the figures come from ``vis.traffic``.
+stoppable like a sweep; the figures come from ``vis.traffic``. A page that
+measures running servers (``app.py --baseline-url/--speculative-url``) sends
+the prompts to them and builds no engine.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
@@ -24,11 +26,15 @@ from space.runs import offer as offers
 from space.runs.events import Publisher
 from space.runs.sweep import MAX_CONCURRENCY
 from space.runs.traffic_file import Bounds, check_size
+from space.server.client import ServerError
 from space.ui import datadir, inputs
 from space.ui.job_status import failure_shown, progress_shown
 from space.ui.links import job_for
 from space.ui.live import LiveJob, followed, guarded
 from space.ui.status import saved_html, status_html
+
+if TYPE_CHECKING:
+    from space.server.compare import ServerPair
 
 DEFAULT_PER_GROUP = 3   # the page's default: a first answer in a few minutes on CPU
 DEFAULT_MAX_TOKENS = 32
@@ -41,9 +47,9 @@ INTRO = ("Bring your own prompts: a JSONL file (`prompt`, OpenAI `messages`, or 
          "are grouped by what they look like. A sample of each group runs through both "
          "engines with the method chosen above; you get a verdict per group, the "
          "traffic-weighted speedup and what to deploy, with a k per batch size when this "
-         "machine's tipping curve is cached. With more than one request at once, a group's "
-         "prompts run in batches of that many. Malformed lines are skipped and listed. One "
-         "job at a time; others queue.")
+         "machine's tipping curve is cached (not through running servers). With more than "
+         "one request at once, a group's prompts run in batches of that many. Malformed "
+         "lines are skipped and listed. One job at a time; others queue.")
 
 
 @dataclass
@@ -128,8 +134,9 @@ class TrafficHandlers:
                  offer: offers.Offer | None = None, operator_file: str | None = None,
                  bounds: Bounds = Bounds(),  # noqa: B008 (frozen)
                  show_record: Callable[[Any, str], dict] | None = None,
-                 publisher: Publisher | None = None) -> None:
+                 publisher: Publisher | None = None, pair: ServerPair | None = None) -> None:
         self.panel, self.base_spec = panel, base_spec
+        self.pair = pair  # the running servers the page measures; None: in-process engines
         self.offer = offer or offers.build(base_spec)
         self.operator_file, self.bounds = operator_file, bounds
         # Handlers.show(record, message): a comparison in every view
@@ -152,11 +159,12 @@ class TrafficHandlers:
                 file, label_field, per_group, max_tokens, repeats, concurrency, method, draft,
                 k, pair_id)
             name = Path(file or self.operator_file or "").name
-            yield {self.panel.status: status_html(traffic.describe(), "working")}
+            where = "" if self.pair is None else "; through the running vLLM servers"
+            yield {self.panel.status: status_html(traffic.describe() + where, "working")}
             job = LiveJob(lambda _on_step, report, cancel: run_traffic(
                 spec, plan, source=name, repeats=n_repeats, max_tokens=tokens,
                 progress=report, cancel=cancel, skipped=[str(s) for s in traffic.skipped],
-                max_tokens_cap=MAX_TOKENS, concurrency=n, job=page_job))
+                max_tokens_cap=MAX_TOKENS, concurrency=n, job=page_job, servers=self.pair))
             return (yield from followed(job, lambda ev: progress_shown(self.panel.status, ev,
                                                                        progress),
                                         "the traffic run"))
@@ -165,7 +173,7 @@ class TrafficHandlers:
                                                    "prompts were not run")}
         result = yield from guarded(body(), "the traffic run", stopped,
                                     functools.partial(failure_shown, self.panel.status),
-                                    (ConfigError, ModelError))
+                                    (ConfigError, ModelError, ServerError))
         if result is not None:
             yield self.show(result, saved_html(page_job.replies.get("history")))
 
@@ -177,6 +185,11 @@ class TrafficHandlers:
 
         spec = inputs.speculative_spec(self.base_spec, method, draft, k, pair_id,
                                        offer=self.offer)
+        if self.pair is not None:  # the servers' method and k, the operator's tokenizer
+            from space.runs.servers import check_declared
+
+            check_declared(self.pair, spec)
+            spec = self.base_spec
         path = file or self.operator_file
         if not path:
             raise ConfigError("upload a traffic file first")

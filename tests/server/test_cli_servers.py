@@ -3,6 +3,7 @@ start are one line and exit 2; a run through the real servers prints as in-proce
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -83,9 +84,15 @@ def test_sweep_concurrency_through_servers(pair, capsys, tmp_path):
     assert "crossover (speedup = 1)" in capsys.readouterr().out
 
 
-def test_the_page_refuses_a_down_server_at_start(capsys):
+def test_the_page_refuses_a_down_server_at_start(capsys, monkeypatch, tmp_path):
     import app
+    from space.ui import datadir
 
+    # app.main points Gradio's upload cache at its data folder: undone after, for the
+    # package's page (server_page), whose uploads are checked against the cache it had
+    monkeypatch.setenv("GRADIO_TEMP_DIR", os.environ.get("GRADIO_TEMP_DIR", ""))  # "": default
+    monkeypatch.setenv("SPECLENS_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr(datadir, "ACTIVE", datadir.ACTIVE)
     url = f"http://127.0.0.1:{free_port()}/v1"
     assert app.main(["--baseline-url", url, "--speculative-url", url]) == 2
     out = capsys.readouterr().out.strip().splitlines()[-1]

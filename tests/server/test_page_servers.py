@@ -1,7 +1,11 @@
 """The page measuring the servers: a run through gradio_client gives a server
-record, a visitor's other k is one line (the page: ``server_page`` in conftest.py;
-in Chromium: test_browser_servers.py)."""
+record, a visitor's other k is one line, the Traffic tab runs through them (the
+page: ``server_page`` in conftest.py; in Chromium: test_browser_servers.py)."""
 from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -51,3 +55,25 @@ def test_sweep_and_tipping_tabs_measure_the_servers(server_page, no_engines, mon
 
 def _refuse(*_a, **_kw):
     raise AssertionError("an in-process sweep or tipping curve ran on a page measuring servers")
+
+
+def test_traffic_tab_through_servers(server_page, tmp_path):
+    from gradio_client import handle_file
+
+    _, client = server_page
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"prompt": CODE_PROMPT, "category": "code"}) + "\n")
+    out = client.predict(handle_file(str(path)), "", 1, 4, 1, 1, "ngram", "", 4, None,
+                         api_name="/traffic")
+    labels = [r["label"] for r in client.view_api(return_format="dict", print_info=False)
+              ["named_endpoints"]["/traffic"]["returns"]]
+    assert "done: 1 prompts in 1 groups" in str(out[0])  # the status
+    value = out[labels.index("Download everything (JSON)")]["value"]
+    if isinstance(value, dict):  # the app's file data, not fetched by the client
+        with urllib.request.urlopen(value["url"]) as r:
+            d = json.loads(r.read().decode())
+    else:
+        d = json.loads(Path(value).read_text(encoding="utf-8"))
+    (it,) = d["items"]
+    assert it["compare"]["speculative"]["config"]["source"] == SERVER
+    assert it["compare"]["baseline"]["config"]["source"] == SERVER

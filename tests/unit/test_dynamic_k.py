@@ -3,6 +3,7 @@ numbers, and the traffic answer that carries it (space/judge/traffic.py).
 vLLM's own reading of the schedules: tests/engine/test_deploy_config.py."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 
@@ -12,6 +13,7 @@ from space.judge import theory
 from space.judge.curves import MEASURED, StepCosts, TippingCurve
 from space.judge.dynamic_k import Gainer, predict, predicted_speedup, verify_step_s
 from space.judge.traffic import answer, describe
+from space.records.run import SERVER
 from tests.helpers.traffic import NGRAM_CONFIG, NGRAM_CURVE, item
 
 NGRAM, CURVE = NGRAM_CONFIG, NGRAM_CURVE
@@ -88,6 +90,15 @@ def test_without_a_curve_it_says_what_measures_it_and_invents_nothing():
     no_costs = TippingCurve(MEASURED, "default", "ngram", None, 4, "cpu", "0.32.0", "2026-12-02")
     assert predict([Gainer("code", TAU_08, 1.0)], NGRAM, no_costs).config is None  # type: ignore[union-attr]
     assert predict([], NGRAM, CURVE) is None  # no group gains: nothing to schedule
+
+
+def test_through_servers_no_schedule_even_with_a_curve_and_it_says_why():
+    server = dataclasses.replace(NGRAM, source=SERVER, device="unknown", dtype=None)
+    s = predict([Gainer("code", TAU_08, 1.0)], server, CURVE, measured_concurrency=2)
+    assert s is not None and s.config is None and s.groups == [] and s.curve == ""
+    assert s.note.startswith("no k per batch size for the servers")
+    assert "not the servers' hardware" in s.note and "k=4" in s.note
+    assert "num_speculative_tokens_per_batch_size" not in s.describe()
 
 
 def test_the_traffic_answer_at_concurrency_2_carries_it_everywhere():

@@ -1,5 +1,6 @@
 """The Traffic tab's checks before a run (space/ui/traffic_panel.py), no engine: an
-upload over the bound is refused by its size before it is read; settings are bounded."""
+upload over the bound is refused by its size before it is read; settings are bounded;
+a page measuring servers runs the operator's method and k through them."""
 from __future__ import annotations
 
 import pytest
@@ -115,3 +116,35 @@ def test_a_traffic_run_is_the_visitors_job_and_shows_the_historys_answer(tmp_pat
     (row,), _ = history.runs()
     assert (row.kind, row.user) == ("traffic", "ada")
     assert f"saved as run #{row.id}" in updates[-1]["saved"]
+
+
+def test_the_traffic_tab_with_servers_runs_the_operators_spec_and_refuses_another_k(
+        tmp_path, monkeypatch):
+    import space.runs.traffic
+    from space.server.build import Declared
+    from space.server.client import Server
+    from space.server.compare import ServerPair
+
+    pair = ServerPair(Server("baseline", "http://gpu-box:8000/v1"),
+                      Server("speculative", "http://gpu-box:8001/v1"),
+                      Declared(method="ngram", k=4))
+    own = tmp_path / "own.txt"
+    own.write_text("first prompt\n")
+    start = EngineSpec(method="ngram", k=4, max_model_len=2048)
+    h = TrafficHandlers(None, start, Offer(), str(own), pair=pair)  # type: ignore[arg-type]
+    spec, *_ = h._plan(None, "", 3, 32, 1, 2, "ngram", "", 4, None)
+    assert spec is start  # the operator's tokenizer and settings
+    with pytest.raises(ConfigError, match="the speculative one runs ngram with k=4"):
+        h._plan(None, "", 3, 32, 1, 2, "ngram", "", 2, None)
+    seen = {}
+
+    def run_traffic(spec, plan, **kw):
+        seen.update(kw)
+        raise ConfigError("stop here")
+
+    monkeypatch.setattr(space.runs.traffic, "run_traffic", run_traffic)
+    h.panel = type("P", (), {"status": "status"})()  # type: ignore[assignment]
+    monkeypatch.setattr("gradio.Warning", lambda message: None)
+    out = list(h.run(None, "", 3, 32, 1, 2, "ngram", "", 4, None, lambda *a, **k: None))
+    assert seen["servers"] is pair and "through the running vLLM servers" in out[0]["status"]
+    assert "stop here" in out[-1]["status"]
