@@ -186,8 +186,8 @@ def _sweep(a: argparse.Namespace, spec: EngineSpec, pair: ServerPair | None = No
         refusal = sweep_plan.server_refusal(plan.variable, pair)
         if refusal:
             raise ConfigError(refusal)
-        prompt = plan.prompt_ids[0] if plan.prompt_ids else plan.workload.prompts[0].id
-        print(f"servers: {pair.hosts}; {plan.workload.id}/{prompt}, N copies at once")
+        prompts = ", ".join(plan.prompt_ids or [p.id for p in plan.workload.prompts])
+        print(f"servers: {pair.hosts}; {plan.workload.id} ({prompts}), N requests at once")
     elif plan.is_grid:
         from space.cli.tipping import grid
 

@@ -29,6 +29,7 @@ from space.runs.workloads import (
     PromptResult,
     WorkloadResult,
     batch_figures,
+    requests_for,
     summarize,
     workload_checklist,
 )
@@ -104,21 +105,19 @@ def judged_compare(pair: ServerPair, req: RequestSpec, prompt_ids: list[int], te
 
 def sweep_concurrency(pair: ServerPair, spec: EngineSpec, workload: Workload,
                       values: Sequence[float], *, repeats: int, max_tokens: int | None = None,
-                      prompt_id: str | None = None, progress: Progress | None = None,
+                      prompt_ids: list[str] | None = None, progress: Progress | None = None,
                       cancel: threading.Event | None = None,
                       job: Job | None = None) -> SweepResult:
-    """One point per concurrency N: N copies of one prompt of ``workload`` (its first,
-    or ``prompt_id``) sent at once to each server, ``repeats`` times, alternating;
-    the table and crossover of an in-process concurrency sweep, told to ``job`` as
+    """One point per concurrency N, made as an in-process concurrency sweep makes it
+    (``space.runs.workloads.run_workload``): at N = 1 each prompt of ``workload`` (or
+    of ``prompt_ids``) on its own, above it N requests cycling those prompts (distinct
+    seeds, ``requests_for``) sent at once to each server; ``repeats`` times,
+    alternating. The table and crossover of an in-process sweep, told to ``job`` as
     ``SweepFinished``. ``cancel`` set: ``Cancelled``, the open streams closed."""
     from space.runs.sweep import check_plan, make_table  # pandas, with the first sweep
 
-    prompt = workload.prompt(prompt_id) if prompt_id else workload.prompts[0]
-    check_plan(workload, "concurrency", values, repeats, max_tokens, [prompt.id])
+    check_plan(workload, "concurrency", values, repeats, max_tokens, prompt_ids)
     report = progress or progress_mod.to_log
-    req = RequestSpec(prompt=prompt.text, temperature=workload.temperature,
-                      max_tokens=max_tokens or workload.max_tokens)
-    ids, texts = encoder(spec, req)
     job = job_or_default(job)
     results = []
     for i, n in enumerate(int(v) for v in values):
@@ -127,40 +126,53 @@ def sweep_concurrency(pair: ServerPair, spec: EngineSpec, workload: Workload,
                    f"point {i + 1}/{len(values)} (concurrency={n}): {msg}")
 
         check(cancel, "the sweep")
-        results.append(_point(pair, spec, workload, prompt.id, req, (ids, texts), n,
-                              repeats, inner, cancel, job.inside("sweep")))
+        reqs = requests_for(workload, max_tokens=max_tokens, concurrency=n,
+                            prompt_ids=prompt_ids)
+        results.append(_point(pair, spec, workload, reqs, n, repeats, inner, cancel,
+                              job.inside("sweep")))
     report(1.0, "sweep done")
     result = make_table("concurrency", [int(v) for v in values], results)
     job.publish(SweepFinished(result, "concurrency", spec, job.origin))
     return result
 
 
-def _point(pair: ServerPair, spec: EngineSpec, workload: Workload, prompt_id: str,
-           req: RequestSpec, encoded: tuple[list[int], Texts], n: int, repeats: int,
-           progress: Progress, cancel: threading.Event | None, job: Job) -> WorkloadResult:
+def _point(pair: ServerPair, spec: EngineSpec, workload: Workload,
+           reqs: list[tuple[str, RequestSpec]], n: int, repeats: int, progress: Progress,
+           cancel: threading.Event | None, job: Job) -> WorkloadResult:
     """One concurrency: a comparison per request (request j across the repeats), as
-    ``space.runs.workloads.compare_batch`` makes them in-process."""
+    ``space.runs.workloads`` makes them in-process; one batch of N, or each prompt
+    alone at N = 1."""
     ctx = Context(task_type=workload.id, task_note=workload.reason, concurrency=n)
-    job.publish(RunStarted(spec, job.origin))
-    try:
-        bases, specs = alternate_batches(pair, req, encoded[0], repeats=repeats, concurrency=n,
-                                         texts=encoded[1], cancel=cancel, progress=progress)
-    except (ConfigError, Cancelled):
-        raise
-    except Exception as exc:
-        job.publish(RunFailed(spec, type(exc).__name__, job.origin))
-        raise
-    items = []
-    for j in range(n):
-        cmp = make_compare([b[j] for b in bases], [s[j] for s in specs])
-        machine_inputs.attach_checklist(cmp, None, ctx)
-        items.append(PromptResult(prompt_id if n == 1 else f"{prompt_id}#{j + 1}", cmp))
-        job.publish(RunFinished(cmp, job.origin))
-    batch_runs = [] if n == 1 else [
-        dict(**batch_figures("baseline", b), **batch_figures("speculative", s))
-        for b, s in zip(bases, specs, strict=True)]
+    encoded = [encoder(spec, req) for _, req in reqs]
+    texts = encoded[0][1]
+    groups = [[j] for j in range(len(reqs))] if n == 1 else [list(range(len(reqs)))]
+    items, batch_runs = [], []
+    for g, members in enumerate(groups):
+        def part(f: float, msg: str, g=g) -> None:
+            progress((g + f) / len(groups), msg if len(groups) == 1
+                     else f"prompt {g + 1}/{len(groups)}: {msg}")
+
+        job.publish(RunStarted(spec, job.origin))
+        try:
+            bases, specs = alternate_batches(pair, [reqs[j][1] for j in members],
+                                             [encoded[j][0] for j in members], repeats=repeats,
+                                             texts=texts, cancel=cancel, progress=part)
+        except (ConfigError, Cancelled):
+            raise
+        except Exception as exc:
+            job.publish(RunFailed(spec, type(exc).__name__, job.origin))
+            raise
+        for m, j in enumerate(members):
+            cmp = make_compare([b[m] for b in bases], [s[m] for s in specs])
+            machine_inputs.attach_checklist(cmp, None, ctx)
+            items.append(PromptResult(reqs[j][0], cmp))
+            job.publish(RunFinished(cmp, job.origin))
+        if n > 1:
+            batch_runs += [dict(**batch_figures("baseline", b), **batch_figures("speculative", s))
+                           for b, s in zip(bases, specs, strict=True)]
+    first = reqs[0][1]
     r = WorkloadResult(workload_id=workload.id, config=items[0].compare.speculative.config,
-                       temperature=req.temperature, max_tokens=req.max_tokens, concurrency=n,
+                       temperature=first.temperature, max_tokens=first.max_tokens, concurrency=n,
                        repeats=repeats, items=items, batch_runs=batch_runs)
     summarize(r)
     r.checklist = workload_checklist(r, ctx, machine_inputs.memory_figures(None, r.config.device))

@@ -96,7 +96,7 @@ def run(spec: EngineSpec, plan: SweepPlan, *, max_batch: int = deploy.DEFAULT_MA
             raise ConfigError(refusal)
         return sweep_concurrency(pair, spec, plan.workload, plan.values, repeats=plan.repeats,
                                  max_tokens=plan.max_tokens,
-                                 prompt_id=plan.prompt_ids[0] if plan.prompt_ids else None,
+                                 prompt_ids=plan.prompt_ids,
                                  progress=progress,
                                  cancel=cancel, job=job)
     if plan.is_grid:

@@ -2,7 +2,7 @@
 
 A run at concurrency N sends N copies of the prompt at once, so that the
 server batches them as it would in production; each copy gets its own trace.
-``run_prompts`` sends N different prompts at once (a traffic file's batch).
+``run_prompts`` sends N different prompts at once (a sweep point, a traffic batch).
 ``vllm:num_requests_running`` is read before and after: a server that carries
 other traffic is flagged on the record, never silently measured.
 
@@ -175,13 +175,15 @@ def warm_up(server: Server, info: ServerInfo, prompt_ids: list[int], *,
     stream_completion(server, body, cancel=cancel)
 
 
-def alternate_batches(pair: ServerPair, req: RequestSpec, prompt_ids: list[int], *,
-                      repeats: int = 3, concurrency: int = 1, texts: Texts | None = None,
-                      cancel: threading.Event | None = None, progress: Progress | None = None,
+def alternate_batches(pair: ServerPair, reqs: Sequence[RequestSpec],
+                      prompts: Sequence[list[int]], *, repeats: int = 3,
+                      texts: Texts | None = None, cancel: threading.Event | None = None,
+                      progress: Progress | None = None,
                       ) -> tuple[list[list[RunTrace]], list[list[RunTrace]]]:
     """Both servers checked and warmed, then ``repeats`` baseline and speculative
     batches, alternating: (baseline batches, speculative batches), one list of
-    ``concurrency`` traces per repeat. ``progress`` says how far each batch has
+    traces per repeat, request i with ``prompts[i]`` (``run_prompts``; N copies of
+    one request are a batch too). ``progress`` says how far each batch has
     streamed, e.g. "baseline server: 37/128 tokens, repeat 1/3", at most every
     ``PROGRESS_S``; ``cancel`` as in ``run_batch``."""
     if repeats < 1:
@@ -190,7 +192,7 @@ def alternate_batches(pair: ServerPair, req: RequestSpec, prompt_ids: list[int],
     for server, server_info in ((pair.baseline, info.baseline),
                                 (pair.speculative, info.speculative)):
         check(cancel)
-        warm_up(server, server_info, prompt_ids, cancel=cancel)
+        warm_up(server, server_info, prompts[0], cancel=cancel)
     runs: dict[str, list[list[RunTrace]]] = {"baseline": [], "speculative": []}
     sides = ((pair.baseline, info.baseline, Declared()),
              (pair.speculative, info.speculative, pair.declared))
@@ -198,10 +200,9 @@ def alternate_batches(pair: ServerPair, req: RequestSpec, prompt_ids: list[int],
         for j, (server, server_info, declared) in enumerate(sides):
             check(cancel)
             told = _progress_line(progress, server.role, 2 * i + j, 2 * repeats,
-                                  f"repeat {i + 1}/{repeats}", concurrency)
-            runs[server.role].append(run_batch(server, server_info, declared, req, prompt_ids,
-                                               concurrency, texts, cancel=cancel,
-                                               on_tokens=told))
+                                  f"repeat {i + 1}/{repeats}", len(reqs))
+            runs[server.role].append(run_prompts(server, server_info, declared, reqs, prompts,
+                                                 texts, cancel=cancel, on_tokens=told))
     return runs["baseline"], runs["speculative"]
 
 
@@ -230,9 +231,11 @@ def compare_servers(pair: ServerPair, req: RequestSpec, prompt_ids: list[int],
                     progress: Progress | None = None) -> CompareRecord:
     """Alternating baseline and speculative batches; the medians as in-process.
     ``cancel`` and ``progress`` as in ``alternate_batches``."""
-    baselines, speculatives = alternate_batches(pair, req, prompt_ids, repeats=repeats,
-                                                concurrency=concurrency, texts=texts,
-                                                cancel=cancel, progress=progress)
+    if concurrency < 1:
+        raise ConfigError("--concurrency must be at least 1")
+    baselines, speculatives = alternate_batches(pair, [req] * concurrency,
+                                                [prompt_ids] * concurrency, repeats=repeats,
+                                                texts=texts, cancel=cancel, progress=progress)
     return make_compare([t for b in baselines for t in b], [t for s in speculatives for t in s])
 
 

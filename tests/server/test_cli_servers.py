@@ -80,7 +80,10 @@ def test_sweep_concurrency_through_servers(pair, capsys, tmp_path):
     assert saved["variable"] == "concurrency"
     assert [r["value"] for r in saved["table"]] == [1, 2]
     assert saved["results"][1]["config"]["source"] == SERVER
-    assert [len(r["items"]) for r in saved["results"]] == [1, 2]  # a comparison per request
+    # as in-process: each of the 3 prompts alone at 1, then 2 different prompts at once
+    ones, twos = ([it["prompt_id"] for it in r["items"]] for r in saved["results"])
+    assert len(ones) == 3 and len(twos) == 2
+    assert twos[0].split("#")[0] != twos[1].split("#")[0]
     assert "crossover (speedup = 1)" in capsys.readouterr().out
 
 

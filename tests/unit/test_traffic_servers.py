@@ -33,7 +33,7 @@ def sent(monkeypatch) -> list[tuple[str, list[list[int]]]]:
     """Every batch a server got: (its role, the prompts' ids); warm-ups as 'warm <role>'."""
     calls: list[tuple[str, list[list[int]]]] = []
 
-    def run_prompts(server, info, declared, reqs, prompts, texts=None):
+    def run_prompts(server, info, declared, reqs, prompts, texts=None, *, cancel=None):
         calls.append((server.role, [list(p) for p in prompts]))
         run = timed_run if declared.method else timed_baseline
         return [run() for _ in prompts]
@@ -41,7 +41,7 @@ def sent(monkeypatch) -> list[tuple[str, list[list[int]]]]:
     monkeypatch.setattr(server_runs, "check_servers", lambda pair: INFO)
     monkeypatch.setattr(server_runs, "run_prompts", run_prompts)
     monkeypatch.setattr(server_runs, "warm_up",
-                        lambda server, info, ids: calls.append((f"warm {server.role}", [ids])))
+                        lambda server, info, ids, cancel=None: calls.append((f"warm {server.role}", [ids])))
     # prompt i of the file is i tokens long: "p3" -> [3, 3, 3]
     monkeypatch.setattr(server_runs, "encoder", lambda spec, req: (
         [int(req.prompt[1:])] * int(req.prompt[1:]), lambda ids: {}))
