@@ -44,7 +44,8 @@ INTRO = ("Run one workload at several values of one variable: each point is a ba
          "(1x) speculation is slower. One sweep or run at a time; others queue.")
 SERVERS_NOTE = ("**This page measures running servers.** A sweep over concurrency sends N "
                 "requests cycling the workload's prompts at once to each server (each "
-                "prompt alone at N = 1), as an in-process sweep does; the speculative server's k, method and engine settings are fixed by its "
+                "prompt alone at N = 1), as an in-process sweep does; the speculative "
+                "server's k, method and engine settings are fixed by its "
                 "`--speculative-config`, so only concurrency is swept here.")
 
 
