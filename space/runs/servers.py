@@ -24,7 +24,6 @@ from space.records.trace import CompareRecord, RunTrace, make_compare
 from space.runs import machine_inputs
 from space.runs.events import Job, job_or_default, published
 from space.runs.presets import Workload
-from space.runs.repeats import alternate
 from space.runs.workloads import (
     PromptResult,
     WorkloadResult,
@@ -33,16 +32,14 @@ from space.runs.workloads import (
     summarize,
     workload_checklist,
 )
-from space.server.build import Declared, Texts
-from space.server.client import Server, ServerError, ServerInfo
+from space.server.build import Texts
+from space.server.client import ServerError
 from space.server.compare import (
     ServerPair,
     alternate_batches,
     check_servers,
     compare_servers,
     max_tokens_for,
-    run_prompts,
-    warm_up,
 )
 
 if TYPE_CHECKING:  # space.runs.runner imports the engines; space.runs.sweep pandas
@@ -119,6 +116,7 @@ def sweep_concurrency(pair: ServerPair, spec: EngineSpec, workload: Workload,
     check_plan(workload, "concurrency", values, repeats, max_tokens, prompt_ids)
     report = progress or progress_mod.to_log
     job = job_or_default(job)
+    source = ServerSource(pair, spec, repeats)
     results = []
     for i, n in enumerate(int(v) for v in values):
         def inner(f: float, msg: str, i=i, n=n) -> None:
@@ -128,23 +126,20 @@ def sweep_concurrency(pair: ServerPair, spec: EngineSpec, workload: Workload,
         check(cancel, "the sweep")
         reqs = requests_for(workload, max_tokens=max_tokens, concurrency=n,
                             prompt_ids=prompt_ids)
-        results.append(_point(pair, spec, workload, reqs, n, repeats, inner, cancel,
-                              job.inside("sweep")))
+        results.append(_point(source, workload, reqs, n, inner, cancel, job.inside("sweep")))
     report(1.0, "sweep done")
     result = make_table("concurrency", [int(v) for v in values], results)
     job.publish(SweepFinished(result, "concurrency", spec, job.origin))
     return result
 
 
-def _point(pair: ServerPair, spec: EngineSpec, workload: Workload,
-           reqs: list[tuple[str, RequestSpec]], n: int, repeats: int, progress: Progress,
-           cancel: threading.Event | None, job: Job) -> WorkloadResult:
-    """One concurrency: a comparison per request (request j across the repeats), as
-    ``space.runs.workloads`` makes them in-process; one batch of N, or each prompt
-    alone at N = 1."""
+def _point(source: ServerSource, workload: Workload, reqs: list[tuple[str, RequestSpec]],
+           n: int, progress: Progress, cancel: threading.Event | None,
+           job: Job) -> WorkloadResult:
+    """One concurrency: a comparison per request, as ``space.runs.workloads`` makes
+    them in-process: one batch of N, or each prompt alone at N = 1."""
     ctx = Context(task_type=workload.id, task_note=workload.reason, concurrency=n)
-    encoded = [encoder(spec, req) for _, req in reqs]
-    texts = encoded[0][1]
+    encoded = [source.encode(req) for _, req in reqs]
     groups = [[j] for j in range(len(reqs))] if n == 1 else [list(range(len(reqs)))]
     items, batch_runs = [], []
     for g, members in enumerate(groups):
@@ -152,28 +147,17 @@ def _point(pair: ServerPair, spec: EngineSpec, workload: Workload,
             progress((g + f) / len(groups), msg if len(groups) == 1
                      else f"prompt {g + 1}/{len(groups)}: {msg}")
 
-        job.publish(RunStarted(spec, job.origin))
-        try:
-            bases, specs = alternate_batches(pair, [reqs[j][1] for j in members],
-                                             [encoded[j][0] for j in members], repeats=repeats,
-                                             texts=texts, cancel=cancel, progress=part)
-        except (ConfigError, Cancelled):
-            raise
-        except Exception as exc:
-            job.publish(RunFailed(spec, type(exc).__name__, job.origin))
-            raise
-        for m, j in enumerate(members):
-            cmp = make_compare([b[m] for b in bases], [s[m] for s in specs])
-            machine_inputs.attach_checklist(cmp, None, ctx)
-            items.append(PromptResult(reqs[j][0], cmp))
-            job.publish(RunFinished(cmp, job.origin))
+        bases, specs = source.measure([reqs[j] for j in members],
+                                      [encoded[j] for j in members], part, cancel, job)
+        cmps = source.judged(bases, specs, ctx, job)
+        items += [PromptResult(reqs[j][0], cmp) for j, cmp in zip(members, cmps, strict=True)]
         if n > 1:
             batch_runs += [dict(**batch_figures("baseline", b), **batch_figures("speculative", s))
                            for b, s in zip(bases, specs, strict=True)]
     first = reqs[0][1]
     r = WorkloadResult(workload_id=workload.id, config=items[0].compare.speculative.config,
                        temperature=first.temperature, max_tokens=first.max_tokens, concurrency=n,
-                       repeats=repeats, items=items, batch_runs=batch_runs)
+                       repeats=source.repeats, items=items, batch_runs=batch_runs)
     summarize(r)
     r.checklist = workload_checklist(r, ctx, machine_inputs.memory_figures(None, r.config.device))
     return r
@@ -188,13 +172,14 @@ def check_declared(pair: ServerPair, spec: EngineSpec) -> None:
 
 
 class ServerSource:
-    """A traffic run's prompts through two running servers (``space.runs.traffic.Source``).
+    """Batches of prompts through two running servers, judged and published: a
+    traffic run's (``space.runs.traffic.Source``) and a concurrency sweep's points.
 
-    The prompts go as token ids of the local tokenizer of ``spec.model``; a batch
-    is its different prompts sent together (``run_prompts``), the baseline and the
-    speculative server alternating as in-process engines do (``repeats.alternate``),
-    after one short warm-up of each server. The checklists leave the memory lines
-    and the tipping curve's break-even unmeasured: the servers are not this machine.
+    The servers are checked once and warmed once; the prompts go as token ids of
+    the local tokenizer of ``spec.model``; a batch is its different prompts sent
+    together, the baseline and the speculative server alternating
+    (``alternate_batches``). The checklists leave the memory lines and the tipping
+    curve's break-even unmeasured: the servers are not this machine.
     """
 
     def __init__(self, pair: ServerPair, spec: EngineSpec, repeats: int) -> None:
@@ -217,30 +202,30 @@ class ServerSource:
     def batch(self, reqs: list[tuple[str, RequestSpec]], encoded: list[list[int]],
               context: Context, progress: Progress | None, cancel: threading.Event | None,
               job: Job) -> list[CompareRecord]:
-        p, info = self.pair, self.info
-        just = [r for _, r in reqs]
-        if not self.warm:  # a fresh server's first request is slow
-            warm_up(p.baseline, info.baseline, encoded[0], cancel=cancel)
-            warm_up(p.speculative, info.speculative, encoded[0], cancel=cancel)
-            self.warm = True
-        base = (p.baseline, info.baseline, Declared())
-        speculative = (p.speculative, info.speculative, p.declared)
+        return self.judged(*self.measure(reqs, encoded, progress, cancel, job), context, job)
 
-        def run(side: tuple[Server, ServerInfo, Declared], _last: bool) -> list[RunTrace]:
-            check(cancel, "the traffic run")
-            return run_prompts(*side, just, encoded, self.texts, cancel=cancel)
-
+    def measure(self, reqs: list[tuple[str, RequestSpec]], encoded: list[list[int]],
+                progress: Progress | None, cancel: threading.Event | None, job: Job,
+                ) -> tuple[list[list[RunTrace]], list[list[RunTrace]]]:
+        """The batch's runs, per repeat: (baseline batches, speculative batches)."""
         job.publish(RunStarted(self.spec, job.origin))
         try:
-            bases, specs = alternate(base, speculative, self.repeats, run, progress,
-                                     label=f"batch of {len(reqs)}: ")
+            runs = alternate_batches(self.pair, [r for _, r in reqs], encoded,
+                                     repeats=self.repeats, texts=self.texts, cancel=cancel,
+                                     progress=progress, checked=self.info, warm=not self.warm)
         except (ConfigError, Cancelled):  # the visitor's doing, not the run's
             raise
         except Exception as exc:  # a server fault (ServerError) or a bug
             job.publish(RunFailed(self.spec, type(exc).__name__, job.origin))
             raise
+        self.warm = True
+        return runs
+
+    def judged(self, bases: list[list[RunTrace]], specs: list[list[RunTrace]],
+               context: Context, job: Job) -> list[CompareRecord]:
+        """A comparison per request (request j across the repeats), with its checklist."""
         out = []
-        for j in range(len(reqs)):
+        for j in range(len(bases[0])):
             cmp = make_compare([b[j] for b in bases], [s[j] for s in specs])
             machine_inputs.attach_checklist(cmp, None, context)
             job.publish(RunFinished(cmp, job.origin))

@@ -178,26 +178,33 @@ def warm_up(server: Server, info: ServerInfo, prompt_ids: list[int], *,
 def alternate_batches(pair: ServerPair, reqs: Sequence[RequestSpec],
                       prompts: Sequence[list[int]], *, repeats: int = 3,
                       texts: Texts | None = None, cancel: threading.Event | None = None,
-                      progress: Progress | None = None,
-                      ) -> tuple[list[list[RunTrace]], list[list[RunTrace]]]:
-    """Both servers checked and warmed, then ``repeats`` baseline and speculative
-    batches, alternating: (baseline batches, speculative batches), one list of
-    traces per repeat, request i with ``prompts[i]`` (``run_prompts``; N copies of
-    one request are a batch too). ``progress`` says how far each batch has
-    streamed, e.g. "baseline server: 37/128 tokens, repeat 1/3", at most every
-    ``PROGRESS_S``; ``cancel`` as in ``run_batch``."""
+                      progress: Progress | None = None, checked: Checked | None = None,
+                      warm: bool = True) -> tuple[list[list[RunTrace]], list[list[RunTrace]]]:
+    """``repeats`` baseline and speculative batches: (baseline batches, speculative
+    batches), one list of traces per repeat, request i with ``prompts[i]``
+    (``run_prompts``; N copies of one request are a batch too). Even repeats send
+    the baseline's batch first, odd ones the speculative one's, so that drift hits
+    both alike (as ``space.runs.repeats.alternate`` does in-process).
+
+    The servers are checked first, unless ``checked`` says they were, and warmed
+    with one short request each (``warm``: a fresh server's first request is slow).
+    ``progress`` says how far each batch has streamed, e.g. "baseline server:
+    37/128 tokens, repeat 1/3", at most every ``PROGRESS_S``; ``cancel`` as in
+    ``run_batch``."""
     if repeats < 1:
         raise ConfigError("--repeats must be at least 1")
-    info = check_servers(pair)
-    for server, server_info in ((pair.baseline, info.baseline),
-                                (pair.speculative, info.speculative)):
-        check(cancel)
-        warm_up(server, server_info, prompts[0], cancel=cancel)
+    info = checked or check_servers(pair)
+    if warm:
+        for server, server_info in ((pair.baseline, info.baseline),
+                                    (pair.speculative, info.speculative)):
+            check(cancel)
+            warm_up(server, server_info, prompts[0], cancel=cancel)
     runs: dict[str, list[list[RunTrace]]] = {"baseline": [], "speculative": []}
     sides = ((pair.baseline, info.baseline, Declared()),
              (pair.speculative, info.speculative, pair.declared))
     for i in range(repeats):
-        for j, (server, server_info, declared) in enumerate(sides):
+        for j, (server, server_info, declared) in enumerate(sides if i % 2 == 0
+                                                            else sides[::-1]):
             check(cancel)
             told = _progress_line(progress, server.role, 2 * i + j, 2 * repeats,
                                   f"repeat {i + 1}/{repeats}", len(reqs))

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from space.common.cancel import Cancelled
+from space.common.cancel import Cancelled, check
 from space.judge.measure import Context
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.events import RunFinished, RunStarted
@@ -16,6 +16,7 @@ from space.runs import traffic as traffic_run
 from space.runs.events import Job, Publisher
 from space.runs.traffic_file import parse
 from space.runs.traffic_groups import plan
+from space.server import compare as server_compare
 from space.server.build import Declared
 from space.server.client import Server, ServerInfo
 from space.server.compare import Checked, ServerPair
@@ -33,15 +34,21 @@ def sent(monkeypatch) -> list[tuple[str, list[list[int]]]]:
     """Every batch a server got: (its role, the prompts' ids); warm-ups as 'warm <role>'."""
     calls: list[tuple[str, list[list[int]]]] = []
 
-    def run_prompts(server, info, declared, reqs, prompts, texts=None, *, cancel=None):
+    def run_prompts(server, info, declared, reqs, prompts, texts=None, *, cancel=None,
+                    on_tokens=None):
+        if on_tokens is not None:
+            on_tokens(0, 1)  # as the real one does before its streams start
+        check(cancel)  # a stream closes before its first chunk: nothing is measured
         calls.append((server.role, [list(p) for p in prompts]))
         run = timed_run if declared.method else timed_baseline
         return [run() for _ in prompts]
 
+    def warm_up(server, info, ids, cancel=None):
+        calls.append((f"warm {server.role}", [ids]))
+
     monkeypatch.setattr(server_runs, "check_servers", lambda pair: INFO)
-    monkeypatch.setattr(server_runs, "run_prompts", run_prompts)
-    monkeypatch.setattr(server_runs, "warm_up",
-                        lambda server, info, ids, cancel=None: calls.append((f"warm {server.role}", [ids])))
+    monkeypatch.setattr(server_compare, "run_prompts", run_prompts)
+    monkeypatch.setattr(server_compare, "warm_up", warm_up)
     # prompt i of the file is i tokens long: "p3" -> [3, 3, 3]
     monkeypatch.setattr(server_runs, "encoder", lambda spec, req: (
         [int(req.prompt[1:])] * int(req.prompt[1:]), lambda ids: {}))
@@ -93,7 +100,7 @@ def test_run_traffic_with_servers_batches_as_in_process_and_builds_no_engine(
     assert r.concurrency == 2 and {g.group for g in r.groups} == {"a", "b"}
 
 
-def test_stopped_between_the_two_servers(sent):
+def test_stopped_in_the_first_batch_sends_nothing_more(sent):
     import threading
 
     stop = threading.Event()
