@@ -91,7 +91,8 @@ def config_words(run: RunTrace) -> str:
     method = c.method or "baseline"
     draft = f", draft {c.draft_model}" if c.draft_model else ""
     model = Path(c.model_path or c.model or "?").name
-    device = f" ({c.device})" if c.device else ""
+    # a server does not report its device (source_words says where the run went)
+    device = f" ({c.device})" if c.device and c.source != SERVER else ""
     dtype = dtype_words(c)
     k = c.k
     return (f"{method}{f', k={k}' if k else ''}{draft}, on {model}{device}"

@@ -69,6 +69,10 @@ THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
                           font_mono=["ui-monospace", "SFMono-Regular", "monospace"])
 
 
+SERVERS_LINE = ("Runs go to two running vLLM servers that this page's operator named: their "
+                "hardware and dtype are theirs, and a server does not report them.")
+
+
 def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] | None = None,
                max_tokens: int = DEFAULT_MAX_TOKENS, pair_id: str | None = None,
                workload_id: str | None = None, compare: Compare | None = None,
@@ -101,12 +105,13 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
         state = gr.State(None)
         gr.Markdown(panels.HEADER)
         # the dtype in use and why: bf16 on a CPU without bf16 units would change the answer
-        gr.Markdown(hardware.explain(str(spec.dtype), spec.model).sentence, elem_id="dtype-line")
+        gr.Markdown(SERVERS_LINE if servers else
+                    hardware.explain(str(spec.dtype), spec.model).sentence, elem_id="dtype-line")
         banner = build_banner(startup)
         with gr.Row():
             with gr.Column(scale=2, min_width=340):
                 controls = panels.build_controls(spec, samples, max_tokens, pairs, pair_id,
-                                                 offer)
+                                                 offer, servers)
                 explain = teaching.build_explain_toggle()
             with gr.Column(scale=3):
                 results = panels.build_results()

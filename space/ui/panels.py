@@ -26,6 +26,8 @@ PAIR_INFO = ("the presets for this app's model whose draft this server offers; f
              "marked GPU only or needs ... cannot run on this machine")
 ENGINE_NOTE = ("Changing method, draft or k builds a new speculative engine on the next run "
                "(progress shows above); the most recently used ones are kept.")
+SERVERS_NOTE = ("The servers run the method, draft and k their operator started them with: "
+                "another choice here gets one line, not a new engine.")
 
 
 @dataclass
@@ -53,7 +55,7 @@ class Controls:
 
 def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
                    pairs: list[PairChoice] | None = None, pair_id: str | None = None,
-                   offer: Offer | None = None) -> Controls:
+                   offer: Offer | None = None, servers: bool = False) -> Controls:
     sample = gr.Dropdown([(s.label, i) for i, s in enumerate(samples)], value=0,
                          label="Sample prompts", info="from the workload presets")
     prompt = gr.Textbox(samples[0].text, lines=8, max_lines=20, label="Prompt",
@@ -70,7 +72,7 @@ def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
         k = gr.Slider(K_RANGE[0], K_RANGE[1], value=spec.k, step=1,
                       label="k (draft tokens per step)", elem_id="k")
     draft = build_draft(spec, offer or Offer())
-    gr.Markdown(f"<small>{ENGINE_NOTE}</small>")
+    gr.Markdown(f"<small>{SERVERS_NOTE if servers else ENGINE_NOTE}</small>")
     with gr.Row():
         temperature = gr.Slider(0.0, 2.0, value=samples[0].temperature, step=0.05,
                                 label="Temperature")

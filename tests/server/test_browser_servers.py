@@ -8,8 +8,9 @@ import pytest
 from space.records.run import SERVER
 from space.records.schema import load
 from space.records.trace import CORRECTION
-from space.ui.app import STOPPED
-from tests.helpers.browser import RUN_TIMEOUT_MS, chromium_page
+from space.ui.app import SERVERS_LINE, STOPPED
+from space.ui.panels import SERVERS_NOTE
+from tests.helpers.browser import RUN_TIMEOUT_MS, SHOTS, chromium_page
 from vis.server_notes import REJECTED_IDS, SENTENCES, STEP_ANATOMY, TARGET_VIEW
 from vis.tokens import EMPTY_GLYPH, NEWLINE_GLYPH
 
@@ -27,6 +28,12 @@ def test_page_renders_a_server_run(server_page, tmp_path):
         page.click("#run")  # the first sample: a code edit that rejects drafts early
         page.wait_for_selector("#status [data-kind=done]", timeout=RUN_TIMEOUT_MS)
         assert "through a vLLM" in page.inner_text("#status")
+        assert "(unknown)" not in page.inner_text("#status")  # no device a server never told
+        assert page.inner_text("#dtype-line") == SERVERS_LINE  # not this machine's dtype
+        assert page.get_by_text(SERVERS_NOTE).count() == 1  # no engine is built here
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.wait_for_timeout(500)  # let plotly finish its first layout
+        page.screenshot(path=str(SHOTS / "servers.png"), full_page=True)  # README
 
         page.get_by_role("tab", name="Replay & export").click()
         with page.expect_download() as dl:
