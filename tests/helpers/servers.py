@@ -5,6 +5,7 @@ as ``python -m vllm.entrypoints.openai.api_server``.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -12,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +42,16 @@ class ServerProcess:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(10)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """SIGSTOP the server while the block runs: the kernel still accepts
+        connections on its port, and nothing answers them, as with a stuck server."""
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            os.kill(self.proc.pid, signal.SIGCONT)
 
     def stop(self) -> None:
         if self.proc.poll() is None:

@@ -54,11 +54,14 @@ def test_error_answer(pair):
     assert "HTTP 400" in _one_line(exc) and "max_tokens" in str(exc.value)
 
 
-def test_slow_server(pair):
-    slow = Server("speculative", pair.speculative.url, read_timeout_s=0.001)
-    with pytest.raises(ServerError) as exc:
-        describe(slow)
-    assert "did not answer" in _one_line(exc)
+def test_silent_server(servers):
+    """A server that accepts the connection and never answers (the fault server,
+    stopped): one line once the read timeout passes. (A 1 ms timeout against a
+    running server was not a fault: an idle loopback server can answer in time.)"""
+    fault = servers["no_flag"]
+    with fault.paused(), pytest.raises(ServerError) as exc:
+        describe(Server("speculative", fault.url, FAULT_KEY, read_timeout_s=1.0))
+    assert "did not answer within 1 s" in _one_line(exc)
 
 
 def _fault_pair(servers) -> ServerPair:
