@@ -186,8 +186,11 @@ def _sweep(a: argparse.Namespace, spec: EngineSpec, pair: ServerPair | None = No
         refusal = sweep_plan.server_refusal(plan.variable, pair)
         if refusal:
             raise ConfigError(refusal)
+        from space.cli.servers import announce
+
+        announce(pair)
         prompts = ", ".join(plan.prompt_ids or [p.id for p in plan.workload.prompts])
-        print(f"servers: {pair.hosts}; {plan.workload.id} ({prompts}), N requests at once")
+        print(f"{plan.workload.id} ({prompts}): N requests at once at concurrency N")
     elif plan.is_grid:
         from space.cli.tipping import grid
 

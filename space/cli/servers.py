@@ -8,8 +8,15 @@ import argparse
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.trace import CompareRecord, RunTrace
 from space.runs.servers import encoder, judged_compare
-from space.server.compare import ServerPair, trace_server
+from space.server.compare import ServerPair, check_servers, trace_server
 from vis import text
+
+
+def announce(pair: ServerPair) -> None:
+    """The servers' hosts, and what makes their runs less comparable (one line each)."""
+    print(f"servers: {pair.hosts}")
+    for line in check_servers(pair).warnings():
+        print(f"warning: {line}")
 
 
 def run_on_servers(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec,
@@ -21,7 +28,7 @@ def run_on_servers(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec,
     if a.cmd == "compare" and a.workload and not a.prompt_id:
         print("servers: the workload's first prompt (choose with --prompt-id)")
     ids, texts = encoder(spec, req)
-    print(f"servers: {pair.hosts}")
+    announce(pair)
     if a.cmd == "trace":
         run = trace_server(pair, req, ids, texts)
         print(text.describe_run(run))

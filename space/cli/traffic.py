@@ -95,7 +95,9 @@ def traffic(a: argparse.Namespace, spec: EngineSpec):
     if pair is None:
         warn_if_untested(log)  # after the input checks: bad input stays one line
     else:
-        print(f"servers: {pair.hosts}")
+        from space.cli.servers import announce
+
+        announce(pair)
     result = run_traffic(spec, plan, source=Path(a.file).name, repeats=a.repeats,
                          max_tokens=a.max_tokens, temperature=a.temperature, progress=bar,
                          skipped=[str(s) for s in file.skipped], concurrency=a.concurrency,

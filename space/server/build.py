@@ -158,6 +158,8 @@ def _notes(info: ServerInfo, stream: Stream, extra: dict[str, Any] | None) -> di
     timing = {k: stream.metrics[k] for k in TIMING_KEYS if stream.metrics.get(k) is not None}
     return {"served_model": info.model, "num_draft_positions": info.num_draft_positions,
             "declared": "method, draft and k are declared by the operator",
+            # None: the server exports no vllm:cache_config_info (comparable runs need False)
+            "prefix_caching": info.prefix_caching,
             "timing_ms": timing, **(extra or {})}
 
 

@@ -85,6 +85,7 @@ class ServerInfo:
     vllm_version: str | None    # /version
     num_draft_positions: int    # vllm:spec_decode_num_accepted_tokens_per_pos series: k; 0 plain
     requests_running: float     # vllm:num_requests_running, summed over engines
+    prefix_caching: bool | None = None  # vllm:cache_config_info's label; None: not exported
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,8 @@ def describe(server: Server) -> ServerInfo:
         text = m.text if m.status_code == 200 else ""
     return ServerInfo(model=str(model.get("id")), max_model_len=model.get("max_model_len"),
                       vllm_version=version, num_draft_positions=draft_positions(text),
-                      requests_running=requests_running(text))
+                      requests_running=requests_running(text),
+                      prefix_caching=prefix_caching(text))
 
 
 def read_metrics(server: Server) -> str:
@@ -159,6 +161,20 @@ def draft_positions(prom_text: str) -> int:
                  for line in prom_text.splitlines()
                  if line.startswith(name) and 'position="' in line}
     return len(positions)
+
+
+def prefix_caching(prom_text: str) -> bool | None:
+    """Whether the server caches prefixes: the ``enable_prefix_caching`` label of
+    vLLM's ``vllm:cache_config_info`` gauge (its CacheConfig as labels); None when
+    the server exports no such series.
+
+    Example: 'vllm:cache_config_info{block_size="16",enable_prefix_caching="False"} 1.0'
+    -> False.
+    """
+    for line in prom_text.splitlines():
+        if line.startswith("vllm:cache_config_info{") and 'enable_prefix_caching="' in line:
+            return line.split('enable_prefix_caching="', 1)[1].startswith("True")
+    return None
 
 
 def requests_running(prom_text: str) -> float:

@@ -60,6 +60,16 @@ class Checked:
     baseline: ServerInfo
     speculative: ServerInfo
 
+    def warnings(self) -> list[str]:
+        """What makes the servers' runs less comparable with in-process ones, one line
+        each, for the operator at start (a run records it in ``server.prefix_caching``)."""
+        return [f"the {role} server caches prefixes (vllm:cache_config_info): a prompt "
+                "sent twice hits its cache, so repeats are not alike; start it with "
+                "--no-enable-prefix-caching for runs comparable with in-process ones"
+                for role, info in (("baseline", self.baseline),
+                                   ("speculative", self.speculative))
+                if info.prefix_caching]
+
 
 def check_servers(pair: ServerPair) -> Checked:
     """Both servers answer, serve one model, and speculate as declared."""

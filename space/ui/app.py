@@ -342,7 +342,8 @@ def serve(a: argparse.Namespace) -> int:
         if pair is None:
             preflight(spec, [warmup], progress.to_terminal)
         else:
-            check_servers(pair)
+            for line in check_servers(pair).warnings():
+                print(f"warning: {line}", flush=True)
         offer = offers.build(spec, offers.split_names(getattr(a, "drafts", None)),
                              getattr(a, "allow_any_model", False),
                              getattr(a, "max_prompt_chars", offers.MAX_PROMPT_CHARS))

@@ -56,4 +56,5 @@ def test_compare_record_round_trips(pair, engines):
     server = record.speculative.server
     assert record.speculative.config.vllm_version and server and server["concurrency"] == 2
     assert server["other_traffic"] is False
+    assert server["prefix_caching"] is False  # read from the server's own /metrics
     assert "127.0.0.1" not in dumps(record)  # the host is the operator's, not the record's
