@@ -10,7 +10,6 @@ that at temperature 0 both sources run the same computation.
 from __future__ import annotations
 
 import os
-import socket
 
 import pytest
 
@@ -22,7 +21,7 @@ from space.server.build import Declared  # noqa: E402
 from space.server.client import Server  # noqa: E402
 from space.server.compare import ServerPair  # noqa: E402
 from tests.helpers.engine import KV  # noqa: E402
-from tests.helpers.servers import FAULT_KEY, ServerProcess, start_all  # noqa: E402
+from tests.helpers.servers import FAULT_KEY, ServerProcess, free_port, start_all  # noqa: E402
 
 SPEC = EngineSpec(method="ngram", k=4, kv_cache_bytes=KV, max_model_len=2048)
 PAGE_MAX_TOKENS = 32  # the page's first sample rejects drafts within these (greedy)
@@ -61,10 +60,7 @@ def server_page(pair):
     spec = EngineSpec(method="ngram", k=4, max_model_len=2048)
     demo = app.build_demo(spec, Metrics(), inputs.sample_prompts(), max_tokens=PAGE_MAX_TOKENS,
                           pair=pair)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    _, url, _ = app.launch(demo, Metrics(), port=port)
+    _, url, _ = app.launch(demo, Metrics(), port=free_port())
     yield url, Client(url, verbose=False)
     demo.close()
 
