@@ -66,7 +66,7 @@ def main() -> None:
         procs = start_all(SPEC, Path(logs), {"baseline": ([], False), "speculative": (
             ["--per-request-spec-decode-metrics", "detailed"], True)})
         try:
-            pool = EnginePool(max_speculative=1)
+            pool = EnginePool()
             engines = pool.baseline(SPEC), pool.speculative(SPEC)
             pair = ServerPair(Server("baseline", procs["baseline"].url),
                               Server("speculative", procs["speculative"].url),

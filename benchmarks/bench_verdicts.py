@@ -34,7 +34,7 @@ def run(repeats: int, dtype: str | None) -> list[dict]:
     from space.runs import presets
     from space.runs.workloads import run_workload
 
-    pool = EnginePool(max_speculative=1)
+    pool = EnginePool()
     ngram = hardware.resolve_spec(EngineSpec(method="ngram", k=4, dtype=dtype, max_model_len=2048))
     bad = dataclasses.replace(presets.get_model_pair("cpu-bad-draft").engine_spec(),
                               dtype=ngram.dtype, max_model_len=2048)

@@ -65,7 +65,7 @@ def measure(prompts: list[corpus.CorpusPrompt], max_tokens: int) -> list[dict]:
     from space.engine import EnginePool
     from space.records.config import EngineSpec, MiB
 
-    pool = EnginePool(max_speculative=1)
+    pool = EnginePool()
     spec = EngineSpec(method="ngram", k=4, kv_cache_bytes=256 * MiB, max_model_len=2048,
                       prefix_cache="warm")
     base, ngram = pool.baseline(spec), pool.speculative(spec)

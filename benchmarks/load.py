@@ -44,6 +44,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: space/ is the project's package
 
+from space.common import reaper  # noqa: E402
 from space.common.cancel import FAULT_ENV, FAULT_MARKER  # noqa: E402
 from space.records.schema import load  # noqa: E402
 
@@ -93,7 +94,7 @@ class App:
         self.log = log_dir / "app.log"
         with open(self.log, "w") as out:
             # Its own data folder: the app locks the one it uses (the default may be in use).
-            self.proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *FLAGS,
+            self.proc = reaper.spawn([sys.executable, "app.py", "--port", str(port), *FLAGS,
                                           "--data-dir", str(log_dir / "data")],
                                          cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
         return f"http://127.0.0.1:{port}/"

@@ -29,6 +29,10 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a script: space/ is the project's package
+
+from space.common import reaper  # noqa: E402
+
 FLAGS = ["--kv-cache-mib", "256", "--max-model-len", "2048"]
 PROMPT = "Rename x to total: def f(x): return x + 1"
 
@@ -63,7 +67,7 @@ def one_start(timeout_s: float) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as data, open(Path(data) / "app.log", "w") as log:
         env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "SPECLENS_DATA_DIR": data}
         t0 = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *FLAGS,
+        proc = reaper.spawn([sys.executable, "app.py", "--port", str(port), *FLAGS,
                                  "--data-dir", str(Path(data) / "data")],
                                 cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:

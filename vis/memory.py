@@ -8,7 +8,15 @@ import html
 
 import plotly.graph_objects as go
 
-from space.observe.memory import EngineMemory, GiB, GpuMemory, SystemMemory, fmt_bytes, kv_tax_tokens
+from space.observe.memory import (
+    EngineMemory,
+    GiB,
+    GpuMemory,
+    PoolBudget,
+    SystemMemory,
+    fmt_bytes,
+    kv_tax_tokens,
+)
 from vis.safe import plot_text
 
 # One colour per kind of segment, so a segment reads the same on every bar.
@@ -145,9 +153,21 @@ def device_sentence(gpu: GpuMemory | None, system: SystemMemory | None,
     return ("No GPU: " + "; ".join(parts) + ".") if parts else "No GPU or host reading."
 
 
+def budget_sentence(budget: PoolBudget) -> str:
+    """'Engines' memory budget 4.00 GiB (--memory-budget-gb): 2 engines hold 1.50 GiB
+    (baseline 0.75 GiB, ngram 0.75 GiB); the least recently used close first.'"""
+    held = ", ".join(f"{label} {fmt_bytes(b)}" for label, b in budget.held)
+    what = (f"{len(budget.held)} engine{'s' * (len(budget.held) != 1)} hold "
+            f"{fmt_bytes(budget.held_bytes)} ({held})" if budget.held else "no engine built yet")
+    return (f"Engines' memory budget {fmt_bytes(budget.budget_bytes)} ({budget.source}): {what}; "
+            "the least recently used close first to make room for a new one.")
+
+
 def memory_html(engines: list[EngineMemory], gpu: GpuMemory | None,
-                system: SystemMemory | None, process_rss: int | None) -> str:
-    """Summary table per engine, the draft's KV tax in tokens, the device line."""
+                system: SystemMemory | None, process_rss: int | None,
+                budget: PoolBudget | None = None) -> str:
+    """Summary table per engine, the draft's KV tax in tokens, the device line,
+    and the engine pool's memory budget."""
     head = "".join(f"<th>{h}</th>" for h in
                    ("engine", "weights", "KV reserved", "KV used", "KV capacity (tokens)",
                     "KV per token"))
@@ -155,4 +175,6 @@ def memory_html(engines: list[EngineMemory], gpu: GpuMemory | None,
     table = f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>" if engines else ""
     return (f'<div class="speclens-memory">{table}'
             f'<p class="kv-tax">{html.escape(tax_sentence(engines))}</p>'
-            f'<p class="device">{html.escape(device_sentence(gpu, system, process_rss))}</p></div>')
+            f'<p class="device">{html.escape(device_sentence(gpu, system, process_rss))}</p>'
+            + (f'<p class="budget">{html.escape(budget_sentence(budget))}</p>' if budget else "")
+            + "</div>")

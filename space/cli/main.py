@@ -29,7 +29,7 @@ from space.engine.models import ModelError
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.history import HistoryError
 from space.records.trace import dumps
-from space.runs.flags import engine_flags, spec_from_args
+from space.runs.flags import apply_memory_budget, engine_flags, spec_from_args
 from space.runs.preflight import preflight
 from space.server.client import ServerError
 from space.server.flags import pair_from_args, server_flags
@@ -228,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(message)s")
     try:
         spec = spec_from_args(a)
+        apply_memory_budget(a)
         if a.record:
             from space.runs.recorder import record_to_history
 

@@ -28,7 +28,7 @@ AT_RISK = ("the per-step trace hooks may break: the custom scheduler class "
            "metrics (per_request_spec_decode_metrics, CompletionOutput.spec_decode_metrics)")
 
 
-def _dist_version(name: str) -> str | None:
+def dist_version(name: str) -> str | None:
     """The installed version of distribution ``name``, or None."""
     try:
         return importlib.metadata.version(name)
@@ -39,7 +39,7 @@ def _dist_version(name: str) -> str | None:
 def _installed_all() -> list[tuple[str, str]]:
     found = []
     for name in DISTRIBUTIONS:
-        version = _dist_version(name)
+        version = dist_version(name)
         if version:
             found.append((name, version))
     return found

@@ -16,7 +16,9 @@ setup no one would deploy. So:
 - GPU: the model's own dtype, resolved as vLLM's ``auto`` does
   (``vllm.config.model._resolve_auto_dtype``): a float32 checkpoint is served
   in bf16 where the GPU has it, else float16.
-- ``--dtype`` overrides either.
+- ``--dtype`` overrides either; without it, ``SPECLENS_DTYPE`` (read by the app,
+  the CLI and the test setup alike) does, e.g. ``SPECLENS_DTYPE=float32`` to
+  check float32 memory on a machine with bf16 units.
 
 The result is a ``DtypeChoice``: the resolved dtype (never "auto") with the CPU
 and the reason, written into every trace's config.
@@ -29,11 +31,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import os
 import platform
 from dataclasses import dataclass
 from pathlib import Path
 
 from space.common import versions
+from space.common.paths import cache_dir
 from space.records.config import ConfigError, EngineSpec
 
 # The names vLLM's ``--dtype`` accepts that run on this project's devices, with
@@ -48,6 +52,8 @@ BYTES_PER_VALUE: dict[str, int] = {"bfloat16": 2, "float16": 2, "float32": 4}
 
 # Why a dtype was chosen: one short clause, shown after the dtype.
 BY_FLAG = "set by --dtype"
+DTYPE_ENV = "SPECLENS_DTYPE"  # the default for --dtype, for the app, the CLI and the tests
+BY_ENV = f"set by {DTYPE_ENV}"
 BY_BF16_UNITS = "this CPU has native bf16"
 BY_NO_BF16 = "this CPU has no native bf16"
 BY_MODEL = "the model's own dtype"
@@ -97,9 +103,34 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
+PROBE_FILE = "cpu-bf16-probe.json"  # under the cache folder: the probes' last answer
+
+
 @functools.lru_cache(maxsize=1)
 def cpu_bf16_flags() -> tuple[str, ...]:
-    """The probes (vLLM's own) that report native bf16 arithmetic on this CPU."""
+    """The probes (vLLM's own) that report native bf16 arithmetic on this CPU.
+
+    The probes need torch, whose import costs seconds at the app's start
+    before the page is served; their answer is kept in the cache folder, keyed
+    by the CPU and the torch version (``scripts/setup.sh`` fills it)."""
+    key = {"cpu": cpu_model(), "machine": platform.machine(), "torch": versions.dist_version("torch")}
+    path = cache_dir() / PROBE_FILE
+    try:
+        saved = json.loads(path.read_text())
+        if {k: saved.get(k) for k in key} == key:
+            return tuple(saved["flags"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass  # not probed yet, or unreadable: probe again
+    flags = _probe_bf16()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({**key, "flags": list(flags)}))
+    except OSError:  # a read-only cache folder: probe at every start
+        pass
+    return flags
+
+
+def _probe_bf16() -> tuple[str, ...]:
     import torch
 
     found: list[str] = []
@@ -132,6 +163,13 @@ def choose_dtype(requested: str | None = None, model_path: Path | None = None) -
     flags = () if gpu else cpu_bf16_flags()
     if requested and requested.strip().lower() != "auto":
         return DtypeChoice(canonical(requested), BY_FLAG, device, cpu_model(), flags)
+    from_env = os.environ.get(DTYPE_ENV, "").strip()
+    if from_env and from_env.lower() != "auto":
+        try:
+            return DtypeChoice(canonical(from_env), BY_ENV, device, cpu_model(), flags)
+        except ConfigError:
+            raise ConfigError(f"{DTYPE_ENV}={from_env!r} is not a dtype: choose "
+                              f"{', '.join(sorted(set(DTYPES.values())))}, or unset it") from None
     if not gpu:
         if flags:
             return DtypeChoice("bfloat16", BY_BF16_UNITS, device, cpu_model(), flags)

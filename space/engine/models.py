@@ -241,10 +241,45 @@ def resolve_draft(method: str | None, draft: str | None, target: Path,
     return str(path)
 
 
+def local_folder(name: str) -> Path | None:
+    """The folder ``resolve_model(name)`` would load, when it is already on this
+    machine; None otherwise. Converts nothing and never touches the network."""
+    if not name or not name.strip():
+        return None
+    canonical = _ALIASES.get(name.strip().lower())
+    if canonical in (DEFAULT_MODEL, TRUNCATED_MODEL):
+        dest = cache_dir() / "models" / canonical
+        return dest if _is_ready(dest) else None
+    folder = model_folder(name)
+    if folder is not None or not is_hub_id(name):
+        return folder
+    return cached_hub_model(name)
+
+
+def weight_bytes(folder: Path, dtype: str) -> int:
+    """The bytes a folder's weights take once loaded in ``dtype``: the stored
+    safetensors bytes, scaled from the checkpoint's dtype (config.json) to
+    ``dtype`` (a bf16 checkpoint loaded in float32 takes twice its file size).
+    An estimate for the engine pool's memory budget, before anything is built."""
+    stored = sum(f.stat().st_size for f in folder.glob("*.safetensors"))
+    try:
+        cfg = json.loads((folder / "config.json").read_text())
+    except (OSError, ValueError):
+        cfg = {}
+    saved = str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16").replace("torch.", "")
+    size = {"float32": 4, "float": 4}.get(saved, 2)
+    want = 4 if dtype in ("float32", "float") else 2
+    return stored * want // size
+
+
 if __name__ == "__main__":  # python -m space.engine.models prepare
     import sys
 
     if sys.argv[1:] != ["prepare"]:
         raise SystemExit("usage: python -m space.engine.models prepare")
+    from space.engine import hardware
+
     print(f"  default model: {prepare_default(to_terminal)}")
+    print(f"  native bf16 units: {', '.join(hardware.cpu_bf16_flags()) or 'none'} "
+          "(probed once, kept for the app's start)")
     print(f"  bad-draft copy: {prepare_truncated(to_terminal)}")

@@ -1,8 +1,25 @@
-"""The baseline engine and a small LRU cache of speculative engines.
+"""The baseline engine and the speculative engines kept beside it, within a memory budget.
 
 Method, draft and k are fixed when a vLLM engine is built, so a change builds a
-new speculative engine. Recently used ones are kept while they fit the memory
-budget; the least recently used is closed (and its memory freed) first.
+new speculative engine. Engines are kept while their memory fits the budget:
+before an engine is built, the least recently used speculative engines are
+closed until the new one fits beside what stays. The baseline is never closed
+for a speculative engine (every compare needs it); when even the baseline and
+the new engine alone would not fit, the build is refused with one line
+(``NoRoom``), never left to the kernel's out-of-memory killer.
+
+What an engine is counted for:
+- before it is built, an estimate: its weights from the model folders' files
+  in the dtype it will run, its KV cache, and ``BUILD_OVERHEAD_BYTES``;
+  on a GPU, the share of the GPU it is given (``gpu_memory_utilization``);
+- once built, what was measured: weights and KV from vLLM
+  (``TracedEngine.memory``), or on CPU what the process grew by while it was
+  built, whichever is larger. A later build of the same engine uses that.
+
+The default budget is what the machine can spare when the first engine is
+built: ``DEFAULT_SHARE`` of the available RAM on CPU, of the free GPU memory
+on a GPU. ``--memory-budget-gb`` sets it.
+
 Runs are serialized with ``lock``: both engines share the machine, and
 overlapping runs would corrupt each other's timings.
 """
@@ -11,51 +28,105 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from space.common.progress import Progress
-from space.engine.hardware import resolve_spec
-from space.observe.memory import ReadingCache
-from space.records.config import EngineSpec
+from space.engine import hardware, models
+from space.observe import memory
+from space.observe.memory import GiB, PoolBudget, ReadingCache
+from space.records.config import ConfigError, EngineSpec
+from space.records.methods import info as method_info
 
 if TYPE_CHECKING:  # imports vLLM: at runtime only when an engine is built
     from space.engine.core import TracedEngine
 
 log = logging.getLogger(__name__)
 
+DEFAULT_SHARE = 0.8                 # of available RAM (CPU) or free GPU memory (GPU)
+BUILD_OVERHEAD_BYTES = GiB // 2     # activations, buffers and allocator slack per engine (CPU)
+BUDGET_FLAG = "--memory-budget-gb"
+
+Key = TypeVar("Key", bound=Hashable)
+
+
+class NoRoom(ConfigError):
+    """An engine that does not fit the memory budget even alone beside the baseline."""
+
+
+def plan_closes(held: Sequence[tuple[Key, int]], keep: set[Key], need: int,
+                budget: int) -> list[Key] | None:
+    """Which engines to close, least recently used first, so that ``need`` more
+    bytes fit in ``budget``; None when closing every engine not in ``keep``
+    is not enough.
+
+    ``held``: (key, bytes) of every engine now held, least recently used first.
+
+    Example: held [(a, 3), (b, 2), (base, 4)], keep {base}, need 3, budget 10:
+    9 + 3 > 10; closing a leaves 6 + 3 <= 10 -> [a].
+    """
+    total = sum(b for _, b in held)
+    closes: list[Key] = []
+    for key, size in held:
+        if total + need <= budget:
+            break
+        if key in keep:
+            continue
+        closes.append(key)
+        total -= size
+    return closes if total + need <= budget else None
+
 
 class EnginePool:
-    def __init__(self, max_speculative: int = 2) -> None:
-        self.max_speculative = max(1, max_speculative)  # engines kept besides the baseline
+    def __init__(self, budget_bytes: int | None = None) -> None:
         self.lock = threading.RLock()
         self.readings = ReadingCache()  # the engines' memory, for readers that must not wait
+        self._budget = budget_bytes
+        self._budget_source = BUDGET_FLAG if budget_bytes is not None else ""
         self._baseline: TracedEngine | None = None
-        self._spec: OrderedDict[EngineSpec, TracedEngine] = OrderedDict()
+        self._spec: OrderedDict[EngineSpec, TracedEngine] = OrderedDict()  # LRU first
+        self._held: dict[EngineSpec, int] = {}      # bytes counted per built engine
+        self._measured: dict[EngineSpec, int] = {}  # what past builds measured
+
+    def set_budget(self, budget_bytes: int | None) -> None:
+        """Set the budget (``--memory-budget-gb``); None: the machine's default."""
+        with self.lock:
+            self._budget = budget_bytes
+            self._budget_source = BUDGET_FLAG if budget_bytes is not None else ""
 
     def baseline(self, spec: EngineSpec, progress: Progress | None = None) -> TracedEngine:
         """The baseline engine for ``spec``'s target (rebuilt when the target changes)."""
-        base = resolve_spec(spec).baseline()
+        base = hardware.resolve_spec(spec).baseline()
         with self.lock:
             if self._baseline is None or self._baseline.spec != base:
-                self._close(self._baseline)
-                self._baseline = None
-                self._baseline = _build(base, progress)
+                self._close_baseline()
+                # A new target: every speculative engine may go to make room.
+                self._make_room(base, keep=set())
+                self._baseline = self._build(base, progress)
             return self._baseline
 
     def speculative(self, spec: EngineSpec, progress: Progress | None = None) -> TracedEngine:
-        spec = resolve_spec(spec)  # keyed on the dtype that runs, never "not given"
+        spec = hardware.resolve_spec(spec)  # keyed on the dtype that runs, never "not given"
         with self.lock:
             if spec in self._spec:
                 self._spec.move_to_end(spec)
                 return self._spec[spec]
-            # Free before building: the budget must hold the new engine too.
-            while len(self._spec) >= self.max_speculative:
-                _, old = self._spec.popitem(last=False)
-                log.info("closing the least recently used engine (%s)", old.spec.method)
-                self._close(old)
-            engine = _build(spec, progress)
+            self._make_room(spec, keep={self._baseline.spec} if self._baseline else set())
+            engine = self._build(spec, progress)
             self._spec[spec] = engine
             return engine
+
+    def budget(self) -> PoolBudget:
+        """The budget and what is held now (never waits for a run). Before the
+        first build the default is not fixed yet: it shows what it would be now."""
+        budget, source = ((self._budget, self._budget_source) if self._budget is not None
+                          else default_budget())
+        held = []
+        if self._baseline is not None:
+            held.append(("baseline", self._held.get(self._baseline.spec, 0)))
+        for spec in list(self._spec):
+            held.append((spec.method or "speculative", self._held.get(spec, 0)))
+        return PoolBudget(budget, source, tuple(held))
 
     def cached_specs(self) -> list[EngineSpec]:
         return list(self._spec)
@@ -79,19 +150,98 @@ class EnginePool:
 
     def close_all(self) -> None:
         with self.lock:
-            for e in self._spec.values():
-                self._close(e)
-            self._spec.clear()
-            self._close(self._baseline)
+            for spec in list(self._spec):
+                self._close_spec(spec)
+            self._close_baseline()
+
+    # --- the budget ----------------------------------------------------------
+
+    def _budget_bytes(self) -> int:
+        if self._budget is None:
+            self._budget, self._budget_source = default_budget()
+        return self._budget
+
+    def _make_room(self, spec: EngineSpec, keep: set[EngineSpec]) -> None:
+        need = self._measured.get(spec) or estimate_bytes(spec)
+        budget = self._budget_bytes()
+        held = ([(self._baseline.spec, self._held.get(self._baseline.spec, 0))]
+                if self._baseline is not None else [])
+        # Least recently used first: the speculative engines, then the baseline.
+        order = [(s, self._held.get(s, 0)) for s in self._spec] + held
+        closes = plan_closes(order, keep, need, budget)
+        if closes is None:
+            kept = sum(self._held.get(s, 0) for s in keep)
+            raise NoRoom(
+                f"not enough memory for this engine: it needs about {memory.fmt_bytes(need)}"
+                + (f" beside the baseline's {memory.fmt_bytes(kept)}" if kept else "")
+                + f", and the engines' memory budget is {memory.fmt_bytes(budget)} "
+                f"({self._budget_source}); choose a smaller model pair or KV cache, or raise "
+                f"{BUDGET_FLAG} if the machine has the memory")
+        for s in closes:
+            log.info("closing the least recently used engine (%s) to fit the memory budget",
+                     s.method or "baseline")
+            if s in self._spec:
+                self._close_spec(s)
+            else:
+                self._close_baseline()
+
+    def _build(self, spec: EngineSpec, progress: Progress | None) -> TracedEngine:
+        from space.engine.core import TracedEngine  # imports vLLM (seconds), once
+
+        before = memory.process_memory()
+        engine = TracedEngine(spec, progress)
+        grown = memory.process_memory() - before
+        measured = engine.memory().total_bytes
+        size = measured if hardware.on_gpu() else max(measured, grown)
+        self._held[spec] = self._measured[spec] = size
+        return engine
+
+    def _close_spec(self, spec: EngineSpec) -> None:
+        engine = self._spec.pop(spec)
+        self._held.pop(spec, None)
+        engine.close()
+
+    def _close_baseline(self) -> None:
+        if self._baseline is not None:
+            self._held.pop(self._baseline.spec, None)
+            self._baseline.close()
             self._baseline = None
 
-    @staticmethod
-    def _close(engine: TracedEngine | None) -> None:
-        if engine is not None:
-            engine.close()
+
+def estimate_bytes(spec: EngineSpec) -> int:
+    """What an engine of ``spec`` will hold, before it is built (see the module doc)."""
+    spec = hardware.resolve_spec(spec)
+    if hardware.on_gpu():
+        gpu = memory.gpu_memory()
+        return int(spec.gpu_memory_utilization * gpu.total_bytes) if gpu else 0
+    dtype = str(spec.dtype)
+    weights = 0
+    names = [spec.model]
+    row = method_info(spec.method) if spec.method else None
+    if row is not None and row.takes_draft and spec.draft_model:
+        names.append(spec.draft_model)
+    for name in names:
+        folder = models.local_folder(name)
+        if folder is not None:
+            weights += models.weight_bytes(folder, dtype)
+    return weights + hardware.kv_cache_bytes(spec.kv_cache_bytes, dtype) + BUILD_OVERHEAD_BYTES
 
 
-def _build(spec: EngineSpec, progress: Progress | None) -> TracedEngine:
-    from space.engine.core import TracedEngine  # imports vLLM (seconds), once
+def default_budget() -> tuple[int, str]:
+    """``DEFAULT_SHARE`` of what the machine can spare now, and how it was set."""
+    pct = f"{DEFAULT_SHARE:.0%}"
+    if hardware.on_gpu():
+        gpu = memory.gpu_memory()
+        if gpu is not None:
+            return int(gpu.free_bytes * DEFAULT_SHARE), f"{pct} of the GPU's free memory"
+    ram = memory.system_memory()
+    return int(ram.available_bytes * DEFAULT_SHARE), f"{pct} of the RAM available at the first build"
 
-    return TracedEngine(spec, progress)
+
+def budget_from_flag(gb: float | None) -> int | None:
+    """``--memory-budget-gb`` in bytes (None: the default); one line if it is bad."""
+    if gb is None:
+        return None
+    if not gb > 0:
+        raise ConfigError(f"{BUDGET_FLAG} must be a positive number of GB, got {gb}")
+    return int(gb * GiB)

@@ -108,6 +108,23 @@ class EngineReading:
         return (time.monotonic() if now is None else now) - self.taken_s
 
 
+@dataclass(frozen=True)
+class PoolBudget:
+    """The engine pool's memory budget and what it holds now (the Memory tab).
+
+    ``held`` pairs an engine's label with the bytes it is counted for: its
+    weights and KV cache as measured, plus what the process grew by while it
+    was built (buffers, allocator slack), never less than the first two."""
+
+    budget_bytes: int
+    source: str                               # "--memory-budget-gb" or how the default was set
+    held: tuple[tuple[str, int], ...] = ()    # (label, bytes), least recently used first
+
+    @property
+    def held_bytes(self) -> int:
+        return sum(b for _, b in self.held)
+
+
 class ReadingCache:
     """The last engine memory reading, so that readers never wait for a run.
 

@@ -40,6 +40,11 @@ def engine_flags(p: argparse.ArgumentParser) -> None:
                    help="cold (default): every run starts with an empty prefix cache, so "
                         "repeats measure what a new prompt costs; warm: runs reuse the KV "
                         "blocks of earlier runs of the same prompt")
+    g.add_argument("--memory-budget-gb", type=float, default=None, metavar="GIB",
+                   help="memory the in-process engines may hold together, in GiB; the least "
+                        "recently used engines close to make room, and an engine that cannot "
+                        "fit is refused in one line (default: 80%% of the RAM available, or "
+                        "of the GPU's free memory, when the first engine is built)")
     g.add_argument("--tensor-parallel-size", type=int, default=1,
                    help="in-process engines: 1 only; for more, measure running servers "
                         "(--baseline-url/--speculative-url)")
@@ -56,6 +61,14 @@ def spec_from_args(a: argparse.Namespace) -> EngineSpec:
         model=a.model, method=method, draft_model=a.draft_model, k=a.k,
         max_model_len=a.max_model_len, dtype=a.dtype, kv_cache_bytes=a.kv_cache_mib << 20,
         gpu_memory_utilization=a.gpu_memory_utilization, prefix_cache=a.prefix_cache))
+
+
+def apply_memory_budget(a: argparse.Namespace) -> None:
+    """``--memory-budget-gb`` onto the process's engine pool (``runner.POOL``)."""
+    from space.engine.pool import budget_from_flag
+    from space.runs import runner
+
+    runner.POOL.set_budget(budget_from_flag(getattr(a, "memory_budget_gb", None)))
 
 
 def _refuse_parallel(a: argparse.Namespace) -> None:

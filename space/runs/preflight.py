@@ -7,6 +7,7 @@ with one clear line, instead of after an engine start.
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 
 from space.common.progress import Progress
 from space.engine import models, prompts
@@ -23,14 +24,22 @@ def missing_packages(packages) -> list[str]:
 def preflight(spec: EngineSpec, reqs: list[RequestSpec],
               progress: Progress | None = None) -> list[list[int]]:
     """Validate settings, resolve models, check the draft, encode prompts."""
+    for r in reqs:
+        r.validate()
+    path = check_spec(spec, progress)
+    return [prompts.encode_for(path, r, spec.max_model_len) for r in reqs]
+
+
+def check_spec(spec: EngineSpec, progress: Progress | None = None) -> Path:
+    """The checks of the engine's settings alone (no tokenizer: transformers'
+    import costs seconds, which the app's start spends after the page is
+    served); returns the target's folder."""
     spec.validate(on_gpu())
     row = methods.info(spec.method) if spec.method else None
     missing = missing_packages(row.requires if row else ())
     if missing:
         raise ConfigError(f"{spec.method} needs the PyPI package {', '.join(missing)}, which is "
                           "not installed here (GPU boxes only; see README)")
-    for r in reqs:
-        r.validate()
     path = models.resolve_model(spec.model, progress)
     models.resolve_draft(spec.method, spec.draft_model, path, progress)
-    return [prompts.encode_for(path, r, spec.max_model_len) for r in reqs]
+    return path

@@ -25,8 +25,8 @@ from space.records.history import History, HistoryError
 from space.runs import offer as offers
 from space.runs import runner
 from space.runs.events import Publisher
-from space.runs.flags import open_history, spec_from_args
-from space.runs.preflight import preflight
+from space.runs.flags import apply_memory_budget, open_history, spec_from_args
+from space.runs.preflight import check_spec
 from space.runs.recorder import HistoryRecorder
 from space.runs.repeats import WARMUP_TOKENS
 from space.runs.servers import page_compare
@@ -326,6 +326,7 @@ def serve(a: argparse.Namespace) -> int:
     (progress in the page and on the console)."""
     try:
         spec = spec_from_args(a)
+        apply_memory_budget(a)
         if not spec.is_speculative:
             raise ConfigError("the app compares a speculative engine with the baseline: "
                               "choose a --method")
@@ -339,8 +340,8 @@ def serve(a: argparse.Namespace) -> int:
         # Bad flags, a missing model or draft, a server down or refusing the key:
         # one line and exit 2, before the page.
         pair = pair_from_args(a, spec)
-        if pair is None:
-            preflight(spec, [warmup], progress.to_terminal)
+        if pair is None:  # the prompt is tokenized behind the page, with the engines
+            check_spec(spec, progress.to_terminal)
         else:
             for line in check_servers(pair).warnings():
                 print(f"warning: {line}", flush=True)

@@ -240,7 +240,7 @@ class Handlers:
         self.metrics.observe_memory(reading.engines, gpu)
         system = None if gpu else memory.system_memory()
         rss = None if gpu else memory.process_memory()
-        fig, summary = views.memory_views(reading.engines, gpu, system, rss)
+        fig, summary = views.memory_views(reading.engines, gpu, system, rss, runner.POOL.budget())
         return {m.figure: fig, m.summary: views.reading_note(reading) + summary}
 
 

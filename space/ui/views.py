@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 import vis
-from space.observe.memory import EngineMemory, EngineReading, GpuMemory, SystemMemory
+from space.observe.memory import EngineMemory, EngineReading, GpuMemory, PoolBudget, SystemMemory
 from space.records.run import RunConfig
 from space.records.trace import CompareRecord, RunTrace, StepRecord, dumps
 from space.ui import datadir
@@ -216,10 +216,12 @@ def write_exports(record: Record, source: str | Path | None = None) -> tuple[str
 
 
 def memory_views(engines: list[EngineMemory], gpu: GpuMemory | None,
-                 system: SystemMemory | None, rss: int | None) -> tuple[Any, str]:
+                 system: SystemMemory | None, rss: int | None,
+                 budget: PoolBudget | None = None) -> tuple[Any, str]:
     """Figure and table. On CPU the figure leaves the host out: a bar of the
     whole host's RAM would flatten the engines' bars; the table names it."""
-    return memory_figure(engines, gpu, None, rss), memory_html(engines, gpu, system, rss)
+    return (memory_figure(engines, gpu, None, rss),
+            memory_html(engines, gpu, system, rss, budget))
 
 
 def reading_note(reading: EngineReading, now: float | None = None) -> str:

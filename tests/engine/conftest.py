@@ -1,7 +1,9 @@
 """Real vLLM engines on the CPU default model, shared across the engine tests.
 
-Engines are built once per session (a few seconds each) and reused; tests must
-not leave requests running.
+Engines live in the session's pool (tests/conftest.py): built once (a few
+seconds each) and reused while they fit its memory budget. The fixtures ask the
+pool per test, so a test never holds an engine the budget has closed since.
+Tests must not leave requests running.
 """
 from __future__ import annotations
 
@@ -15,30 +17,23 @@ os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
 
 from space.engine import EnginePool  # noqa: E402
 from space.records.config import EngineSpec  # noqa: E402
-from tests.helpers.engine import KV  # noqa: E402
+from tests.helpers.engine import ENGINE_SPEC, KV, MAX_MODEL_LEN  # noqa: E402
 
 
-@pytest.fixture(scope="session")
-def pool():
-    p = EnginePool(max_speculative=3)
-    yield p
-    p.close_all()
-
-
-@pytest.fixture(scope="session")
+@pytest.fixture
 def ngram_engine(pool):
-    return pool.speculative(EngineSpec(method="ngram", k=4, kv_cache_bytes=KV, max_model_len=2048))
+    return pool.speculative(ENGINE_SPEC)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def self_draft_engine(pool):
     """The target as its own draft: the only CPU draft that accepts, so the
     accepted and bonus paths are exercised (the truncated draft accepts ~0)."""
     return pool.speculative(EngineSpec(method="draft_model", draft_model="default", k=3,
-                                       kv_cache_bytes=KV, max_model_len=2048))
+                                       kv_cache_bytes=KV, max_model_len=MAX_MODEL_LEN))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def baseline_engine(pool, ngram_engine):
     return pool.baseline(ngram_engine.spec)
 
@@ -50,16 +45,17 @@ def bad_draft_spec():
     from space.runs import presets
 
     pair = presets.get_model_pair("cpu-bad-draft")
-    return dataclasses.replace(pair.engine_spec(), kv_cache_bytes=KV, max_model_len=2048)
+    return dataclasses.replace(pair.engine_spec(), kv_cache_bytes=KV, max_model_len=MAX_MODEL_LEN)
 
 
-@pytest.fixture(scope="session")
-def warm_engines():
+@pytest.fixture(scope="module")
+def warm_engines(pool):
     """A baseline and an ngram engine that keep their prefix cache between runs
     (``prefix_cache="warm"``), in a pool of their own so that the session's cold
-    engines stay as they are: (baseline, ngram)."""
-    p = EnginePool(max_speculative=1)
-    spec = EngineSpec(method="ngram", k=4, kv_cache_bytes=KV, max_model_len=2048,
-                      prefix_cache="warm")
+    engines stay as they are: (baseline, ngram). The session's engines close
+    first (the two pools' budgets would add up); these close with their module."""
+    pool.close_all()
+    p = EnginePool(budget_bytes=3 << 30)
+    spec = dataclasses.replace(ENGINE_SPEC, prefix_cache="warm")
     yield p.baseline(spec), p.speculative(spec)
     p.close_all()

@@ -8,6 +8,7 @@ import pytest
 
 from space.engine import EnginePool
 from space.engine.hardware import resolve_spec
+from space.engine.pool import estimate_bytes
 from space.records.config import EngineSpec, MiB
 from tests.helpers.engine import KV, req
 
@@ -19,36 +20,37 @@ def rss() -> int:
     return psutil.Process().memory_info().rss
 
 
-def test_replacing_engines_frees_memory():
-    """Cycle through 4 speculative configurations with room for one engine:
-    each build must free the previous one. Every engine holds ~270 MB of
-    weights plus its KV cache (256 MiB here); if none were freed, RSS would
-    grow by more than 1.5 GB over the cycle."""
-    pool = EnginePool(max_speculative=1)
+def test_replacing_engines_frees_memory(pool):
+    """Cycle through 4 speculative configurations with a budget that holds one
+    engine: each build must close and free the previous one. Every engine holds
+    its weights (~270 MB in bf16, twice in float32) plus its KV cache; if none
+    were freed, RSS would grow by more than 1.5 GB over the cycle."""
+    pool.close_all()  # the session's engines: this test measures RSS alone
     # resolved as the pool keys them (the dtype this machine runs)
     specs = [resolve_spec(EngineSpec(method="ngram", k=k, kv_cache_bytes=KV, max_model_len=1024))
              for k in (2, 3, 4, 5)]
+    one = EnginePool(budget_bytes=int(estimate_bytes(specs[0]) * 1.5))
     try:
-        first = pool.speculative(specs[0])
+        first = one.speculative(specs[0])
         first.run(req(max_tokens=8))
         start = rss()
         for spec in specs[1:] + specs[:1]:
-            engine = pool.speculative(spec)
-            assert pool.cached_specs() == [spec]
+            engine = one.speculative(spec)
+            assert one.cached_specs() == [spec]
             run = engine.run(req(max_tokens=8))
             assert run.config.k == spec.k
         growth = rss() - start
         assert growth < 400 * MiB, f"RSS grew {growth / MiB:.0f} MiB over 4 rebuilds"
     finally:
-        pool.close_all()
-    assert pool.cached_specs() == []
+        one.close_all()
+    assert one.cached_specs() == []
 
 
 def test_cache_keeps_recent_engines_and_closing_one_leaves_the_other_working():
     """Recently used engines are reused, least recently used first out. And vLLM's
     shutdown destroys process-wide parallel state; SpecLens keeps it while another
     engine lives (space/engine/compat.keep_parallel_state): the engine left runs."""
-    pool = EnginePool(max_speculative=2)
+    pool = EnginePool(budget_bytes=64 << 30)  # room for both: the order is the test
     a = resolve_spec(EngineSpec(method="ngram", k=2, kv_cache_bytes=KV, max_model_len=1024))
     b = resolve_spec(EngineSpec(method="ngram", k=3, kv_cache_bytes=KV, max_model_len=1024))
     try:

@@ -4,12 +4,31 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+from space.common import reaper
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"  # the README's
 RUN_TIMEOUT_MS = 180_000  # one baseline + speculative run from the page, CPU default
+
+
+@contextlib.contextmanager
+def playwright_session():
+    """``sync_playwright()`` whose driver, and every Chromium it launches, dies with
+    this process, by SIGKILL too: a watchdog follows the driver's process tree
+    (space/common/reaper.py). The driver is the one child Playwright starts."""
+    import psutil
+    from playwright.sync_api import sync_playwright
+
+    me = psutil.Process()
+    before = {c.pid for c in me.children()}
+    with sync_playwright() as p:
+        for child in me.children():
+            if child.pid not in before:
+                reaper.watch(child.pid)
+        yield p
 
 
 @contextlib.contextmanager
@@ -20,9 +39,7 @@ def chromium_page(width: int = 1400, height: int = 1000):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Debian chromium is not installed at {CHROMIUM} "
                     "(bash scripts/setup.sh --test installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             yield browser.new_page(viewport={"width": width, "height": height})

@@ -15,14 +15,25 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from space.common import reaper
+
 # Every in-process run that builds engines passes these, so they share engines.
-ENGINE_FLAGS = ("--kv-cache-mib", "256", "--max-model-len", "2048")
+from tests.helpers.engine import ENGINE_FLAGS  # noqa: F401 (re-exported to the CLI tests)
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "space", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+    """The CLI in a subprocess that dies with pytest (space/common/reaper.py)."""
+    cmd = [sys.executable, "-m", "space", *args]
+    proc = reaper.spawn(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def cli_in_process(*args: str) -> subprocess.CompletedProcess[str]:

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from space.records.config import MiB, RequestSpec
+from space.records.config import EngineSpec, MiB, RequestSpec
 from space.records.trace import VERIFY, RunTrace
 
-KV = 256 * MiB
+# Every engine the tests build, in-process, in the apps and servers they start:
+# a few thousand tokens of KV (128 MiB at 2 bytes per value: ~5,800 tokens of
+# the default model; float32 gets twice the bytes) and prompts under 2,048.
+KV_MIB = 128
+KV = KV_MIB * MiB
+MAX_MODEL_LEN = 2048
+ENGINE_FLAGS = ("--kv-cache-mib", str(KV_MIB), "--max-model-len", str(MAX_MODEL_LEN))
+# The ngram k=4 engine of the engine tests, the CLI tests' flags and the servers'.
+ENGINE_SPEC = EngineSpec(method="ngram", k=4, kv_cache_bytes=KV, max_model_len=MAX_MODEL_LEN)
 CODE_PROMPT = ("Rewrite this Python function with the variable x renamed to total. "
                "Output only the code.\n\n```python\ndef add(a, b):\n    x = a + b\n"
                "    print(x)\n    return x\n```")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import httpx
 
+from space.common import reaper
 from space.engine import hardware, models
 from space.records.config import EngineSpec
 
@@ -87,13 +88,18 @@ def free_port() -> int:
 def start(name: str, args: list[str], logs: Path) -> ServerProcess:
     port = free_port()
     log = logs / f"{name}.log"
-    env = {**os.environ, "VLLM_LOGGING_LEVEL": "WARNING"}
-    env.pop("VLLM_ENABLE_V1_MULTIPROCESSING", None)  # the server's own default
+    # One process per server: the engine core in the API server's process
+    # (no EngineCore child, no executor worker), which saves ~0.7 GB a server
+    # and leaves the server's answers as they are.
+    env = {**os.environ, "VLLM_LOGGING_LEVEL": "WARNING", "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
     cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-           "--host", "127.0.0.1", "--port", str(port), *args]
+           "--host", "127.0.0.1", "--port", str(port), "--distributed-executor-backend", "uni",
+           *args]
     with log.open("w") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
+        # Its own session (the faults signal its group); the watchdog ends that
+        # group if pytest dies, SIGKILL included.
+        proc = reaper.spawn(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
+                            start_new_session=True)
     return ServerProcess(name, port, proc, log)
 
 

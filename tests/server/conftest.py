@@ -3,7 +3,8 @@
 Three ``python -m vllm.entrypoints.openai.api_server`` processes on the default
 model, started together: a plain one, an ngram k=4 one with
 ``--per-request-spec-decode-metrics detailed``, and an ngram one without the
-flag and with an API key (for the faults; the kill-mid-run test kills it, last).
+flag and with an API key (for the faults, which run first; the kill-mid-run
+test kills it, last of them).
 Their settings are the in-process test engines' own (``engine_kwargs``), so
 that at temperature 0 both sources run the same computation.
 """
@@ -20,10 +21,10 @@ from space.records.config import EngineSpec  # noqa: E402
 from space.server.build import Declared  # noqa: E402
 from space.server.client import Server  # noqa: E402
 from space.server.compare import ServerPair  # noqa: E402
-from tests.helpers.engine import KV  # noqa: E402
+from tests.helpers.engine import ENGINE_SPEC  # noqa: E402
 from tests.helpers.servers import FAULT_KEY, ServerProcess, free_port, start_all  # noqa: E402
 
-SPEC = EngineSpec(method="ngram", k=4, kv_cache_bytes=KV, max_model_len=2048)
+SPEC = ENGINE_SPEC
 PAGE_MAX_TOKENS = 32  # the page's first sample rejects drafts within these (greedy)
 
 
@@ -77,22 +78,24 @@ def no_engines(monkeypatch):
     monkeypatch.setattr(EnginePool, "speculative", refuse)
 
 
-@pytest.fixture(scope="package")
-def engines():
-    """In-process baseline and ngram engines with the servers' settings."""
-    from space.engine import EnginePool
-
-    pool = EnginePool(max_speculative=1)
-    yield pool.baseline(SPEC), pool.speculative(SPEC)
-    pool.close_all()
+@pytest.fixture
+def engines(pool):
+    """In-process baseline and ngram engines with the servers' settings (the
+    session's pool: built once, while they fit its budget)."""
+    return pool.baseline(SPEC), pool.speculative(SPEC)
 
 
 def pytest_collection_modifyitems(items):
-    """The kill-mid-run fault runs last of this package (it kills a server). Not
-    last of the session: the package's servers would be started a second time
-    for it after the other packages ran."""
-    last = [i for i in items if i.name == "test_server_killed_mid_run"]
-    rest = [i for i in items if i not in last]
-    here = [n for n, i in enumerate(rest) if "tests/server/" in i.nodeid]
-    at = here[-1] + 1 if here else len(rest)
-    items[:] = rest[:at] + last + rest[at:]
+    """The faults run first in this package, the kill-mid-run fault last of them:
+    it kills the fault server, whose memory (a whole vLLM server) is then free for
+    the rest of the package. Not first of the session: the package's servers would
+    be started a second time for the other packages' tests in between."""
+    here = [i for i in items if "tests/server/" in i.nodeid]
+    if not here:
+        return
+    kill = [i for i in here if i.name == "test_server_killed_mid_run"]
+    faults = [i for i in here if "test_faults.py" in i.nodeid and i not in kill]
+    ordered = faults + kill + [i for i in here if i not in faults and i not in kill]
+    at = items.index(here[0])
+    rest = [i for i in items if i not in here]
+    items[:] = rest[:at] + ordered + rest[at:]

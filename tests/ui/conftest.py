@@ -17,14 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from space.common import versions
+from space.common import reaper, versions
 from space.common.cancel import FAULT_ENV
 from space.runs import curve_cache
+from tests.helpers.engine import ENGINE_FLAGS
 from tests.helpers.spans import parse_spans
 
 ROOT = Path(__file__).resolve().parents[2]
 # Smaller than the defaults: tests use short prompts, and less KV starts faster.
-APP_FLAGS = ["--kv-cache-mib", "256", "--max-model-len", "2048"]
+APP_FLAGS = list(ENGINE_FLAGS)
 READY_TIMEOUT_S = 300
 FAULT_STEP = 3
 
@@ -85,7 +86,7 @@ def _start(log: Path) -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", FAULT_ENV: str(FAULT_STEP),
            "SPECLENS_DATA_DIR": str(data)}
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *APP_FLAGS,
+        proc = reaper.spawn([sys.executable, "app.py", "--port", str(port), *APP_FLAGS,
                                  "--data-dir", str(data)],
                                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
     return proc, f"http://127.0.0.1:{port}/"

@@ -16,8 +16,11 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from space.common import reaper
+from tests.helpers.engine import ENGINE_FLAGS
+
 ROOT = Path(__file__).resolve().parents[2]
-APP_FLAGS = ["--kv-cache-mib", "256", "--max-model-len", "2048"]
+APP_FLAGS = list(ENGINE_FLAGS)
 PROMETHEUS = "/usr/bin/prometheus"
 
 
@@ -85,7 +88,7 @@ def start_app(folder: Path, *args: str, port: int | None = None, name: str = "ap
     data = data or folder / "data"
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "SPECLENS_DATA_DIR": str(data)}
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), *APP_FLAGS,
+        proc = reaper.spawn([sys.executable, "app.py", "--port", str(port), *APP_FLAGS,
                                  "--data-dir", str(data), *args],
                                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
     return App(proc, f"http://127.0.0.1:{port}/", log)
@@ -147,7 +150,7 @@ def start_prometheus(folder: Path, app_url: str, job: str = "speclens") -> Prome
     data = folder / "tsdb"
     shutil.rmtree(data, ignore_errors=True)
     with open(log, "w") as out:
-        proc = subprocess.Popen([PROMETHEUS, f"--config.file={conf}",
+        proc = reaper.spawn([PROMETHEUS, f"--config.file={conf}",
                                  f"--storage.tsdb.path={data}",
                                  f"--web.listen-address=127.0.0.1:{port}"],
                                 stdout=out, stderr=subprocess.STDOUT)

@@ -10,13 +10,14 @@ import socket
 import pytest
 
 from space.observe.prom import Metrics
-from space.records.config import EngineSpec, MiB
+from space.records.config import EngineSpec
 from space.ui import inputs
+from tests.helpers.engine import KV, MAX_MODEL_LEN
 
 pytestmark = pytest.mark.engine
 
 # as the shared app's (tests/ui/conftest.py APP_FLAGS): short prompts, less KV
-SPEC = EngineSpec(kv_cache_bytes=256 * MiB, max_model_len=2048)
+SPEC = EngineSpec(kv_cache_bytes=KV, max_model_len=MAX_MODEL_LEN)
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,13 @@ from space.engine import hardware
 from space.records.config import ConfigError, EngineSpec, MiB
 
 
+@pytest.fixture(autouse=True)
+def no_dtype_env(monkeypatch):
+    """These tests play the machine's own choice: a SPECLENS_DTYPE set for the
+    whole suite (to check float32 memory) would override it."""
+    monkeypatch.delenv(hardware.DTYPE_ENV, raising=False)
+
+
 @pytest.fixture
 def machine(monkeypatch):
     """Play a machine: ``machine(gpu=False, flags=())``."""
@@ -112,3 +119,40 @@ def test_this_machine_is_probed_with_vllms_own_probes():
         assert ("amx_tile" in flags) == torch.cpu._is_amx_tile_supported()
     assert hardware.choose_dtype().dtype == ("bfloat16" if flags else "float32")
     assert hardware.cpu_model()
+
+
+def test_speclens_dtype_sets_the_default_and_dtype_flag_wins(machine, monkeypatch):
+    machine(flags=("amx_tile",))
+    monkeypatch.setenv(hardware.DTYPE_ENV, "float")
+    choice = hardware.choose_dtype()
+    assert (choice.dtype, choice.reason) == ("float32", hardware.BY_ENV)
+    assert hardware.resolve_spec(EngineSpec()).dtype == "float32"
+    assert hardware.choose_dtype("bfloat16").reason == hardware.BY_FLAG
+    monkeypatch.setenv(hardware.DTYPE_ENV, "auto")  # as if unset
+    assert hardware.choose_dtype().dtype == "bfloat16"
+
+
+def test_a_bad_speclens_dtype_is_one_line(machine, monkeypatch):
+    machine()
+    monkeypatch.setenv(hardware.DTYPE_ENV, "fp8<script>")
+    with pytest.raises(ConfigError) as e:
+        hardware.choose_dtype()
+    assert "SPECLENS_DTYPE" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_probes_answer_is_kept_for_the_next_start(monkeypatch, tmp_path):
+    """The app's start reads the cached answer instead of importing torch."""
+    monkeypatch.setattr(hardware, "cache_dir", lambda: tmp_path)
+    calls = []
+    monkeypatch.setattr(hardware, "_probe_bf16", lambda: calls.append(1) or ("amx_tile",))
+    hardware.cpu_bf16_flags.cache_clear()
+    try:
+        assert hardware.cpu_bf16_flags() == ("amx_tile",)
+        hardware.cpu_bf16_flags.cache_clear()
+        assert hardware.cpu_bf16_flags() == ("amx_tile",) and calls == [1]  # read back
+        saved = json.loads((tmp_path / hardware.PROBE_FILE).read_text())
+        (tmp_path / hardware.PROBE_FILE).write_text(json.dumps({**saved, "torch": "0.0"}))
+        hardware.cpu_bf16_flags.cache_clear()
+        assert hardware.cpu_bf16_flags() == ("amx_tile",) and calls == [1, 1]  # probed anew
+    finally:
+        hardware.cpu_bf16_flags.cache_clear()

