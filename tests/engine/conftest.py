@@ -2,7 +2,9 @@
 
 Engines live in the session's pool (tests/conftest.py): built once (a few
 seconds each) and reused while they fit its memory budget. The fixtures ask the
-pool per test, so a test never holds an engine the budget has closed since.
+pool per module, not once per session: an engine a module holds stays open for
+that module (the budget holds the few engines one module uses), and the next
+module asks again, so it never gets one the budget has closed since.
 Tests must not leave requests running.
 """
 from __future__ import annotations
@@ -20,12 +22,12 @@ from space.records.config import EngineSpec  # noqa: E402
 from tests.helpers.engine import ENGINE_SPEC, KV, MAX_MODEL_LEN  # noqa: E402
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def ngram_engine(pool):
     return pool.speculative(ENGINE_SPEC)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def self_draft_engine(pool):
     """The target as its own draft: the only CPU draft that accepts, so the
     accepted and bonus paths are exercised (the truncated draft accepts ~0)."""
@@ -33,7 +35,7 @@ def self_draft_engine(pool):
                                        kv_cache_bytes=KV, max_model_len=MAX_MODEL_LEN))
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def baseline_engine(pool, ngram_engine):
     return pool.baseline(ngram_engine.spec)
 

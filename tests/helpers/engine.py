@@ -14,6 +14,9 @@ KV_MIB = 128
 KV = KV_MIB * MiB
 MAX_MODEL_LEN = 2048
 ENGINE_FLAGS = ("--kv-cache-mib", str(KV_MIB), "--max-model-len", str(MAX_MODEL_LEN))
+# The apps the UI tests start: their engines within 4 GiB (a baseline and two
+# speculative engines in float32), not the 80 % of RAM an app takes by default.
+APP_BUDGET_FLAGS = ("--memory-budget-gb", "4")
 # The ngram k=4 engine of the engine tests, the CLI tests' flags and the servers'.
 ENGINE_SPEC = EngineSpec(method="ngram", k=4, kv_cache_bytes=KV, max_model_len=MAX_MODEL_LEN)
 CODE_PROMPT = ("Rewrite this Python function with the variable x renamed to total. "

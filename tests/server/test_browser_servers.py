@@ -54,13 +54,13 @@ def test_page_renders_a_server_run(server_page, tmp_path):
 
         # the probability strip (Explain is on by default) says why it is empty
         page.get_by_role("tab", name="Acceptance").click()
-        page.wait_for_selector("#draft-probs .annotation-text", timeout=10_000)
+        page.wait_for_selector("#draft-probs .annotation-text")
         assert "does not report the target's probabilities" in page.locator(
             "#draft-probs .annotation-text").first.text_content()  # an SVG <text>
 
         # the step-through, at the first step whose rejected drafts have no ids
         marks.first.click()
-        page.wait_for_selector("#step-drafts .tok-unreported", timeout=15_000)
+        page.wait_for_selector("#step-drafts .tok-unreported")
         assert page.inner_text("#step-drafts [data-why=rejected-ids]") == SENTENCES[REJECTED_IDS]
         title = page.inner_text("#step-title")
         assert "whose ids the server does not report" in title
@@ -78,4 +78,4 @@ def test_stop_says_so_in_the_status(server_page):
         page.click("#run")
         page.wait_for_selector("#status :text('tokens, repeat')", timeout=RUN_TIMEOUT_MS)
         page.click("#stop")
-        page.wait_for_selector(f"#status :text('{STOPPED[:40]}')", timeout=30_000)
+        page.wait_for_selector(f"#status :text('{STOPPED[:40]}')")

@@ -20,12 +20,12 @@ import pytest
 from space.common import reaper, versions
 from space.common.cancel import FAULT_ENV
 from space.runs import curve_cache
-from tests.helpers.engine import ENGINE_FLAGS
+from tests.helpers.engine import APP_BUDGET_FLAGS, ENGINE_FLAGS
 from tests.helpers.spans import parse_spans
 
 ROOT = Path(__file__).resolve().parents[2]
 # Smaller than the defaults: tests use short prompts, and less KV starts faster.
-APP_FLAGS = list(ENGINE_FLAGS)
+APP_FLAGS = [*ENGINE_FLAGS, *APP_BUDGET_FLAGS]
 READY_TIMEOUT_S = 300
 FAULT_STEP = 3
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from space.common import reaper
-from tests.helpers.engine import ENGINE_FLAGS
+from tests.helpers.engine import APP_BUDGET_FLAGS, ENGINE_FLAGS
 
 ROOT = Path(__file__).resolve().parents[2]
-APP_FLAGS = list(ENGINE_FLAGS)
+APP_FLAGS = [*ENGINE_FLAGS, *APP_BUDGET_FLAGS]
 PROMETHEUS = "/usr/bin/prometheus"
 
 

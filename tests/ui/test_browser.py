@@ -23,7 +23,7 @@ def test_run_shows_tokens_and_timeline(page, app_url, code_edit_prompt, tmp_path
     page.wait_for_selector("#status [data-kind=done]", timeout=RUN_TIMEOUT_MS)
     assert page.locator("#tokens [data-status=accepted]").count() > 0
     assert page.locator("#tokens [data-status=rejected]").count() > 0
-    page.wait_for_selector("#timeline svg.main-svg", timeout=30_000)
+    page.wait_for_selector("#timeline svg.main-svg")
     page.wait_for_timeout(500)  # let plotly finish its first layout
     page.screenshot(path=str(SHOTS / "app.png"), full_page=True)
 
@@ -55,6 +55,6 @@ def test_run_shows_tokens_and_timeline(page, app_url, code_edit_prompt, tmp_path
     assert counts["baseline"] == len(record.baseline.steps)
     tokens_before = page.inner_html("#tokens")
     page.set_input_files("#replay-file input[type=file]", str(saved))
-    page.wait_for_selector("#status :text('replaying')", timeout=60_000)
+    page.wait_for_selector("#status :text('replaying')")
     assert page.locator("#tokens [data-status=rejected]").count() > 0
     assert page.inner_html("#tokens").count("data-status") == tokens_before.count("data-status")

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.helpers.browser import RUN_TIMEOUT_MS, SHOTS
+from tests.helpers.browser import HANG_MS, RUN_TIMEOUT_MS, SHOTS
 
 pytestmark = [pytest.mark.engine, pytest.mark.browser]
 
@@ -20,7 +20,7 @@ def shown(page) -> dict[str, int]:
 
 
 def wait_moved(page, before: dict, key: str = "pass", delta: int = 1,
-               timeout_ms: int = 15_000) -> dict:
+               timeout_ms: int = HANG_MS) -> dict:
     page.wait_for_function(
         "([k, v]) => { const t = document.querySelector('#step-title .speclens-step');"
         " return t && parseInt(t.dataset[k], 10) === v; }",
@@ -44,7 +44,7 @@ def test_rejected_step_explained_played_and_linked(page, app_url, code_edit_prom
     rejected.click()
     page.wait_for_function(
         f"() => document.querySelector('#step-title .speclens-step')?.dataset.step == "
-        f"'{step_of_token}'", timeout=15_000)
+        f"'{step_of_token}'")
     assert page.locator("#step-title .speclens-top5 [data-role~=drafted]").count() == 1
     assert page.locator("#tokens .tok-current").count() > 0  # its tokens outlined
     assert page.url.endswith(f"#step={step_of_token}")
@@ -68,12 +68,12 @@ def test_rejected_step_explained_played_and_linked(page, app_url, code_edit_prom
     # Play three steps automatically at the fast speed, then pause.
     page.locator("#tokens [data-step]").first.click()  # back to the first pass
     page.wait_for_function("() => document.querySelector('#step-title .speclens-step')"
-                           "?.dataset.pass == '1'", timeout=15_000)
+                           "?.dataset.pass == '1'")
     start = shown(page)
     assert start["count"] >= 4, start
     page.select_option("#speclens-speed", "400")
     page.click("#speclens-play")
-    wait_moved(page, start, delta=3, timeout_ms=20_000)
+    wait_moved(page, start, delta=3)
     page.click("#speclens-play")
     assert page.get_attribute("#speclens-play", "aria-pressed") == "false"
 
@@ -89,5 +89,5 @@ def test_rejected_step_explained_played_and_linked(page, app_url, code_edit_prom
     page.set_input_files("#replay-file input[type=file]", str(saved))
     page.wait_for_function(
         f"() => document.querySelector('#step-title .speclens-step')?.dataset.step == "
-        f"'{target}'", timeout=30_000)
+        f"'{target}'")
     assert page.locator("#tokens [data-explained]").count() > 0  # explanations replay too

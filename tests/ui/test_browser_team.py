@@ -6,14 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, RUN_TIMEOUT_MS, SHOTS, new_page
+
 pytestmark = [pytest.mark.engine, pytest.mark.browser]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
-RUN_TIMEOUT_MS = 180_000
 VIEWPORT = {"width": 1400, "height": 1000}
 
 
@@ -44,14 +40,14 @@ def token_view(page) -> list[str]:
 
 def test_a_runs_link_opens_the_same_token_view_elsewhere(browser, app_url, code_edit_prompt):
     SHOTS.mkdir(parents=True, exist_ok=True)
-    first = browser.new_context(viewport=VIEWPORT).new_page()
+    first = new_page(browser, viewport=VIEWPORT)
     first.goto(app_url, wait_until="domcontentloaded")
     first.fill("#prompt textarea", code_edit_prompt)
     first.click("#run")
     first.wait_for_selector("#status [data-kind=done]", timeout=RUN_TIMEOUT_MS)
     # The final token view (explained: the page's default) can draw a moment after
     # the status box; until then the last live-streamed view is still there.
-    first.wait_for_selector("#tokens [data-explained]", timeout=30_000)
+    first.wait_for_selector("#tokens [data-explained]")
     link = first.locator("#status a.speclens-run-link")
     run_id = link.get_attribute("data-run")
     assert run_id and link.get_attribute("href") == f"?run={run_id}"
@@ -59,24 +55,24 @@ def test_a_runs_link_opens_the_same_token_view_elsewhere(browser, app_url, code_
     assert len(tokens) > 10 and any('data-status="accepted"' in t for t in tokens)
 
     # Another browser context: no cookies, no state shared with the first.
-    other = browser.new_context(viewport=VIEWPORT).new_page()
+    other = new_page(browser, viewport=VIEWPORT)
     other.goto(f"{app_url}?run={run_id}", wait_until="domcontentloaded")
-    other.wait_for_selector(f"#status :text('run #{run_id}, run by')", timeout=60_000)
+    other.wait_for_selector(f"#status :text('run #{run_id}, run by')")
     assert token_view(other) == tokens
-    other.wait_for_selector("#timeline svg.main-svg", timeout=30_000)
+    other.wait_for_selector("#timeline svg.main-svg")
 
     # The History tab lists it, newest first; the Live tab draws both engines.
     other.get_by_role("tab", name="History").click()
-    other.wait_for_selector(f"#history-table tr[data-run='{run_id}']", timeout=30_000)
+    other.wait_for_selector(f"#history-table tr[data-run='{run_id}']")
     other.click("#side-run")  # the two newest comparisons (this one twice if it is alone)
-    other.wait_for_selector("#side-status [data-kind=done]", timeout=30_000)
-    other.wait_for_selector("#side-timeline svg.main-svg", timeout=30_000)
+    other.wait_for_selector("#side-status [data-kind=done]")
+    other.wait_for_selector("#side-timeline svg.main-svg")
     other.wait_for_timeout(500)  # plotly's first layout
     other.locator("#history-table").locator("xpath=ancestor::div[@role='tabpanel']").first \
         .screenshot(path=str(SHOTS / "history.png"))
     other.get_by_role("tab", name="Live").click()
-    other.wait_for_selector("#live-summary .speclens-live", timeout=30_000)
-    other.wait_for_selector("#live-figure svg.main-svg", timeout=30_000)
+    other.wait_for_selector("#live-summary .speclens-live")
+    other.wait_for_selector("#live-figure svg.main-svg")
     other.wait_for_timeout(500)  # plotly's first layout
     assert "speculative" in other.inner_text("#live-summary")
     other.locator("#live-figure").locator("xpath=ancestor::div[@role='tabpanel']").first \

@@ -17,7 +17,7 @@ COMPARE = Path(__file__).resolve().parents[1] / "fixtures" / "compare-v1.json"
 
 
 def _svg_text(page, selector: str) -> str:
-    page.wait_for_selector(f"{selector} svg.main-svg", timeout=30_000)
+    page.wait_for_selector(f"{selector} svg.main-svg")
     page.wait_for_timeout(500)  # let plotly finish its layout
     return page.inner_text(selector)
 
@@ -28,7 +28,7 @@ def test_curves_show_break_even_and_the_workload(page, app_url):
     assert "derived from measured step costs" in _svg_text(page, "#tipping-plot")  # ngram's
     page.click("#tipping-curve input")
     page.get_by_role("option", name=re.compile("draft_model")).click()
-    page.wait_for_selector("#tipping-plot :text('synthetic')", timeout=30_000)
+    page.wait_for_selector("#tipping-plot :text('synthetic')")
     sweep_text = _svg_text(page, "#tipping-plot")
     assert "break-even" in sweep_text and "measured, concurrency 4" in sweep_text
     assert "c=1" in sweep_text and "c=4" in sweep_text  # one curve per concurrency
@@ -37,7 +37,7 @@ def test_curves_show_break_even_and_the_workload(page, app_url):
     # A saved ngram k=4 comparison: the checklist gets the headroom line's curve
     page.get_by_role("tab", name="Replay & export").click()
     page.set_input_files("#replay-file input[type=file]", str(COMPARE))
-    page.wait_for_selector("#status :text('replaying')", timeout=60_000)
+    page.wait_for_selector("#status :text('replaying')")
     page.get_by_role("tab", name="Checklist").click()
     mini = _svg_text(page, "#tipping-mini")
     assert "break-even" in mini and "this workload" in mini

@@ -25,7 +25,7 @@ def test_upload_run_answer_and_link(page, app_url, tmp_path):
     page.goto(app_url, wait_until="domcontentloaded")
     page.get_by_role("tab", name="Traffic").click()
     page.set_input_files("#traffic-file input[type=file]", str(traffic))
-    page.wait_for_selector("#traffic-file :text('traffic.jsonl')", timeout=30_000)
+    page.wait_for_selector("#traffic-file :text('traffic.jsonl')")
     page.click("#traffic-run")
     page.wait_for_selector("#traffic-status [data-kind=done]", timeout=RUN_TIMEOUT_MS)
     status = page.inner_text("#traffic-status")
@@ -36,21 +36,19 @@ def test_upload_run_answer_and_link(page, app_url, tmp_path):
     assert "edit" in groups and HOSTILE in groups  # shown as text, never run
     answer = page.input_value("#traffic-answer textarea")
     assert "vllm serve" in answer and "speculative decoding: " in answer
-    page.wait_for_selector("#traffic-plot svg.main-svg", timeout=30_000)
+    page.wait_for_selector("#traffic-plot svg.main-svg")
     assert page.evaluate("window.__pwned") is None
 
     # any measured prompt opens in the token view, from the run's own record
     page.click("#traffic-pick input")
     page.get_by_role("option", name="line 1 (edit)").click()
     page.click("#traffic-open")
-    page.wait_for_selector("#status :text('traffic run, line 1 (edit): shown in every view')",
-                           timeout=30_000)
+    page.wait_for_selector("#status :text('traffic run, line 1 (edit): shown in every view')")
     assert page.locator("#tokens [data-status]").count() > 0
 
     page.goto(f"{app_url}?run={run_id.group(1)}", wait_until="domcontentloaded")
-    page.wait_for_selector("#status :text('a traffic run, shown in the Traffic tab')",
-                           timeout=60_000)
+    page.wait_for_selector("#status :text('a traffic run, shown in the Traffic tab')")
     page.get_by_role("tab", name="Traffic").click()
-    page.wait_for_selector("#traffic-plot svg.main-svg", timeout=30_000)
+    page.wait_for_selector("#traffic-plot svg.main-svg")
     assert "edit" in page.inner_text("#traffic-groups")
     assert page.evaluate("window.__pwned") is None

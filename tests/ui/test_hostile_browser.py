@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, RUN_TIMEOUT_MS
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, RUN_TIMEOUT_MS, new_page
 from tests.helpers.hostile import CANARY, hostile_compare, hostile_trace, malformed_traces, payloads
 
 pytestmark = [pytest.mark.engine, pytest.mark.browser]
@@ -42,7 +42,7 @@ def browser():
 @pytest.fixture
 def page(browser):
     """A fresh page (a fresh session: gr.File takes one upload) with its dialogs recorded."""
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page = new_page(browser, viewport={"width": 1400, "height": 1000})
     page.dialogs = []
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
     yield page
@@ -91,7 +91,7 @@ def test_hostile_traces_run_no_script(page, app_url, tmp_path, kind):
     path = tmp_path / "it's&amp;.json"  # '&' and "'" survive Gradio's file-name cleaning
     path.write_text(json.dumps(record))
     open_trace(page, app_url, path)
-    page.wait_for_selector("#status :text('replaying')", timeout=60_000)
+    page.wait_for_selector("#status :text('replaying')")
     visit_every_view(page)
     assert canary(page) == (None, [])
     status = page.inner_text("#status")
@@ -105,13 +105,13 @@ def test_malformed_trace_gets_one_line(page, app_url, tmp_path, name, text, expe
     path = tmp_path / f"it's&amp;{name}"
     path.write_text(text)
     open_trace(page, app_url, path)
-    page.wait_for_selector("#status [data-kind=error]", timeout=60_000)
+    page.wait_for_selector("#status [data-kind=error]")
     status = page.inner_text("#status").strip()
     assert expected in status and "\n" not in status
     assert f"it's&amp;{name}" in status
     # Our warning toast, its text as written (Gradio draws toasts as HTML: "&amp;"
     # would read "&" had it not been escaped); no error toast (an exception).
-    page.wait_for_selector(".toast-message-item.warning", timeout=10_000)
+    page.wait_for_selector(".toast-message-item.warning")
     assert f"it's&amp;{name}" in page.inner_text(".toast-message-item.warning")
     assert page.locator(".toast-message-item.error").count() == 0
     assert canary(page) == (None, [])
