@@ -62,8 +62,10 @@ def _wait_ready(url: str, proc: subprocess.Popen, log: Path) -> None:
 
 def _data_with_curves(folder: Path) -> Path:
     """The app's data folder, holding the stored tipping curves (tests/fixtures/tipping)
-    relabelled with this machine's device, dtype and vLLM so the page finds them;
-    nothing is measured in CI."""
+    relabelled with this machine's device and vLLM so the page finds them; nothing
+    is measured in CI. Each is stored for the dtype the app's engines run in and
+    for bf16, the dtype of the saved comparisons the tests replay
+    (tests/fixtures/compare-*.json): under SPECLENS_DTYPE=float32 the two differ."""
     import json
 
     from space.engine.hardware import choose_dtype, on_gpu
@@ -73,8 +75,9 @@ def _data_with_curves(folder: Path) -> Path:
     for path in sorted((ROOT / "tests" / "fixtures" / "tipping").glob("*.json")):
         curve = curves.TippingCurve.from_dict(json.loads(path.read_text()))
         curve.device, curve.vllm_version = ("gpu" if on_gpu() else "cpu"), versions.public_vllm()
-        curve.dtype = choose_dtype().dtype
-        curve_cache.save(curve, data)
+        for dtype in {choose_dtype().dtype, "bfloat16"}:
+            curve.dtype = dtype
+            curve_cache.save(curve, data)
     return data
 
 
