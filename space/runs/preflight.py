@@ -28,7 +28,7 @@ def preflight(spec: EngineSpec, reqs: list[RequestSpec],
     missing = missing_packages(row.requires if row else ())
     if missing:
         raise ConfigError(f"{spec.method} needs the PyPI package {', '.join(missing)}, which is "
-                          "not installed here (GPU boxes only; see README)")
+                          "not installed here (GPU boxes only; see docs/install.md)")
     for r in reqs:
         r.validate()
     path = models.resolve_model(spec.model, progress)

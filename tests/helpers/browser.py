@@ -8,7 +8,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"  # the README's
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"  # the docs' and README's
 RUN_TIMEOUT_MS = 180_000  # one baseline + speculative run from the page, CPU default
 
 
