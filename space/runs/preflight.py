@@ -39,7 +39,7 @@ def check_spec(spec: EngineSpec, progress: Progress | None = None) -> Path:
     missing = missing_packages(row.requires if row else ())
     if missing:
         raise ConfigError(f"{spec.method} needs the PyPI package {', '.join(missing)}, which is "
-                          "not installed here (GPU boxes only; see README)")
+                          "not installed here (GPU boxes only; see docs/install.md)")
     path = models.resolve_model(spec.model, progress)
     models.resolve_draft(spec.method, spec.draft_model, path, progress)
     return path

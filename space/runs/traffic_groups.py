@@ -26,7 +26,7 @@ LONG_CHARS = 2000      # about 500 tokens
 DOCUMENT_CHARS = 800   # a turn this long carries something to work on, not only a question
 UNLABELLED = "(no label)"
 # Default sample: 6 prompts a group, 48 in all. At the CPU default's ~45 ms a token
-# (README), 64 tokens, 2 repeats, that is 4 runs x 64 x 45 ms ~ 12 s a prompt:
+# (docs/performance.md), 64 tokens, 2 repeats, that is 4 runs x 64 x 45 ms ~ 12 s a prompt:
 # 48 prompts stay near 10 minutes.
 DEFAULT_PER_GROUP = 6
 DEFAULT_MAX_PROMPTS = 48

@@ -1,7 +1,7 @@
 """HTTP to a vLLM OpenAI-compatible server: what it serves, and one streamed completion.
 
-What vLLM 0.32 sends (measured on the CPU build; README, "Measuring running
-servers"): a streamed ``/v1/completions`` with ``return_token_ids`` carries each
+What vLLM 0.32 sends (measured on the CPU build; docs/servers.md, "What a server
+tells"): a streamed ``/v1/completions`` with ``return_token_ids`` carries each
 chunk's token ids; the last chunk before ``[DONE]`` (``stream_options:
 include_usage``) carries ``usage`` and ``metrics``: the timing fields with
 ``--enable-per-request-metrics``, ``metrics.speculative_decoding`` with

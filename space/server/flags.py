@@ -14,8 +14,8 @@ from space.server.compare import ServerPair
 
 def server_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group(
-        "running vLLM servers (instead of in-process engines; README, 'Measuring running "
-        f"servers'); API keys from ${KEY_ENV['baseline']} and ${KEY_ENV['speculative']}")
+        "running vLLM servers (instead of in-process engines; docs/servers.md); "
+        f"API keys from ${KEY_ENV['baseline']} and ${KEY_ENV['speculative']}")
     g.add_argument("--baseline-url", metavar="URL",
                    help="a vLLM server without speculation, e.g. http://gpu-box:8000/v1")
     g.add_argument("--speculative-url", metavar="URL",

@@ -10,7 +10,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"  # the README's
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"  # the docs' and README's
 # Browser waits are for the page's own "done" state; this ceiling only guards
 # against a hang. It is not a speed bound: a slow machine (float32 on 2 cores,
 # beside other work) may take minutes for what takes seconds here.

@@ -33,7 +33,7 @@ def test_page_renders_a_server_run(server_page, tmp_path):
         assert page.get_by_text(SERVERS_NOTE).count() == 1  # no engine is built here
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.wait_for_timeout(500)  # let plotly finish its first layout
-        page.screenshot(path=str(SHOTS / "servers.png"), full_page=True)  # README
+        page.screenshot(path=str(SHOTS / "servers.png"), full_page=True)  # docs/servers.md
 
         page.get_by_role("tab", name="Replay & export").click()
         with page.expect_download() as dl:

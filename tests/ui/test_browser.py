@@ -1,6 +1,6 @@
 """The page in a real browser: Debian chromium, headless, driven by Playwright.
 
-Saves the README screenshot (docs/screenshots/app.png) and one of the
+Saves the README's screenshot (docs/screenshots/app.png) and one of the
 stepper and of a replayed trace.
 """
 from __future__ import annotations

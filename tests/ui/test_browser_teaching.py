@@ -1,6 +1,6 @@
 """Teaching in a real browser: an explained run stepped through, played, linked.
 
-Saves docs/screenshots/explain.png (a rejected step explained) for the README.
+Saves docs/screenshots/explain.png (a rejected step explained) for docs/page.md.
 """
 from __future__ import annotations
 

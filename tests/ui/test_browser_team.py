@@ -1,5 +1,5 @@
 """A run's link in a second browser, and the History and Live tabs, in Debian's
-chromium. Saves docs/screenshots/history.png and live.png for the README."""
+chromium. Saves docs/screenshots/history.png and live.png for docs/page.md."""
 from __future__ import annotations
 
 from pathlib import Path

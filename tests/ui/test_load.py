@@ -1,5 +1,5 @@
 """Four visitors at once, then faults injected for real (benchmarks/load.py,
-its 4-client version; the 20-client figures are in the README).
+its 4-client version; the 20-client figures are in docs/performance.md).
 
 Each visitor runs, loads the page and replays a trace at the same time as the
 others; then an engine error inside the step loop (the test hook, on in

@@ -28,13 +28,13 @@ pytestmark = pytest.mark.engine
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "speclens-dashboard.json"
 JOB = "speclens"  # the dashboard's RSS query names this job
-PAGE_WITHIN_S = 20  # measured ~7 s on the 2-core CPU box (README); generous for a busy CI
+PAGE_WITHIN_S = 20  # measured ~7 s on the 2-core CPU box (docs/performance.md); generous for a busy CI
 WAITING = "waiting in the queue for the engines"
 
 # The spec-decode panels of vLLM's "vLLM / Speculative Decoding" dashboard
 # (examples/observability/dashboards/grafana/vllm_speculative_decoding.json in
 # vLLM's repository, newer than the 0.32/0.33 releases), restated here query
-# for query with its template variables; README lists them.
+# for query with its template variables; docs/metrics.md lists them.
 SEL = '{job=~"$job", model_name=~"$model_name", instance=~"$instance", engine=~"$engine"}'
 ACCEPTED = f"rate(vllm:spec_decode_num_accepted_tokens_total{SEL}[$__rate_interval])"
 DRAFT_TOKENS = f"rate(vllm:spec_decode_num_draft_tokens_total{SEL}[$__rate_interval])"
