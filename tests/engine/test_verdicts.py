@@ -53,8 +53,8 @@ def report(tag: str, r: WorkloadResult) -> None:
 def ngram_runs(pool, ngram_engine):
     """Every prompt of the three workloads, ngram k=4 against the baseline."""
     out = {}
-    for wid, tokens in (("structured_output", 48), ("code_editing", 48),
-                        ("creative_writing", 64)):
+    for wid, tokens in (("structured_output", 32), ("code_editing", 32),
+                        ("creative_writing", 48)):
         out[wid] = run_workload(ngram_engine.spec, presets.get_workload(wid), repeats=REPEATS,
                                 pool=pool, max_tokens=tokens)
         report(wid, out[wid])

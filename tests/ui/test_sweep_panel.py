@@ -13,7 +13,7 @@ pytestmark = pytest.mark.engine
 
 def test_tiny_sweep_returns_plot_and_csv_equal_to_table(client):
     status, plot, table, csv, deploy = client.predict(
-        "structured_output", "k", "1,2", 16, 1, "ngram", "", 4, api_name="/sweep")
+        "structured_output", "k", "1,2", 8, 1, "ngram", "", 4, api_name="/sweep")
     assert deploy == ""  # only a k x concurrency sweep derives a deployable config
     assert 'data-kind="done"' in status, status
     figure = json.loads(plot["plot"]) if isinstance(plot, dict) else plot
