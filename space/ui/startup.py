@@ -29,6 +29,11 @@ log = logging.getLogger(__name__)
 
 POLL_S = 0.5         # how often a waiting run looks at the build again
 BANNER_TICK_S = 1.0  # the banner's refresh while the engines build
+# The build waits for the first page to load, at most this long: importing vLLM
+# and torch on the build thread holds the GIL and both cores for seconds, and a
+# browser loading the page meanwhile gets its answers late (on 2 cores the page
+# became usable seconds later). With no visitor, the build starts after this.
+PAGE_FIRST_S = 2.0
 
 
 class Startup:
@@ -41,6 +46,7 @@ class Startup:
         self.error: str | None = None
         self.ready_after_s: float | None = None
         self._done = threading.Event()
+        self._page_seen = threading.Event()
         self._on_ready = on_ready
 
     @property
@@ -53,12 +59,22 @@ class Startup:
         self.fraction, self.message = fraction, message
         print(f"  [{fraction:4.0%}] {message}", flush=True)
 
-    def start(self, build: Callable[[Progress], None]) -> threading.Thread:
-        """Run ``build(progress)`` on a daemon thread; returns the thread."""
-        thread = threading.Thread(target=self._build, args=(build,), daemon=True,
+    def start(self, build: Callable[[Progress], None],
+              page_first_s: float = PAGE_FIRST_S) -> threading.Thread:
+        """Run ``build(progress)`` on a daemon thread, once the first page has
+        loaded or ``page_first_s`` has passed; returns the thread."""
+        def build_after_the_page() -> None:
+            self._page_seen.wait(page_first_s)
+            self._build(build)
+
+        thread = threading.Thread(target=build_after_the_page, daemon=True,
                                   name="speclens-startup")
         thread.start()
         return thread
+
+    def page_loaded(self) -> None:
+        """A page finished loading (Gradio's load event): the build may start."""
+        self._page_seen.set()
 
     def mark_ready(self) -> None:
         """Nothing to build (tests, or engines built before the page)."""
@@ -143,6 +159,10 @@ def wire_banner(demo: gr.Blocks, startup: Startup, banner: gr.HTML, timer: gr.Ti
         # Once built, the timer stops: a ready page polls nothing.
         return startup.banner_html(), gr.Timer(active=not startup.done)
 
+    def loaded():
+        startup.page_loaded()
+        return tick()
+
     quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
     timer.tick(tick, None, [banner, timer], **quick)
-    demo.load(tick, None, [banner, timer], **quick)  # a page opened later: today's state
+    demo.load(loaded, None, [banner, timer], **quick)  # a page opened later: today's state

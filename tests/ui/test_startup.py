@@ -18,6 +18,7 @@ def test_a_run_waits_with_the_message_then_runs():
         release.wait(5)
 
     startup = Startup()
+    startup.page_loaded()  # a visitor's page loaded: the build starts at once
     startup.start(build)
     calls = []
 
@@ -75,3 +76,18 @@ def test_banner_shows_progress_escaped():
     banner = startup.banner_html()
     assert 'data-progress="25"' in banner and "loading &lt;model&gt;" in banner
     assert "<model>" not in banner
+
+
+def test_the_build_waits_for_the_first_page_then_starts():
+    """The page first: the build (vLLM's import holds the GIL and the cores for
+    seconds) starts when a page has loaded, or after the grace with no visitor."""
+    started = threading.Event()
+    startup = Startup()
+    thread = startup.start(lambda progress: started.set(), page_first_s=60)
+    assert not started.wait(0.3)  # no page yet
+    startup.page_loaded()
+    assert started.wait(5)
+    thread.join(5)
+    alone = threading.Event()
+    Startup().start(lambda progress: alone.set(), page_first_s=0.1)
+    assert alone.wait(5)  # nobody came: it built anyway
