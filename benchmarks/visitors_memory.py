@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import html
 import os
 import re
 import socket
@@ -82,8 +83,8 @@ def main() -> None:
             print(f"machine: {hardware.cpu_model()}, {os.cpu_count()} cores, "
                   f"{psutil.virtual_memory().total / 1e9:.0f} GB; dtype {a.dtype}; "
                   f"{datetime.date.today()}")
-            print(f"{'after':<34} {'app RSS GB':>10}  memory budget (the Memory tab)")
-            print(f"{'start (baseline + ngram k=4)':<34} {tree_rss(proc.pid) / 1e9:10.2f}")
+            print(f"{'after':<42} {'app RSS GB':>10}  memory budget (the Memory tab)")
+            print(f"{'start (baseline + ngram k=4)':<42} {tree_rss(proc.pid) / 1e9:10.2f}")
             for i, (method, draft, k) in enumerate(SETUPS, 1):
                 client = Client(url, verbose=False)  # a visitor of its own
                 labels = [r["label"] for r in client.view_api(
@@ -95,9 +96,9 @@ def main() -> None:
                 budget_line = ""
                 if mem is not None:
                     found = re.search(r'class="budget">([^<]*)<', str(mem[-1]))
-                    budget_line = found.group(1) if found else ""
-                name = f"visitor {i}: {method} {draft or ''} k={k}".replace("  ", " ")
-                print(f"{name:<34} {tree_rss(proc.pid) / 1e9:10.2f}  {budget_line or status[:90]}")
+                    budget_line = html.unescape(found.group(1)) if found else ""
+                name = f"visitor {i}: {method} {draft} k={k}".replace("  ", " ")
+                print(f"{name:<42} {tree_rss(proc.pid) / 1e9:10.2f}  {budget_line or status[:90]}")
         finally:
             proc.terminate()
             try:
