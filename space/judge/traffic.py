@@ -316,6 +316,16 @@ class TrafficResult:
     skipped: list[str] = field(default_factory=list)  # lines not imported or not run, why
     concurrency: int = 1          # requests of a group run at once
     schedule: dynamic_k.Schedule | None = None  # k per batch size for the gaining groups
+    # --until-decided: {"rounds", "added": {group: prompts}, "stopped": why, "open": [...]}
+    until_decided: dict[str, Any] | None = None
+    validation: dict[str, Any] | None = None  # --validate: space.judge.validate.summary
+
+    def by_group(self) -> dict[str, list[CompareRecord]]:
+        """Each group's comparisons, in the order they were measured."""
+        out: dict[str, list[CompareRecord]] = {}
+        for it in self.items:
+            out.setdefault(it.group, []).append(it.compare)
+        return out
 
     def group_rows(self) -> list[dict[str, Any]]:
         return [g.row() for g in self.groups]
@@ -330,7 +340,8 @@ class TrafficResult:
 
         d = {k: getattr(self, k) for k in ("source", "how", "config", "repeats", "max_tokens",
                                            "weighting", "weighted_speedup", "gaining_share",
-                                           "skipped", "concurrency")}
+                                           "skipped", "concurrency", "until_decided",
+                                           "validation")}
         d["weighted_speedup_ci"] = _pair(self.weighted_speedup_ci)
         d["groups"] = [{**g.row(), "output_tokens": g.output_tokens,
                         "checklist": g.checklist.to_dict() if g.checklist else None}
@@ -430,6 +441,35 @@ def _group_line(g: GroupSummary) -> str:
     return line
 
 
+def validation_text(v: Mapping[str, Any]) -> str:
+    """--validate's result in words (from ``space.judge.validate.summary``)."""
+    head = (f"validation: the second half fell inside the first half's prediction interval "
+            f"in {v.get('inside', 0)} of {v.get('judged', 0)} groups")
+    lines = [head]
+    for c in v.get("checks", []):
+        pred = c.get("prediction")
+        if pred is None:
+            lines.append(f"  {c['group']}: no prediction from {c['first_prompts']} prompts")
+            continue
+        lines.append(f"  {c['group']}: first {c['first_prompts']} prompts {c['first_speedup']:.2f}x"
+                     f" ({c['basis']}) predict {pred[0]:.2f}-{pred[1]:.2f}x for the other "
+                     f"{c['second_prompts']}; they gave {c['second_speedup']:.2f}x: "
+                     + ("inside" if c["inside"] else "OUTSIDE"))
+    lines += [f"  {line}" for line in v.get("too_few", [])]
+    return "\n".join(lines)
+
+
+def until_decided_line(u: Mapping[str, Any]) -> str:
+    """'measured until decided: 2 rounds, + 4 prompts (code 2, chat 2); stopped: ...'"""
+    added = u.get("added") or {}
+    per = ", ".join(f"{g} {n}" for g, n in added.items())
+    line = (f"measured until decided: {u.get('rounds', 0)} rounds, + {sum(added.values())} "
+            f"prompts" + (f" ({per})" if per else "") + f"; stopped: {u.get('stopped')}")
+    if u.get("open"):
+        line += f"; still undecided: {', '.join(u['open'])}"
+    return line
+
+
 def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
     """The answer in words, for the terminal."""
     lines = [r.how + f"; measured {_at(r.concurrency)}"
@@ -453,6 +493,10 @@ def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
     lines.append(f"traffic-weighted speedup {ws}; {r.gaining_share:.0%} of the output tokens "
                  f"are in groups that gain (weights from {source})")
     lines.append(r.deployment.describe())
+    if r.until_decided is not None:
+        lines.append(until_decided_line(r.until_decided))
+    if r.validation is not None:
+        lines.append(validation_text(r.validation))
     if r.schedule is not None:
         lines.append(r.schedule.describe())
     if r.skipped:
