@@ -436,8 +436,12 @@ def _group_line(g: GroupSummary) -> str:
                  f"{f.prediction[1]:.2f}x")
     line += f"; {g.verdict}"
     if g.undecided:
-        line += (f", about {g.prompts_to_decide} prompts in all would decide it"
-                 if g.prompts_to_decide else ", no number of prompts would decide it")
+        need = g.prompts_to_decide
+        line += (", no number of prompts would decide it (the estimate sits on a bar)"
+                 if need is None else
+                 f", more than {estimate.MAX_MORE_PROMPTS} prompts would be needed"
+                 if need > estimate.MAX_MORE_PROMPTS else
+                 f", about {need} prompts in all would decide it")
     return line
 
 
@@ -445,7 +449,7 @@ def validation_text(v: Mapping[str, Any]) -> str:
     """--validate's result in words (from ``space.judge.validate.summary``)."""
     head = (f"validation: the second half fell inside the first half's prediction interval "
             f"in {v.get('inside', 0)} of {v.get('judged', 0)} groups")
-    lines = [head]
+    lines = [head] if v.get("judged") else []
     for c in v.get("checks", []):
         pred = c.get("prediction")
         if pred is None:
@@ -455,7 +459,7 @@ def validation_text(v: Mapping[str, Any]) -> str:
                      f" ({c['basis']}) predict {pred[0]:.2f}-{pred[1]:.2f}x for the other "
                      f"{c['second_prompts']}; they gave {c['second_speedup']:.2f}x: "
                      + ("inside" if c["inside"] else "OUTSIDE"))
-    lines += [f"  {line}" for line in v.get("too_few", [])]
+    lines += [f"  {line}" if lines else f"validation: {line}" for line in v.get("too_few", [])]
     return "\n".join(lines)
 
 

@@ -33,15 +33,14 @@ class Check:
 
 def validate(groups: Mapping[str, Sequence[CompareRecord]],
              confidence: float = estimate.CONFIDENCE) -> tuple[list[Check], list[str]]:
-    """Per group with enough prompts, the halves' check; per group without, one line.
+    """Per group with enough prompts, the halves' check; the groups without, in one line.
 
     Example: see tests/unit/test_validate.py (comparisons built by hand).
     """
     checks, short = [], []
     for group, cmps in groups.items():
         if len(cmps) < MIN_PROMPTS:
-            short.append(f"{group}: {len(cmps)} prompts; --validate needs at least "
-                         f"{MIN_PROMPTS} per group (two halves of two)")
+            short.append(f"{group} ({len(cmps)})")
             continue
         half = len(cmps) // 2
         first, second = list(cmps[:half]), list(cmps[half:])
@@ -52,7 +51,9 @@ def validate(groups: Mapping[str, Sequence[CompareRecord]],
         inside = None if pred is None else pred[0] <= got <= pred[1]
         checks.append(Check(group, len(first), len(second), fig.basis, fig.speedup, pred, got,
                             inside))
-    return checks, short
+    too_few = ([f"--validate needs at least {MIN_PROMPTS} prompts per group (two halves of "
+                f"two); too few in {', '.join(short)}"] if short else [])
+    return checks, too_few
 
 
 def summary(checks: Sequence[Check], short: Sequence[str]) -> dict:

@@ -19,8 +19,8 @@ def test_halves_predict_and_check_and_a_short_group_says_so():
     assert code.prediction is not None and code.inside is True
     assert chat.prediction is not None and chat.inside is False  # a shift the halves show
     assert chat.second_speedup > chat.prediction[1]
-    assert short == ["faq: 3 prompts; --validate needs at least 4 per group (two halves "
-                     "of two)"]
+    assert short == ["--validate needs at least 4 prompts per group (two halves of two); too "
+                     "few in faq (3)"]
     d = json.loads(json.dumps(validate.summary(checks, short)))
     assert (d["inside"], d["judged"]) == (1, 2)
 
