@@ -107,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     result.validation = validate.summary(checks, short)
     print(describe(result))
     out = {"machine": machine(result), "command": " ".join(sys.argv),
+           "source": (f"re-answered from {a.from_json} (timings as recorded there; 'date' is "
+                      "the re-analysis')" if a.from_json else "measured by this run"),
            "wall_s": round(time.perf_counter() - started, 1),
            "groups": result.group_rows(), "weighted_speedup": result.weighted_speedup,
            "weighted_speedup_ci": result.summary()["weighted_speedup_ci"],
