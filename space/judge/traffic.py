@@ -39,6 +39,9 @@ from typing import Any, Literal
 from space.judge import deploy, dynamic_k, estimate, intervals, measure
 from space.judge.checklist import WORTH_IT_SPEEDUP, evaluate, more_prompts
 from space.judge.curves import TippingCurve
+from space.judge.predicted import Predicted
+from space.judge.predicted import advice as advice_for
+from space.judge.predicted import predict as predict_from_acceptance
 from space.records.run import RunConfig
 from space.records.trace import CompareRecord
 from space.records.verdict import UNDECIDED, WORTH_IT, Checklist, Verdict
@@ -48,7 +51,8 @@ Speculation = Literal["on", "off", "route"]
 GROUP_COLUMNS = ["group", "requests", "prompts", "acceptance_rate", "mean_acceptance_length",
                  "speedup", "speedup_ci", "prediction_interval", "prediction_prompts",
                  "speedup_text", "basis", "tpot_speedup", "e2e_speedup", "e2e_speedup_ci",
-                 "ttft_share", "prompts_to_decide", "speedup_low", "speedup_high",
+                 "ttft_share", "prompts_to_decide", "predicted_speedup", "predicted_from",
+                 "advice", "speedup_low", "speedup_high",
                  "output_token_share", "verdict"]
 PROMPT_COLUMNS = ["group", "line", "speedup", "acceptance_rate", "mean_acceptance_length",
                   "prompt_tokens", "output_tokens", "response_tokens", "outputs_identical",
@@ -92,6 +96,8 @@ class GroupSummary:
     figures: intervals.Figures | None = None  # intervals, prediction, both bases
     pairs: estimate.Paired | None = None      # per-token TPOTs: the traffic's interval
     prompts_to_decide: int | None = None      # undecided: prompts in all likely to decide
+    predicted: Predicted | None = None        # from its acceptance and step costs
+    advice: str | None = None                 # predicted outside the interval: which to believe
 
     @property
     def verdict(self) -> Verdict | None:
@@ -122,6 +128,9 @@ class GroupSummary:
                 "e2e_speedup_ci": _pair(f.e2e_ci) if f else None,
                 "ttft_share": f.ttft_share if f else None,
                 "prompts_to_decide": self.prompts_to_decide,
+                "predicted_speedup": self.predicted.speedup if self.predicted else None,
+                "predicted_from": self.predicted.source if self.predicted else None,
+                "advice": self.advice,
                 "speedup_low": low, "speedup_high": high,
                 "output_token_share": self.output_token_share, "verdict": self.verdict}
 
@@ -147,7 +156,8 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
                     response_tokens: int | None = None,
                     headroom: Mapping[str, Any] | None = None,
                     concurrency: int = 1,
-                    predict_prompts: int = estimate.PREDICT_PROMPTS) -> GroupSummary:
+                    predict_prompts: int = estimate.PREDICT_PROMPTS,
+                    curve: TippingCurve | None = None) -> GroupSummary:
     """One group's figures and checklist from its measured items; ``headroom``: the
     break-even of this machine's cached tipping curve (space.runs.machine_inputs);
     ``concurrency``: requests that ran at once (the checklist's concurrency line);
@@ -171,11 +181,15 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
         inputs.prompt_verdicts = {f"line {it.line}": it.compare.checklist.verdict
                                   for it in items if it.compare.checklist}
     checklist = evaluate(inputs)
+    config = cmps[0].speculative.config
+    pred = predict_from_acceptance(length, config.k, config.method, concurrency, curve,
+                                   checklist)
     return GroupSummary(group, requests, len(items), rate, length, fig.speedup, spread,
                         group_weight(items, requests, response_tokens), checklist,
                         figures=fig, pairs=intervals.paired(cmps),
                         prompts_to_decide=(more_prompts(inputs)
-                                           if checklist.verdict == UNDECIDED else None))
+                                           if checklist.verdict == UNDECIDED else None),
+                        predicted=pred, advice=advice_for(pred, fig.ci, busy=False))
 
 
 def _temperature(items: Sequence[TrafficItem]) -> float | None:
@@ -319,6 +333,15 @@ class TrafficResult:
     # --until-decided: {"rounds", "added": {group: prompts}, "stopped": why, "open": [...]}
     until_decided: dict[str, Any] | None = None
     validation: dict[str, Any] | None = None  # --validate: space.judge.validate.summary
+    busy: dict[str, Any] | None = None  # other processes' CPU during the run (observe.busy)
+
+    def mark_busy(self, busy: dict[str, Any] | None) -> None:
+        """Record what else ran on the machine; when it was busy, the groups' advice
+        turns to the predicted figures (acceptance is exact, the timings are not)."""
+        self.busy = busy
+        is_busy = bool(busy and busy.get("busy"))
+        for g in self.groups:
+            g.advice = advice_for(g.predicted, g.figures.ci if g.figures else None, is_busy)
 
     def by_group(self) -> dict[str, list[CompareRecord]]:
         """Each group's comparisons, in the order they were measured."""
@@ -341,7 +364,7 @@ class TrafficResult:
         d = {k: getattr(self, k) for k in ("source", "how", "config", "repeats", "max_tokens",
                                            "weighting", "weighted_speedup", "gaining_share",
                                            "skipped", "concurrency", "until_decided",
-                                           "validation")}
+                                           "validation", "busy")}
         d["weighted_speedup_ci"] = _pair(self.weighted_speedup_ci)
         d["groups"] = [{**g.row(), "output_tokens": g.output_tokens,
                         "checklist": g.checklist.to_dict() if g.checklist else None}
@@ -386,7 +409,7 @@ def answer(source: str, how: str, items: list[TrafficItem], counts: Mapping[str,
         by_group.setdefault(it.group, []).append(it)
     groups = [summarize_group(g, its, counts.get(g, len(its)),
                               response_tokens.get(g) if response_tokens else None, headroom,
-                              concurrency, predict_prompts)
+                              concurrency, predict_prompts, curve)
               for g, its in by_group.items()]
     total = sum(g.output_tokens for g in groups)
     for g in groups:
@@ -426,6 +449,10 @@ def _group_line(g: GroupSummary) -> str:
     f = g.figures
     if f is None:
         return f"{g.group}: {g.speedup:.2f}x; {g.verdict}"
+    return _figures_line(g, f) + (f"\n  {g.group}: {g.advice}" if g.advice else "")
+
+
+def _figures_line(g: GroupSummary, f: intervals.Figures) -> str:
     line = f"{g.group}: {f.words()}"
     if f.basis == "end-to-end":
         line += f" end-to-end (TTFT {f.ttft_share:.0%} of request time; TPOT {f.tpot_speedup:.2f}x)"
@@ -434,6 +461,8 @@ def _group_line(g: GroupSummary) -> str:
     if f.prediction is not None:
         line += (f"; the next {f.predict_prompts} prompts: {f.prediction[0]:.2f}-"
                  f"{f.prediction[1]:.2f}x")
+    if g.predicted is not None:
+        line += f"; predicted from its acceptance {g.predicted.speedup:.2f}x"
     line += f"; {g.verdict}"
     if g.undecided:
         need = g.prompts_to_decide
@@ -488,6 +517,14 @@ def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
         lines.append(f"{g.group[:21]:<22}{g.requests:>5}{g.prompts:>5}{rate:>8}{tau:>6}"
                      f"{g.speedup:>8.2f}x{ci_txt:>12}{g.output_token_share:>8.0%}  {g.verdict}")
     lines += [_group_line(g) for g in r.groups]
+    if r.busy and r.busy.get("busy"):
+        lines.append(f"this machine was busy: other processes used {r.busy['share']:.0%} of its "
+                     f"CPU time during the run: timings are not comparable; the predicted "
+                     f"figures (acceptance x this machine's step costs) are the ones to trust")
+    if any(g.predicted is not None for g in r.groups):
+        sources = sorted({g.predicted.source for g in r.groups if g.predicted is not None})
+        lines.append("predicted = mean acceptance length x decode step / verify step, step "
+                     "costs from " + "; ".join(sources))
     ws = "n/a" if r.weighted_speedup is None else f"{r.weighted_speedup:.2f}x"
     if r.weighted_speedup is not None and r.weighted_speedup_ci is not None:
         lo, hi = r.weighted_speedup_ci

@@ -41,6 +41,7 @@ from space.common.progress import Progress
 from space.engine import models, prompts
 from space.judge.measure import Context
 from space.judge.traffic import TrafficItem, TrafficResult, answer
+from space.observe.busy import Meter
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.events import TrafficFinished
 from space.records.trace import CompareRecord
@@ -209,6 +210,7 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     skipped = list(skipped or [])
     path = str(models.resolve_model(spec.model))
     part = job.inside("traffic")
+    meter = Meter().start()  # what else runs on the machine meanwhile
 
     def measure(pairs: list[tuple[str, TrafficRequest]]) -> list[TrafficItem]:
         todo = _encoded(where, pairs, max_tokens, temperature, skipped, report, max_tokens_cap)
@@ -232,6 +234,8 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     result = answered(items)
     if until_decided is not None:
         result = _until_decided(result, plan, until_decided, measure, answered, report, skipped)
+    busy = meter.stop()
+    result.mark_busy(busy.to_dict() if busy is not None else None)
     ws = "n/a" if result.weighted_speedup is None else f"{result.weighted_speedup:.2f}x"
     report(1.0, f"done: {len(result.items)} prompts in {len(result.groups)} groups; "
                 f"traffic-weighted speedup {ws}")
