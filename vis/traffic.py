@@ -34,7 +34,8 @@ TABLE_COLUMNS = {"group": "group", "requests": "requests in file", "prompts": "m
                  "speedup_text": "speedup (ratio of totals, 90 % CI)", "speedup": "speedup",
                  "basis": "decided on", "e2e_speedup": "end-to-end",
                  "prediction_interval": "next prompts", "prompts_to_decide": "prompts to decide",
-                 "speedup_low": "low", "speedup_high": "high",
+                 "predicted_speedup": "predicted from acceptance",
+                 "speedup_low": "slowest prompt", "speedup_high": "fastest prompt",
                  "output_token_share": "share of output tokens", "verdict": "verdict"}
 Summary = Mapping[str, Any]  # TrafficResult.summary()
 

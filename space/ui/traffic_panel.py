@@ -307,9 +307,12 @@ class TrafficHandlers:
 
 
 def done_line(summary: dict) -> str:
-    """'done: 6 prompts in 2 groups; traffic-weighted speedup 1.32x; 40% of ...'"""
-    ws = summary.get("weighted_speedup")
+    """'done: 6 prompts in 2 groups; traffic-weighted speedup 1.32x (90 % CI 1.1-1.5); ...'"""
+    ws, ci = summary.get("weighted_speedup"), summary.get("weighted_speedup_ci")
+    ci_txt = f" (90 % CI {ci[0]:.2f}-{ci[1]:.2f})" if ci else ""
+    open_ = [g["group"] for g in summary.get("groups", []) if g.get("verdict") == "undecided"]
     return (f"done: {len(summary.get('prompts', []))} prompts in "
             f"{len(summary.get('groups', []))} groups; "
-            + (f"traffic-weighted speedup {ws:.2f}x; " if ws is not None else "")
+            + (f"traffic-weighted speedup {ws:.2f}x{ci_txt}; " if ws is not None else "")
+            + (f"undecided: {', '.join(open_)} (Measure more); " if open_ else "")
             + f"{summary.get('gaining_share', 0):.0%} of output tokens in groups that gain")

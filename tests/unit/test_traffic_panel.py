@@ -56,9 +56,12 @@ def test_the_operators_file_without_an_upload_and_the_settings_bounds(tmp_path):
 
 
 def test_the_done_line():
-    assert done_line(two_groups().summary()) == (
-        "done: 3 prompts in 2 groups; traffic-weighted speedup 0.93x; 25% of output tokens "
-        "in groups that gain")
+    r = two_groups()
+    assert r.weighted_speedup_ci is not None
+    lo, hi = r.weighted_speedup_ci
+    assert done_line(r.summary()) == (
+        f"done: 3 prompts in 2 groups; traffic-weighted speedup 0.93x (90 % CI {lo:.2f}-"
+        f"{hi:.2f}); 25% of output tokens in groups that gain")
 
 
 def test_the_tabs_inputs_are_the_handlers_first_parameters():

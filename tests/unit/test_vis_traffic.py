@@ -35,4 +35,5 @@ def test_table_one_row_per_group():
     t = group_table(two_groups().summary())
     assert list(t["group"]) == ["code", "chat"]
     assert list(t["measured"]) == [2, 1] and list(t["share of output tokens"]) == [0.25, 0.75]
-    assert t["low"].tolist() == [1.6, None]
+    assert t["slowest prompt"].tolist() == [1.6, None]
+    assert t["speedup (ratio of totals, 90 % CI)"].tolist()[0].endswith(", 2 prompts)")
