@@ -54,6 +54,7 @@ from space.records.verdict import (
     Check,
     Checklist,
     CheckName,
+    DecisionRule,
     Verdict,
 )
 
@@ -173,8 +174,8 @@ def evaluate(inputs: ChecklistInputs) -> Checklist:
     if inputs.break_even_acceptance_rate is not None:
         checks.append(_headroom_check(inputs, d))
     verdict = _verdict(inputs, d, {c.name: c for c in checks})
-    rule = "interval" if inputs.speedup_ci is not None and inputs.speedup_median is not None \
-        else "spread"
+    rule: DecisionRule = ("interval" if inputs.speedup_ci is not None
+                          and inputs.speedup_median is not None else "spread")
     return Checklist(verdict=verdict, checks=checks, rule=rule)
 
 

@@ -250,7 +250,8 @@ def _until_decided(result: TrafficResult, plan: Plan, budget: Budget,
     """Rounds of unseen prompts from the undecided groups until all are decided or the
     budget is spent; the result records the rounds, what each group gained, and why
     it stopped."""
-    items, added, rounds = list(result.items), {}, 0
+    items, rounds = list(result.items), 0
+    added: dict[str, int] = {}
     tried = {it.line for it in items} | {_line_of(s) for s in skipped}
     while True:
         open_ = [g.group for g in result.groups if g.undecided]
