@@ -17,8 +17,8 @@ file of that shape can be passed. Each category is a group. The run:
      half's ratio of totals (4+ prompts a group, else one line).
 
     python benchmarks/bench_answer.py --json docs/benchmarks/answer.json      # ~20-30 min
-    python benchmarks/bench_answer.py --limit-lines 6 --per-group 1 --max-tokens 8 \\
-        --max-prompts 4                                                       # smoke, ~1 min
+    python benchmarks/bench_answer.py --categories coding,writing --lines-per-category 3 \\
+        --per-group 1 --max-tokens 8 --max-prompts 4 --repeats 1            # smoke, ~1 min
     python benchmarks/bench_answer.py --from-json docs/benchmarks/traffic.json  # no engine:
                                                        re-answer a saved traffic run's items
 
@@ -69,8 +69,17 @@ def measured(a: argparse.Namespace) -> TrafficResult:
     from space.runs.traffic_groups import plan
 
     data = Path(a.file).read_bytes()
-    if a.limit_lines:
-        data = b"\n".join(data.splitlines()[:a.limit_lines]) + b"\n"
+    if a.categories or a.lines_per_category:  # a smaller file for a smoke run
+        seen: dict[str, int] = {}
+        kept = []
+        for line in data.splitlines():
+            cat = json.loads(line).get("category") if line.strip() else None
+            if a.categories and cat not in a.categories.split(","):
+                continue
+            seen[cat] = seen.get(cat, 0) + 1
+            if not a.lines_per_category or seen[cat] <= a.lines_per_category:
+                kept.append(line)
+        data = b"\n".join(kept) + b"\n"
     traffic = parse(data, Path(a.file).name)
     p = plan(traffic, a.per_group, a.max_prompts, a.seed)
     spec = EngineSpec(method="ngram", k=4, max_model_len=2048)
@@ -98,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-tokens", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--limit-lines", type=int, default=0, help="first N lines only (smoke)")
+    ap.add_argument("--categories", default="", help="comma-separated: only these (smoke)")
+    ap.add_argument("--lines-per-category", type=int, default=0,
+                    help="the first N lines of each category only (smoke)")
     ap.add_argument("--json", type=Path, help="write the figures here")
     a = ap.parse_args(argv)
     started = time.perf_counter()
