@@ -118,10 +118,17 @@ def _resampled_totals(p: Paired, rng: np.random.Generator, draws: int,
         pick = rng.integers(0, idx.shape[1], size=(draws, per_draw))
         idx = np.take_along_axis(idx, pick, axis=1)
     r_max = b.shape[1]
-    # within each drawn prompt, its own repeats with replacement (pairs kept)
-    reps = (rng.random((*idx.shape, r_max)) * counts[idx][..., None]).astype(int)
+    # within each drawn prompt, its own r_i repeats with replacement (pairs kept); a
+    # prompt with fewer repeats than the most uses only the first r_i draws
+    n_reps = counts[idx][..., None]
+    reps = (rng.random((*idx.shape, r_max)) * n_reps).astype(int)
+    used = np.arange(r_max) < n_reps
     rows = idx[..., None]
-    return b[rows, reps].mean(axis=-1).sum(axis=-1), s[rows, reps].mean(axis=-1).sum(axis=-1)
+
+    def means(x: np.ndarray) -> np.ndarray:
+        return (np.where(used, x[rows, reps], 0.0).sum(axis=-1) / n_reps[..., 0]).sum(axis=-1)
+
+    return means(b), means(s)
 
 
 def _percentiles(values: np.ndarray, confidence: float) -> tuple[float, float]:

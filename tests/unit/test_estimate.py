@@ -37,6 +37,10 @@ def test_bootstrap_is_seeded_and_one_run_has_no_interval():
     one = estimate.confidence_interval(Paired([[0.10, 0.12, 0.11]], [[0.05, 0.07, 0.06]]))
     assert one is not None and one[0] < 0.11 / 0.06 < one[1]  # over repeats
     assert estimate.prediction_interval(Paired([[0.1, 0.1]], [[0.05, 0.06]])) is None
+    # prompts with different numbers of repeats: each resamples only its own
+    uneven = Paired([[0.10], [0.20, 0.22, 0.21]], [[0.05], [0.10, 0.12, 0.11]])
+    lo, hi = estimate.confidence_interval(uneven)
+    assert lo <= estimate.ratio_of_totals(uneven) <= hi and lo >= 0.20 / 0.12
 
 
 def test_bootstrap_covers_a_known_ratio_about_90_percent_of_the_time():
