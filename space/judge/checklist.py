@@ -94,6 +94,9 @@ class ChecklistInputs:
     speedup_prompts: int | None = None    # prompts the interval is over (1: over repeats)
     speedup_repeats: int | None = None    # repeats, for an interval over one prompt's
     speedup_basis: str = "TPOT"           # "TPOT" or "end-to-end" (request time per token)
+    # A group of a traffic run: with no interval (one prompt, one run) it is undecided,
+    # not judged by the point estimate (a single compare keeps the spread rule).
+    needs_interval: bool = False
     confidence: float = estimate.CONFIDENCE
     acceptance_rate: float | None = None  # vLLM: accepted / drafted
     mean_acceptance_length: float | None = None  # vLLM: 1 + accepted / verify steps
@@ -174,8 +177,8 @@ def evaluate(inputs: ChecklistInputs) -> Checklist:
     if inputs.break_even_acceptance_rate is not None:
         checks.append(_headroom_check(inputs, d))
     verdict = _verdict(inputs, d, {c.name: c for c in checks})
-    rule: DecisionRule = ("interval" if inputs.speedup_ci is not None
-                          and inputs.speedup_median is not None else "spread")
+    rule: DecisionRule = ("interval" if inputs.needs_interval or (
+        inputs.speedup_ci is not None and inputs.speedup_median is not None) else "spread")
     return Checklist(verdict=verdict, checks=checks, rule=rule)
 
 
@@ -232,6 +235,11 @@ def _clearly_above(i: ChecklistInputs) -> bool:
 def _speedup_check(i: ChecklistInputs, d: _Derived) -> Check:
     if i.speedup_median is not None and i.speedup_ci is not None:
         return _interval_check(i, d)
+    if i.speedup_median is not None and i.needs_interval:
+        return Check(SPEEDUP, i.speedup_median, WORTH_IT_SPEEDUP, None,
+                     f"{i.speedup_median:.2f}x from one run: no interval, so undecided; a "
+                     "second prompt (or repeat) gives one.", decisive=d.rate != 0.0, op=">=",
+                     unit="x")
     s, spread = i.speedup_median, i.speedup_spread
     name: CheckName = SPEEDUP
     threshold = WORTH_IT_SPEEDUP
@@ -583,6 +591,8 @@ def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[CheckName, Check]) ->
         checks[ACCEPTANCE_RATE].decisive = True
         return NOT_WORTH_IT
     decision = interval_decision(i) if i.speedup_median is not None else None
+    if decision is None and i.needs_interval:
+        decision = UNDECIDED  # one run: no interval to decide on
     if decision is not None:
         return _interval_verdict(decision, d, checks, necessary_failed)
     s = i.speedup_median

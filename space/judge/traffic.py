@@ -176,6 +176,7 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
     inputs.speedup_ci, inputs.speedup_prompts, inputs.speedup_basis = \
         fig.ci, len(cmps), fig.basis
     inputs.speedup_repeats = len(cmps[0].baseline_runs) or 1
+    inputs.needs_interval = True  # a group's verdict is its interval's
     if len(items) > 1:
         inputs.prompt_verdicts = {f"line {it.line}": it.compare.checklist.verdict
                                   for it in items if it.compare.checklist}
@@ -186,9 +187,14 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
     return GroupSummary(group, requests, len(items), rate, length, fig.speedup, spread,
                         group_weight(items, requests, response_tokens), checklist,
                         figures=fig, pairs=intervals.paired(cmps),
-                        prompts_to_decide=(more_prompts(inputs)
+                        prompts_to_decide=(_to_decide(inputs, len(cmps))
                                            if checklist.verdict == UNDECIDED else None),
                         predicted=pred, advice=advice_for(pred, fig.ci, busy=False))
+
+
+def _to_decide(inputs: Any, prompts: int) -> int | None:
+    """Prompts in all likely to decide; one run has no interval: a second prompt gives one."""
+    return more_prompts(inputs) if inputs.speedup_ci is not None else prompts + 1
 
 
 def _temperature(items: Sequence[TrafficItem]) -> float | None:

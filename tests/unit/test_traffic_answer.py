@@ -14,7 +14,7 @@ from space.judge.traffic import (
     describe,
     to_csv,
 )
-from space.records.verdict import NOT_WORTH_IT, WORTH_IT
+from space.records.verdict import NOT_WORTH_IT, UNDECIDED, WORTH_IT
 from space.runs.traffic_file import TrafficFile, TrafficRequest
 from space.runs.traffic_groups import HOW_BY_LOOK, group_of, kind_of, length_of, plan
 from tests.helpers.traffic import item, two_groups
@@ -73,7 +73,9 @@ def test_answer_per_group_weighted_by_measured_output_tokens():
     assert chat.figures and chat.figures.ci is None  # one run: no interval
     assert chat.speedup_spread is None  # one prompt of one repeat: no spread
     assert (code.output_tokens, chat.output_tokens) == (100.0, 300.0)  # requests x mean output
-    assert code.verdict == WORTH_IT and chat.verdict == NOT_WORTH_IT
+    # chat: one prompt of one run has no interval, so a group's verdict cannot be decided
+    assert code.verdict == WORTH_IT and chat.verdict == UNDECIDED
+    assert chat.prompts_to_decide == 2  # a second prompt gives an interval
     assert code.checklist and code.checklist.check("task type").value == "code"
     assert r.weighting == "measured" and r.gaining_share == pytest.approx(0.25)
     # on TPOT: 400 tokens at 10 ms each without speculation, 100 x 5.625 + 300 x 12.5 ms
@@ -91,9 +93,11 @@ def test_answer_per_group_weighted_by_measured_output_tokens():
 
 
 def test_answer_weighted_by_the_files_responses():
-    items = [item("code", 1, 1.8), item("chat", 2, 0.8)]
-    r = answer("t", "how", items, {"code": 1, "chat": 1}, {"code": 900, "chat": 100},
+    items = [item("code", 1, 1.8), item("chat", 2, 0.8), item("code", 3, 1.8),
+             item("chat", 4, 0.8)]
+    r = answer("t", "how", items, {"code": 2, "chat": 2}, {"code": 900, "chat": 100},
                repeats=1, max_tokens=32)
+    assert [g.verdict for g in r.groups] == [WORTH_IT, NOT_WORTH_IT]
     assert r.weighting == "responses"
     assert [g.output_token_share for g in r.groups] == [pytest.approx(0.9), pytest.approx(0.1)]
     assert r.weighted_speedup == pytest.approx(1000 / (900 / 1.8 + 100 / 0.8))  # 1.6x
@@ -101,10 +105,11 @@ def test_answer_weighted_by_the_files_responses():
 
 
 def test_every_group_gains_or_none_does():
-    on = answer("t", "how", [item("a", 1, 1.8), item("b", 2, 1.5)], {}, None, repeats=1,
-                max_tokens=8)
+    on = answer("t", "how", [item("a", 1, 1.8), item("b", 2, 1.5), item("a", 3, 1.8),
+                             item("b", 4, 1.5)], {}, None, repeats=1, max_tokens=8)
     assert on.deployment.speculation == "on" and on.gaining_share == 1.0
-    off = answer("t", "how", [item("a", 1, 0.9)], {}, None, repeats=1, max_tokens=8)
+    off = answer("t", "how", [item("a", 1, 0.9), item("a", 2, 0.9)], {}, None, repeats=1,
+                 max_tokens=8)
     assert (off.deployment.speculation, off.deployment.k) == ("off", None)
     assert "--speculative-config" not in off.deployment.command
 
@@ -120,7 +125,8 @@ def test_tables_and_json_keep_every_prompt():
     assert [it["line"] for it in d["items"]] == [4, 9]
     assert d["items"][0]["compare"]["speculative"]["output_token_ids"][:2] == [100, 101]
     assert d["skipped"] == ["line 2: the prompt is empty"]
-    assert d["deployment"]["speculation"] == "route"
+    # one run a group: no interval, both undecided, nothing routed
+    assert d["deployment"]["speculation"] == "off" and d["deployment"]["undecided"] == ["a", "b"]
 
 
 def test_an_undecided_group_is_never_routed_and_the_answer_names_it():

@@ -61,7 +61,7 @@ def test_the_done_line():
     lo, hi = r.weighted_speedup_ci
     assert done_line(r.summary()) == (
         f"done: 3 prompts in 2 groups; traffic-weighted speedup 0.93x (90 % CI {lo:.2f}-"
-        f"{hi:.2f}); 25% of output tokens in groups that gain")
+        f"{hi:.2f}); undecided: chat (Measure more); 25% of output tokens in groups that gain")
 
 
 def test_the_tabs_inputs_are_the_handlers_first_parameters():

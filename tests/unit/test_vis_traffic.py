@@ -19,7 +19,7 @@ def test_speedup_per_group_with_its_spread_and_one_point_per_prompt():
     lo, hi = groups[0]["speedup_ci"]
     assert list(bars.error_y.array) == pytest.approx([hi - s, 0.0], abs=1e-3)  # one run: none
     assert list(bars.error_y.arrayminus) == pytest.approx([s - lo, 0.0], abs=1e-3)
-    assert list(bars.marker.color) == ["#009E73", "#D55E00"]  # worth-it, not-worth-it
+    assert list(bars.marker.color) == ["#009E73", "#999999"]  # worth-it, undecided (one run)
     assert (code.name, list(code.customdata), list(code.y)) == ("code", [1, 3], [2.0, 1.6])
     assert list(code.x) == [0.75, 0.75] and chat.name == "chat"
     assert "25% in groups that gain" in fig.layout.title.text
