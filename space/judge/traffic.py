@@ -245,6 +245,7 @@ class Deployment:
     concurrency: int = 1         # requests at once when the k was measured
     undecided: list[str] = field(default_factory=list)  # never routed: measure more
     end_to_end: list[str] = field(default_factory=list)  # groups decided on request time
+    tpot_groups: int = 0         # how many groups were decided on TPOT
 
     def describe(self) -> str:
         return "\n".join([self._what(), *self._why()])
@@ -256,7 +257,8 @@ class Deployment:
                          "intervals straddle 1.05x or 1.10x; measure more: --until-decided)")
         if self.end_to_end:
             lines.append(f"decided on end-to-end time (TTFT over 20 % of request time): "
-                         f"{', '.join(self.end_to_end)}; on TPOT: the other groups")
+                         f"{', '.join(self.end_to_end)}; on TPOT: "
+                         + ("the other groups" if self.tpot_groups else "none"))
         else:
             lines.append("decided on TPOT (TTFT under 20 % of request time in every group)")
         return lines
@@ -304,11 +306,15 @@ def deployment(groups: Sequence[GroupSummary], config: RunConfig,
     why = {"undecided": [g.group for g in groups if g.undecided],
            "end_to_end": [g.group for g in groups
                           if g.figures is not None and g.figures.basis == "end-to-end"]}
+    tpot = len(groups) - len(why["end_to_end"])
     if not gaining:
-        return Deployment("off", "off", None, [], plain, plain, concurrency, **why)
+        return Deployment("off", "off", None, [], plain, plain, concurrency, **why,
+                          tpot_groups=tpot)
     if len(gaining) == len(groups):
-        return Deployment("on", "on", k, gaining, on, plain, concurrency, **why)
-    return Deployment("route", overall, k, gaining, on, plain, concurrency, **why)
+        return Deployment("on", "on", k, gaining, on, plain, concurrency, **why,
+                          tpot_groups=tpot)
+    return Deployment("route", overall, k, gaining, on, plain, concurrency, **why,
+                      tpot_groups=tpot)
 
 
 @dataclass
