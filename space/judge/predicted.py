@@ -63,8 +63,9 @@ def predict(tau: float | None, k: int | None, method: str | None, concurrency: i
 
 
 def advice(predicted: Predicted | None, ci: tuple[float, float] | None,
-           busy: bool) -> str | None:
-    """Which figure to believe when the prediction falls outside the measured interval.
+           busy: bool | None) -> str | None:
+    """Which figure to believe when the prediction falls outside the measured interval;
+    ``busy`` None: not recorded.
 
     Example:
         >>> advice(Predicted(1.2, "curve"), (1.5, 2.0), busy=True)[:34]
@@ -78,5 +79,8 @@ def advice(predicted: Predicted | None, ci: tuple[float, float] | None,
     if busy:
         return head + ("believe the predicted figure: this machine was busy, so the timings "
                        "are not comparable, while acceptance is exact")
+    if busy is None:
+        return head + ("believe the measured figure if the machine was quiet (not recorded "
+                       "here), the predicted one if it was busy")
     return head + ("believe the measured figure: the machine was quiet, and it holds what "
                    "the step model leaves out (prefill, scheduling, steps without drafts)")

@@ -189,7 +189,7 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
                         figures=fig, pairs=intervals.paired(cmps),
                         prompts_to_decide=(_to_decide(inputs, len(cmps))
                                            if checklist.verdict == UNDECIDED else None),
-                        predicted=pred, advice=advice_for(pred, fig.ci, busy=False))
+                        predicted=pred, advice=advice_for(pred, fig.ci, busy=None))
 
 
 def _to_decide(inputs: Any, prompts: int) -> int | None:
@@ -345,7 +345,7 @@ class TrafficResult:
         """Record what else ran on the machine; when it was busy, the groups' advice
         turns to the predicted figures (acceptance is exact, the timings are not)."""
         self.busy = busy
-        is_busy = bool(busy and busy.get("busy"))
+        is_busy = None if busy is None else bool(busy.get("busy"))
         for g in self.groups:
             g.advice = advice_for(g.predicted, g.figures.ci if g.figures else None, is_busy)
 

@@ -41,6 +41,9 @@ def test_a_busy_machine_is_flagged_and_the_prediction_is_believed():
     g.predicted = Predicted(sum(g.figures.ci) / 2, "x")  # inside: nothing to say
     r.mark_busy(None)
     assert g.advice is None
+    g.predicted = Predicted(0.5, "x")
+    r.mark_busy(None)  # not recorded: both ways said
+    assert g.advice is not None and "if the machine was quiet (not recorded here)" in g.advice
 
 
 def test_the_meter_reads_other_processes_cpu_time():
