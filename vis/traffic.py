@@ -4,9 +4,10 @@ The input is ``TrafficResult.summary()`` (or a saved one from the history): its
 ``groups`` and ``prompts`` rows and the traffic's figures, never the runs
 themselves, so a run saved without its prompts draws the same.
 
-Left: speedup per group (median over its prompts) with its spread (min to
-max) as error bars, the baseline (1x) dashed; the bar's colour is the group's
-verdict. Right: acceptance rate against speedup, one point per prompt,
+Left: speedup per group (the ratio of totals over its prompts) with its 90 %
+confidence interval as error bars (a summary saved before intervals: its spread,
+min to max), the baseline (1x) dashed; the bar's colour is the group's verdict.
+Right: acceptance rate against speedup, one point per prompt,
 coloured by group, so a group whose prompts scatter shows as a cloud; a prompt
 whose runs verified no draft has no acceptance rate, and no point.
 Visitor text (group names come from the file) goes through ``plot_text``.
@@ -25,19 +26,40 @@ from vis.safe import plot_text
 # Okabe-Ito: distinguishable with colour-blindness; cycled for many groups
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
            "#000000"]
-VERDICT_COLOR = {"worth-it": "#009E73", "borderline": "#E69F00", "not-worth-it": "#D55E00"}
+VERDICT_COLOR = {"worth-it": "#009E73", "borderline": "#E69F00", "not-worth-it": "#D55E00",
+                 "undecided": "#999999"}
 BASELINE_COLOR = "#444444"
 TABLE_COLUMNS = {"group": "group", "requests": "requests in file", "prompts": "measured",
                  "acceptance_rate": "acceptance", "mean_acceptance_length": "tokens/step",
-                 "speedup": "speedup", "speedup_low": "low", "speedup_high": "high",
+                 "speedup_text": "speedup (ratio of totals, 90 % CI)", "speedup": "speedup",
+                 "basis": "decided on", "e2e_speedup": "end-to-end",
+                 "prediction_interval": "next prompts", "prompts_to_decide": "prompts to decide",
+                 "predicted_speedup": "predicted from acceptance",
+                 "speedup_low": "slowest prompt", "speedup_high": "fastest prompt",
                  "output_token_share": "share of output tokens", "verdict": "verdict"}
 Summary = Mapping[str, Any]  # TrafficResult.summary()
 
 
 def group_table(summary: Summary) -> pd.DataFrame:
     """One row per group, rounded for display (None where not measured)."""
-    df = pd.DataFrame(list(summary["groups"]), columns=list(TABLE_COLUMNS))
+    rows = [{**g, "prediction_interval": _interval_text(g.get("prediction_interval"),
+                                                          g.get("prediction_prompts"))}
+            for g in summary["groups"]]
+    df = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
     return df.round(3).astype(object).where(df.notna(), None).rename(columns=TABLE_COLUMNS)
+
+
+def _interval_text(interval: Any, m: Any) -> str | None:
+    """'1.10-3.40x (3 prompts)' for a prediction interval; None without one."""
+    if not interval:
+        return None
+    return f"{interval[0]:.2f}-{interval[1]:.2f}x ({m} prompts)"
+
+
+def _bounds(g: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """The group's interval, or the spread of a summary saved before intervals."""
+    ci = g.get("speedup_ci")
+    return (ci[0], ci[1]) if ci else (g.get("speedup_low"), g.get("speedup_high"))
 
 
 def prompt_table(summary: Summary) -> pd.DataFrame:
@@ -48,7 +70,7 @@ def prompt_table(summary: Summary) -> pd.DataFrame:
 
 def traffic_figure(summary: Summary, title: str | None = None) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, column_widths=[0.45, 0.55], horizontal_spacing=0.12,
-                        subplot_titles=("speedup per group (median, spread min-max)",
+                        subplot_titles=("speedup per group (ratio of totals, 90 % CI)",
                                         "acceptance vs speedup, one point per prompt"))
     _group_bars(fig, summary["groups"])
     _prompt_points(fig, summary["groups"], summary["prompts"])
@@ -56,7 +78,9 @@ def traffic_figure(summary: Summary, title: str | None = None) -> go.Figure:
         fig.add_hline(y=1.0, line={"dash": "dash", "color": BASELINE_COLOR, "width": 1.5},
                       row=1, col=col)
     ws = summary.get("weighted_speedup")
-    head = title or (f"Your traffic: {ws:.2f}x weighted by output tokens "
+    ci = summary.get("weighted_speedup_ci")
+    ci_txt = f" (90 % CI {ci[0]:.2f}-{ci[1]:.2f})" if ci and ws is not None else ""
+    head = title or (f"Your traffic: {ws:.2f}x{ci_txt} weighted by output tokens "
                      f"({summary.get('weighting')}); {summary.get('gaining_share', 0):.0%} "
                      "in groups that gain" if ws is not None else "Your traffic")
     fig.update_yaxes(title={"text": "speedup"}, ticksuffix="x", rangemode="tozero")
@@ -70,10 +94,11 @@ def traffic_figure(summary: Summary, title: str | None = None) -> go.Figure:
 
 def _group_bars(fig: go.Figure, groups: list[Mapping[str, Any]]) -> None:
     speedups = [g["speedup"] for g in groups]
-    high = [(g["speedup_high"] - g["speedup"]) if g["speedup_high"] is not None else 0.0
-            for g in groups]
-    low = [(g["speedup"] - g["speedup_low"]) if g["speedup_low"] is not None else 0.0
-           for g in groups]
+    bounds = [_bounds(g) for g in groups]
+    high = [max(hi - g["speedup"], 0.0) if hi is not None else 0.0
+            for g, (_, hi) in zip(groups, bounds, strict=True)]
+    low = [max(g["speedup"] - lo, 0.0) if lo is not None else 0.0
+           for g, (lo, _) in zip(groups, bounds, strict=True)]
     fig.add_trace(go.Bar(
         x=[plot_text(g["group"]) for g in groups], y=speedups, showlegend=False,
         name="speedup",
@@ -81,9 +106,10 @@ def _group_bars(fig: go.Figure, groups: list[Mapping[str, Any]]) -> None:
                           for g in groups]},
         error_y={"type": "data", "symmetric": False, "array": high, "arrayminus": low,
                  "color": BASELINE_COLOR, "thickness": 1.5},
-        customdata=[[g["prompts"], plot_text(g["verdict"] or "n/a"), g["output_token_share"]]
+        customdata=[[g["prompts"], plot_text(g["verdict"] or "n/a"), g["output_token_share"],
+                     plot_text(g.get("speedup_text") or f"{g['speedup']:.2f}x")]
                     for g in groups],
-        hovertemplate=("%{x}: %{y:.2f}x over %{customdata[0]} prompts, %{customdata[1]}; "
+        hovertemplate=("%{x}: %{customdata[3]}, %{customdata[1]}; "
                        "%{customdata[2]:.0%} of output tokens<extra></extra>"),
     ), row=1, col=1)
 

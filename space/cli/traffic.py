@@ -4,6 +4,10 @@
   python -m space traffic chats.csv --label-field team --per-group 4 \\
       --csv groups.csv --prompts-csv prompts.csv --json traffic.json --plot traffic.html
   python -m space traffic prompts.jsonl --concurrency 4        a group's prompts 4 at once
+  python -m space traffic prompts.jsonl --until-decided --max-minutes 20
+                                                              more prompts until decided
+  python -m space traffic prompts.jsonl --per-group 8 --validate
+                                                              first half against second
   python -m space traffic prompts.jsonl --method ngram --k 4 \
       --baseline-url http://gpu-box:8000/v1 --speculative-url http://gpu-box:8001/v1
                                                               through two running servers
@@ -50,6 +54,19 @@ def traffic_parser(sub, engine_flags: Callable[[argparse.ArgumentParser], None])
     s.add_argument("--concurrency", type=int, default=1,
                    help="a group's prompts N at once through each engine (default 1; "
                         f"1..{MAX_CONCURRENCY})")
+    s.add_argument("--predict-prompts", type=int, default=3, metavar="M",
+                   help="each group's prediction interval is for its next M prompts "
+                        "(default 3)")
+    s.add_argument("--until-decided", action="store_true",
+                   help="then keep measuring unseen prompts of the undecided groups, a few "
+                        "at a time, until every group is decided or the budget is spent "
+                        "(--max-prompts in all, --max-minutes)")
+    s.add_argument("--max-minutes", type=float, default=None,
+                   help="with --until-decided: stop starting new prompts after this many "
+                        "minutes (default: no limit)")
+    s.add_argument("--validate", action="store_true",
+                   help="split each group's prompts in halves: the first half's prediction "
+                        "interval against the second half's ratio of totals (4+ per group)")
     s.add_argument("--csv", metavar="PATH", help="write one row per group as CSV")
     s.add_argument("--prompts-csv", metavar="PATH", help="write one row per prompt as CSV")
     s.add_argument("--json", metavar="PATH",
@@ -70,6 +87,10 @@ def read_plan(a: argparse.Namespace):
         raise ConfigError("--per-group and --max-prompts must be at least 1")
     if a.repeats < 1:
         raise ConfigError("--repeats must be at least 1")
+    if a.predict_prompts < 1:
+        raise ConfigError("--predict-prompts must be at least 1")
+    if a.max_minutes is not None and a.max_minutes <= 0:
+        raise ConfigError("--max-minutes must be above 0")
     check_concurrency(a.concurrency)
     try:
         data = Path(a.file).read_bytes()
@@ -84,7 +105,7 @@ def read_plan(a: argparse.Namespace):
 def traffic(a: argparse.Namespace, spec: EngineSpec):
     from space.cli.tipping import bar
     from space.judge.traffic import GROUP_COLUMNS, PROMPT_COLUMNS, describe, to_csv
-    from space.runs.traffic import run_traffic
+    from space.runs.traffic import Budget, run_traffic
 
     if not spec.is_speculative:  # before anything is printed: bad input stays one line
         raise ConfigError("a traffic run compares a speculative method with the baseline: "
@@ -101,7 +122,14 @@ def traffic(a: argparse.Namespace, spec: EngineSpec):
     result = run_traffic(spec, plan, source=Path(a.file).name, repeats=a.repeats,
                          max_tokens=a.max_tokens, temperature=a.temperature, progress=bar,
                          skipped=[str(s) for s in file.skipped], concurrency=a.concurrency,
-                         servers=pair)
+                         servers=pair, predict_prompts=a.predict_prompts,
+                         until_decided=(Budget(a.max_prompts, a.max_minutes, seed=a.seed)
+                                        if a.until_decided else None))
+    if a.validate:
+        from space.judge import validate
+
+        checks, short = validate.validate(result.by_group())
+        result.validation = validate.summary(checks, short)
     print(describe(result))
     for path, rows, columns in ((a.csv, result.group_rows(), GROUP_COLUMNS),
                                 (a.prompts_csv, result.rows(), PROMPT_COLUMNS)):

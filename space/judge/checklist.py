@@ -5,24 +5,31 @@ the verdict; the other lines explain it (acceptance vs break-even, draft cost,
 predicted speedup, memory, load, context) or give context that never decides
 (temperature, task type). Theory lives in ``space/judge/theory.py``.
 
-Verdict rule (thresholds below):
-  speedup >= WORTH_IT_SPEEDUP and low end of its spread >= SPREAD_FLOOR -> worth-it
-  speedup < NO_GAIN_SPEEDUP                                           -> not-worth-it
-  otherwise (a small gain, or one that a repeat or prompt loses)      -> borderline
-  A failed necessary condition (alpha <= c) turns borderline (or an
-  unmeasured speedup) into not-worth-it; it never overrides a speedup that
-  is clearly above 1. Drafts made and none accepted is not-worth-it whatever
-  the clock says: every step then emits one token, as a plain decode step
-  does, plus the drafting, so a measured gain can only be noise. A looping
-  output turns worth-it into borderline (LOOP_DOWNGRADES_WORTH_IT): a
-  speedup earned on a loop measures the loop. So does a workload on which
-  some prompts, on their own, are not worth it (MIXED_DOWNGRADES_WORTH_IT).
+Verdict rule (thresholds below), on the speedup's confidence interval
+(``space/judge/estimate.py``: a bootstrap over prompts, and over repeats):
+  lower bound >= WORTH_IT_SPEEDUP                       -> worth-it
+  upper bound <  NO_GAIN_SPEEDUP                        -> not-worth-it
+  the whole interval in [NO_GAIN_SPEEDUP, WORTH_IT_SPEEDUP] -> borderline
+  it straddles either bar                               -> undecided, with about how
+                                                           many prompts would decide it
+  One run has no interval: the point estimate decides by the older spread rule
+  (speedup >= WORTH_IT_SPEEDUP, and every repeat >= SPREAD_FLOOR), and the
+  checklist's ``rule`` says "spread".
+  Acceptance keeps its force whatever the interval: drafts made and none
+  accepted is not-worth-it (every step then emits one token, as a plain decode
+  step does, plus the drafting, so a measured gain can only be noise), and a
+  looping output turns worth-it into borderline (LOOP_DOWNGRADES_WORTH_IT): a
+  speedup earned on a loop measures the loop. A failed necessary condition
+  (alpha <= c) turns borderline or undecided into not-worth-it. A prompt that
+  on its own is not worth it no longer demotes a group whose interval clears
+  the bar: the prompts line stays as context (MIXED_DOWNGRADES_WORTH_IT
+  applies to the spread rule only).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from space.judge import theory
+from space.judge import estimate, theory
 from space.records.anatomy import KindCosts
 from space.records.verdict import (
     ACCEPTANCE_LENGTH,
@@ -42,10 +49,12 @@ from space.records.verdict import (
     SPEEDUP,
     TASK_TYPE,
     TEMPERATURE,
+    UNDECIDED,
     WORTH_IT,
     Check,
     Checklist,
     CheckName,
+    DecisionRule,
     Verdict,
 )
 
@@ -79,6 +88,16 @@ class ChecklistInputs:
     k: int | None = None                  # num_speculative_tokens
     speedup_median: float | None = None   # baseline TPOT / speculative TPOT, median over repeats
     speedup_spread: tuple[float, float] | None = None  # (low, high): min/max or IQR of repeats
+    # The speedup's confidence interval (space/judge/estimate.py); when given, it decides
+    # and ``speedup_median`` is the ratio of totals it surrounds.
+    speedup_ci: tuple[float, float] | None = None
+    speedup_prompts: int | None = None    # prompts the interval is over (1: over repeats)
+    speedup_repeats: int | None = None    # repeats, for an interval over one prompt's
+    speedup_basis: str = "TPOT"           # "TPOT" or "end-to-end" (request time per token)
+    # A group of a traffic run: with no interval (one prompt, one run) it is undecided,
+    # not judged by the point estimate (a single compare keeps the spread rule).
+    needs_interval: bool = False
+    confidence: float = estimate.CONFIDENCE
     acceptance_rate: float | None = None  # vLLM: accepted / drafted
     mean_acceptance_length: float | None = None  # vLLM: 1 + accepted / verify steps
     draft_step_s: float | None = None     # one draft token's forward pass; None for ngram/suffix
@@ -158,7 +177,9 @@ def evaluate(inputs: ChecklistInputs) -> Checklist:
     if inputs.break_even_acceptance_rate is not None:
         checks.append(_headroom_check(inputs, d))
     verdict = _verdict(inputs, d, {c.name: c for c in checks})
-    return Checklist(verdict=verdict, checks=checks)
+    rule: DecisionRule = ("interval" if inputs.needs_interval or (
+        inputs.speedup_ci is not None and inputs.speedup_median is not None) else "spread")
+    return Checklist(verdict=verdict, checks=checks, rule=rule)
 
 
 def _validate(i: ChecklistInputs) -> None:
@@ -169,6 +190,8 @@ def _validate(i: ChecklistInputs) -> None:
         raise ValueError(f"proposer_share must be in [0, 1), got {i.proposer_share}")
     if i.speedup_spread is not None and i.speedup_spread[0] > i.speedup_spread[1]:
         raise ValueError(f"speedup_spread must be (low, high), got {i.speedup_spread}")
+    if i.speedup_ci is not None and i.speedup_ci[0] > i.speedup_ci[1]:
+        raise ValueError(f"speedup_ci must be (low, high), got {i.speedup_ci}")
 
 
 def _derive(i: ChecklistInputs) -> _Derived:
@@ -210,6 +233,13 @@ def _clearly_above(i: ChecklistInputs) -> bool:
 
 
 def _speedup_check(i: ChecklistInputs, d: _Derived) -> Check:
+    if i.speedup_median is not None and i.speedup_ci is not None:
+        return _interval_check(i, d)
+    if i.speedup_median is not None and i.needs_interval:
+        return Check(SPEEDUP, i.speedup_median, WORTH_IT_SPEEDUP, None,
+                     f"{i.speedup_median:.2f}x from one run: no interval, so undecided; a "
+                     "second prompt (or repeat) gives one.", decisive=d.rate != 0.0, op=">=",
+                     unit="x")
     s, spread = i.speedup_median, i.speedup_spread
     name: CheckName = SPEEDUP
     threshold = WORTH_IT_SPEEDUP
@@ -232,6 +262,54 @@ def _speedup_check(i: ChecklistInputs, d: _Derived) -> Check:
         passed, detail = None, detail + " Not counted: no draft was accepted, so the gain is noise."
     return Check(name, s, threshold, passed, detail, decisive=not none_accepted, op=">=",
                  unit="x")
+
+
+def interval_decision(i: ChecklistInputs) -> str | None:
+    """The interval's verdict (estimate.decide against this module's bars), or None."""
+    if i.speedup_ci is None:
+        return None
+    return estimate.decide(i.speedup_ci, NO_GAIN_SPEEDUP, WORTH_IT_SPEEDUP)
+
+
+def more_prompts(i: ChecklistInputs) -> int | None:
+    """Prompts in all that would likely decide an undecided interval (1/sqrt(n) width)."""
+    if i.speedup_ci is None or i.speedup_median is None:
+        return None
+    return estimate.prompts_to_decide(i.speedup_median, i.speedup_ci, i.speedup_prompts or 1,
+                                      NO_GAIN_SPEEDUP, WORTH_IT_SPEEDUP)
+
+
+def _interval_check(i: ChecklistInputs, d: _Derived) -> Check:
+    """The speedup line under the interval rule: '2.27x (90 % CI 1.52-2.90, 3 prompts)'."""
+    s, ci = i.speedup_median, i.speedup_ci
+    assert s is not None and ci is not None  # the caller checked
+    what = ("request time per token" if i.speedup_basis == "end-to-end"
+            else "Baseline TPOT / speculative TPOT")
+    figure = estimate.describe(s, ci, i.speedup_prompts, i.confidence, i.speedup_repeats)
+    head = f"{what}, ratio of totals: {figure}"
+    decision = interval_decision(i)
+    passed: bool | None
+    if decision == WORTH_IT:
+        detail, passed = f"{head}: faster; the interval clears {WORTH_IT_SPEEDUP:.2f}x.", True
+    elif decision == NOT_WORTH_IT:
+        detail, passed = f"{head}: the interval lies under {NO_GAIN_SPEEDUP:.2f}x.", False
+    elif decision == BORDERLINE:
+        detail, passed = (f"{head}: a real but small gain, the whole interval within "
+                          f"{NO_GAIN_SPEEDUP:.2f}-{WORTH_IT_SPEEDUP:.2f}x."), False
+    else:
+        need = more_prompts(i)
+        more = ("no number of prompts would decide it: the estimate sits on the bar"
+                if need is None else
+                f"about {need} prompts in all would decide it (the interval narrows as "
+                f"1/sqrt(n))" if need <= estimate.MAX_MORE_PROMPTS else
+                f"more than {estimate.MAX_MORE_PROMPTS} prompts would be needed")
+        detail, passed = (f"{head}: undecided, the interval straddles {NO_GAIN_SPEEDUP:.2f}x "
+                          f"or {WORTH_IT_SPEEDUP:.2f}x; {more}."), None
+    none_accepted = d.rate == 0.0  # the acceptance line decides, not the clock
+    if none_accepted and passed:
+        passed, detail = None, detail + " Not counted: no draft was accepted, so the gain is noise."
+    return Check(SPEEDUP, s, WORTH_IT_SPEEDUP, passed, detail, decisive=not none_accepted,
+                 op=">=", unit="x")
 
 
 def _acceptance_rate_check(i: ChecklistInputs, d: _Derived) -> Check:
@@ -509,10 +587,15 @@ def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[CheckName, Check]) ->
     """Apply the module's verdict rule; mark the lines that decided it."""
     necessary = checks[ALPHA_VS_COST]
     necessary_failed = necessary.passed is False
-    s = i.speedup_median
     if d.rate == 0.0:
         checks[ACCEPTANCE_RATE].decisive = True
         return NOT_WORTH_IT
+    decision = interval_decision(i) if i.speedup_median is not None else None
+    if decision is None and i.needs_interval:
+        decision = UNDECIDED  # one run: no interval to decide on
+    if decision is not None:
+        return _interval_verdict(decision, d, checks, necessary_failed)
+    s = i.speedup_median
     if _clearly_above(i):
         if d.looped and LOOP_DOWNGRADES_WORTH_IT:
             checks[REPETITION].decisive = True
@@ -528,3 +611,19 @@ def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[CheckName, Check]) ->
         necessary.decisive = True
         return NOT_WORTH_IT
     return BORDERLINE
+
+
+def _interval_verdict(decision: str, d: _Derived, checks: dict[CheckName, Check],
+                      necessary_failed: bool) -> Verdict:
+    """The interval's verdict, with the acceptance-decided lines' force kept."""
+    if decision == WORTH_IT:
+        if d.looped and LOOP_DOWNGRADES_WORTH_IT:
+            checks[REPETITION].decisive = True
+            return BORDERLINE
+        return WORTH_IT
+    if decision == NOT_WORTH_IT:
+        return NOT_WORTH_IT
+    if necessary_failed:  # a small or unsettled gain that no k can pay for
+        checks[ALPHA_VS_COST].decisive = True
+        return NOT_WORTH_IT
+    return BORDERLINE if decision == BORDERLINE else UNDECIDED

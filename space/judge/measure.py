@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from space.judge import theory
+from space.judge import estimate, intervals, theory
 from space.judge.checklist import ChecklistInputs
 from space.records import methods
 from space.records.anatomy import kind_costs
@@ -174,8 +174,13 @@ def compare_inputs(cmp: CompareRecord, temperature: float | None,
                    context: Context = Context(),
                    memory_now: Mapping[str, int | None] | None = None,
                    headroom: Mapping[str, Any] | None = None) -> ChecklistInputs:
-    """ChecklistInputs for one prompt's comparison (its median runs, its repeats)."""
-    return inputs_from_runs([cmp.baseline], [cmp.speculative], speedup=cmp.speedup,
-                            speedup_spread=spread(repeat_speedups(cmp)),
-                            temperature=temperature, context=context, memory_now=memory_now,
-                            headroom=headroom)
+    """ChecklistInputs for one prompt's comparison (its median runs, its repeats); the
+    speedup's interval is over its repeats (none for one run)."""
+    inputs = inputs_from_runs([cmp.baseline], [cmp.speculative], speedup=cmp.speedup,
+                              speedup_spread=spread(repeat_speedups(cmp)),
+                              temperature=temperature, context=context, memory_now=memory_now,
+                              headroom=headroom)
+    pairs = intervals.paired([cmp])
+    inputs.speedup_ci = estimate.confidence_interval(pairs)
+    inputs.speedup_prompts, inputs.speedup_repeats = 1, len(pairs.baseline[0])
+    return inputs

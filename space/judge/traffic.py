@@ -3,19 +3,25 @@ what to deploy (pure: comparisons in, figures and words out; no vLLM).
 
 Per group (``summarize_group``): the prompts measured, vLLM's acceptance rate
 and mean acceptance length pooled over them (counters summed, as vLLM's
-Prometheus counters pool), the median speedup over prompts with its spread
-(min, max; over repeats when the group has one prompt), and the checklist's
-verdict over the group, as a workload's (``space.runs.workloads.workload_checklist``).
+Prometheus counters pool), the speedup as a ratio of totals with its 90 %
+bootstrap interval and a prediction interval for the next m prompts
+(``space/judge/estimate.py``), on TPOT, or end-to-end when TTFT is over 20 % of
+the group's request time (``space/judge/intervals.py``), and the checklist's
+verdict over the group, decided by that interval (worth-it, borderline,
+not-worth-it, or undecided with the prompts likely to decide it). The spread
+(min, max of per-prompt ratios) stays as context.
 
-For the traffic (``weighted_speedup``): a group's weight is its share of the
-traffic's output tokens. Serving w_g tokens of group g costs w_g / s_g
-baseline-token-times with speculation, so the traffic's speedup is the
-token-weighted harmonic mean S = sum(w) / sum(w / s). The weights come from
+For the traffic (``weighted_speedup``): a group's weight w_g is its output
+tokens in the traffic. Serving them costs w_g B_g without speculation and
+w_g S_g with it (B, S: the group's mean TPOT over its prompts), so the traffic's
+speedup is the ratio of totals sum(w B) / sum(w S), with a bootstrap interval
+that resamples every group on its own and keeps the mix. The weights come from
 the file's recorded responses when every request has one ("responses"), else
 from the requests in the file times the group's mean measured output
 ("measured"): a sample never changes the traffic's mix.
 
-A group *gains* when its verdict is worth-it. At concurrency N > 1 a group's
+A group *gains* when its verdict is worth-it; an undecided group is never
+routed, and the answer names it. At concurrency N > 1 a group's
 prompts ran N at once (``space/runs/traffic.py``): its speedup is the median
 per-request TPOT ratio inside those batches, and its checklist reads N. For the
 gaining groups, a k per batch size is predicted from their acceptance and this
@@ -23,24 +29,30 @@ machine's step costs (``space/judge/dynamic_k.py``).
 """
 from __future__ import annotations
 
-import csv
-import io
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from space.judge import deploy, dynamic_k, measure
-from space.judge.checklist import WORTH_IT_SPEEDUP, evaluate
+from space.judge import deploy, dynamic_k, estimate, intervals, measure
+from space.judge.checklist import WORTH_IT_SPEEDUP, evaluate, more_prompts
 from space.judge.curves import TippingCurve
+from space.judge.predicted import Predicted
+from space.judge.predicted import advice as advice_for
+from space.judge.predicted import predict as predict_from_acceptance
+from space.judge.traffic_text import at, describe, to_csv  # noqa: F401 (callers import these here)
 from space.records.run import RunConfig
 from space.records.trace import CompareRecord
-from space.records.verdict import WORTH_IT, Checklist, Verdict
+from space.records.verdict import UNDECIDED, WORTH_IT, Checklist, Verdict
 
 Weighting = Literal["responses", "measured"]
 Speculation = Literal["on", "off", "route"]
 GROUP_COLUMNS = ["group", "requests", "prompts", "acceptance_rate", "mean_acceptance_length",
-                 "speedup", "speedup_low", "speedup_high", "output_token_share", "verdict"]
+                 "speedup", "speedup_ci", "prediction_interval", "prediction_prompts",
+                 "speedup_text", "basis", "tpot_speedup", "e2e_speedup", "e2e_speedup_ci",
+                 "ttft_share", "prompts_to_decide", "predicted_speedup", "predicted_from",
+                 "advice", "speedup_low", "speedup_high",
+                 "output_token_share", "verdict"]
 PROMPT_COLUMNS = ["group", "line", "speedup", "acceptance_rate", "mean_acceptance_length",
                   "prompt_tokens", "output_tokens", "response_tokens", "outputs_identical",
                   "verdict"]
@@ -75,11 +87,16 @@ class GroupSummary:
     prompts: int                       # measured
     acceptance_rate: float | None      # pooled over the group's runs
     mean_acceptance_length: float | None
-    speedup: float                     # median over prompts of baseline / speculative TPOT
-    speedup_spread: tuple[float, float] | None
+    speedup: float                     # ratio of totals on ``figures.basis`` (estimate.py)
+    speedup_spread: tuple[float, float] | None  # min, max of per-prompt ratios (context)
     output_tokens: float               # the group's output tokens in the traffic (its weight)
     checklist: Checklist | None = None
     output_token_share: float = 0.0    # of the traffic's output tokens
+    figures: intervals.Figures | None = None  # intervals, prediction, both bases
+    pairs: estimate.Paired | None = None      # per-token TPOTs: the traffic's interval
+    prompts_to_decide: int | None = None      # undecided: prompts in all likely to decide
+    predicted: Predicted | None = None        # from its acceptance and step costs
+    advice: str | None = None                 # predicted outside the interval: which to believe
 
     @property
     def verdict(self) -> Verdict | None:
@@ -89,13 +106,36 @@ class GroupSummary:
     def gains(self) -> bool:
         return self.verdict == WORTH_IT
 
+    @property
+    def undecided(self) -> bool:
+        return self.verdict == UNDECIDED
+
     def row(self) -> dict[str, Any]:
         low, high = self.speedup_spread or (None, None)
+        f = self.figures
         return {"group": self.group, "requests": self.requests, "prompts": self.prompts,
                 "acceptance_rate": self.acceptance_rate,
                 "mean_acceptance_length": self.mean_acceptance_length,
-                "speedup": self.speedup, "speedup_low": low, "speedup_high": high,
+                "speedup": self.speedup,
+                "speedup_ci": _pair(f.ci) if f else None,
+                "prediction_interval": _pair(f.prediction) if f else None,
+                "prediction_prompts": f.predict_prompts if f else None,
+                "speedup_text": f.words() if f else f"{self.speedup:.2f}x",
+                "basis": f.basis if f else "TPOT",
+                "tpot_speedup": f.tpot_speedup if f else self.speedup,
+                "e2e_speedup": f.e2e_speedup if f else None,
+                "e2e_speedup_ci": _pair(f.e2e_ci) if f else None,
+                "ttft_share": f.ttft_share if f else None,
+                "prompts_to_decide": self.prompts_to_decide,
+                "predicted_speedup": self.predicted.speedup if self.predicted else None,
+                "predicted_from": self.predicted.source if self.predicted else None,
+                "advice": self.advice,
+                "speedup_low": low, "speedup_high": high,
                 "output_token_share": self.output_token_share, "verdict": self.verdict}
+
+
+def _pair(interval: tuple[float, float] | None) -> list[float] | None:
+    return None if interval is None else [round(interval[0], 4), round(interval[1], 4)]
 
 
 def group_weight(items: Sequence[TrafficItem], requests: int,
@@ -114,27 +154,47 @@ def group_weight(items: Sequence[TrafficItem], requests: int,
 def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
                     response_tokens: int | None = None,
                     headroom: Mapping[str, Any] | None = None,
-                    concurrency: int = 1) -> GroupSummary:
+                    concurrency: int = 1,
+                    predict_prompts: int = estimate.PREDICT_PROMPTS,
+                    curve: TippingCurve | None = None) -> GroupSummary:
     """One group's figures and checklist from its measured items; ``headroom``: the
     break-even of this machine's cached tipping curve (space.runs.machine_inputs);
-    ``concurrency``: requests that ran at once (the checklist's concurrency line)."""
+    ``concurrency``: requests that ran at once (the checklist's concurrency line);
+    ``predict_prompts``: m, the next prompts its prediction interval is for."""
     cmps = [it.compare for it in items]
     speedups = [c.speedup for c in cmps]
     spread = (measure.spread(speedups) if len(cmps) > 1
               else measure.spread(measure.repeat_speedups(cmps[0])))
     rate, length = measure.pooled_acceptance([c.speculative for c in cmps])
-    speedup = statistics.median(speedups)
+    fig = intervals.group_figures(cmps, predict_prompts)
     inputs = measure.inputs_from_runs(
-        [c.baseline for c in cmps], [c.speculative for c in cmps], speedup=speedup,
+        [c.baseline for c in cmps], [c.speculative for c in cmps], speedup=fig.speedup,
         speedup_spread=spread, temperature=_temperature(items),
         context=measure.Context(task_type=group, concurrency=concurrency,
                                 task_note=f"the traffic's requests grouped as {group!r}"),
         headroom=headroom)
+    inputs.speedup_ci, inputs.speedup_prompts, inputs.speedup_basis = \
+        fig.ci, len(cmps), fig.basis
+    inputs.speedup_repeats = len(cmps[0].baseline_runs) or 1
+    inputs.needs_interval = True  # a group's verdict is its interval's
     if len(items) > 1:
         inputs.prompt_verdicts = {f"line {it.line}": it.compare.checklist.verdict
                                   for it in items if it.compare.checklist}
-    return GroupSummary(group, requests, len(items), rate, length, speedup, spread,
-                        group_weight(items, requests, response_tokens), evaluate(inputs))
+    checklist = evaluate(inputs)
+    config = cmps[0].speculative.config
+    pred = predict_from_acceptance(length, config.k, config.method, concurrency, curve,
+                                   checklist)
+    return GroupSummary(group, requests, len(items), rate, length, fig.speedup, spread,
+                        group_weight(items, requests, response_tokens), checklist,
+                        figures=fig, pairs=intervals.paired(cmps),
+                        prompts_to_decide=(_to_decide(inputs, len(cmps))
+                                           if checklist.verdict == UNDECIDED else None),
+                        predicted=pred, advice=advice_for(pred, fig.ci, busy=None))
+
+
+def _to_decide(inputs: Any, prompts: int) -> int | None:
+    """Prompts in all likely to decide; one run has no interval: a second prompt gives one."""
+    return more_prompts(inputs) if inputs.speedup_ci is not None else prompts + 1
 
 
 def _temperature(items: Sequence[TrafficItem]) -> float | None:
@@ -144,13 +204,26 @@ def _temperature(items: Sequence[TrafficItem]) -> float | None:
 
 
 def weighted_speedup(groups: Sequence[GroupSummary]) -> float | None:
-    """The traffic's speedup: sum(w) / sum(w / s), w the groups' output tokens.
+    """The traffic's speedup: sum(w B) / sum(w S), w the groups' output tokens and B,
+    S their mean per-token TPOTs (estimate.weighted_ratio); groups without their
+    per-token times (a summary read back) combine as sum(w) / sum(w / s).
 
-    Example: 300 tokens at 2.0x and 100 at 0.8x -> 400 / (150 + 125) = 1.4545...
+    Example: 300 tokens at 2.0x and 100 at 0.8x, equal baselines -> 400 / (150 + 125).
     """
+    if groups and all(g.pairs is not None for g in groups):
+        return estimate.weighted_ratio([g.pairs for g in groups if g.pairs is not None],
+                                       [g.output_tokens for g in groups])
     total = sum(g.output_tokens for g in groups)
     cost = sum(g.output_tokens / g.speedup for g in groups if g.speedup > 0)
     return total / cost if total > 0 and cost > 0 else None
+
+
+def weighted_interval(groups: Sequence[GroupSummary]) -> tuple[float, float] | None:
+    """The traffic figure's bootstrap interval (every group resampled, the mix fixed)."""
+    if not groups or any(g.pairs is None for g in groups):
+        return None
+    return estimate.weighted_interval([g.pairs for g in groups if g.pairs is not None],
+                                      [g.output_tokens for g in groups])
 
 
 def gaining_share(groups: Sequence[GroupSummary]) -> float:
@@ -170,8 +243,27 @@ class Deployment:
     command: str                 # `vllm serve` with speculation (the plain one when off)
     plain_command: str           # `vllm serve` without it
     concurrency: int = 1         # requests at once when the k was measured
+    undecided: list[str] = field(default_factory=list)  # never routed: measure more
+    end_to_end: list[str] = field(default_factory=list)  # groups decided on request time
+    tpot_groups: int = 0         # how many groups were decided on TPOT
 
     def describe(self) -> str:
+        return "\n".join([self._what(), *self._why()])
+
+    def _why(self) -> list[str]:
+        lines = []
+        if self.undecided:
+            lines.append(f"left undecided, not routed: {', '.join(self.undecided)} (their "
+                         "intervals straddle 1.05x or 1.10x; measure more: --until-decided)")
+        if self.end_to_end:
+            lines.append(f"decided on end-to-end time (TTFT over 20 % of request time): "
+                         f"{', '.join(self.end_to_end)}; on TPOT: "
+                         + ("the other groups" if self.tpot_groups else "none"))
+        else:
+            lines.append("decided on TPOT (TTFT under 20 % of request time in every group)")
+        return lines
+
+    def _what(self) -> str:
         if self.speculation == "off":
             return ("speculative decoding: off (no group gains)\n" + self.plain_command)
         if self.speculation == "on":
@@ -183,12 +275,7 @@ class Deployment:
         return "\n".join([head, f"speculative: {self.command}",
                           *([f"plain: {self.plain_command}"] if self.speculation == "route"
                             else []),
-                          f"(k={self.k} as measured, {_at(self.concurrency)})"])
-
-
-def _at(concurrency: int) -> str:
-    return ("one request at a time" if concurrency == 1
-            else f"{concurrency} requests at once")
+                          f"(k={self.k} as measured, {at(self.concurrency)})"])
 
 
 def serve_config(config: RunConfig) -> tuple[str, dict[str, Any]]:
@@ -202,23 +289,32 @@ def serve_config(config: RunConfig) -> tuple[str, dict[str, Any]]:
 
 def deployment(groups: Sequence[GroupSummary], config: RunConfig,
                traffic_speedup: float | None,
-               max_batch: int = deploy.DEFAULT_MAX_BATCH, concurrency: int = 1) -> Deployment:
+               max_batch: int = deploy.DEFAULT_MAX_BATCH, concurrency: int = 1,
+               traffic_ci: tuple[float, float] | None = None) -> Deployment:
     """On when every group gains, off when none does, else route the gaining
-    groups; one deployment for all is on only if the traffic's speedup is
-    clearly above 1 (the checklist's worth-it line, 1.10x)."""
+    groups; an undecided group is never routed. One deployment for all is on
+    only if the traffic's interval clears the checklist's worth-it bar (1.10x;
+    its point estimate when there is no interval)."""
     model, spec_cfg = serve_config(config)
     gaining = [g.group for g in groups if g.gains]
     plain = deploy.serve_command(model, None, max_batch)
     on = deploy.serve_command(model, spec_cfg, max_batch)
     k = config.k or None
-    overall: Literal["on", "off"] = ("on" if traffic_speedup is not None
-                                     and traffic_speedup >= WORTH_IT_SPEEDUP and gaining
-                                     else "off")
+    low = traffic_ci[0] if traffic_ci is not None else traffic_speedup
+    overall: Literal["on", "off"] = ("on" if low is not None and low >= WORTH_IT_SPEEDUP
+                                     and gaining else "off")
+    why = {"undecided": [g.group for g in groups if g.undecided],
+           "end_to_end": [g.group for g in groups
+                          if g.figures is not None and g.figures.basis == "end-to-end"]}
+    tpot = len(groups) - len(why["end_to_end"])
     if not gaining:
-        return Deployment("off", "off", None, [], plain, plain, concurrency)
+        return Deployment("off", "off", None, [], plain, plain, concurrency, **why,
+                          tpot_groups=tpot)
     if len(gaining) == len(groups):
-        return Deployment("on", "on", k, gaining, on, plain, concurrency)
-    return Deployment("route", overall, k, gaining, on, plain, concurrency)
+        return Deployment("on", "on", k, gaining, on, plain, concurrency, **why,
+                          tpot_groups=tpot)
+    return Deployment("route", overall, k, gaining, on, plain, concurrency, **why,
+                      tpot_groups=tpot)
 
 
 @dataclass
@@ -236,9 +332,29 @@ class TrafficResult:
     weighted_speedup: float | None
     gaining_share: float
     deployment: Deployment
+    weighted_speedup_ci: tuple[float, float] | None = None
     skipped: list[str] = field(default_factory=list)  # lines not imported or not run, why
     concurrency: int = 1          # requests of a group run at once
     schedule: dynamic_k.Schedule | None = None  # k per batch size for the gaining groups
+    # --until-decided: {"rounds", "added": {group: prompts}, "stopped": why, "open": [...]}
+    until_decided: dict[str, Any] | None = None
+    validation: dict[str, Any] | None = None  # --validate: space.judge.validate.summary
+    busy: dict[str, Any] | None = None  # other processes' CPU during the run (observe.busy)
+
+    def mark_busy(self, busy: dict[str, Any] | None) -> None:
+        """Record what else ran on the machine; when it was busy, the groups' advice
+        turns to the predicted figures (acceptance is exact, the timings are not)."""
+        self.busy = busy
+        is_busy = None if busy is None else bool(busy.get("busy"))
+        for g in self.groups:
+            g.advice = advice_for(g.predicted, g.figures.ci if g.figures else None, is_busy)
+
+    def by_group(self) -> dict[str, list[CompareRecord]]:
+        """Each group's comparisons, in the order they were measured."""
+        out: dict[str, list[CompareRecord]] = {}
+        for it in self.items:
+            out.setdefault(it.group, []).append(it.compare)
+        return out
 
     def group_rows(self) -> list[dict[str, Any]]:
         return [g.row() for g in self.groups]
@@ -253,7 +369,9 @@ class TrafficResult:
 
         d = {k: getattr(self, k) for k in ("source", "how", "config", "repeats", "max_tokens",
                                            "weighting", "weighted_speedup", "gaining_share",
-                                           "skipped", "concurrency")}
+                                           "skipped", "concurrency", "until_decided",
+                                           "validation", "busy")}
+        d["weighted_speedup_ci"] = _pair(self.weighted_speedup_ci)
         d["groups"] = [{**g.row(), "output_tokens": g.output_tokens,
                         "checklist": g.checklist.to_dict() if g.checklist else None}
                        for g in self.groups]
@@ -281,7 +399,8 @@ class TrafficResult:
 def answer(source: str, how: str, items: list[TrafficItem], counts: Mapping[str, int],
            response_tokens: Mapping[str, int] | None, *, repeats: int, max_tokens: int,
            skipped: Sequence[str] = (), headroom: Mapping[str, Any] | None = None,
-           concurrency: int = 1, curve: TippingCurve | None = None) -> TrafficResult:
+           concurrency: int = 1, curve: TippingCurve | None = None,
+           predict_prompts: int = estimate.PREDICT_PROMPTS) -> TrafficResult:
     """Every group summarized, the traffic's figures and the deployment.
 
     ``counts``: requests in the file per group; ``response_tokens``: the file's
@@ -296,55 +415,19 @@ def answer(source: str, how: str, items: list[TrafficItem], counts: Mapping[str,
         by_group.setdefault(it.group, []).append(it)
     groups = [summarize_group(g, its, counts.get(g, len(its)),
                               response_tokens.get(g) if response_tokens else None, headroom,
-                              concurrency)
+                              concurrency, predict_prompts, curve)
               for g, its in by_group.items()]
     total = sum(g.output_tokens for g in groups)
     for g in groups:
         g.output_token_share = g.output_tokens / total if total > 0 else 0.0
-    speed = weighted_speedup(groups)
+    speed, speed_ci = weighted_speedup(groups), weighted_interval(groups)
     config = items[0].compare.speculative.config
     gainers = [dynamic_k.Gainer(g.group, g.mean_acceptance_length, g.output_tokens)
                for g in groups if g.gains and g.mean_acceptance_length is not None]
     return TrafficResult(source, how, config, repeats, max_tokens,
                          "responses" if response_tokens else "measured", items, groups, speed,
                          gaining_share(groups),
-                         deployment(groups, config, speed, concurrency=concurrency),
-                         list(skipped), concurrency,
+                         deployment(groups, config, speed, concurrency=concurrency,
+                                    traffic_ci=speed_ci),
+                         speed_ci, list(skipped), concurrency,
                          dynamic_k.predict(gainers, config, curve, concurrency))
-
-
-def to_csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
-    """Rows as CSV text (None as an empty cell)."""
-    out = io.StringIO()
-    w = csv.DictWriter(out, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
-    w.writeheader()
-    w.writerows([{k: ("" if r.get(k) is None else r.get(k)) for k in columns} for r in rows])
-    return out.getvalue()
-
-
-def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
-    """The answer in words, for the terminal."""
-    lines = [r.how + f"; measured {_at(r.concurrency)}"
-             + (" (a group's prompts in batches)" if r.concurrency > 1 else ""),
-             f"{'group':<22}{'reqs':>5}{'runs':>5}{'accept':>8}{'tau':>6}"
-                    f"{'speedup':>9}{'spread':>12}{'tokens':>8}  verdict"]
-    for g in r.groups:
-        rate = "n/a" if g.acceptance_rate is None else f"{g.acceptance_rate:.0%}"
-        tau = "n/a" if g.mean_acceptance_length is None else f"{g.mean_acceptance_length:.2f}"
-        spread = (f"{g.speedup_spread[0]:.2f}-{g.speedup_spread[1]:.2f}"
-                  if g.speedup_spread else "-")
-        lines.append(f"{g.group[:21]:<22}{g.requests:>5}{g.prompts:>5}{rate:>8}{tau:>6}"
-                     f"{g.speedup:>8.2f}x{spread:>12}{g.output_token_share:>8.0%}  {g.verdict}")
-    ws = "n/a" if r.weighted_speedup is None else f"{r.weighted_speedup:.2f}x"
-    source = ("the file's responses" if r.weighting == "responses"
-              else "the measured output tokens (the file has no responses)")
-    lines.append(f"traffic-weighted speedup {ws}; {r.gaining_share:.0%} of the output tokens "
-                 f"are in groups that gain (weights from {source})")
-    lines.append(r.deployment.describe())
-    if r.schedule is not None:
-        lines.append(r.schedule.describe())
-    if r.skipped:
-        shown = r.skipped[:5] if skipped_reasons else [s.split(":")[0] for s in r.skipped[:5]]
-        lines.append(f"skipped {len(r.skipped)}: " + "; ".join(shown)
-                     + ("; ..." if len(r.skipped) > 5 else ""))
-    return "\n".join(lines)

@@ -260,7 +260,12 @@ def record_title(kind: str, record: dict[str, Any]) -> str:
         'sweep over k (1, 4) of code_editing'
     """
     if kind == "traffic":
-        return f"traffic: {len(record.get('prompts', []))} prompts of {record.get('source')}"
+        head = f"traffic: {len(record.get('prompts', []))} prompts of {record.get('source')}"
+        ws, ci = record.get("weighted_speedup"), record.get("weighted_speedup_ci")
+        if isinstance(ws, int | float) and isinstance(ci, list) and len(ci) == 2 \
+                and all(isinstance(x, int | float) for x in ci):
+            head += f", {ws:.2f}x (90 % CI {ci[0]:.2f}-{ci[1]:.2f})"
+        return head
     if kind == "tipping":
         return f"tipping curve ({record.get('kind')}) of {record.get('method')} k={record.get('k')}"
     if kind == "sweep" and record.get("variable") == GRID:

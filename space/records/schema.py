@@ -28,7 +28,7 @@ from space.records.trace import (
     CompareRecord,
     RunTrace,
 )
-from space.records.verdict import CHECK_NAMES, CHECK_OPS, VERDICTS
+from space.records.verdict import CHECK_NAMES, CHECK_OPS, DECISION_RULES, VERDICTS
 
 
 class TraceFormatError(ValueError):
@@ -65,6 +65,7 @@ def _upgrade(d: Any) -> Any:
     source or request (added in 6): ``space.records.run.upgrade_config``;
     nor has any older file a server run's step split, notes or unreported
     drafts (the defaults, none, stand).
+    Version 6 decided verdicts by the spread rule (``upgrade_verdict_rule``).
     """
     if not isinstance(d, dict):
         return d
@@ -79,6 +80,23 @@ def _upgrade(d: Any) -> Any:
                 s.setdefault("num_accepted_tokens", s.pop("num_accepted"))
         if isinstance(version, int) and version < 6 and isinstance(run.get("config"), dict):
             upgrade_config(run["config"])
+    if isinstance(version, int) and version < 7:
+        upgrade_verdict_rule(d)
+    return d
+
+
+def upgrade_verdict_rule(d: dict) -> dict:
+    """Version 6 -> 7: a comparison's checklist was decided by the spread rule (every
+    repeat at or above 1.00x), not by an interval. Its verdict stays as recorded;
+    ``rule`` says how it was reached, so the page does not present it as an interval's.
+
+    Example:
+        >>> upgrade_verdict_rule({"checklist": {"verdict": "worth-it", "checks": []}})
+        {'checklist': {'verdict': 'worth-it', 'checks': [], 'rule': 'spread'}}
+    """
+    checklist = d.get("checklist")
+    if isinstance(checklist, dict):
+        checklist.setdefault("rule", "spread")
     return d
 
 
@@ -317,6 +335,7 @@ CHECK_SCHEMA = _record({
     "op": (_one_of(*CHECK_OPS), False), "unit": (_str, False),
 })
 CHECKLIST_SCHEMA = _record({"verdict": (_one_of(*VERDICTS), True),
+                            "rule": (_one_of(*DECISION_RULES), False),
                             "checks": (_list(CHECK_SCHEMA), True)})
 _figures = _list(lambda v, p: {k: _number(x, f"{p}.{k}") for k, x in _json_object(v, p).items()})
 COMPARE_SCHEMA = _record({

@@ -44,7 +44,10 @@ from space.records.verdict import Checklist
 # in-process run has none of them. A step's anatomy is written compactly (parts,
 # start_us, end_us: whole microseconds after the step's start); the schema also
 # reads version 5's perf_counter intervals.
-TRACE_VERSION: Final = 6
+# Version 7 decides verdicts by the speedup's confidence interval (space/judge/estimate.py):
+# a checklist gains ``rule`` ("interval" | "spread") and the verdict "undecided";
+# older checklists keep their verdicts, read as decided by the "spread" rule.
+TRACE_VERSION: Final = 7
 
 StepKind = Literal["prefill", "verify", "decode"]
 PREFILL: Final = "prefill"  # the target reads (a chunk of) the prompt; the last chunk emits a token

@@ -9,10 +9,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
-Verdict = Literal["worth-it", "borderline", "not-worth-it"]
+Verdict = Literal["worth-it", "borderline", "not-worth-it", "undecided"]
 WORTH_IT: Final = "worth-it"
 BORDERLINE: Final = "borderline"
 NOT_WORTH_IT: Final = "not-worth-it"
+# The speedup's interval straddles a bar (trace version 7): measure more prompts.
+UNDECIDED: Final = "undecided"
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 # The checklist's lines. Code refers to them by these constants; the strings
 # are also what the page and the CLI show.
@@ -55,21 +57,30 @@ class Check:
     unit: str = ""           # 'x', '%' (fraction shown as percent), 'bytes', 'tokens', 'requests'
 
 
+# How a verdict was decided. "interval": the speedup's confidence interval against
+# the bars (trace version 7). "spread": the rule before it (every repeat or prompt
+# at or above 1.00x, no prompt on its own not worth it); older files keep it.
+DecisionRule = Literal["interval", "spread"]
+DECISION_RULES: tuple[DecisionRule, ...] = get_args(DecisionRule)
+
+
 @dataclass
 class Checklist:
     verdict: Verdict
     checks: list[Check] = field(default_factory=list)
+    rule: DecisionRule = "interval"
 
     def check(self, name: CheckName) -> Check:
         return next(c for c in self.checks if c.name == name)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "checks": [dataclasses.asdict(c) for c in self.checks]}
+        return {"verdict": self.verdict, "rule": self.rule,
+                "checks": [dataclasses.asdict(c) for c in self.checks]}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Checklist:
         """Inverse of ``to_dict`` (a checklist read back from a saved compare JSON)."""
         names = {f.name for f in dataclasses.fields(Check)}
-        return cls(verdict=d["verdict"],
+        return cls(verdict=d["verdict"], rule=d.get("rule", "interval"),
                    checks=[Check(**{k: v for k, v in c.items() if k in names})
                            for c in d.get("checks", [])])

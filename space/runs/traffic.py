@@ -13,6 +13,12 @@ time. A group's last batch, or a group of fewer than N prompts, is filled up
 to N with its first prompts again, so every batch measures N at once; those
 fillers are run but not kept. Batches of the groups take turns, as prompts do.
 
+With ``until_decided``, the first answer is followed by rounds: a few unseen
+prompts (``MORE_PER_ROUND``) of every undecided group, measured and answered
+again, until every group is decided or the budget (``max_prompts`` measured in
+all, ``max_minutes`` of wall time) is spent or no unseen prompt is left; the
+progress line names the groups still open, and the result says why it stopped.
+
 That order of work is this module's; where the prompts run is a ``Source``'s:
 ``Engines`` (in-process, below) or ``space.runs.servers.ServerSource`` (two
 running vLLM servers, the prompts sent as token ids, the same batches and
@@ -25,7 +31,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from space.common.cancel import check
@@ -33,6 +41,7 @@ from space.common.progress import Progress
 from space.engine import models, prompts
 from space.judge.measure import Context
 from space.judge.traffic import TrafficItem, TrafficResult, answer
+from space.observe.busy import Meter
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.events import TrafficFinished
 from space.records.trace import CompareRecord
@@ -41,7 +50,7 @@ from space.runs.events import Job, job_or_default
 from space.runs.preflight import preflight
 from space.runs.sweep import MAX_CONCURRENCY
 from space.runs.traffic_file import TrafficRequest
-from space.runs.traffic_groups import Plan
+from space.runs.traffic_groups import Plan, unseen
 from space.runs.workloads import compare_batch
 
 if TYPE_CHECKING:
@@ -50,6 +59,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 DEFAULT_MAX_TOKENS = 64
 DEFAULT_REPEATS = 2
+MORE_PER_ROUND = 2  # unseen prompts per undecided group in each round of --until-decided
 Todo = tuple[str, TrafficRequest, RequestSpec, list[int]]  # group, request, spec, its ids
 
 
@@ -137,13 +147,35 @@ def response_tokens(plan: Plan, model_path: str) -> dict[str, int] | None:
             for g, reqs in plan.groups.items()}
 
 
+@dataclass
+class Budget:
+    """What ``until_decided`` may spend: prompts measured in all, minutes of wall time."""
+
+    max_prompts: int | None = None
+    max_minutes: float | None = None
+    per_round: int = MORE_PER_ROUND
+    seed: int = 0
+    started_s: float = field(default_factory=time.monotonic)
+
+    def spent(self, measured: int) -> str | None:
+        """Why no more prompts may run, or None."""
+        if self.max_prompts is not None and measured >= self.max_prompts:
+            return f"the budget of {self.max_prompts} prompts is spent"
+        if self.max_minutes is not None and \
+                time.monotonic() - self.started_s >= self.max_minutes * 60:
+            return f"the budget of {self.max_minutes:g} minutes is spent"
+        return None
+
+
 def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int = DEFAULT_REPEATS,
                 max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float = 0.0, pool=None,
                 progress: Progress | None = None,
                 cancel: threading.Event | None = None,
                 skipped: list[str] | None = None,
                 max_tokens_cap: int | None = None, concurrency: int = 1,
-                job: Job | None = None, servers: ServerPair | None = None) -> TrafficResult:
+                job: Job | None = None, servers: ServerPair | None = None,
+                until_decided: Budget | None = None, predict_prompts: int = 3,
+                previous: list[TrafficItem] | None = None) -> TrafficResult:
     """Baseline against speculation on every sampled request of ``plan``, and the answer.
 
     ``skipped``: the import's skipped lines, carried into the result. ``cancel``
@@ -154,6 +186,10 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     ``servers``: the prompts go to these running servers instead of in-process
     engines (their declared method and k must be ``spec``'s; ``spec.model`` names
     the tokenizer); a server fault is ``space.server.client.ServerError``.
+    ``until_decided``: measure unseen prompts of undecided groups within this budget
+    (module docstring). ``predict_prompts``: m of the groups' prediction intervals.
+    ``previous``: items already measured (the page's "Measure more"): the first
+    sample is not run again.
     """
     if repeats < 1:
         raise ConfigError(f"repeats must be at least 1, got {repeats}")
@@ -172,24 +208,80 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     job = job_or_default(job)
     report = progress or (lambda f, m: log.info(m))
     skipped = list(skipped or [])
-    todo = _encoded(where, plan, max_tokens, temperature, skipped, report, max_tokens_cap)
-    if not todo:
-        raise ConfigError("no request of the file can run: " + "; ".join(skipped[:3]))
     path = str(models.resolve_model(spec.model))
-    responses = response_tokens(plan, path)
     part = job.inside("traffic")
-    items = (_run_batches(where, todo, concurrency, report, cancel, path, part)
-             if concurrency > 1 else _run_prompts(where, todo, report, cancel, path, part))
+    meter = Meter().start()  # what else runs on the machine meanwhile
+
+    def measure(pairs: list[tuple[str, TrafficRequest]]) -> list[TrafficItem]:
+        todo = _encoded(where, pairs, max_tokens, temperature, skipped, report, max_tokens_cap)
+        if concurrency > 1:
+            return _run_batches(where, todo, concurrency, report, cancel, path, part)
+        return _run_prompts(where, todo, report, cancel, path, part)
+
+    items = list(previous) if previous else measure(plan.sampled)
+    if not items:
+        raise ConfigError("no request of the file can run: " + "; ".join(skipped[:3]))
+    responses = response_tokens(plan, path)
     config = items[0].compare.speculative.config
-    result = answer(source, plan.how, items, plan.counts(), responses, repeats=repeats,
-                    max_tokens=max_tokens, skipped=skipped,
-                    headroom=machine_inputs.headroom(config, concurrency),
-                    concurrency=concurrency, curve=machine_inputs.curve_for(config))
+    headroom = machine_inputs.headroom(config, concurrency)
+
+    def answered(its: list[TrafficItem]) -> TrafficResult:
+        return answer(source, plan.how, its, plan.counts(), responses, repeats=repeats,
+                      max_tokens=max_tokens, skipped=skipped, headroom=headroom,
+                      concurrency=concurrency, curve=machine_inputs.curve_for(config),
+                      predict_prompts=predict_prompts)
+
+    result = answered(items)
+    if until_decided is not None:
+        result = _until_decided(result, plan, until_decided, measure, answered, report, skipped)
+    busy = meter.stop()
+    result.mark_busy(busy.to_dict() if busy is not None else None)
     ws = "n/a" if result.weighted_speedup is None else f"{result.weighted_speedup:.2f}x"
-    report(1.0, f"done: {len(items)} prompts in {len(result.groups)} groups; "
+    report(1.0, f"done: {len(result.items)} prompts in {len(result.groups)} groups; "
                 f"traffic-weighted speedup {ws}")
     job.publish(TrafficFinished(result, spec, job.origin))
     return result
+
+
+def _until_decided(result: TrafficResult, plan: Plan, budget: Budget,
+                   measure: Callable[[list[tuple[str, TrafficRequest]]], list[TrafficItem]],
+                   answered: Callable[[list[TrafficItem]], TrafficResult], report: Progress,
+                   skipped: list[str]) -> TrafficResult:
+    """Rounds of unseen prompts from the undecided groups until all are decided or the
+    budget is spent; the result records the rounds, what each group gained, and why
+    it stopped."""
+    items, rounds = list(result.items), 0
+    added: dict[str, int] = {}
+    tried = {it.line for it in items} | {_line_of(s) for s in skipped}
+    while True:
+        open_ = [g.group for g in result.groups if g.undecided]
+        stop = "every group is decided" if not open_ else budget.spent(len(items))
+        batch = [] if stop else unseen(plan, open_, tried, budget.per_round,
+                                       budget.seed + 1000 * (rounds + 1))
+        if budget.max_prompts is not None:
+            batch = batch[:max(budget.max_prompts - len(items), 0)]
+        if not stop and not batch:
+            stop = f"no unseen prompt is left in {', '.join(open_)}"
+        if stop:
+            break
+        rounds += 1
+        report(0.0, f"measuring more (round {rounds}): still open: {', '.join(open_)}; "
+                    f"{len(batch)} unseen prompts")
+        tried |= {r.line for _, r in batch}
+        new = measure(batch)
+        for it in new:
+            added[it.group] = added.get(it.group, 0) + 1
+        items += new
+        result = answered(items)
+    result.until_decided = {"rounds": rounds, "added": added, "stopped": stop,
+                            "open": [g.group for g in result.groups if g.undecided]}
+    return result
+
+
+def _line_of(skip: str) -> int:
+    """The line number of a skipped line's reason ("line 7: ..."), -1 when it has none."""
+    head = skip.split(":")[0].removeprefix("line ").strip()
+    return int(head) if head.isdigit() else -1
 
 
 def _run_prompts(where: Source, todo: list[Todo], report: Progress,
@@ -252,12 +344,12 @@ def _run_batches(where: Source, todo: list[Todo], n: int, report: Progress,
     return items
 
 
-def _encoded(where: Source, plan: Plan, max_tokens: int, temperature: float,
-             skipped: list[str], report: Progress, max_tokens_cap: int | None
-             ) -> list[Todo]:
-    """The sampled requests that the model can take, tokenized (before any lock)."""
+def _encoded(where: Source, pairs: list[tuple[str, TrafficRequest]], max_tokens: int,
+             temperature: float, skipped: list[str], report: Progress,
+             max_tokens_cap: int | None) -> list[Todo]:
+    """The requests that the model can take, tokenized (before any lock)."""
     out = []
-    for group, r in plan.sampled:
+    for group, r in pairs:
         req = request_for(r, max_tokens, temperature, max_tokens_cap)
         try:
             ids = where.encode(req, report)

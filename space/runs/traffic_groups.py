@@ -136,3 +136,27 @@ def plan(traffic: TrafficFile, per_group: int = DEFAULT_PER_GROUP,
     how = (f"grouped by the label field {traffic.label_field!r}" if labelled else HOW_BY_LOOK)
     how += f"; at most {n} prompt{'s' if n != 1 else ''} a group, sampled with seed {seed}"
     return Plan(how, groups, sample)
+
+
+def unseen(p: Plan, groups: list[str], measured: set[int], per_group: int,
+           seed: int) -> list[tuple[str, TrafficRequest]]:
+    """Up to ``per_group`` requests of each of ``groups`` not measured yet (lines in
+    ``measured``), drawn with ``seed``, the groups taking turns; [] when none is left.
+
+    Example:
+        >>> from space.runs.traffic_file import TrafficFile, TrafficRequest as R
+        >>> f = TrafficFile("jsonl", [R(i, f"p{i}", label="ab"[i % 2]) for i in range(1, 9)],
+        ...                 label_field="category")
+        >>> p = plan(f, per_group=1, seed=1)
+        >>> [(g, r.line) for g, r in unseen(p, ["a"], {2, 4}, 2, seed=5)]
+        [('a', 6), ('a', 8)]
+    """
+    rng = random.Random(seed)
+    picked: dict[str, list[TrafficRequest]] = {}
+    for g in groups:
+        left = [r for r in p.groups.get(g, []) if r.line not in measured]
+        picked[g] = sorted(rng.sample(left, min(per_group, len(left))), key=lambda r: r.line)
+    rows = []
+    for i in range(per_group):
+        rows += [(g, reqs[i]) for g, reqs in picked.items() if i < len(reqs)]
+    return rows

@@ -159,7 +159,8 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
         teaching.wire(ui, h, playback)
         _wire_sweep(ui.controls, sweep, sh, engine_job(sh.sweep, sweep.status))
         _wire_tipping(demo, ui.controls, tipping, th, engine_job(th.measure, tipping.status))
-        _wire_traffic(ui, traffic, trh, engine_job(trh.run, traffic.status))
+        _wire_traffic(ui, traffic, trh, engine_job(trh.run, traffic.status),
+                      engine_job(trh.more, traffic.status))
         wire_live(tabs, live, LiveHandlers(live, live_source(runlog, activity)))
         if history is not None:
             wire_history(demo, history_tab, history_panel, HistoryHandlers(history_panel, history),
@@ -217,14 +218,20 @@ def wire_stop(button: gr.Button, job: gr.events.Dependency, status: gr.HTML) -> 
                  concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
 
 
-def _wire_traffic(ui: UI, p: TrafficPanel, h: TrafficHandlers, run_traffic: Callable) -> None:
+def _wire_traffic(ui: UI, p: TrafficPanel, h: TrafficHandlers, run_traffic: Callable,
+                  measure_more: Callable) -> None:
     # The page's engine queue, as runs and sweeps: one engine job at a time (the run
     # itself lets the engine lock go between prompts).
     c = ui.controls
-    run = p.run.click(run_traffic, p.inputs() + [c.method, c.draft, c.k, c.pair], p.outputs(),
-                      api_name="traffic", concurrency_limit=1, concurrency_id="engine",
-                      show_progress="full", show_progress_on=[p.status, p.plot])
+    run = p.run.click(run_traffic, p.inputs() + [c.method, c.draft, c.k, c.pair],
+                      p.outputs() + [p.last], api_name="traffic", concurrency_limit=1,
+                      concurrency_id="engine", show_progress="full",
+                      show_progress_on=[p.status, p.plot])
     wire_stop(p.stop, run, p.status)
+    more = p.more.click(measure_more, [p.last], p.outputs() + [p.last], api_name="traffic_more",
+                        concurrency_limit=1, concurrency_id="engine", show_progress="full",
+                        show_progress_on=[p.status, p.plot])
+    wire_stop(p.stop, more, p.status)
     # Opening a measured prompt redraws the views from its record; nothing runs.
     p.open.click(h.open_prompt, [p.records, p.pick], ui.record_outputs() + [p.status],
                  concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")

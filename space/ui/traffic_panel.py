@@ -41,6 +41,7 @@ DEFAULT_MAX_TOKENS = 32
 MAX_TOKENS = 256        # per request, the file's own max_tokens included
 MAX_PER_GROUP = 10
 MAX_PROMPTS = 48        # in all, whatever the groups: a page job stays near 10 minutes
+MORE_MINUTES = 10       # "Measure more": one page job's budget of wall time
 INTRO = ("Bring your own prompts: a JSONL file (`prompt`, OpenAI `messages`, or Spec-Bench "
          "`turns`), ShareGPT `conversations`, a CSV with a `prompt` column, or text with one "
          "prompt a line. A `category`, `label` or `task` field groups them; without one they "
@@ -49,7 +50,10 @@ INTRO = ("Bring your own prompts: a JSONL file (`prompt`, OpenAI `messages`, or 
          "traffic-weighted speedup and what to deploy, with a k per batch size when this "
          "machine's tipping curve is cached (not through running servers). With more than "
          "one request at once, a group's prompts run in batches of that many. Malformed "
-         "lines are skipped and listed. One job at a time; others queue.")
+         "lines are skipped and listed. Each group's speedup comes with a 90 % confidence "
+         "interval; a group whose interval straddles 1.05x or 1.10x is *undecided*, and "
+         "**Measure more** samples unseen prompts of the undecided groups until they are "
+         "decided or the budget is spent. One job at a time; others queue.")
 
 
 @dataclass
@@ -72,6 +76,8 @@ class TrafficPanel:
     records: gr.State     # {choice label: CompareRecord} of the session's last run
     pick: gr.Dropdown     # a measured prompt, to open in the token view
     open: gr.Button
+    more: gr.Button       # "Measure more": unseen prompts of the undecided groups
+    last: gr.State        # the session's last run (TrafficSession), for "Measure more"
 
     def inputs(self) -> list:
         """In the order of ``TrafficHandlers.run``'s first parameters (and of the API)."""
@@ -106,6 +112,7 @@ def build_traffic_panel(operator_file: str | None = None) -> TrafficPanel:
                                 elem_id="traffic-concurrency")
     with gr.Row():
         run = gr.Button("Run traffic", variant="primary", elem_id="traffic-run")
+        more = gr.Button("Measure more", elem_id="traffic-more")
         stop = gr.Button("Stop", variant="stop", elem_id="traffic-stop", scale=0)
     status = gr.HTML("", elem_id="traffic-status")
     plot = gr.Plot(label="Speedup per group; acceptance vs speedup per prompt",
@@ -126,7 +133,21 @@ def build_traffic_panel(operator_file: str | None = None) -> TrafficPanel:
         open_ = gr.Button("Open", elem_id="traffic-open", scale=0)
     return TrafficPanel(file, label_field, per_group, max_tokens, repeats, concurrency, run,
                         stop, status, plot, groups, answer, prompts, csv, js, gr.State({}),
-                        pick, open_)
+                        pick, open_, more, gr.State(None))
+
+
+@dataclass
+class TrafficSession:
+    """What "Measure more" continues: the last run's settings, plan and measured items."""
+
+    spec: EngineSpec
+    plan: Any             # space.runs.traffic_groups.Plan
+    source: str
+    max_tokens: int
+    repeats: int
+    concurrency: int
+    skipped: list[str]
+    items: list           # space.judge.traffic.TrafficItem
 
 
 class TrafficHandlers:
@@ -148,9 +169,9 @@ class TrafficHandlers:
             request: gr.Request | None = None) -> Iterator[dict]:
         """Read, group, sample and measure the file; Stop or a client that leaves
         closes this generator, and the run stops before its next engine step."""
-        from space.runs.traffic import run_traffic  # imports vLLM lazily
 
         page_job = job_for(self.publisher, request)  # who asked; who hears how it ends
+        kept: dict[str, TrafficSession] = {}
 
         def body():
             if file:
@@ -161,21 +182,60 @@ class TrafficHandlers:
             name = Path(file or self.operator_file or "").name
             where = "" if self.pair is None else "; through the running vLLM servers"
             yield {self.panel.status: status_html(traffic.describe() + where, "working")}
-            job = LiveJob(lambda _on_step, report, cancel: run_traffic(
-                spec, plan, source=name, repeats=n_repeats, max_tokens=tokens,
-                progress=report, cancel=cancel, skipped=[str(s) for s in traffic.skipped],
-                max_tokens_cap=MAX_TOKENS, concurrency=n, job=page_job, servers=self.pair))
-            return (yield from followed(job, lambda ev: progress_shown(self.panel.status, ev,
-                                                                       progress),
-                                        "the traffic run"))
+            kept["s"] = TrafficSession(spec, plan, name, tokens, n_repeats, n,
+                                       [str(s) for s in traffic.skipped], [])
+            return (yield from self._measure(kept["s"], page_job, progress, None))
 
+        yield from self._finish(body(), page_job, kept)
+
+    def more(self, last: TrafficSession | None,
+             progress=gr.Progress(),  # noqa: B008 (Gradio injects it)
+             request: gr.Request | None = None) -> Iterator[dict]:
+        """"Measure more": unseen prompts of the last run's undecided groups, a few at a
+        time, until they are decided or the budget (MAX_PROMPTS in all, MORE_MINUTES)
+        is spent; the progress line names the groups still open."""
+        from space.runs.traffic import Budget
+
+        if last is None or not last.items:
+            yield {self.panel.status: status_html("run the traffic first; then Measure more "
+                                                  "samples its undecided groups", "error")}
+            return
+        page_job = job_for(self.publisher, request)
+        kept = {"s": last}
+
+        def body():
+            yield {self.panel.status: status_html("measuring more: unseen prompts of the "
+                                                  "undecided groups", "working")}
+            budget = Budget(MAX_PROMPTS, MORE_MINUTES)
+            return (yield from self._measure(last, page_job, progress, budget))
+
+        yield from self._finish(body(), page_job, kept)
+
+    def _measure(self, s: TrafficSession, page_job, progress, budget):
+        from space.runs.traffic import run_traffic  # imports vLLM lazily
+
+        job = LiveJob(lambda _on_step, report, cancel: run_traffic(
+            s.spec, s.plan, source=s.source, repeats=s.repeats, max_tokens=s.max_tokens,
+            progress=report, cancel=cancel, skipped=s.skipped, max_tokens_cap=MAX_TOKENS,
+            concurrency=s.concurrency, job=page_job, servers=self.pair,
+            until_decided=budget, previous=s.items or None))
+        return (yield from followed(job, lambda ev: progress_shown(self.panel.status, ev,
+                                                                   progress),
+                                    "the traffic run"))
+
+    def _finish(self, body, page_job, kept: dict) -> Iterator[dict]:
         stopped = {self.panel.status: status_html("traffic run stopped; the remaining "
                                                    "prompts were not run")}
-        result = yield from guarded(body(), "the traffic run", stopped,
+        result = yield from guarded(body, "the traffic run", stopped,
                                     functools.partial(failure_shown, self.panel.status),
                                     (ConfigError, ModelError, ServerError))
         if result is not None:
-            yield self.show(result, saved_html(page_job.replies.get("history")))
+            session = kept["s"]
+            session = TrafficSession(session.spec, session.plan, session.source,
+                                     session.max_tokens, session.repeats, session.concurrency,
+                                     session.skipped, list(getattr(result, "items", [])))
+            yield {**self.show(result, saved_html(page_job.replies.get("history"))),
+                   self.panel.last: session}
 
     def _plan(self, file, label_field, per_group, max_tokens, repeats, concurrency, method,
               draft, k, pair_id):
@@ -247,9 +307,12 @@ class TrafficHandlers:
 
 
 def done_line(summary: dict) -> str:
-    """'done: 6 prompts in 2 groups; traffic-weighted speedup 1.32x; 40% of ...'"""
-    ws = summary.get("weighted_speedup")
+    """'done: 6 prompts in 2 groups; traffic-weighted speedup 1.32x (90 % CI 1.1-1.5); ...'"""
+    ws, ci = summary.get("weighted_speedup"), summary.get("weighted_speedup_ci")
+    ci_txt = f" (90 % CI {ci[0]:.2f}-{ci[1]:.2f})" if ci else ""
+    open_ = [g["group"] for g in summary.get("groups", []) if g.get("verdict") == "undecided"]
     return (f"done: {len(summary.get('prompts', []))} prompts in "
             f"{len(summary.get('groups', []))} groups; "
-            + (f"traffic-weighted speedup {ws:.2f}x; " if ws is not None else "")
+            + (f"traffic-weighted speedup {ws:.2f}x{ci_txt}; " if ws is not None else "")
+            + (f"undecided: {', '.join(open_)} (Measure more); " if open_ else "")
             + f"{summary.get('gaining_share', 0):.0%} of output tokens in groups that gain")

@@ -21,6 +21,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traffic"
     ('{"prompt": "hi"}\n', ["--per-group", "0"], "--per-group and --max-prompts must be"),
     ('{"prompt": "hi"}\n', ["--method", "none"], "compares a speculative method"),
     ('{"prompt": "hi"}\n', ["--concurrency", "65"], "concurrency must be 1..64, got 65"),
+    ('{"prompt": "hi"}\n', ["--until-decided", "--max-minutes", "0"],
+     "--max-minutes must be above 0"),
 ])
 def test_bad_traffic_is_one_line_and_exit_2(tmp_path, content, args, needle):
     path = tmp_path / "t.jsonl"

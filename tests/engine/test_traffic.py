@@ -12,7 +12,7 @@ import pytest
 from space.common.cancel import Cancelled
 from space.judge.measure import pooled_acceptance
 from space.records.verdict import ACCEPTANCE_RATE, NOT_WORTH_IT
-from space.runs.traffic import run_traffic
+from space.runs.traffic import Budget, run_traffic
 from space.runs.traffic_file import parse
 from space.runs.traffic_groups import plan
 
@@ -172,3 +172,26 @@ def test_the_schedule_from_real_acceptance_is_what_vllm_reads(batched):
     if cfg.speculative_config is not None:
         check_schedule(cfg.schedule, cfg.speculative_config["num_speculative_tokens"],
                        cfg.max_batch, {c.concurrency: c.k for c in cfg.choices})
+
+
+def test_until_decided_stops_and_acceptance_keeps_its_force(pool, ngram_engine, baseline_engine):
+    """--until-decided on a small labelled file: "copy" (4 prompts) may stay open and
+    get unseen prompts; "fresh" (sampled at 0.8) accepts no draft, so it is decided
+    not-worth-it whatever the clock says and never gets more. The loop stops within
+    the budget; which round it stops in depends on timing, and is not asserted."""
+    path = FILE.parent / "until_decided.jsonl"
+    p = plan(parse(path.read_bytes(), path.name), per_group=2)
+    said: list[str] = []
+    result = run_traffic(ngram_engine.spec, p, source=path.name, repeats=2, max_tokens=8,
+                         pool=pool, progress=lambda f, m: said.append(m),
+                         until_decided=Budget(max_prompts=6))
+    u = result.until_decided
+    assert u is not None and len(result.items) <= 6
+    assert u["stopped"] in ("every group is decided", "the budget of 6 prompts is spent") \
+        or u["stopped"].startswith("no unseen prompt is left in")
+    assert len({it.line for it in result.items}) == len(result.items)  # never twice
+    copy, fresh = result.groups
+    assert fresh.acceptance_rate == 0.0 and fresh.verdict == NOT_WORTH_IT
+    assert "fresh" not in u["added"] and "fresh" not in u["open"]
+    assert copy.acceptance_rate is not None and copy.acceptance_rate > 0.3
+    assert all("still open: copy;" in m for m in said if m.startswith("measuring more"))

@@ -175,4 +175,15 @@ def test_in_process_files_have_no_server_fields():
     for run in (record.baseline, record.speculative):
         assert run.step_split is None and run.server is None
         assert all(s.num_unreported_draft_tokens == 0 for s in run.steps)
-    assert json.loads(dumps(record))["version"] == TRACE_VERSION == 6
+    assert json.loads(dumps(record))["version"] == TRACE_VERSION == 7
+
+
+def test_version_6_verdicts_stay_as_recorded_decided_by_the_spread_rule():
+    """Version 7 decides by an interval and adds "undecided"; an older file's verdict
+    is kept, and its checklist says the older rule reached it."""
+    raw = json.loads((FIXTURES / "compare-v6.json").read_text())
+    record = load(json.dumps(raw))
+    assert isinstance(record, CompareRecord) and record.checklist is not None
+    assert record.checklist.verdict == raw["checklist"]["verdict"]
+    assert record.checklist.rule == "spread"
+    assert json.loads(dumps(record))["checklist"]["rule"] == "spread"  # kept when saved again

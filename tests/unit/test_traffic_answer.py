@@ -14,7 +14,7 @@ from space.judge.traffic import (
     describe,
     to_csv,
 )
-from space.records.verdict import NOT_WORTH_IT, WORTH_IT
+from space.records.verdict import NOT_WORTH_IT, UNDECIDED, WORTH_IT
 from space.runs.traffic_file import TrafficFile, TrafficRequest
 from space.runs.traffic_groups import HOW_BY_LOOK, group_of, kind_of, length_of, plan
 from tests.helpers.traffic import item, two_groups
@@ -62,14 +62,24 @@ def test_answer_per_group_weighted_by_measured_output_tokens():
     assert (code.group, code.requests, code.prompts) == ("code", 10, 2)
     assert code.acceptance_rate == pytest.approx(0.75)  # 12 of 16 drafts, pooled
     assert code.mean_acceptance_length == pytest.approx(4.0)  # 1 + 12 / 4 verify steps
-    assert code.speedup == pytest.approx(1.8) and code.speedup_spread == (1.6, 2.0)
+    # TTFT (a 20 ms prefill) is over 20 % of these short requests: end-to-end decides.
+    # Request time per output token, ratio of totals: 2 x 80 ms / 9 tokens against
+    # (40 + 50 ms) / 10 tokens; on TPOT 2 x 10 ms against 5 + 6.25 ms
+    assert code.figures and code.figures.basis == "end-to-end"
+    assert code.speedup == pytest.approx((0.16 / 9) / (0.09 / 10))
+    assert code.figures.tpot_speedup == pytest.approx(0.020 / 0.01125)
+    assert code.speedup_spread == (1.6, 2.0)  # per-prompt TPOT ratios, as context
+    assert code.figures.ci is not None and code.figures.ci[0] > 1.10  # two prompts
+    assert chat.figures and chat.figures.ci is None  # one run: no interval
     assert chat.speedup_spread is None  # one prompt of one repeat: no spread
     assert (code.output_tokens, chat.output_tokens) == (100.0, 300.0)  # requests x mean output
-    assert code.verdict == WORTH_IT and chat.verdict == NOT_WORTH_IT
+    # chat: one prompt of one run has no interval, so a group's verdict cannot be decided
+    assert code.verdict == WORTH_IT and chat.verdict == UNDECIDED
+    assert chat.prompts_to_decide == 2  # a second prompt gives an interval
     assert code.checklist and code.checklist.check("task type").value == "code"
     assert r.weighting == "measured" and r.gaining_share == pytest.approx(0.25)
-    # 400 tokens cost 100 / 1.8 + 300 / 0.8 baseline-token-times with speculation
-    assert r.weighted_speedup == pytest.approx(400 / (100 / 1.8 + 300 / 0.8))
+    # on TPOT: 400 tokens at 10 ms each without speculation, 100 x 5.625 + 300 x 12.5 ms
+    assert r.weighted_speedup == pytest.approx(4.0 / (100 * 0.005625 + 300 * 0.0125))
     d = r.deployment
     assert (d.speculation, d.without_routing, d.k, d.route_groups) == ("route", "off", 4,
                                                                        ["code"])
@@ -83,9 +93,11 @@ def test_answer_per_group_weighted_by_measured_output_tokens():
 
 
 def test_answer_weighted_by_the_files_responses():
-    items = [item("code", 1, 1.8), item("chat", 2, 0.8)]
-    r = answer("t", "how", items, {"code": 1, "chat": 1}, {"code": 900, "chat": 100},
+    items = [item("code", 1, 1.8), item("chat", 2, 0.8), item("code", 3, 1.8),
+             item("chat", 4, 0.8)]
+    r = answer("t", "how", items, {"code": 2, "chat": 2}, {"code": 900, "chat": 100},
                repeats=1, max_tokens=32)
+    assert [g.verdict for g in r.groups] == [WORTH_IT, NOT_WORTH_IT]
     assert r.weighting == "responses"
     assert [g.output_token_share for g in r.groups] == [pytest.approx(0.9), pytest.approx(0.1)]
     assert r.weighted_speedup == pytest.approx(1000 / (900 / 1.8 + 100 / 0.8))  # 1.6x
@@ -93,10 +105,11 @@ def test_answer_weighted_by_the_files_responses():
 
 
 def test_every_group_gains_or_none_does():
-    on = answer("t", "how", [item("a", 1, 1.8), item("b", 2, 1.5)], {}, None, repeats=1,
-                max_tokens=8)
+    on = answer("t", "how", [item("a", 1, 1.8), item("b", 2, 1.5), item("a", 3, 1.8),
+                             item("b", 4, 1.5)], {}, None, repeats=1, max_tokens=8)
     assert on.deployment.speculation == "on" and on.gaining_share == 1.0
-    off = answer("t", "how", [item("a", 1, 0.9)], {}, None, repeats=1, max_tokens=8)
+    off = answer("t", "how", [item("a", 1, 0.9), item("a", 2, 0.9)], {}, None, repeats=1,
+                 max_tokens=8)
     assert (off.deployment.speculation, off.deployment.k) == ("off", None)
     assert "--speculative-config" not in off.deployment.command
 
@@ -112,4 +125,29 @@ def test_tables_and_json_keep_every_prompt():
     assert [it["line"] for it in d["items"]] == [4, 9]
     assert d["items"][0]["compare"]["speculative"]["output_token_ids"][:2] == [100, 101]
     assert d["skipped"] == ["line 2: the prompt is empty"]
-    assert d["deployment"]["speculation"] == "route"
+    # one run a group: no interval, both undecided, nothing routed
+    assert d["deployment"]["speculation"] == "off" and d["deployment"]["undecided"] == ["a", "b"]
+
+
+def test_an_undecided_group_is_never_routed_and_the_answer_names_it():
+    items = [item("code", 1, 2.0), item("code", 2, 1.9), item("code", 3, 2.1),
+             item("mixed", 4, 0.7), item("mixed", 5, 1.8), item("mixed", 6, 1.0)]
+    r = answer("t", "how", items, {"code": 3, "mixed": 3}, None, repeats=1, max_tokens=8)
+    code, mixed = r.groups
+    assert code.verdict == WORTH_IT and mixed.verdict == "undecided"
+    assert mixed.prompts_to_decide is not None and mixed.prompts_to_decide > 3
+    d = r.deployment
+    assert (d.speculation, d.route_groups, d.undecided) == ("route", ["code"], ["mixed"])
+    text = describe(r)
+    assert "left undecided, not routed: mixed" in text
+    assert f"about {mixed.prompts_to_decide} prompts in all would decide it" in text
+    assert "decided on end-to-end time" in text
+    row = json.loads(json.dumps(r.summary()))["groups"][1]
+    lo, hi = row["speedup_ci"]
+    assert lo < row["speedup"] < hi and row["verdict"] == "undecided"
+    assert len(row["prediction_interval"]) == 2 and row["prediction_prompts"] == 3
+    assert row["speedup_text"].startswith(f"{row['speedup']:.2f}x (90 % CI ")
+    assert len(json.loads(json.dumps(r.summary()))["weighted_speedup_ci"]) == 2
+    header, first, second = to_csv(r.group_rows(), GROUP_COLUMNS).splitlines()
+    assert "speedup_ci,prediction_interval,prediction_prompts" in header
+    assert f"[{round(lo, 4)}, {round(hi, 4)}]" in second

@@ -33,7 +33,8 @@ def test_saved_as_a_traffic_row_and_drawn_back(tmp_path):
     history = History(tmp_path / "h.sqlite3")
     row = traffic_run(secret_result().to_dict(keep_prompts=False), "default", "ana")
     assert (row.kind, row.method, row.k, row.user) == ("traffic", "ngram", 4, "ana")
-    assert row.title == "traffic: 3 prompts of t.jsonl"
+    ws, (lo, hi) = two_groups().weighted_speedup, two_groups().weighted_speedup_ci
+    assert row.title == f"traffic: 3 prompts of t.jsonl, {ws:.2f}x (90 % CI {lo:.2f}-{hi:.2f})"
     assert row.verdict is None  # the groups disagree: no one verdict for the traffic
     assert row.speedup == two_groups().weighted_speedup
     run_id = history.save(row)

@@ -56,9 +56,12 @@ def test_the_operators_file_without_an_upload_and_the_settings_bounds(tmp_path):
 
 
 def test_the_done_line():
-    assert done_line(two_groups().summary()) == (
-        "done: 3 prompts in 2 groups; traffic-weighted speedup 0.93x; 25% of output tokens "
-        "in groups that gain")
+    r = two_groups()
+    assert r.weighted_speedup_ci is not None
+    lo, hi = r.weighted_speedup_ci
+    assert done_line(r.summary()) == (
+        f"done: 3 prompts in 2 groups; traffic-weighted speedup 0.93x (90 % CI {lo:.2f}-"
+        f"{hi:.2f}); undecided: chat (Measure more); 25% of output tokens in groups that gain")
 
 
 def test_the_tabs_inputs_are_the_handlers_first_parameters():
@@ -148,3 +151,33 @@ def test_the_traffic_tab_with_servers_runs_the_operators_spec_and_refuses_anothe
     out = list(h.run(None, "", 3, 32, 1, 2, "ngram", "", 4, None, lambda *a, **k: None))
     assert seen["servers"] is pair and "through the running vLLM servers" in out[0]["status"]
     assert "stop here" in out[-1]["status"]
+
+
+def test_measure_more_continues_the_sessions_last_run_until_decided(tmp_path, monkeypatch):
+    """Without a run first, one line; after one, the same plan and items go back to the
+    Runs layer with a budget, and the tab shows the answer and keeps the new items."""
+    import gradio as gr
+
+    import space.runs.traffic
+    from space.ui.traffic_panel import TrafficSession, build_traffic_panel
+
+    with gr.Blocks():
+        panel = build_traffic_panel()
+    h = TrafficHandlers(panel, EngineSpec(), Offer())
+    (first,) = list(h.more(None, lambda *a, **k: None))
+    assert "run the traffic first" in first[panel.status]
+    seen = {}
+    result = two_groups()
+
+    def run_traffic(spec, plan, *, previous, until_decided, **_kw):
+        seen.update(previous=previous, budget=until_decided, plan=plan)
+        return result
+
+    monkeypatch.setattr(space.runs.traffic, "run_traffic", run_traffic)
+    monkeypatch.setattr(h, "show", lambda r, saved="": {"shown": r})
+    last = TrafficSession(EngineSpec(method="ngram", k=4), "the plan", "t.jsonl", 32, 1, 1, [],
+                          result.items[:2])
+    *_, done = list(h.more(last, lambda *a, **k: None))
+    assert seen["previous"] == result.items[:2] and seen["plan"] == "the plan"
+    assert seen["budget"].max_prompts == 48 and seen["budget"].max_minutes == 10
+    assert done["shown"] is result and done[panel.last].items == result.items

@@ -135,3 +135,36 @@ def _free(lock) -> bool:
         lock.release()
         return True
     return False
+
+
+def test_until_decided_measures_unseen_prompts_of_open_groups_within_the_budget(
+        fake, monkeypatch):
+    """Group "even" gains 2.0x on every prompt (decided at once); "odd" alternates
+    0.6x and 1.9x from one prompt measured to the next, so it stays open until the
+    budget or its prompts run out."""
+    def compare(spec, req, **kw):
+        fake.append(req)
+        odd = sum(q.prompt.startswith("odd") for q in fake)
+        return item("x", 0, 2.0 if req.prompt.startswith("even") else (0.6, 1.9)[odd % 2]).compare
+
+    monkeypatch.setattr(sys.modules["space.runs.runner"], "compare", compare)
+    lines = [f'{{"prompt": "{g} {i}", "category": "{g}"}}' for i in range(8)
+             for g in ("even", "odd")]
+    p = plan(parse("\n".join(lines).encode(), "t.jsonl"), per_group=2)
+    said: list[str] = []
+    r = traffic_run.run_traffic(EngineSpec(), p, repeats=1, progress=lambda f, m: said.append(m),
+                                until_decided=traffic_run.Budget(max_prompts=9))
+    assert len(r.items) == 9 == len(fake)  # the budget: 9 prompts in all
+    assert r.until_decided is not None and r.until_decided["added"] == {"odd": 5}
+    assert r.until_decided["stopped"] == "the budget of 9 prompts is spent"
+    assert r.until_decided["open"] == ["odd"] and r.groups[1].verdict == "undecided"
+    assert "measuring more (round 1): still open: odd; 2 unseen prompts" in said
+    assert len({it.line for it in r.items}) == 9  # never the same prompt twice
+    # without a prompt budget: every unseen prompt of the open group, then it stops
+    fake.clear()
+    r = traffic_run.run_traffic(EngineSpec(), p, repeats=1, until_decided=traffic_run.Budget())
+    assert r.until_decided is not None and len(r.items) == 10
+    assert r.until_decided["stopped"].startswith("no unseen prompt is left in odd") or \
+        r.until_decided["stopped"] == "every group is decided"
+    from space.judge.traffic import describe
+    assert "measured until decided: " in describe(r)

@@ -11,10 +11,15 @@ from vis.traffic import group_table, traffic_figure
 def test_speedup_per_group_with_its_spread_and_one_point_per_prompt():
     fig = traffic_figure(two_groups().summary())
     bars, code, chat = fig.data
-    assert list(bars.x) == ["code", "chat"] and list(bars.y) == [1.8, 0.8]
-    assert list(bars.error_y.array) == pytest.approx([0.2, 0.0])  # 2.0 - 1.8; one prompt: none
-    assert list(bars.error_y.arrayminus) == pytest.approx([0.2, 0.0])
-    assert list(bars.marker.color) == ["#009E73", "#D55E00"]  # worth-it, not-worth-it
+    # end-to-end ratios of totals (TTFT is over 20 % of these short requests)
+    s = (0.16 / 9) / (0.09 / 10)
+    assert list(bars.x) == ["code", "chat"]
+    assert list(bars.y) == pytest.approx([s, (0.08 / 9) / 0.01])
+    groups = two_groups().summary()["groups"]
+    lo, hi = groups[0]["speedup_ci"]
+    assert list(bars.error_y.array) == pytest.approx([hi - s, 0.0], abs=1e-3)  # one run: none
+    assert list(bars.error_y.arrayminus) == pytest.approx([s - lo, 0.0], abs=1e-3)
+    assert list(bars.marker.color) == ["#009E73", "#999999"]  # worth-it, undecided (one run)
     assert (code.name, list(code.customdata), list(code.y)) == ("code", [1, 3], [2.0, 1.6])
     assert list(code.x) == [0.75, 0.75] and chat.name == "chat"
     assert "25% in groups that gain" in fig.layout.title.text
@@ -30,4 +35,5 @@ def test_table_one_row_per_group():
     t = group_table(two_groups().summary())
     assert list(t["group"]) == ["code", "chat"]
     assert list(t["measured"]) == [2, 1] and list(t["share of output tokens"]) == [0.25, 0.75]
-    assert t["low"].tolist() == [1.6, None]
+    assert t["slowest prompt"].tolist() == [1.6, None]
+    assert t["speedup (ratio of totals, 90 % CI)"].tolist()[0].endswith(", 2 prompts)")

@@ -1,0 +1,276 @@
+"""One speedup estimator, its interval, a prediction for new prompts, and how many
+prompts would decide (pure: times in, figures out; numpy only).
+
+The estimator is a ratio of totals. For a group of n prompts, each measured
+with r paired repeats (repeat j of the baseline beside repeat j of speculation):
+
+  b_i = mean over prompt i's repeats of the baseline's decode time per output
+        token (TPOT: (e2e - TTFT) / (output tokens - 1)), s_i the same for
+        speculation; per token, because the two outputs may differ in length
+  R   = sum_i b_i / sum_i s_i
+
+R is what a deployment feels: time per token with speculation against time per
+token without, every prompt's token counted once. A median of per-prompt ratios
+is not, and neither is any mean of ratios. Groups combine the same way into the
+traffic's token-weighted figure: with w_g output tokens per group,
+S = sum_g w_g B_g / sum_g w_g S_g (B_g, S_g the group's mean per-token times).
+
+The interval is a seeded percentile bootstrap, two-stage: prompts drawn with
+replacement, then each drawn prompt's repeats drawn with replacement (the
+pairs kept together). A group of one prompt gets an interval over its repeats
+only; one run has no interval. The prediction interval is where the ratio of
+totals of the *next* m prompts should fall: each bootstrap draw resamples the
+group, then draws m prompts from that resample, so it carries both the
+estimate's uncertainty and the prompt-to-prompt spread.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+CONFIDENCE = 0.90          # the intervals' default level
+PREDICT_PROMPTS = 3        # m, the next prompts a prediction interval is for
+DRAWS = 2000               # bootstrap resamples; 2000 keep a 90 % bound stable to ~1 %
+SEED = 0                   # the bootstrap's seed: the same records give the same interval
+MAX_MORE_PROMPTS = 1000    # "more than this" beyond it: no sample size decides
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Per-token times of one group: ``baseline[i][j]`` and ``speculative[i][j]`` are
+    prompt i's repeat j, in seconds per output token (repeats may differ per prompt)."""
+
+    baseline: Sequence[Sequence[float]]
+    speculative: Sequence[Sequence[float]]
+
+    def __post_init__(self) -> None:
+        if len(self.baseline) != len(self.speculative) or len(self.baseline) == 0:
+            raise ValueError("one list of repeats per prompt on both sides, at least one")
+        for b, s in zip(self.baseline, self.speculative, strict=True):
+            if len(b) != len(s) or len(b) == 0:
+                raise ValueError("paired repeats: as many baseline as speculative, at least one")
+
+    @property
+    def prompts(self) -> int:
+        return len(self.baseline)
+
+    def totals(self) -> tuple[float, float]:
+        """(sum_i b_i, sum_i s_i): the prompts' mean per-token times, summed."""
+        return (float(sum(np.mean(b) for b in self.baseline)),
+                float(sum(np.mean(s) for s in self.speculative)))
+
+    def matrices(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(B, S, counts): [n, r_max] arrays padded with 0, and each prompt's repeats."""
+        counts = np.array([len(b) for b in self.baseline])
+        shape = (self.prompts, int(counts.max()))
+        b, s = np.zeros(shape), np.zeros(shape)
+        for i, (bi, si) in enumerate(zip(self.baseline, self.speculative, strict=True)):
+            b[i, :len(bi)], s[i, :len(si)] = bi, si
+        return b, s, counts
+
+
+def describe(speedup: float, ci: tuple[float, float] | None, prompts: int | None,
+             confidence: float = CONFIDENCE, repeats: int | None = None) -> str:
+    """A speedup with its interval in words.
+
+    Example:
+        >>> describe(2.27, (1.52, 2.90), 3)
+        '2.27x (90 % CI 1.52-2.90, 3 prompts)'
+        >>> describe(1.4, None, 1), describe(1.4, (1.2, 1.6), 1, repeats=3)
+        ('1.40x (one run: no interval)', '1.40x (90 % CI 1.20-1.60, 3 repeats of 1 prompt)')
+    """
+    if ci is None:
+        return f"{speedup:.2f}x (one run: no interval)"
+    over = (f"{repeats} repeats of 1 prompt" if prompts == 1 and repeats
+            else f"{prompts} prompt{'s' if prompts != 1 else ''}")
+    return f"{speedup:.2f}x ({confidence * 100:.0f} % CI {ci[0]:.2f}-{ci[1]:.2f}, {over})"
+
+
+def ratio_of_totals(p: Paired) -> float:
+    """R = sum_i b_i / sum_i s_i.
+
+    Example: two prompts, baseline 0.10 and 0.30 s/token, speculation 0.05 and
+    0.25 -> 0.40 / 0.30.
+        >>> round(ratio_of_totals(Paired([[0.10], [0.30]], [[0.05], [0.25]])), 4)
+        1.3333
+        >>> round(ratio_of_totals(Paired([[0.10, 0.12]], [[0.05, 0.07]])), 4)  # repeats: means
+        1.8333
+    """
+    b, s = p.totals()
+    return b / s if s > 0 else 0.0
+
+
+def _resampled_totals(p: Paired, rng: np.random.Generator, draws: int,
+                      per_draw: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per draw, the totals (sum b_i, sum s_i) of a two-stage resample: [draws] each.
+
+    ``per_draw`` None: n prompts from the n (the estimate's bootstrap). Else the
+    group is resampled first, then ``per_draw`` prompts drawn from that resample
+    (a prediction for that many new prompts).
+    """
+    b, s, counts = p.matrices()
+    n = p.prompts
+    idx = rng.integers(0, n, size=(draws, n)) if n > 1 else np.zeros((draws, 1), int)
+    if per_draw is not None:
+        pick = rng.integers(0, idx.shape[1], size=(draws, per_draw))
+        idx = np.take_along_axis(idx, pick, axis=1)
+    r_max = b.shape[1]
+    # within each drawn prompt, its own r_i repeats with replacement (pairs kept); a
+    # prompt with fewer repeats than the most uses only the first r_i draws
+    n_reps = counts[idx][..., None]
+    reps = (rng.random((*idx.shape, r_max)) * n_reps).astype(int)
+    used = np.arange(r_max) < n_reps
+    rows = idx[..., None]
+
+    def means(x: np.ndarray) -> np.ndarray:
+        return (np.where(used, x[rows, reps], 0.0).sum(axis=-1) / n_reps[..., 0]).sum(axis=-1)
+
+    return means(b), means(s)
+
+
+def _percentiles(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    tail = (1.0 - confidence) / 2 * 100
+    lo, hi = np.percentile(values, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def _has_spread(p: Paired) -> bool:
+    """An interval needs two prompts, or one prompt measured twice."""
+    return p.prompts > 1 or len(p.baseline[0]) > 1
+
+
+def confidence_interval(p: Paired, confidence: float = CONFIDENCE, draws: int = DRAWS,
+                        seed: int = SEED) -> tuple[float, float] | None:
+    """The ratio of totals' bootstrap interval (prompts, then repeats); None for one run.
+
+    Example: three prompts, two repeats each.
+        >>> p = Paired([[0.10, 0.11], [0.20, 0.22], [0.12, 0.12]],
+        ...            [[0.05, 0.06], [0.15, 0.14], [0.10, 0.09]])
+        >>> lo, hi = confidence_interval(p)
+        >>> lo < ratio_of_totals(p) < hi, round(lo, 2), round(hi, 2)
+        (True, 1.3, 1.72)
+        >>> confidence_interval(Paired([[0.1]], [[0.05]])) is None
+        True
+    """
+    if not _has_spread(p):
+        return None
+    b, s = _resampled_totals(p, np.random.default_rng(seed), draws)
+    return _percentiles(b / np.where(s > 0, s, np.nan), confidence)
+
+
+def prediction_interval(p: Paired, m: int = PREDICT_PROMPTS, confidence: float = CONFIDENCE,
+                        draws: int = DRAWS, seed: int = SEED) -> tuple[float, float] | None:
+    """Where the ratio of totals of the next ``m`` prompts should fall; None with one
+    prompt (a group's prompts must differ for a prediction about new ones).
+
+    Example: the same three prompts; three new ones scatter more than the mean does.
+        >>> p = Paired([[0.10, 0.11], [0.20, 0.22], [0.12, 0.12]],
+        ...            [[0.05, 0.06], [0.15, 0.14], [0.10, 0.09]])
+        >>> lo, hi = prediction_interval(p)
+        >>> ci = confidence_interval(p)
+        >>> lo <= ci[0] and hi >= ci[1]
+        True
+    """
+    if m < 1:
+        raise ValueError(f"predict at least one prompt, got {m}")
+    if p.prompts < 2:
+        return None
+    b, s = _resampled_totals(p, np.random.default_rng(seed + 1), draws, per_draw=m)
+    return _percentiles(b / np.where(s > 0, s, np.nan), confidence)
+
+
+def weighted_ratio(groups: Sequence[Paired], weights: Sequence[float]) -> float | None:
+    """The traffic's S = sum_g w_g B_g / sum_g w_g S_g, B_g and S_g a group's mean
+    per-token times over its prompts, w_g its output tokens in the traffic.
+
+    Example: 300 tokens at 0.10 vs 0.05 s/token, 100 at 0.10 vs 0.125 ->
+    40 / 27.5.
+        >>> g1, g2 = Paired([[0.10]], [[0.05]]), Paired([[0.10]], [[0.125]])
+        >>> round(weighted_ratio([g1, g2], [300, 100]), 4)
+        1.4545
+    """
+    num = sum(w * g.totals()[0] / g.prompts for g, w in zip(groups, weights, strict=True))
+    den = sum(w * g.totals()[1] / g.prompts for g, w in zip(groups, weights, strict=True))
+    return num / den if den > 0 and num > 0 else None
+
+
+def weighted_interval(groups: Sequence[Paired], weights: Sequence[float],
+                      confidence: float = CONFIDENCE, draws: int = DRAWS,
+                      seed: int = SEED) -> tuple[float, float] | None:
+    """The traffic figure's interval: every group resampled on its own, the weights
+    (the traffic's mix) fixed. None when no group has spread."""
+    if not any(_has_spread(g) for g in groups):
+        return None
+    rng = np.random.default_rng(seed + 2)
+    num, den = np.zeros(draws), np.zeros(draws)
+    for g, w in zip(groups, weights, strict=True):
+        b, s = _resampled_totals(g, rng, draws)
+        num += w * b / g.prompts
+        den += w * s / g.prompts
+    return _percentiles(num / np.where(den > 0, den, np.nan), confidence)
+
+
+Decision = str  # "worth-it" | "not-worth-it" | "borderline" | "undecided" (records.verdict)
+
+
+def straddles(interval: tuple[float, float], no_gain: float, worth: float) -> list[float]:
+    """The bars an interval straddles: ``no_gain`` when lo < no_gain <= hi, ``worth``
+    when lo < worth < hi (an interval ending on ``worth`` lies inside the band)."""
+    lo, hi = interval
+    return ([no_gain] if lo < no_gain <= hi else []) + ([worth] if lo < worth < hi else [])
+
+
+def decide(interval: tuple[float, float], no_gain: float, worth: float) -> Decision:
+    """The interval's verdict: worth-it when lo >= worth, not-worth-it when hi < no_gain,
+    borderline when it lies in [no_gain, worth], else undecided.
+
+    Example (bars 1.05 and 1.10):
+        >>> [decide(ci, 1.05, 1.10) for ci in ((1.10, 3.0), (0.5, 1.0499), (1.05, 1.10),
+        ...                                    (1.09, 1.2), (1.0, 1.06))]
+        ['worth-it', 'not-worth-it', 'borderline', 'undecided', 'undecided']
+    """
+    lo, hi = interval
+    if lo >= worth:
+        return "worth-it"
+    if hi < no_gain:
+        return "not-worth-it"
+    if not straddles(interval, no_gain, worth):
+        return "borderline"
+    return "undecided"
+
+
+def prompts_to_decide(estimate: float, interval: tuple[float, float], n: int,
+                      no_gain: float, worth: float) -> int | None:
+    """About how many prompts in all would decide, if the interval's width shrinks
+    as 1/sqrt(n) around the estimate; None when the interval already decides, or
+    when no number of prompts would (the estimate sits on a bar).
+
+    A bar T the interval straddles is cleared on the estimate's side: from above
+    when R >= T (the lower half-width must shrink below R - T), from below
+    otherwise. The half-widths h scale as sqrt(n / n'), so n' = n (h / |R - T|)^2.
+
+    Example: 2.0x with 90 % CI 0.9-3.1 from 3 prompts, bars 1.05 and 1.10: the
+    lower half-width 1.1 must fall under 0.9 -> n' = 3 (1.1 / 0.9)^2 = 4.48 -> 5.
+        >>> prompts_to_decide(2.0, (0.9, 3.1), 3, 1.05, 1.10)
+        5
+        >>> prompts_to_decide(1.5, (1.2, 1.8), 3, 1.05, 1.10) is None  # decided
+        True
+    """
+    lo, hi = interval
+    h_lo, h_hi = max(estimate - lo, 0.0), max(hi - estimate, 0.0)
+    scale = math.inf  # the largest sqrt(n / n') at which no bar is straddled
+    bars = straddles(interval, no_gain, worth)
+    for t in bars:
+        gap = abs(estimate - t)
+        half = h_lo if estimate >= t else h_hi
+        if gap == 0.0:
+            return None
+        if half > 0:
+            scale = min(scale, gap / half)
+    if not bars or math.isinf(scale):
+        return None
+    need = math.ceil(n / scale ** 2 * (1 + 1e-9))
+    return min(max(need, n + 1), MAX_MORE_PROMPTS + n)

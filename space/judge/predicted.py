@@ -1,0 +1,86 @@
+"""The speedup a group's acceptance predicts, beside the measured one (pure).
+
+At temperature 0 a prompt's acceptance counts are exact: they do not depend on
+the machine or on what else runs on it. Its timings are noisy and do. The
+predicted figure joins the exact part (the group's mean acceptance length tau,
+pooled as vLLM pools its counters) with this machine's step costs:
+
+  S_pred = tau x decode step / verify step
+
+The step costs come from the tipping curve cached for the pair and k (measured
+once, with many repeats: ``space/judge/curves.py``) at the run's concurrency;
+without one, from the run's own step medians (the checklist's "predicted speedup
+(measured step times)" line), which are as noisy as the run. A verify step costs
+the same whatever is accepted (k + 1 tokens are verified), so the mean of the
+acceptance-length distribution is all the step model needs.
+
+When the prediction falls outside the measured interval, ``advice`` says which
+to believe: the measured one on a quiet machine (it holds what the model leaves
+out: prefill, scheduling, steps without drafts), the predicted one on a busy
+machine (its timings are not comparable; acceptance is exact).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from space.judge import theory
+from space.judge.curves import LOOKUP_METHODS, TippingCurve
+from space.judge.dynamic_k import verify_step_s
+from space.records.verdict import PREDICTED_MEASURED, Checklist
+
+
+@dataclass
+class Predicted:
+    speedup: float
+    source: str        # where the step costs come from
+
+
+def predict(tau: float | None, k: int | None, method: str | None, concurrency: int,
+            curve: TippingCurve | None, checklist: Checklist | None) -> Predicted | None:
+    """The group's predicted speedup, or None without acceptance or step costs.
+
+    Example: tau 3.0 with a curve's decode 10 ms and verify 15 ms (k 4, lookup 1 ms)
+    at concurrency 1 -> 3.0 x 10 / 15 = 2.0.
+        >>> from space.judge.curves import StepCosts
+        >>> c = TippingCurve("measured", "m", "ngram", None, 4, "cpu", "0", "2026-12-04",
+        ...                  step_costs=[StepCosts(1, 0.010, 0.015, 0.001)])
+        >>> p = predict(3.0, 4, "ngram", 1, c, None)
+        >>> round(p.speedup, 3), p.source.startswith("the tipping curve")
+        (2.0, True)
+    """
+    if tau is None or not k:
+        return None
+    costs = curve.costs_at(concurrency) if curve is not None else None
+    if curve is not None and costs is not None:
+        verify = verify_step_s(costs, curve.k, k, str(method) in LOOKUP_METHODS)
+        return Predicted(theory.measured_cost_speedup(tau, costs.decode_step_s, verify, k, None),
+                         f"the tipping curve {curve.label} ({curve.kind}, {curve.date[:10]})")
+    if checklist is not None:
+        line = next((c for c in checklist.checks if c.name == PREDICTED_MEASURED), None)
+        if line is not None and isinstance(line.value, int | float):
+            return Predicted(float(line.value), "this run's step medians (as noisy as the run)")
+    return None
+
+
+def advice(predicted: Predicted | None, ci: tuple[float, float] | None,
+           busy: bool | None) -> str | None:
+    """Which figure to believe when the prediction falls outside the measured interval;
+    ``busy`` None: not recorded.
+
+    Example:
+        >>> advice(Predicted(1.2, "curve"), (1.5, 2.0), busy=True)[:34]
+        'measured 1.50-2.00x, predicted 1.2'
+        >>> advice(Predicted(1.7, "curve"), (1.5, 2.0), busy=False) is None
+        True
+    """
+    if predicted is None or ci is None or ci[0] <= predicted.speedup <= ci[1]:
+        return None
+    head = f"measured {ci[0]:.2f}-{ci[1]:.2f}x, predicted {predicted.speedup:.2f}x: "
+    if busy:
+        return head + ("believe the predicted figure: this machine was busy, so the timings "
+                       "are not comparable, while acceptance is exact")
+    if busy is None:
+        return head + ("believe the measured figure if the machine was quiet (not recorded "
+                       "here), the predicted one if it was busy")
+    return head + ("believe the measured figure: the machine was quiet, and it holds what "
+                   "the step model leaves out (prefill, scheduling, steps without drafts)")

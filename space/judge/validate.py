@@ -1,0 +1,63 @@
+"""The answer checked against prompts it never saw (pure): ``--validate``.
+
+Each group's measured prompts are split in two halves in the order they were
+sampled (a seeded random order). The first half answers: its ratio of totals
+and its prediction interval for as many new prompts as the second half holds.
+The second half's own ratio of totals, on the same basis (TPOT or end-to-end),
+either falls inside that prediction interval or it does not. A group needs
+``MIN_PROMPTS`` prompts for two halves of two; with fewer it says so in one line.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+from space.judge import estimate, intervals  # words: space.judge.traffic.validation_text
+from space.records.trace import CompareRecord
+
+MIN_PROMPTS = 4  # two halves of at least two prompts: a prediction needs two
+
+
+@dataclass
+class Check:
+    group: str
+    first_prompts: int
+    second_prompts: int
+    basis: str
+    first_speedup: float                        # the first half's ratio of totals
+    prediction: tuple[float, float] | None      # for ``second_prompts`` new prompts
+    second_speedup: float                       # what the second half measured
+    inside: bool | None                         # None: no prediction
+
+
+
+def validate(groups: Mapping[str, Sequence[CompareRecord]],
+             confidence: float = estimate.CONFIDENCE) -> tuple[list[Check], list[str]]:
+    """Per group with enough prompts, the halves' check; the groups without, in one line.
+
+    Example: see tests/unit/test_validate.py (comparisons built by hand).
+    """
+    checks, short = [], []
+    for group, cmps in groups.items():
+        if len(cmps) < MIN_PROMPTS:
+            short.append(f"{group} ({len(cmps)})")
+            continue
+        half = len(cmps) // 2
+        first, second = list(cmps[:half]), list(cmps[half:])
+        fig = intervals.group_figures(first, predict_prompts=len(second),
+                                      confidence=confidence)
+        got = estimate.ratio_of_totals(intervals.paired(second, fig.basis))
+        pred = fig.prediction
+        inside = None if pred is None else pred[0] <= got <= pred[1]
+        checks.append(Check(group, len(first), len(second), fig.basis, fig.speedup, pred, got,
+                            inside))
+    too_few = ([f"--validate needs at least {MIN_PROMPTS} prompts per group (two halves of "
+                f"two); too few in {', '.join(short)}"] if short else [])
+    return checks, too_few
+
+
+def summary(checks: Sequence[Check], short: Sequence[str]) -> dict:
+    """For the JSON: every check, the short groups' lines, and how many fell inside."""
+    judged = [c for c in checks if c.inside is not None]
+    return {"checks": [asdict(c) for c in checks], "too_few": list(short),
+            "inside": sum(bool(c.inside) for c in judged), "judged": len(judged)}

@@ -1,0 +1,52 @@
+"""The speedup predicted from acceptance beside the measured one, and the busy-machine
+flag (space/judge/predicted.py, space/observe/busy.py), on hand-made results."""
+from __future__ import annotations
+
+import pytest
+
+from space.judge.curves import StepCosts, TippingCurve
+from space.judge.predicted import Predicted, predict
+from space.judge.traffic import answer, describe
+from space.observe.busy import BUSY_SHARE, Busy, Meter
+from tests.helpers.traffic import item
+
+
+def test_predicted_from_the_curve_or_the_runs_own_steps():
+    curve = TippingCurve("measured", "m", "ngram", None, 4, "cpu", "0", "2026-12-04",
+                         step_costs=[StepCosts(1, 0.010, 0.015, 0.001)])
+    assert predict(3.0, 4, "ngram", 1, curve, None).speedup == pytest.approx(2.0)
+    assert predict(3.0, 4, "ngram", 4, curve, None) is None  # no costs at 4, no checklist
+    assert predict(None, 4, "ngram", 1, curve, None) is None  # no acceptance: no prediction
+    r = answer("t", "how", [item("a", 1, 2.0), item("a", 2, 1.8)], {}, None, repeats=1,
+               max_tokens=8)
+    g = r.groups[0]
+    assert g.predicted is not None and g.predicted.source.startswith("this run's step")
+    assert g.row()["predicted_speedup"] == g.predicted.speedup
+
+
+def test_a_busy_machine_is_flagged_and_the_prediction_is_believed():
+    r = answer("t", "how", [item("a", 1, 2.0), item("a", 2, 1.8)], {}, None, repeats=1,
+               max_tokens=8)
+    g = r.groups[0]
+    assert g.predicted is not None and g.figures is not None and g.figures.ci is not None
+    g.predicted = Predicted(0.5, "the tipping curve x")  # far under the measured interval
+    r.mark_busy(Busy(0.1, 10.0, 2, 0.005).to_dict())
+    assert "this machine was busy" not in describe(r)
+    assert g.advice is not None and "believe the measured figure" in g.advice
+    r.mark_busy(Busy(12.0, 10.0, 2, 0.6).to_dict())
+    text = describe(r)
+    assert "this machine was busy: other processes used 60% of its CPU time" in text
+    assert "believe the predicted figure" in g.advice and g.advice in text
+    assert r.summary()["busy"]["busy"] is True and 0 < BUSY_SHARE < 1
+    g.predicted = Predicted(sum(g.figures.ci) / 2, "x")  # inside: nothing to say
+    r.mark_busy(None)
+    assert g.advice is None
+    g.predicted = Predicted(0.5, "x")
+    r.mark_busy(None)  # not recorded: both ways said
+    assert g.advice is not None and "if the machine was quiet (not recorded here)" in g.advice
+
+
+def test_the_meter_reads_other_processes_cpu_time():
+    busy = Meter().start().stop()
+    assert busy is not None and busy.other_cpu_s >= 0 and busy.cpus >= 1
+    assert Meter().stop() is None  # never started
