@@ -73,7 +73,7 @@ def measured(a: argparse.Namespace) -> TrafficResult:
         seen: dict[str, int] = {}
         kept = []
         for line in data.splitlines():
-            cat = json.loads(line).get("category") if line.strip() else None
+            cat = str(json.loads(line).get("category")) if line.strip() else ""
             if a.categories and cat not in a.categories.split(","):
                 continue
             seen[cat] = seen.get(cat, 0) + 1
