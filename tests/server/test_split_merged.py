@@ -129,3 +129,32 @@ def test_merged_streams_keep_counts_and_place_exact_steps_truly(interval):
         ids = iter(range(1, 10_000))
         chunks = [[next(ids) for _ in range(n)] for n in lengths]
         _counts_equal_metrics(chunks, accepted, drafted)
+
+
+def test_views_show_merged_chunks_without_making_up_kinds():
+    """Token view: a chunk of a decode and a verify step, order unknown, is shown as
+    merged tokens (no draft, correction or bonus); a chunk of two verify steps keeps
+    its kinds. Timeline: one bar per merged chunk. Stepper: says so in words."""
+    from vis.stepper import describe_step
+    from vis.timeline import MERGED_NAME, timeline_figure
+    from vis.tokens import token_entries, token_view_html
+
+    chunks = [[1], [2, 3, 4, 5, 6], [7], [8, 9, 10, 11]]
+    run = _counts_equal_metrics(chunks, [4, 0, 2], [4, 4, 4])
+    statuses = [e.status for e in token_entries(run)]
+    assert statuses[:6] == [PREFILL, "accepted", "accepted", "accepted", "accepted", BONUS]
+    assert statuses[6:] == ["merged"] * 5
+    html = token_view_html(run)
+    assert html.count('data-status="merged"') == 5 and 'data-legend="merged"' in html
+    assert "tok-unreported" not in html  # no made-up rejected marks in the merged chunk
+    fig = timeline_figure(run)
+    merged = [b for b in fig.data if b.name == MERGED_NAME]
+    assert len(merged) == 1 and len(merged[0].x) == 1
+    assert "2 verify, 1 decode" in str(merged[0].customdata[0][1])
+    steps = sum(len(b.x) for b in fig.data if b.name in (PREFILL, VERIFY, DECODE))
+    assert steps == 2  # the prefill and the exact verify step
+    d = describe_step(run, 3)
+    assert "does not say which" in d["sentence"] and 'data-status="merged"' in d["emitted_html"]
+
+    two = _counts_equal_metrics([[1], list(range(2, 11)), [11]], [4, 3], [4, 4])
+    assert "merged" not in [e.status for e in token_entries(two)]

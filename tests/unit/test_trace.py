@@ -183,9 +183,8 @@ def test_version_6_server_runs_take_the_servers_counts():
     """A version-6 server run whose chunks fitted no placement had its counts made
     up from the chunks (a 5-token chunk: 4 of 4 accepted); read back, its counts
     are the server's metrics it carries, and its guessed steps say uncertain."""
-    from tests.helpers.server_records import INFO, NGRAM, REQ, spec_decode, stream
-
     from space.server.build import build_trace
+    from tests.helpers.server_records import INFO, NGRAM, REQ, spec_decode, stream
 
     run = build_trace(stream([[1], [2, 3, 4, 5, 6]], spec_decode([3, 0], [4, 4])),
                       INFO, NGRAM, REQ)
