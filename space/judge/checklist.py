@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from space.judge import theory
 from space.records.anatomy import KindCosts
+from space.records.run import SERVER
 from space.records.verdict import (
     ACCEPTANCE_LENGTH,
     ACCEPTANCE_RATE,
@@ -115,6 +116,9 @@ class ChecklistInputs:
     dtype_reason: str | None = None
     cpu_model: str | None = None
     cpu_bf16_flags: tuple[str, ...] | None = None
+    # Where the runs went (space.records.run: "in-process" | "server"); through a
+    # server the draft cost, the hardware and the dtype are not measured here.
+    source: str | None = None
 
 
 @dataclass
@@ -276,6 +280,9 @@ def _acceptance_length_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 def _necessary_check(i: ChecklistInputs, d: _Derived) -> Check:
     name: CheckName = ALPHA_VS_COST
+    if d.alpha is not None and d.c is None and i.source == SERVER:
+        return Check(name, d.alpha, None, None, "Draft cost not measured through a server "
+                     "(it reports no proposer time): this line decides nothing.", op=">")
     if d.alpha is None or d.c is None:
         missing = "acceptance" if d.alpha is None else "draft cost"
         return Check(name, d.alpha, d.c, None, f"Not measured ({missing}).", op=">")
@@ -440,6 +447,9 @@ def _hardware_check(i: ChecklistInputs) -> Check:
 
     Example: float32 on an AVX2-only CPU -> "Measured in float32 on a CPU without
     bf16 units (AMD EPYC); a GPU in bf16/FP8 has another verify cost." """
+    if i.source == SERVER:
+        return Check(HARDWARE, None, None, None, "Measured through vLLM servers: their "
+                     "hardware and dtype are theirs, and a server does not report them.")
     if i.dtype is None:
         return Check(HARDWARE, None, None, None, "Not recorded (a trace from before the "
                      "dtype was recorded).")
