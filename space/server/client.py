@@ -148,6 +148,30 @@ def describe(server: Server) -> ServerInfo:
                       prefix_caching=prefix_caching(text))
 
 
+def tokenize(server: Server, model: str, text: str) -> list[int]:
+    """The server's token ids for ``text`` (its ``/tokenize`` at the root, not under
+    /v1; no special tokens added); raises ServerError."""
+    body = {"model": model, "prompt": text, "add_special_tokens": False}
+    with server.client() as c:
+        try:
+            r = c.post(server.root + "/tokenize", json=body)
+        except httpx.TimeoutException:
+            raise ServerError(f"the {server.role} server did not answer within "
+                              f"{server.read_timeout_s:.0f} s") from None
+        except httpx.HTTPError as exc:
+            raise ServerError(f"the {server.role} server is down or unreachable "
+                              f"({type(exc).__name__})") from None
+    if r.status_code != 200:
+        raise ServerError(_http_error(server, r).replace("answered", "answered /tokenize with"))
+    try:
+        ids = r.json()["tokens"]
+    except (ValueError, KeyError, TypeError):
+        ids = None
+    if not (isinstance(ids, list) and all(isinstance(t, int) for t in ids)):
+        raise ServerError(f"the {server.role} server's /tokenize sent no token ids")
+    return ids
+
+
 def read_metrics(server: Server) -> str:
     with server.client() as c:
         r = _get(c, server, server.root + "/metrics")

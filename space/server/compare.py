@@ -35,6 +35,7 @@ from space.server.client import (
     read_metrics,
     requests_running,
     stream_completion,
+    tokenize,
 )
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,38 @@ def check_servers(pair: ServerPair) -> Checked:
     if b.model != s.model:
         raise ServerError(f"the servers serve different models ({b.model!r} and {s.model!r})")
     return Checked(b, s)
+
+
+TOKENIZER_CHECK_TOKENS = 4  # the first chunks whose text must be the local decoding
+
+
+@dataclass(frozen=True)
+class LocalTokenizer:
+    """What the client side encodes and decodes with (``--model``'s tokenizer)."""
+
+    model: str                          # as the operator named it
+    probe: str                          # common words and the chat template's markers
+    probe_ids: list[int]                # the probe, encoded locally (no special tokens added)
+    decode: Callable[[list[int]], str]  # ids -> text, as the server's detokenizer writes it
+
+
+def check_tokenizer(pair: ServerPair, checked: Checked, local: LocalTokenizer) -> None:
+    """Each server tokenizes as ``--model`` does, before any run: its /tokenize gives
+    the local ids on the probe, and the text of a short completion's chunks is the
+    local decoding of their ids. Ids decide, not paths: another folder with the
+    same tokenizer passes. A mismatch is one line naming both models."""
+    for server, info in ((pair.baseline, checked.baseline),
+                         (pair.speculative, checked.speculative)):
+        refusal = (f"--model {local.model} does not tokenize as the {server.role} server's "
+                   f"model {info.model}: {{}}; pass --model with {info.model}'s tokenizer")
+        if tokenize(server, info.model, local.probe) != local.probe_ids:
+            raise ServerError(refusal.format("its /tokenize gives other ids for the same text"))
+        body = completion_body(info.model, local.probe_ids, RequestSpec(prompt="tokenizer check"),
+                               TOKENIZER_CHECK_TOKENS)
+        stream = stream_completion(server, body)
+        ids = [t for c in stream.chunks for t in c.token_ids]
+        if "".join(c.text for c in stream.chunks) != local.decode(ids):
+            raise ServerError(refusal.format("its text for the same ids differs"))
 
 
 def max_tokens_for(req: RequestSpec, prompt_ids: list[int], info: ServerInfo) -> int:
