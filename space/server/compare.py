@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from space.common.cancel import check
+from space.common.cancel import Cancelled, check
 from space.common.progress import Progress
 from space.records.config import ConfigError, RequestSpec
 from space.records.trace import CompareRecord, RunTrace, make_compare
@@ -30,6 +30,7 @@ from space.server.client import (
     Server,
     ServerError,
     ServerInfo,
+    Stream,
     completion_body,
     describe,
     read_metrics,
@@ -175,10 +176,7 @@ def _together(server: Server, info: ServerInfo, declared: Declared,
     before = requests_running(read_metrics(server))
     if on_tokens is not None:
         on_tokens(0, counted.most)
-    with ThreadPoolExecutor(len(requests)) as pool:
-        streams = list(pool.map(
-            lambda r: stream_completion(server, r[1], cancel=cancel, on_chunk=counted),
-            requests))
+    streams = _streams(server, [body for _, body, _ in requests], cancel, counted)
     after = requests_running(read_metrics(server))
     extra = {"concurrency": len(requests), "requests_running_before": before,
              "requests_running_after": after, "other_traffic": bool(before or after)}
@@ -193,6 +191,29 @@ def _together(server: Server, info: ServerInfo, declared: Declared,
             raise ServerError(f"k is declared as {declared.k} but the speculative server "
                               f"drafts {k}: pass --k {k}")
     return traces
+
+
+def _streams(server: Server, bodies: list[dict], cancel: threading.Event | None,
+             on_chunk: Callable[[Chunk], None]) -> list[Stream]:
+    """The bodies' streams, read at once. One that fails closes the others at once
+    (``abort``): the batch is void, and the first real failure is raised, not
+    the others' closing."""
+    abort = threading.Event()
+
+    def one(body: dict) -> Stream:
+        try:
+            return stream_completion(server, body, cancel=cancel, on_chunk=on_chunk, abort=abort)
+        except BaseException:
+            abort.set()
+            raise
+
+    with ThreadPoolExecutor(len(bodies)) as pool:
+        futures = [pool.submit(one, b) for b in bodies]
+        errors = [f.exception() for f in futures]
+    failed = [e for e in errors if e is not None]
+    if failed:
+        raise next((e for e in failed if not isinstance(e, Cancelled)), failed[0])
+    return [f.result() for f in futures]
 
 
 class _TokenCount:
