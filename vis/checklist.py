@@ -10,12 +10,20 @@ from __future__ import annotations
 from html import escape
 
 from space.observe.memory import fmt_bytes
-from space.records.verdict import BORDERLINE, NOT_WORTH_IT, WORTH_IT, Check, Checklist
+from space.records.verdict import (
+    BORDERLINE,
+    NOT_WORTH_IT,
+    UNDECIDED,
+    WORTH_IT,
+    Check,
+    Checklist,
+)
 
 _VERDICT_TEXT = {
     WORTH_IT: "speculation is faster on this workload.",
     NOT_WORTH_IT: "speculation does not pay here: no gain beyond noise, or slower.",
     BORDERLINE: "a small or uneven gain, one earned on a loop, or not measured yet.",
+    UNDECIDED: "what was measured cannot decide it: see the lines that say why.",
 }
 # (symbol, word, css class) per passed value; the word is what a screen reader reads.
 _MARKS = {True: ("\u2714", "pass", "pass"), False: ("\u2718", "fail", "fail"),

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from space.judge import theory
 from space.records.anatomy import KindCosts
 from space.records.run import SERVER
+from space.records.trace import busy_server_sentence
 from space.records.verdict import (
     ACCEPTANCE_LENGTH,
     ACCEPTANCE_RATE,
@@ -43,6 +44,7 @@ from space.records.verdict import (
     SPEEDUP,
     TASK_TYPE,
     TEMPERATURE,
+    UNDECIDED,
     WORTH_IT,
     Check,
     Checklist,
@@ -119,6 +121,9 @@ class ChecklistInputs:
     # Where the runs went (space.records.run: "in-process" | "server"); through a
     # server the draft cost, the hardware and the dtype are not measured here.
     source: str | None = None
+    # Requests other than ours a server was serving during the runs (space/server):
+    # more than 0 makes every time-derived line, and so the verdict, undecided.
+    other_requests: int | None = None
 
 
 @dataclass
@@ -161,8 +166,29 @@ def evaluate(inputs: ChecklistInputs) -> Checklist:
         checks.append(_prompts_check(inputs.prompt_verdicts))
     if inputs.break_even_acceptance_rate is not None:
         checks.append(_headroom_check(inputs, d))
+    if inputs.other_requests:
+        return _busy_server(checks, inputs.other_requests, d)
     verdict = _verdict(inputs, d, {c.name: c for c in checks})
     return Checklist(verdict=verdict, checks=checks)
+
+
+# read off the clock (a workload's prompts line: each prompt's verdict, from its speedup)
+TIME_LINES: tuple[CheckName, ...] = (SPEEDUP, PREDICTED_MEASURED, PROMPTS)
+
+
+def _busy_server(checks: list[Check], n: int, d: _Derived) -> Checklist:
+    """A server that served other requests during the runs: its times are not
+    this pair's, so the lines read off the clock decide nothing, and the verdict
+    is undecided unless the counts alone decide it (nothing accepted)."""
+    why = busy_server_sentence(n)
+    for c in checks:
+        if c.name in TIME_LINES:
+            c.passed, c.decisive = None, False
+            c.detail = f"Undecided: {why}. {c.detail}"
+    if d.rate == 0.0:
+        next(c for c in checks if c.name == ACCEPTANCE_RATE).decisive = True
+        return Checklist(verdict=NOT_WORTH_IT, checks=checks)
+    return Checklist(verdict=UNDECIDED, checks=checks)
 
 
 def _validate(i: ChecklistInputs) -> None:

@@ -34,7 +34,14 @@ from space.judge.checklist import ChecklistInputs
 from space.records import methods
 from space.records.anatomy import kind_costs
 from space.records.run import SERVER, RunConfig
-from space.records.trace import DECODE, EXACT, VERIFY, CompareRecord, RunTrace
+from space.records.trace import (
+    DECODE,
+    EXACT,
+    VERIFY,
+    CompareRecord,
+    RunTrace,
+    other_requests,
+)
 
 
 @dataclass(frozen=True)
@@ -158,6 +165,8 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
                               [s for r in speculatives for s in r.steps if s.kind == VERIFY]),
         **(headroom or {}),
         **hardware_inputs(speculatives[0].config),
+        other_requests=max((other_requests(r) for r in [*baselines, *speculatives]),
+                           default=0) or None,
     )
 
 

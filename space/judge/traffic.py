@@ -34,7 +34,7 @@ from space.judge import deploy, dynamic_k, measure
 from space.judge.checklist import WORTH_IT_SPEEDUP, evaluate
 from space.judge.curves import TippingCurve
 from space.records.run import RunConfig
-from space.records.trace import CompareRecord
+from space.records.trace import CompareRecord, busy_server_sentence, other_requests
 from space.records.verdict import WORTH_IT, Checklist, Verdict
 
 Weighting = Literal["responses", "measured"]
@@ -322,6 +322,12 @@ def to_csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
     return out.getvalue()
 
 
+def busy_requests(r: TrafficResult) -> int:
+    """The most other requests a server served during any of the run's comparisons."""
+    return max((other_requests(run) for it in r.items
+                for run in (it.compare.baseline, it.compare.speculative)), default=0)
+
+
 def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
     """The answer in words, for the terminal."""
     lines = [r.how + f"; measured {_at(r.concurrency)}"
@@ -340,6 +346,9 @@ def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
               else "the measured output tokens (the file has no responses)")
     lines.append(f"traffic-weighted speedup {ws}; {r.gaining_share:.0%} of the output tokens "
                  f"are in groups that gain (weights from {source})")
+    busy = busy_requests(r)
+    if busy:
+        lines.append(f"undecided: {busy_server_sentence(busy)}; measure again on idle servers")
     lines.append(r.deployment.describe())
     if r.schedule is not None:
         lines.append(r.schedule.describe())

@@ -260,6 +260,23 @@ class StepSplit:
     note: str
 
 
+def other_requests(run: RunTrace) -> int:
+    """Requests other than SpecLens's own that the server was serving around and
+    during this run (``server.other_requests``, space/server/compare.py); files
+    from before it was sampled give the running gauge before and after. 0
+    in-process."""
+    notes = run.server or {}
+    figures = [notes.get(key) for key in ("other_requests", "requests_running_before",
+                                          "requests_running_after")]
+    return int(max((f for f in figures if isinstance(f, int | float)), default=0))
+
+
+def busy_server_sentence(n: int) -> str:
+    """What every view says of a run measured beside other traffic."""
+    return (f"the server was serving {n} other request{'s' if n != 1 else ''}: "
+            "timings are not comparable")
+
+
 @dataclass
 class RunTrace:
     """One request through one engine, with run-level counts and metrics.

@@ -9,10 +9,11 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
-Verdict = Literal["worth-it", "borderline", "not-worth-it"]
+Verdict = Literal["worth-it", "borderline", "not-worth-it", "undecided"]
 WORTH_IT: Final = "worth-it"
 BORDERLINE: Final = "borderline"
 NOT_WORTH_IT: Final = "not-worth-it"
+UNDECIDED: Final = "undecided"  # what was measured cannot decide (trace version 7)
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 # The checklist's lines. Code refers to them by these constants; the strings
 # are also what the page and the CLI show.

@@ -176,13 +176,16 @@ def _together(server: Server, info: ServerInfo, declared: Declared,
     before = requests_running(read_metrics(server))
     if on_tokens is not None:
         on_tokens(0, counted.most)
-    streams = _streams(server, [body for _, body, _ in requests], cancel, counted)
+    sampler = _Sampler(server, len(requests))
+    with sampler:
+        streams = _streams(server, [body for _, body, _ in requests], cancel, counted, sampler)
     after = requests_running(read_metrics(server))
+    others = int(max([before, after, *sampler.others]))
     extra = {"concurrency": len(requests), "requests_running_before": before,
-             "requests_running_after": after, "other_traffic": bool(before or after)}
-    if extra["other_traffic"]:
-        log.warning("the %s server ran other requests around this run (%g before, %g after)",
-                    server.role, before, after)
+             "requests_running_after": after, "other_requests": others,
+             "requests_running_samples": len(sampler.others), "other_traffic": others > 0}
+    if others:
+        log.warning("the %s server ran %d other requests around this run", server.role, others)
     traces = [build_trace(s, info, declared, req, texts, extra)
               for s, (req, _, _) in zip(streams, requests, strict=True)]
     for t in traces:
@@ -193,22 +196,83 @@ def _together(server: Server, info: ServerInfo, declared: Declared,
     return traces
 
 
+SAMPLE_S = 0.5  # how often /metrics is read while a batch streams (each read costs the server)
+
+
+class _Sampler:
+    """Reads ``vllm:num_requests_running`` while a batch streams, minus SpecLens's own.
+
+    A sample counts only while every request of the batch has had its first chunk
+    and none has finished: then all of them are running for sure, and the gauge
+    less the batch is other traffic (requests that started and ended inside the
+    run included, which before/after readings miss).
+    """
+
+    def __init__(self, server: Server, n: int) -> None:
+        self.server, self.n = server, n
+        self.others: list[float] = []
+        self._started: set[int] = set()
+        self._finished = 0
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="speclens-sampler")
+
+    def __enter__(self) -> _Sampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def first_chunk(self, i: int) -> None:
+        with self._lock:
+            self._started.add(i)
+
+    def finished(self) -> None:
+        with self._lock:
+            self._finished += 1
+
+    def _all_running(self) -> bool:
+        with self._lock:
+            return len(self._started) == self.n and not self._finished
+
+    def _run(self) -> None:
+        while not self._done.wait(SAMPLE_S):
+            if not self._all_running():
+                continue
+            try:
+                running = requests_running(read_metrics(self.server))
+            except ServerError:
+                continue  # the stream's own read reports a server that went away
+            if self._all_running():  # still: the reading is of this window
+                self.others.append(max(0.0, running - self.n))
+
+
 def _streams(server: Server, bodies: list[dict], cancel: threading.Event | None,
-             on_chunk: Callable[[Chunk], None]) -> list[Stream]:
+             on_chunk: Callable[[Chunk], None],
+             sampler: _Sampler | None = None) -> list[Stream]:
     """The bodies' streams, read at once. One that fails closes the others at once
     (``abort``): the batch is void, and the first real failure is raised, not
-    the others' closing."""
+    the others' closing. ``sampler`` hears each stream's first chunk and end."""
     abort = threading.Event()
 
-    def one(body: dict) -> Stream:
+    def one(i: int, body: dict) -> Stream:
+        def heard(chunk: Chunk) -> None:
+            if sampler is not None:
+                sampler.first_chunk(i)
+            on_chunk(chunk)
         try:
-            return stream_completion(server, body, cancel=cancel, on_chunk=on_chunk, abort=abort)
+            return stream_completion(server, body, cancel=cancel, on_chunk=heard, abort=abort)
         except BaseException:
             abort.set()
             raise
+        finally:
+            if sampler is not None:
+                sampler.finished()
 
     with ThreadPoolExecutor(len(bodies)) as pool:
-        futures = [pool.submit(one, b) for b in bodies]
+        futures = [pool.submit(one, i, b) for i, b in enumerate(bodies)]
         errors = [f.exception() for f in futures]
     failed = [e for e in errors if e is not None]
     if failed:
