@@ -256,7 +256,7 @@ def _is_count(value: Any) -> TypeGuard[int]:
 class StepSplit:
     """How a server run's steps were placed on its streamed chunks."""
 
-    exact: bool  # False: the split is approximate (the note says where and why)
+    exact: bool  # False: some steps are merged or uncertain (the note says which and why)
     note: str
 
 
