@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from space.records.config import RequestSpec
-from space.records.counts import FROM_STEPS, FROM_VLLM_METRICS
+from space.records.counts import FROM_STEPS, FROM_VLLM_METRICS, CountsSource
 from space.records.run import SERVER, RequestRecord, RunConfig
 from space.records.trace import (
     BONUS,
@@ -104,7 +104,7 @@ def build_trace(stream: Stream, info: ServerInfo, declared: Declared, req: Reque
     m = spec_metrics(role, stream)
     split = split_stream(stream, m, declared, info.max_model_len)
     steps = _steps(stream, split.steps)
-    counts_from = FROM_VLLM_METRICS if m else FROM_STEPS
+    counts_from: CountsSource = FROM_VLLM_METRICS if m else FROM_STEPS
     out_ids = [t for c in stream.chunks for t in c.token_ids]
     ids_seen = list(dict.fromkeys(stream.prompt_token_ids[-1:] + out_ids))
     token_text = texts(ids_seen) if texts else _chunk_texts(stream)
