@@ -19,6 +19,7 @@ import html
 
 import plotly.graph_objects as go
 
+from space.records.counts import MAX_POSITIONS
 from space.records.trace import VERIFY, RunTrace
 
 BAR_COLOR = "#009E73"  # Okabe-Ito bluish green, the token view's "accepted"
@@ -100,9 +101,10 @@ def per_position_figure(run: RunTrace) -> go.Figure:
 
 
 def accepted_counts(run: RunTrace) -> list[int]:
-    """counts[n] = verify steps that accepted exactly n drafts, for n = 0..k."""
+    """counts[n] = verify steps that accepted exactly n drafts, for n = 0..k (k at
+    most MAX_POSITIONS: a hostile file's 2**31 drafts would be a 16 GB list)."""
     verify = [s for s in run.steps if s.kind == VERIFY]
-    k = max((s.num_draft_tokens for s in verify), default=0)
+    k = min(max((s.num_draft_tokens for s in verify), default=0), MAX_POSITIONS)
     counts = [0] * (k + 1)
     for s in verify:
         counts[min(s.num_accepted_tokens, k)] += 1

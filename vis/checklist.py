@@ -23,7 +23,8 @@ _VERDICT_TEXT = {
     WORTH_IT: "speculation is faster on this workload.",
     NOT_WORTH_IT: "speculation does not pay here: no gain beyond noise, or slower.",
     BORDERLINE: "a small or uneven gain, one earned on a loop, or not measured yet.",
-    UNDECIDED: "the speedup's interval straddles 1.05x or 1.10x: measure more prompts.",
+    UNDECIDED: "what was measured cannot decide it yet (an interval straddling 1.05x or "
+               "1.10x, or a busy server): see the lines that say why.",
 }
 # (symbol, word, css class) per passed value; the word is what a screen reader reads.
 _MARKS = {True: ("\u2714", "pass", "pass"), False: ("\u2718", "fail", "fail"),

@@ -17,16 +17,21 @@ from space.records.trace import (
     DECODE,
     PREFILL,
     REJECTED,
+    UNREPORTED_DRAFTS,
     UNUSED,
+    VERIFY,
     RunTrace,
     StepRecord,
+    chunk_groups,
 )
 from vis.explain import explain_sentence, hover_note, no_target_view_html, ordinal, top5_chart_html
 from vis.tokens import (
     TokenEntry,
+    merged_entries,
     step_entries,
     text_html,
     token_span,
+    unplaced_steps,
     unreported_note_html,
     unreported_span,
     wrap,
@@ -157,6 +162,17 @@ def _verify_words(run: RunTrace, step: StepRecord) -> str:
                    "so the rest of this step is dropped.")
 
 
+def _merged_words(run: RunTrace, step: StepRecord) -> str:
+    """A step the server sent in one chunk with others, their order not told."""
+    group = next(g for g in chunk_groups(run.steps) if step in g)
+    counted = (f"a verify step ({step.num_draft_tokens} drafted, "
+               f"{step.num_accepted_tokens} accepted, by the server's counts)"
+               if step.kind == VERIFY else f"a {step.kind} step")
+    return (f"Engine step {step.index}: {counted}. The server sent steps "
+            f"{group[0].index}-{group[-1].index} in one chunk and does not say which of "
+            "its tokens each emitted.")
+
+
 def _sentence(run: RunTrace, i: int) -> str:
     step = run.steps[i]
     head = f"Engine step {step.index}: "
@@ -182,14 +198,19 @@ def describe_step(run: RunTrace, i: int) -> dict[str, object]:
     """
     step = run.steps[i]
     offset = sum(len(s.emitted_token_ids) for s in run.steps[:i])
+    unplaced = step.index in unplaced_steps(run)
     return {
         "step_index": step.index,
         "kind": step.kind,
         "output_offset": offset,
         "context_html": _context_html(run, offset),
-        "drafts_html": _drafts_html(run, step),
-        "emitted_html": _emitted_html(run, step_entries(step, offset)),
-        "sentence": _sentence(run, i),
+        "drafts_html": (wrap(f"<em>{int(step.num_draft_tokens)} drafts, "
+                             f"{int(step.num_accepted_tokens)} accepted: "
+                             f"{UNREPORTED_DRAFTS}</em>")
+                        if unplaced and step.num_draft_tokens else _drafts_html(run, step)),
+        "emitted_html": _emitted_html(run, merged_entries(step, offset) if unplaced
+                                      else step_entries(step, offset)),
+        "sentence": _merged_words(run, step) if unplaced else _sentence(run, i),
         "why": explain_sentence(run, step),
         "top5_html": top5_chart_html(run, step) or no_target_view_html(run, step),
     }

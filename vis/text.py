@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from space.records.run import SERVER, RunConfig
-from space.records.trace import CompareRecord, RunTrace
+from space.records.trace import CompareRecord, RunTrace, busy_server_sentence, other_requests
 from space.records.verdict import Checklist
 
 
@@ -107,8 +107,10 @@ def source_words(run: RunTrace) -> str:
     version = run.config.vllm_version or "?"
     split = run.step_split
     how = "" if split is None else "; step split exact" if split.exact else \
-        f"; step split approximate: {split.note}"
-    return f", through a vLLM {version} server (declared method and k{how})"
+        f"; step split not exact: {split.note}"
+    busy = other_requests(run)
+    return (f", through a vLLM {version} server (declared method and k{how})"
+            + (f"; {busy_server_sentence(busy)}" if busy else ""))
 
 
 def dtype_words(config: RunConfig) -> str:
@@ -127,6 +129,9 @@ def summary(record: CompareRecord | RunTrace) -> str:
     if not isinstance(record, CompareRecord):
         return head + " (a single run, no baseline)"
     baseline = record.baseline
+    busy = other_requests(baseline)
+    if busy and not other_requests(run):  # the speculative side's words say its own
+        head += f"; baseline: {busy_server_sentence(busy)}"
     same = "identical" if record.outputs_identical else "different"
     return (f"{head}; baseline {baseline.e2e_s:.2f} s; TPOT speedup {record.speedup:.2f}x; "
             f"outputs {same}")

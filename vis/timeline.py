@@ -13,7 +13,15 @@ import numpy as np
 import plotly.graph_objects as go
 
 from space.records.anatomy import BEFORE_ANATOMY
-from space.records.trace import DECODE, PREFILL, VERIFY, RunTrace, StepRecord
+from space.records.trace import (
+    DECODE,
+    MERGED,
+    PREFILL,
+    VERIFY,
+    RunTrace,
+    StepRecord,
+    chunk_groups,
+)
 from vis.anatomy import anatomy_bars, has_anatomy
 from vis.safe import plot_text
 from vis.server_notes import STEP_ANATOMY, from_server, plot_lines
@@ -28,6 +36,9 @@ KIND_STYLE = {
     DECODE: {"color": "#56B4E9", "pattern": "."},
 }
 OTHER_STYLE = {"color": "#999999", "pattern": "x"}  # a kind this module does not know yet
+# Steps a server sent in one chunk: one bar for the chunk, no kind made up for it.
+MERGED_STYLE = {"color": "#BBBBBB", "pattern": "\\"}
+MERGED_NAME = "merged chunk (several steps)"
 FINISH_COLOR = "#444444"
 CACHED_TEXT = "cached prefill"  # written on a prefill bar shortened by the prefix cache
 CURRENT_COLOR = "#0072B2"  # the step the step-through shows (the token view's outline)
@@ -47,7 +58,7 @@ def _ms(run: RunTrace, t_s: float) -> float:
 
 def _kinds(lanes: list[tuple[str, RunTrace]]) -> list[str]:
     """Known kinds in a fixed order, then any others in order of appearance."""
-    seen: list[str] = [s.kind for _, run in lanes for s in run.steps]
+    seen: list[str] = [s.kind for _, run in lanes for s in run.steps if s.placement != MERGED]
     known = [k for k in (PREFILL, VERIFY, DECODE) if k in seen]
     return known + [k for k in dict.fromkeys(seen) if k not in known]
 
@@ -74,7 +85,7 @@ def _kind_bars(kind: str, lanes: list[tuple[str, RunTrace]]) -> go.Bar:
     ys, bases, widths, custom, texts = [], [], [], [], []
     for lane, run in lanes:
         for s in run.steps:
-            if s.kind != kind:
+            if s.kind != kind or s.placement == MERGED:
                 continue
             start, dur = _ms(run, s.start_s), s.duration_s * 1e3
             ys.append(lane)
@@ -96,6 +107,40 @@ def _kind_bars(kind: str, lanes: list[tuple[str, RunTrace]]) -> go.Bar:
         marker={"color": style["color"], "line": {"width": 0.5, "color": "white"},
                 "pattern": {"shape": style["pattern"]}},
     )
+
+
+def merged_label(group: list[StepRecord]) -> str:
+    """'steps 3-5 arrived in one chunk: 2 verify, 1 decode' (kinds in the server's
+    counts; which token each emitted is not known unless they are one kind)."""
+    kinds = [s.kind for s in group]
+    counts = ", ".join(f"{kinds.count(k)} {k}" for k in (PREFILL, VERIFY, DECODE) if k in kinds)
+    return f"steps {group[0].index}-{group[-1].index} arrived in one chunk: {counts}"
+
+
+def _merged_bars(lanes: list[tuple[str, RunTrace]]) -> list[go.Bar]:
+    """One bar per merged chunk (``chunk_groups``), over the chunk's window."""
+    ys, bases, widths, custom = [], [], [], []
+    for lane, run in lanes:
+        for g in chunk_groups(run.steps):
+            if g[0].placement != MERGED:
+                continue
+            start, dur = _ms(run, g[0].start_s), g[0].duration_s * 1e3
+            ys.append(lane)
+            bases.append(start)
+            widths.append(dur)
+            custom.append([int(g[0].index), plot_text(merged_label(g)), start, dur,
+                           sum(s.num_scheduled_tokens for s in g),
+                           sum(s.num_draft_tokens for s in g),
+                           sum(s.num_accepted_tokens for s in g),
+                           sum(len(s.emitted_token_ids) for s in g)])
+    if not ys:
+        return []
+    return [go.Bar(
+        orientation="h", y=np.array(ys, dtype=object), x=np.array(widths, dtype=float),
+        base=np.array(bases, dtype=float), name=MERGED_NAME,
+        customdata=np.array(custom, dtype=object), hovertemplate=HOVER,
+        marker={"color": MERGED_STYLE["color"], "line": {"width": 0.5, "color": "white"},
+                "pattern": {"shape": MERGED_STYLE["pattern"]}})]
 
 
 def _finish_marks(fig: go.Figure, lanes: list[tuple[str, RunTrace]]) -> None:
@@ -152,7 +197,8 @@ def timeline_figure(spec: RunTrace, baseline: RunTrace | None = None,
     lanes = [(SPEC_LANE, spec)] + ([(BASE_LANE, baseline)] if baseline is not None else [])
     timed = any(has_anatomy(run) for _, run in lanes)
     wants_anatomy, anatomy = anatomy, anatomy and timed
-    bars = anatomy_bars(lanes, _ms) if anatomy else [_kind_bars(k, lanes) for k in _kinds(lanes)]
+    bars = anatomy_bars(lanes, _ms) if anatomy else (
+        [_kind_bars(k, lanes) for k in _kinds(lanes)] + _merged_bars(lanes))
     fig = go.Figure(bars)
     _finish_marks(fig, lanes)
     if current_step is not None:

@@ -22,12 +22,15 @@ from space.records.trace import (
     BONUS,
     CORRECTION,
     DECODE,
+    MERGED,
     PREFILL,
     REJECTED,
     UNREPORTED_DRAFTS,
     VERIFY,
     RunTrace,
     StepRecord,
+    chunk_groups,
+    tokens_certain,
 )
 from vis.explain import hover_note
 from vis.server_notes import REJECTED_IDS, SENTENCES
@@ -43,6 +46,10 @@ STATUS_LABELS = {
     CORRECTION: "correction: the target's token in place of a rejected draft",
     BONUS: "bonus: the target's extra token after all drafts were accepted",
     DECODE: "decode: nothing was proposed; one token from the target alone",
+    # not a kind: a server sent several steps in one chunk and did not say which
+    # emitted this token (space/server/split.py)
+    MERGED: "merged: the server sent several steps in one chunk; which emitted this "
+            "token it does not say",
 }
 
 NEWLINE_GLYPH = "\u21b5"  # ↵, drawn before each real line break
@@ -69,6 +76,7 @@ TOKEN_CSS = """
 .speclens-tokens .tok-bonus::after{content:"+";vertical-align:super;font-size:70%;
   font-weight:bold;color:#CC79A7}
 .speclens-tokens .tok-unused{opacity:.5;border:1px dashed currentColor}
+.speclens-tokens .tok-merged{border-bottom:2px dashed #999999}
 .speclens-tokens .tok-diverge,.speclens-tokens .tok-end{outline:3px double #D55E00;
   outline-offset:1px}
 .speclens-tokens .tok-glyph{opacity:.55;user-select:none}
@@ -132,14 +140,28 @@ def step_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
     return out
 
 
+def unplaced_steps(run: RunTrace) -> set[int]:
+    """Indices of steps whose tokens are not known to be their own: steps of a
+    merged chunk whose order the server does not tell (``tokens_certain``)."""
+    return {s.index for g in chunk_groups(run.steps) if not tokens_certain(g) for s in g}
+
+
+def merged_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
+    """A step's tokens as MERGED: shown, not given a kind."""
+    return [TokenEntry(MERGED, t, step.index, None, 0, output_offset + j)
+            for j, t in enumerate(step.emitted_token_ids)]
+
+
 def token_entries(run: RunTrace) -> list[TokenEntry]:
-    """All tokens of a run in display order; output indices count across steps."""
+    """All tokens of a run in display order; output indices count across steps.
+    Tokens of steps in ``unplaced_steps`` are MERGED, not given a kind."""
     out: list[TokenEntry] = []
     offset = 0
+    unplaced = unplaced_steps(run)
     for step in run.steps:
-        entries = step_entries(step, offset)
+        out.extend(merged_entries(step, offset) if step.index in unplaced
+                   else step_entries(step, offset))
         offset += len(step.emitted_token_ids)
-        out.extend(entries)
     return out
 
 
@@ -166,6 +188,8 @@ def entry_title(run: RunTrace, e: TokenEntry, note: str | None = None) -> str:
         parts.append(f"replaces a rejected draft of {k}")
     elif e.status == BONUS:
         parts.append(f"after all {k} drafts")
+    elif e.status == MERGED:
+        parts.append("arrived with other steps in one chunk")
     if e.output_index is not None:
         parts.append(f"output #{e.output_index}")
     parts.append(f"id {e.token_id}")
@@ -221,11 +245,11 @@ def wrap(body: str, extra_class: str = "", header: str = "") -> str:
             f'<div class="{body_class}">{body}</div></div>')
 
 
-def _legend_items() -> str:
+def _legend_items(merged: bool = False) -> str:
     return "".join(
         f'<span data-legend="{s}" title="{html.escape(STATUS_LABELS[s])}">'
         f'<span class="tok tok-{s}">{s}</span></span>'
-        for s in STATUSES
+        for s in STATUSES + ((MERGED,) if merged else ())
     )
 
 
@@ -267,7 +291,8 @@ def token_view_html(run: RunTrace, highlight_index: int | None = None,
     unreported = {s.index: s.num_unreported_draft_tokens for s in run.steps
                   if s.num_unreported_draft_tokens}
     spans = []
-    for e in token_entries(run):
+    entries = token_entries(run)
+    for e in entries:
         if e.status == CORRECTION and unreported.get(e.step):
             spans.append(unreported_span(e.step, unreported[e.step]))
         spans.append(token_span(run, e, e.output_index is not None
@@ -278,7 +303,8 @@ def token_view_html(run: RunTrace, highlight_index: int | None = None,
                      '<span class="tok-glyph">\u27c2 end</span></span>')
     if not run.output_token_ids:
         spans.append("<em>no output tokens</em>")
-    legend = f'<div class="tok-legend">{_legend_items()}</div>' if show_legend else ""
+    merged = any(e.status == MERGED for e in entries)
+    legend = f'<div class="tok-legend">{_legend_items(merged)}</div>' if show_legend else ""
     if show_legend and unreported:  # a server run: its \u00d7n marks say why they have no ids
         legend += unreported_note_html()
     return wrap("".join(spans), header=legend)

@@ -188,7 +188,7 @@ def _sweep(a: argparse.Namespace, spec: EngineSpec, pair: ServerPair | None = No
             raise ConfigError(refusal)
         from space.cli.servers import announce
 
-        announce(pair)
+        announce(pair, spec)
         prompts = ", ".join(plan.prompt_ids or [p.id for p in plan.workload.prompts])
         print(f"{plan.workload.id} ({prompts}): N requests at once at concurrency N")
     elif plan.is_grid:

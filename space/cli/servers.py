@@ -7,15 +7,16 @@ import argparse
 
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.trace import CompareRecord, RunTrace
-from space.runs.servers import encoder, judged_compare
-from space.server.compare import ServerPair, check_servers, trace_server
+from space.runs.servers import check_pair, encoder, judged_compare
+from space.server.compare import ServerPair, trace_server
 from vis import text
 
 
-def announce(pair: ServerPair) -> None:
-    """The servers' hosts, and what makes their runs less comparable (one line each)."""
+def announce(pair: ServerPair, spec: EngineSpec) -> None:
+    """The servers' hosts, and what makes their runs less comparable (one line each);
+    servers that do not tokenize as ``--model`` are refused here, before any run."""
     print(f"servers: {pair.hosts}")
-    for line in check_servers(pair).warnings():
+    for line in check_pair(pair, spec).warnings():
         print(f"warning: {line}")
 
 
@@ -28,7 +29,7 @@ def run_on_servers(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec,
     if a.cmd == "compare" and a.workload and not a.prompt_id:
         print("servers: the workload's first prompt (choose with --prompt-id)")
     ids, texts = encoder(spec, req)
-    announce(pair)
+    announce(pair, spec)
     if a.cmd == "trace":
         run = trace_server(pair, req, ids, texts)
         print(text.describe_run(run))

@@ -118,7 +118,7 @@ def traffic(a: argparse.Namespace, spec: EngineSpec):
     else:
         from space.cli.servers import announce
 
-        announce(pair)
+        announce(pair, spec)
     result = run_traffic(spec, plan, source=Path(a.file).name, repeats=a.repeats,
                          max_tokens=a.max_tokens, temperature=a.temperature, progress=bar,
                          skipped=[str(s) for s in file.skipped], concurrency=a.concurrency,

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 from space.judge import estimate, theory
 from space.records.anatomy import KindCosts
+from space.records.run import SERVER
+from space.records.trace import busy_server_sentence
 from space.records.verdict import (
     ACCEPTANCE_LENGTH,
     ACCEPTANCE_RATE,
@@ -134,6 +136,12 @@ class ChecklistInputs:
     dtype_reason: str | None = None
     cpu_model: str | None = None
     cpu_bf16_flags: tuple[str, ...] | None = None
+    # Where the runs went (space.records.run: "in-process" | "server"); through a
+    # server the draft cost, the hardware and the dtype are not measured here.
+    source: str | None = None
+    # Requests other than ours a server was serving during the runs (space/server):
+    # more than 0 makes every time-derived line, and so the verdict, undecided.
+    other_requests: int | None = None
 
 
 @dataclass
@@ -176,10 +184,31 @@ def evaluate(inputs: ChecklistInputs) -> Checklist:
         checks.append(_prompts_check(inputs.prompt_verdicts))
     if inputs.break_even_acceptance_rate is not None:
         checks.append(_headroom_check(inputs, d))
+    if inputs.other_requests:
+        return _busy_server(checks, inputs.other_requests, d)
     verdict = _verdict(inputs, d, {c.name: c for c in checks})
     rule: DecisionRule = ("interval" if inputs.needs_interval or (
         inputs.speedup_ci is not None and inputs.speedup_median is not None) else "spread")
     return Checklist(verdict=verdict, checks=checks, rule=rule)
+
+
+# read off the clock (a workload's prompts line: each prompt's verdict, from its speedup)
+TIME_LINES: tuple[CheckName, ...] = (SPEEDUP, PREDICTED_MEASURED, PROMPTS)
+
+
+def _busy_server(checks: list[Check], n: int, d: _Derived) -> Checklist:
+    """A server that served other requests during the runs: its times are not
+    this pair's, so the lines read off the clock decide nothing, and the verdict
+    is undecided unless the counts alone decide it (nothing accepted)."""
+    why = busy_server_sentence(n)
+    for c in checks:
+        if c.name in TIME_LINES:
+            c.passed, c.decisive = None, False
+            c.detail = f"Undecided: {why}. {c.detail}"
+    if d.rate == 0.0:
+        next(c for c in checks if c.name == ACCEPTANCE_RATE).decisive = True
+        return Checklist(verdict=NOT_WORTH_IT, checks=checks)
+    return Checklist(verdict=UNDECIDED, checks=checks)
 
 
 def _validate(i: ChecklistInputs) -> None:
@@ -354,6 +383,9 @@ def _acceptance_length_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 def _necessary_check(i: ChecklistInputs, d: _Derived) -> Check:
     name: CheckName = ALPHA_VS_COST
+    if d.alpha is not None and d.c is None and i.source == SERVER:
+        return Check(name, d.alpha, None, None, "Draft cost not measured through a server "
+                     "(it reports no proposer time): this line decides nothing.", op=">")
     if d.alpha is None or d.c is None:
         missing = "acceptance" if d.alpha is None else "draft cost"
         return Check(name, d.alpha, d.c, None, f"Not measured ({missing}).", op=">")
@@ -518,6 +550,9 @@ def _hardware_check(i: ChecklistInputs) -> Check:
 
     Example: float32 on an AVX2-only CPU -> "Measured in float32 on a CPU without
     bf16 units (AMD EPYC); a GPU in bf16/FP8 has another verify cost." """
+    if i.source == SERVER:
+        return Check(HARDWARE, None, None, None, "Measured through vLLM servers: their "
+                     "hardware and dtype are theirs, and a server does not report them.")
     if i.dtype is None:
         return Check(HARDWARE, None, None, None, "Not recorded (a trace from before the "
                      "dtype was recorded).")

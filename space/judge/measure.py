@@ -33,8 +33,15 @@ from space.judge import estimate, intervals, theory
 from space.judge.checklist import ChecklistInputs
 from space.records import methods
 from space.records.anatomy import kind_costs
-from space.records.run import RunConfig
-from space.records.trace import DECODE, VERIFY, CompareRecord, RunTrace
+from space.records.run import SERVER, RunConfig
+from space.records.trace import (
+    DECODE,
+    EXACT,
+    VERIFY,
+    CompareRecord,
+    RunTrace,
+    other_requests,
+)
 
 
 @dataclass(frozen=True)
@@ -82,13 +89,17 @@ def pooled_acceptance(runs: Sequence[RunTrace]) -> tuple[float | None, float | N
 
 
 def decode_step_s(runs: Sequence[RunTrace]) -> float | None:
-    """Median plain decode step of baseline runs (prefill steps excluded)."""
-    return _median(s.duration_s for r in runs for s in r.steps if s.kind == DECODE)
+    """Median plain decode step of baseline runs (prefill steps excluded; a server's
+    steps only where each arrived alone: a merged chunk's window is not a step's)."""
+    return _median(s.duration_s for r in runs for s in r.steps
+                   if s.kind == DECODE and s.placement == EXACT)
 
 
 def verify_step_s(runs: Sequence[RunTrace]) -> float | None:
-    """Median verify step of speculative runs (drafting for the next step included)."""
-    return _median(s.duration_s for r in runs for s in r.steps if s.kind == VERIFY)
+    """Median verify step of speculative runs (drafting for the next step included;
+    exactly placed steps only, as ``decode_step_s``)."""
+    return _median(s.duration_s for r in runs for s in r.steps
+                   if s.kind == VERIFY and s.placement == EXACT)
 
 
 def draft_cost(runs: Sequence[RunTrace], method: str | None, k: int) -> dict[str, float | None]:
@@ -98,7 +109,12 @@ def draft_cost(runs: Sequence[RunTrace], method: str | None, k: int) -> dict[str
     ``proposer_share`` = median over verify and decode steps of propose_s / step
     time. Model drafters run one forward pass per draft token:
     ``draft_step_s`` = median over verify steps of propose_s / k.
+
+    Through a server neither is measured (it reports no proposer time): both
+    None, never a 0 that would read as a free draft.
     """
+    if any(r.config.source == SERVER for r in runs):
+        return {"proposer_share": None, "draft_step_s": None}
     steps = [s for r in runs for s in r.steps if s.kind in (VERIFY, DECODE)]
     row = methods.info(method) if method else None
     if row is not None and row.lookup:
@@ -149,6 +165,8 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
                               [s for r in speculatives for s in r.steps if s.kind == VERIFY]),
         **(headroom or {}),
         **hardware_inputs(speculatives[0].config),
+        other_requests=max((other_requests(r) for r in [*baselines, *speculatives]),
+                           default=0) or None,
     )
 
 
@@ -157,7 +175,8 @@ def hardware_inputs(config: RunConfig) -> dict[str, Any]:
     device, dtype and why, the CPU); traces from before it was recorded give only
     the device and dtype, or nothing."""
     return {"dtype": config.dtype, "dtype_reason": config.dtype_reason, "device": config.device,
-            "cpu_model": config.cpu_model, "cpu_bf16_flags": config.cpu_bf16_flags}
+            "cpu_model": config.cpu_model, "cpu_bf16_flags": config.cpu_bf16_flags,
+            "source": config.source}
 
 
 def _pooled_repetition(runs: Sequence[RunTrace]) -> float | None:

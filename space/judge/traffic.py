@@ -40,7 +40,12 @@ from space.judge.curves import TippingCurve
 from space.judge.predicted import Predicted
 from space.judge.predicted import advice as advice_for
 from space.judge.predicted import predict as predict_from_acceptance
-from space.judge.traffic_text import at, describe, to_csv  # noqa: F401 (callers import these here)
+from space.judge.traffic_text import (  # noqa: F401 (callers import these here)
+    at,
+    busy_requests,
+    describe,
+    to_csv,
+)
 from space.records.run import RunConfig
 from space.records.trace import CompareRecord
 from space.records.verdict import UNDECIDED, WORTH_IT, Checklist, Verdict

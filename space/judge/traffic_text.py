@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from space.judge import estimate
+from space.records.trace import busy_server_sentence, other_requests
 
 if TYPE_CHECKING:
     from space.judge.intervals import Figures
@@ -96,6 +97,12 @@ def until_decided_line(u: Mapping[str, Any]) -> str:
     return line
 
 
+def busy_requests(r: TrafficResult) -> int:
+    """The most other requests a server served during any of the run's comparisons."""
+    return max((other_requests(run) for it in r.items
+                for run in (it.compare.baseline, it.compare.speculative)), default=0)
+
+
 def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
     """The answer in words, for the terminal."""
     lines = [r.how + f"; measured {at(r.concurrency)}"
@@ -126,6 +133,9 @@ def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
               else "the measured output tokens (the file has no responses)")
     lines.append(f"traffic-weighted speedup {ws}; {r.gaining_share:.0%} of the output tokens "
                  f"are in groups that gain (weights from {source})")
+    busy = busy_requests(r)
+    if busy:
+        lines.append(f"undecided: {busy_server_sentence(busy)}; measure again on idle servers")
     lines.append(r.deployment.describe())
     if r.until_decided is not None:
         lines.append(until_decided_line(r.until_decided))

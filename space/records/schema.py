@@ -18,13 +18,17 @@ from typing import Any, NoReturn
 from space.records.anatomy import ANATOMY_PARTS, problems
 from space.records.anatomy import from_json as anatomy_from_json
 from space.records.config import PREFIX_CACHE_MODES
-from space.records.run import SOURCES, upgrade_config
+from space.records.counts import COUNTS_SOURCES, FROM_VLLM_METRICS
+from space.records.run import SERVER, SOURCES, upgrade_config
 from space.records.target_view import TOP_N
 from space.records.trace import (
     PLACEHOLDER_CAUSES,
+    PREFILL,
     STEP_KINDS,
+    STEP_PLACEMENTS,
     TARGET_TOKEN_KINDS,
     TRACE_VERSION,
+    UNCERTAIN,
     CompareRecord,
     RunTrace,
 )
@@ -66,6 +70,7 @@ def _upgrade(d: Any) -> Any:
     nor has any older file a server run's step split, notes or unreported
     drafts (the defaults, none, stand).
     Version 6 decided verdicts by the spread rule (``upgrade_verdict_rule``).
+    Version 6 has no counts source nor step placements (added in 7): ``_upgrade_to_7``.
     """
     if not isinstance(d, dict):
         return d
@@ -80,6 +85,8 @@ def _upgrade(d: Any) -> Any:
                 s.setdefault("num_accepted_tokens", s.pop("num_accepted"))
         if isinstance(version, int) and version < 6 and isinstance(run.get("config"), dict):
             upgrade_config(run["config"])
+        if isinstance(version, int) and version < 7:
+            _upgrade_to_7(run)
     if isinstance(version, int) and version < 7:
         upgrade_verdict_rule(d)
     return d
@@ -98,6 +105,28 @@ def upgrade_verdict_rule(d: dict) -> dict:
     if isinstance(checklist, dict):
         checklist.setdefault("rule", "spread")
     return d
+
+
+def _upgrade_to_7(run: dict) -> None:
+    """Version 6 had no ``counts_from`` nor steps' ``placement`` (issue 29).
+
+    A server run took its counts from its steps, and where no placement fitted
+    its chunks those steps made counts up: its counts now come from vLLM's
+    metrics it carries (``counts_from: vllm_metrics``). Its steps were exact
+    where its step split said so; an approximate split did not say which steps
+    it guessed, so its steps after the prefill are ``uncertain``. In-process
+    steps were all seen: the default, exact, stands.
+    """
+    config = run.get("config")
+    if not (isinstance(config, dict) and config.get("source") == SERVER):
+        return
+    if isinstance(run.get("vllm_spec_metrics"), dict):
+        run.setdefault("counts_from", FROM_VLLM_METRICS)
+    split, steps = run.get("step_split"), run.get("steps")
+    if isinstance(split, dict) and split.get("exact") is False and isinstance(steps, list):
+        for s in steps:
+            if isinstance(s, dict) and s.get("kind") != PREFILL:
+                s.setdefault("placement", UNCERTAIN)
 
 
 def _refuse_lone_surrogates(text: str, d: Any) -> None:
@@ -299,6 +328,7 @@ STEP_SCHEMA = _record({
     "target_views": (_list(TARGET_VIEW_SCHEMA, MAX_VIEWS_PER_STEP), False),
     "anatomy": (_optional(ANATOMY_SCHEMA), False),
     "num_unreported_draft_tokens": (_int, False),
+    "placement": (_one_of(*STEP_PLACEMENTS), False),
 }, post=lambda step, path: _anatomy_holds(_views_match_drafts(step, path), path))
 CONFIG_SCHEMA = _record({
     key: (_optional(_str), False)
@@ -326,6 +356,7 @@ RUN_SCHEMA = _record({
     "explanation": (_optional(EXPLANATION_SCHEMA), False),
     "request": (_optional(REQUEST_SCHEMA), False),
     "step_split": (_optional(STEP_SPLIT_SCHEMA), False), "server": (_optional(_json_object), False),
+    "counts_from": (_one_of(*COUNTS_SOURCES), False),
 })
 CHECK_SCHEMA = _record({
     "name": (_one_of(*CHECK_NAMES), True), "detail": (_str, True),

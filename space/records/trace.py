@@ -20,6 +20,7 @@ from typing import Any, Final, Literal, Protocol, TypeGuard, get_args
 from space.records.anatomy import StepAnatomy
 from space.records.anatomy import from_json as anatomy_from_json
 from space.records.anatomy import to_json as anatomy_json
+from space.records.counts import FROM_STEPS, FROM_VLLM_METRICS, CountsSource, SpecCounts
 from space.records.run import RequestRecord, RunConfig
 from space.records.target_view import Explanation, TargetView
 from space.records.verdict import Checklist
@@ -47,6 +48,10 @@ from space.records.verdict import Checklist
 # Version 7 decides verdicts by the speedup's confidence interval (space/judge/estimate.py):
 # a checklist gains ``rule`` ("interval" | "spread") and the verdict "undecided";
 # older checklists keep their verdicts, read as decided by the "spread" rule.
+# Version 7 also: a run says where its counts come from (counts_from:
+# space/records/counts.py), and a step how it was placed on a server's stream
+# (placement: exact, merged, uncertain). Older server runs are upgraded to take
+# their counts from vLLM's metrics (``space.records.schema._upgrade_to_7``).
 TRACE_VERSION: Final = 7
 
 StepKind = Literal["prefill", "verify", "decode"]
@@ -56,6 +61,14 @@ DECODE: Final = "decode"    # the proposer had nothing to propose: a plain one-t
 STEP_KINDS: tuple[StepKind, ...] = get_args(StepKind)
 
 UNREPORTED_DRAFTS: Final = "ids not reported by the server"
+
+# How a step was placed on a server's stream (space/server/split.py); in-process
+# every step is seen alone, so "exact".
+StepPlacement = Literal["exact", "merged", "uncertain"]
+EXACT: Final = "exact"          # one chunk held this step alone, and the counts allow no other
+MERGED: Final = "merged"        # one chunk held several steps: their times are the chunk's
+UNCERTAIN: Final = "uncertain"  # one step per chunk, but another placement fits the counts too
+STEP_PLACEMENTS: tuple[StepPlacement, ...] = get_args(StepPlacement)
 
 # What the target's own token at the end of a step is.
 TargetTokenKind = Literal["correction", "bonus"]
@@ -114,6 +127,11 @@ class StepRecord:
     # accepted ones are the step's first emitted tokens (in draft_token_ids),
     # the rejected ones are only counted here. Always 0 in-process.
     num_unreported_draft_tokens: int = 0
+    # How the step was placed on a server's stream (always "exact" in-process).
+    # "merged": its chunk held several steps, so start_s/end_s are the chunk's
+    # (shared with the others) and its tokens are its own only where
+    # ``tokens_certain`` says so; "uncertain": counts allow another kind here.
+    placement: StepPlacement = EXACT
 
     @property
     def duration_s(self) -> float:
@@ -157,6 +175,35 @@ class StepRecord:
         if self.kind != VERIFY or not k or len(self.emitted_token_ids) <= min(na, k):
             return None
         return CORRECTION if na < k else BONUS
+
+
+def chunk_groups(steps: list[StepRecord]) -> list[list[StepRecord]]:
+    """Steps grouped as their stream delivered them: consecutive merged steps that
+    share one window (start_s, end_s) form a group; every other step is its own.
+
+    Example: placements [exact, merged, merged, exact], the merged two with equal
+    times -> [[s0], [s1, s2], [s3]].
+    """
+    groups: list[list[StepRecord]] = []
+    for s in steps:
+        last = groups[-1][-1] if groups else None
+        if (last is not None and s.placement == MERGED and last.placement == MERGED
+                and (last.start_s, last.end_s) == (s.start_s, s.end_s)):
+            groups[-1].append(s)
+        else:
+            groups.append([s])
+    return groups
+
+
+def tokens_certain(group: list[StepRecord]) -> bool:
+    """Whether each step of a group (``chunk_groups``) owns the tokens it lists.
+
+    A lone step does. In a merged group the step lengths are known but not their
+    order, unless the steps after a prefill are all one kind (verify steps come
+    in the server's order; decode steps are one token each).
+    Example: [prefill, verify, verify] -> True; [verify, decode] -> False.
+    """
+    return len({s.kind for s in group if s.kind != PREFILL}) <= 1
 
 
 PLACEHOLDER_REASONS: dict[str, str] = {
@@ -212,16 +259,34 @@ def _is_count(value: Any) -> TypeGuard[int]:
 class StepSplit:
     """How a server run's steps were placed on its streamed chunks."""
 
-    exact: bool  # False: the split is approximate (the note says where and why)
+    exact: bool  # False: some steps are merged or uncertain (the note says which and why)
     note: str
+
+
+def other_requests(run: RunTrace) -> int:
+    """Requests other than SpecLens's own that the server was serving around and
+    during this run (``server.other_requests``, space/server/compare.py); files
+    from before it was sampled give the running gauge before and after. 0
+    in-process."""
+    notes = run.server or {}
+    figures = [notes.get(key) for key in ("other_requests", "requests_running_before",
+                                          "requests_running_after")]
+    return int(max((f for f in figures if isinstance(f, int | float)), default=0))
+
+
+def busy_server_sentence(n: int) -> str:
+    """What every view says of a run measured beside other traffic."""
+    return (f"the server was serving {n} other request{'s' if n != 1 else ''}: "
+            "timings are not comparable")
 
 
 @dataclass
 class RunTrace:
     """One request through one engine, with run-level counts and metrics.
 
-    Counts are stored (integers, vLLM's names); rates are derived from them in
-    one place, the properties below, with vLLM's definitions
+    Counts are stored (integers, vLLM's names), taken from the steps or from
+    vLLM's per-request metrics as ``counts_from`` says; rates are derived from
+    them in one place, ``space.records.counts.SpecCounts``, with vLLM's definitions
     (vllm/v1/spec_decode/metrics.py):
       acceptance_rate        = num_accepted_tokens / num_draft_tokens
       mean_acceptance_length = 1 + num_accepted_tokens / num_drafts
@@ -253,6 +318,10 @@ class RunTrace:
     # the stream (its timing fields, concurrency, other traffic); None in-process.
     step_split: StepSplit | None = None
     server: dict[str, Any] | None = None
+    # Where the run-level counts come from (space/records/counts.py): the steps,
+    # or vLLM's per-request metrics (always, for a server run's speculative side:
+    # its steps may be merged, and a placement never makes a count).
+    counts_from: CountsSource = FROM_STEPS
     # Derived from the fields above by ``recompute`` (never read from a file).
     ttft_s: float = field(init=False, default=0.0)
     tpot_s: float = field(init=False, default=0.0)
@@ -274,15 +343,24 @@ class RunTrace:
         self.ttft_s = self.first_token_s - self.arrival_s
         self.tpot_s = (self.e2e_s - self.ttft_s) / (n - 1) if n > 1 else 0.0
         self.tokens_per_s = n / self.e2e_s if self.e2e_s > 0 else 0.0
-        verify = [s for s in self.steps if s.kind == VERIFY]
-        self.num_drafts = len(verify)
-        self.num_draft_tokens = sum(s.num_draft_tokens for s in verify)
-        self.num_accepted_tokens = sum(s.num_accepted_tokens for s in verify)
-        # vLLM accepts a prefix of the drafts: position p is accepted iff more than p were.
-        k = max((s.num_draft_tokens for s in verify), default=0)
-        self.num_accepted_tokens_per_pos = [
-            sum(1 for s in verify if s.num_accepted_tokens > p) for p in range(k)]
+        c = self.counts
+        self.num_drafts = c.num_drafts
+        self.num_draft_tokens = c.num_draft_tokens
+        self.num_accepted_tokens = c.num_accepted_tokens
+        self.num_accepted_tokens_per_pos = list(c.num_accepted_tokens_per_pos)
         self.num_placeholder_draft_tokens = sum(s.num_placeholder_draft_tokens for s in self.steps)
+
+    @property
+    def counts(self) -> SpecCounts:
+        """The run's counts from ``counts_from``; vLLM's metrics when they hold none
+        (a hand-made file) fall back to the steps."""
+        if self.counts_from == FROM_VLLM_METRICS:
+            c = SpecCounts.from_vllm_metrics(self.vllm_spec_metrics)
+            if c is not None:
+                return c
+        verify = [s for s in self.steps if s.kind == VERIFY]
+        return SpecCounts.from_per_step([s.num_accepted_tokens for s in verify],
+                                        [s.num_draft_tokens for s in verify])
 
     @property
     def draft_count_difference(self) -> DraftCountDifference | None:
@@ -292,19 +370,20 @@ class RunTrace:
     @property
     def acceptance_rate(self) -> float | None:
         """None when nothing was drafted: no drafts means no rate, not zero."""
-        if not self.num_draft_tokens:
-            return None
-        return self.num_accepted_tokens / self.num_draft_tokens
+        return self._stored().acceptance_rate
 
     @property
     def mean_acceptance_length(self) -> float | None:
-        if not self.num_drafts:
-            return None
-        return 1 + self.num_accepted_tokens / self.num_drafts
+        return self._stored().mean_acceptance_length
 
     @property
     def per_position_acceptance(self) -> list[float]:
-        return [c / self.num_drafts for c in self.num_accepted_tokens_per_pos]
+        return self._stored().per_position_acceptance
+
+    def _stored(self) -> SpecCounts:
+        """The counts ``recompute`` stored (callers may adjust them, e.g. tests)."""
+        return SpecCounts(self.num_drafts, self.num_draft_tokens, self.num_accepted_tokens,
+                          tuple(self.num_accepted_tokens_per_pos))
 
     @property
     def speculative(self) -> bool:

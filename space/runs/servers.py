@@ -35,9 +35,12 @@ from space.runs.workloads import (
 from space.server.build import Texts
 from space.server.client import ServerError
 from space.server.compare import (
+    Checked,
+    LocalTokenizer,
     ServerPair,
     alternate_batches,
     check_servers,
+    check_tokenizer,
     compare_servers,
     max_tokens_for,
 )
@@ -57,6 +60,35 @@ def encoder(spec: EngineSpec, req: RequestSpec) -> tuple[list[int], Texts]:
         return token_texts(tokenizer, token_ids, cache)
 
     return prompts.encode(tokenizer, req, spec.max_model_len), texts
+
+
+# The tokenizer check's probe: common words, digits, code and, wrapped in the chat
+# template where the tokenizer has one, its markers (space.server.compare.check_tokenizer).
+PROBE_WORDS = ('The quick brown fox jumps over the lazy dog, and "hello world" costs $3.50 '
+               "in 2026.\n    def add(a, b):\n        return a + b  # sum")
+
+
+def local_tokenizer(spec: EngineSpec) -> LocalTokenizer:
+    """``--model``'s tokenizer as the tokenizer check takes it."""
+    path = models.resolve_model(spec.model, progress_mod.to_terminal)
+    tokenizer = prompts.load_tokenizer(str(path))
+    probe = PROBE_WORDS
+    if getattr(tokenizer, "chat_template", None):
+        probe = tokenizer.apply_chat_template([{"role": "user", "content": PROBE_WORDS}],
+                                              tokenize=False, add_generation_prompt=True)
+    return LocalTokenizer(
+        model=spec.model, probe=probe,
+        probe_ids=list(tokenizer.encode(probe, add_special_tokens=False)),
+        # as vLLM's detokenizer writes a response's text (skip_special_tokens defaults on)
+        decode=lambda ids: tokenizer.decode(ids, skip_special_tokens=True))
+
+
+def check_pair(pair: ServerPair, spec: EngineSpec) -> Checked:
+    """At start, before any run: the servers answer and speculate as declared
+    (``check_servers``), and tokenize as ``--model`` does (``check_tokenizer``)."""
+    checked = check_servers(pair)
+    check_tokenizer(pair, checked, local_tokenizer(spec))
+    return checked
 
 
 def page_compare(pair: ServerPair, start_spec: EngineSpec) -> CompareRunner:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from space.records.config import RequestSpec
+from space.records.counts import FROM_STEPS, FROM_VLLM_METRICS, CountsSource
 from space.records.run import SERVER, RequestRecord, RunConfig
 from space.records.trace import (
     BONUS,
@@ -22,7 +23,8 @@ from space.records.trace import (
     RunTrace,
     StepRecord,
     StepSplit,
-    TargetTokenKind,
+    chunk_groups,
+    tokens_certain,
 )
 from space.server.client import DETAILED_FLAG, ServerError, ServerInfo, Stream
 from space.server.ngram import ngram_drafts
@@ -102,6 +104,7 @@ def build_trace(stream: Stream, info: ServerInfo, declared: Declared, req: Reque
     m = spec_metrics(role, stream)
     split = split_stream(stream, m, declared, info.max_model_len)
     steps = _steps(stream, split.steps)
+    counts_from: CountsSource = FROM_VLLM_METRICS if m else FROM_STEPS
     out_ids = [t for c in stream.chunks for t in c.token_ids]
     ids_seen = list(dict.fromkeys(stream.prompt_token_ids[-1:] + out_ids))
     token_text = texts(ids_seen) if texts else _chunk_texts(stream)
@@ -115,33 +118,50 @@ def build_trace(stream: Stream, info: ServerInfo, declared: Declared, req: Reque
         finish_s=finish, finish_reason=stream.finish_reason, steps=steps,
         token_text=token_text, vllm_spec_metrics=m, num_cached_tokens=int(cached),
         request=RequestRecord.of(req), step_split=StepSplit(split.exact, split.note),
-        server=_notes(info, stream, extra))
+        server=_notes(info, stream, extra), counts_from=counts_from)
 
 
 def _steps(stream: Stream, plan: list[PlannedStep]) -> list[StepRecord]:
     """StepRecords from the planned steps. Example: a verify step with 4 drafted,
     1 accepted, chunk [12, 30] -> draft_token_ids [12] (the accepted draft is the
-    emitted token), 3 unreported drafts, target_token_kind correction (30)."""
-    steps, offset = [], 0
-    prev = stream.sent_s
+    emitted token), 3 unreported drafts, target_token_kind correction (30).
+
+    A merged step's window is its chunks' (shared with the steps merged with it);
+    where the order inside is not known (``tokens_certain``), its tokens are the
+    chunk's in a stated order, not its own: it names no draft and no kind of token.
+    """
+    out = [t for c in stream.chunks for t in c.token_ids]
+    arrivals = [stream.sent_s] + [c.arrival_s for c in stream.chunks]
+    steps: list[StepRecord] = []
+    offset = 0
     for i, p in enumerate(plan):
-        chunk = stream.chunks[p.chunk]
-        emitted = list(chunk.token_ids)
-        known = emitted[:min(p.num_accepted_tokens, len(emitted))]
-        kind: TargetTokenKind | None = None
-        if p.kind == VERIFY and len(emitted) == p.num_accepted_tokens + 1:
-            kind = CORRECTION if p.num_accepted_tokens < p.num_draft_tokens else BONUS
-        scheduled = (len(stream.prompt_token_ids) if p.kind == PREFILL
-                     else 1 + p.num_draft_tokens)
+        emitted = out[offset:offset + p.num_tokens]
+        first = p.chunk if p.first_chunk < 0 else p.first_chunk
         steps.append(StepRecord(
-            index=i, kind=p.kind, start_s=prev, end_s=chunk.arrival_s,
-            num_scheduled_tokens=scheduled, draft_token_ids=known,
+            index=i, kind=p.kind, start_s=arrivals[first], end_s=arrivals[p.chunk + 1],
+            num_scheduled_tokens=(len(stream.prompt_token_ids) if p.kind == PREFILL
+                                  else 1 + p.num_draft_tokens),
             num_accepted_tokens=p.num_accepted_tokens, emitted_token_ids=emitted,
-            target_token_kind=kind, output_offset=offset,
-            num_unreported_draft_tokens=p.num_draft_tokens - len(known)))
+            output_offset=offset, num_unreported_draft_tokens=p.num_draft_tokens,
+            placement=p.placement))
         offset += len(emitted)
-        prev = chunk.arrival_s
+    for group in chunk_groups(steps):
+        if tokens_certain(group):
+            for st in group:
+                _name_drafts(st)
     return steps
+
+
+def _name_drafts(st: StepRecord) -> None:
+    """A verify step that owns its tokens: its accepted drafts are its first
+    emitted tokens, its last the target's own (unless cut short)."""
+    if st.kind != VERIFY:
+        return
+    drafts = st.num_unreported_draft_tokens
+    st.draft_token_ids = st.emitted_token_ids[:min(st.num_accepted_tokens, drafts)]
+    st.num_unreported_draft_tokens = drafts - len(st.draft_token_ids)
+    if len(st.emitted_token_ids) == st.num_accepted_tokens + 1:
+        st.target_token_kind = CORRECTION if st.num_accepted_tokens < drafts else BONUS
 
 
 def _config(info: ServerInfo, declared: Declared) -> RunConfig:

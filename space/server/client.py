@@ -16,8 +16,10 @@ and free its slot.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -148,6 +150,30 @@ def describe(server: Server) -> ServerInfo:
                       prefix_caching=prefix_caching(text))
 
 
+def tokenize(server: Server, model: str, text: str) -> list[int]:
+    """The server's token ids for ``text`` (its ``/tokenize`` at the root, not under
+    /v1; no special tokens added); raises ServerError."""
+    body = {"model": model, "prompt": text, "add_special_tokens": False}
+    with server.client() as c:
+        try:
+            r = c.post(server.root + "/tokenize", json=body)
+        except httpx.TimeoutException:
+            raise ServerError(f"the {server.role} server did not answer within "
+                              f"{server.read_timeout_s:.0f} s") from None
+        except httpx.HTTPError as exc:
+            raise ServerError(f"the {server.role} server is down or unreachable "
+                              f"({type(exc).__name__})") from None
+    if r.status_code != 200:
+        raise ServerError(_http_error(server, r).replace("answered", "answered /tokenize with"))
+    try:
+        ids = r.json()["tokens"]
+    except (ValueError, KeyError, TypeError):
+        ids = None
+    if not (isinstance(ids, list) and all(isinstance(t, int) for t in ids)):
+        raise ServerError(f"the {server.role} server's /tokenize sent no token ids")
+    return ids
+
+
 def read_metrics(server: Server) -> str:
     with server.client() as c:
         r = _get(c, server, server.root + "/metrics")
@@ -203,11 +229,14 @@ def completion_body(model: str, prompt_ids: list[int], req: RequestSpec,
 
 def stream_completion(server: Server, body: dict[str, Any], *,
                       cancel: threading.Event | None = None,
-                      on_chunk: OnChunk | None = None) -> Stream:
+                      on_chunk: OnChunk | None = None,
+                      abort: threading.Event | None = None) -> Stream:
     """POST /v1/completions and read its stream; raises ServerError.
 
-    ``cancel`` set: ``Cancelled`` before the next chunk is read; leaving the
-    ``with`` blocks closes the connection, and vLLM aborts the request.
+    ``cancel`` set (a Stop): ``Cancelled`` within ``STOP_POLL_S`` even while no
+    chunk comes (a long prefill): a watcher shuts the connection, and a closed
+    connection is how vLLM learns to abort the request. ``abort`` set (another
+    stream of the same batch failed): the same, in words that say so.
     ``on_chunk`` hears each chunk with tokens as it is read.
     """
     with server.client() as c:
@@ -217,7 +246,12 @@ def stream_completion(server: Server, body: dict[str, Any], *,
                 if r.status_code != 200:
                     r.read()
                     raise ServerError(_http_error(server, r))
-                return _read_stream(server, r, sent, cancel, on_chunk)
+                with _Watcher(r, cancel, abort) as watcher:
+                    try:
+                        return _read_stream(server, r, sent, cancel, on_chunk, abort)
+                    except (ServerError, httpx.HTTPError):
+                        watcher.raise_if_stopped(server)
+                        raise
         except httpx.TimeoutException:
             raise ServerError(f"the {server.role} server went silent for "
                               f"{server.read_timeout_s:.0f} s") from None
@@ -228,16 +262,67 @@ def stream_completion(server: Server, body: dict[str, Any], *,
                               f"({type(exc).__name__}): did it die?") from None
 
 
+STOP_POLL_S = 0.1  # how often a stream's watcher looks at Stop while the server is silent
+
+
+class _Watcher:
+    """Shuts a streaming response's socket once ``cancel`` or ``abort`` is set, so
+    that a read blocked on a silent server (a long prefill) returns at once."""
+
+    def __init__(self, r: httpx.Response, cancel: threading.Event | None,
+                 abort: threading.Event | None) -> None:
+        self.r, self.cancel, self.abort = r, cancel, abort
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True,
+                                       name="speclens-stream-watch")
+
+    def __enter__(self) -> _Watcher:
+        if self.cancel is not None or self.abort is not None:
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        if self.thread.is_alive():
+            self.thread.join()
+
+    def _set(self) -> bool:
+        return any(e is not None and e.is_set() for e in (self.cancel, self.abort))
+
+    def _watch(self) -> None:
+        while not self.done.wait(STOP_POLL_S):
+            if self._set():
+                sock = self.r.extensions.get("network_stream")
+                sock = sock.get_extra_info("socket") if sock is not None else None
+                if sock is not None:
+                    with contextlib.suppress(OSError):  # closed: the reader ends anyway
+                        sock.shutdown(socket.SHUT_RDWR)
+                return
+
+    def raise_if_stopped(self, server: Server) -> None:
+        """After a failed read: Cancelled if Stop or the batch closed the stream."""
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled(f"the {server.role} server's stream was closed by Stop")
+        if self.abort is not None and self.abort.is_set():
+            raise Cancelled(f"the {server.role} server's stream was closed: another request "
+                            "of its batch failed")
+
+
 def _read_stream(server: Server, r: httpx.Response, sent: float,
                  cancel: threading.Event | None = None,
-                 on_chunk: OnChunk | None = None) -> Stream:
+                 on_chunk: OnChunk | None = None,
+                 abort: threading.Event | None = None) -> Stream:
     out = Stream(sent_s=sent, chunks=[], prompt_token_ids=[], finish_reason=None,
                  usage={}, metrics={})
     done = False
     for line in r.iter_lines():
+        tokens = sum(len(c.token_ids) for c in out.chunks)
         if cancel is not None and cancel.is_set():
             raise Cancelled(f"the {server.role} server's stream was closed after "
-                            f"{sum(len(c.token_ids) for c in out.chunks)} tokens")
+                            f"{tokens} tokens")
+        if abort is not None and abort.is_set():
+            raise Cancelled(f"the {server.role} server's stream was closed after {tokens} "
+                            "tokens: another request of its batch failed")
         if not line.startswith("data:"):
             continue  # blank separators and ": keep-alive" comments
         data = line[5:].strip()
@@ -245,13 +330,27 @@ def _read_stream(server: Server, r: httpx.Response, sent: float,
             done = True
             break
         seen = len(out.chunks)
-        _take(server, out, json.loads(data), time.perf_counter())
+        _take_chunk(server, out, data, time.perf_counter())
         if on_chunk is not None and len(out.chunks) > seen:
             on_chunk(out.chunks[-1])
     if not done or not out.usage:
         raise ServerError(f"the {server.role} server stopped mid-stream after "
                           f"{sum(len(c.token_ids) for c in out.chunks)} tokens: did it die?")
     return out
+
+
+def _take_chunk(server: Server, out: Stream, data: str, now: float) -> None:
+    """One ``data:`` line; anything but the chunk vLLM sends is one line."""
+    try:
+        d = json.loads(data)
+        if not isinstance(d, dict):
+            raise TypeError("not an object")
+        _take(server, out, d, now)
+    except ServerError:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        why = "not JSON" if isinstance(exc, ValueError) else _one_line(str(exc))[:80]
+        raise ServerError(f"the {server.role} server sent a malformed chunk ({why})") from None
 
 
 def _take(server: Server, out: Stream, d: dict[str, Any], now: float) -> None:
@@ -266,6 +365,10 @@ def _take(server: Server, out: Stream, d: dict[str, Any], now: float) -> None:
         if ids is None:
             raise ServerError(f"the {server.role} server sent no token ids: vLLM 0.32 or "
                               "later is needed (return_token_ids)")
+        if not _ids(ids) or not _ids(ch.get("prompt_token_ids") or []):
+            raise TypeError("token ids that are not integers")
+        if not isinstance(ch.get("text") or "", str):
+            raise TypeError("a text that is not a string")
         if ch.get("prompt_token_ids"):
             out.prompt_token_ids = list(ch["prompt_token_ids"])
         if ids:
@@ -273,8 +376,15 @@ def _take(server: Server, out: Stream, d: dict[str, Any], now: float) -> None:
         if ch.get("finish_reason"):
             out.finish_reason = ch["finish_reason"]
     if d.get("usage"):
+        if not isinstance(d["usage"], dict) or not isinstance(d.get("metrics") or {}, dict):
+            raise TypeError("usage or metrics that are not objects")
         out.usage = d["usage"]
         out.metrics = d.get("metrics") or {}
+
+
+def _ids(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(t, int) and not isinstance(t, bool)
+                                       for t in v)
 
 
 def _http_error(server: Server, r: httpx.Response) -> str:

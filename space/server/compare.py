@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from space.common.cancel import check
+from space.common.cancel import Cancelled, check
 from space.common.progress import Progress
 from space.records.config import ConfigError, RequestSpec
 from space.records.trace import CompareRecord, RunTrace, make_compare
@@ -30,11 +30,13 @@ from space.server.client import (
     Server,
     ServerError,
     ServerInfo,
+    Stream,
     completion_body,
     describe,
     read_metrics,
     requests_running,
     stream_completion,
+    tokenize,
 )
 
 log = logging.getLogger(__name__)
@@ -90,6 +92,38 @@ def check_servers(pair: ServerPair) -> Checked:
     return Checked(b, s)
 
 
+TOKENIZER_CHECK_TOKENS = 4  # the first chunks whose text must be the local decoding
+
+
+@dataclass(frozen=True)
+class LocalTokenizer:
+    """What the client side encodes and decodes with (``--model``'s tokenizer)."""
+
+    model: str                          # as the operator named it
+    probe: str                          # common words and the chat template's markers
+    probe_ids: list[int]                # the probe, encoded locally (no special tokens added)
+    decode: Callable[[list[int]], str]  # ids -> text, as the server's detokenizer writes it
+
+
+def check_tokenizer(pair: ServerPair, checked: Checked, local: LocalTokenizer) -> None:
+    """Each server tokenizes as ``--model`` does, before any run: its /tokenize gives
+    the local ids on the probe, and the text of a short completion's chunks is the
+    local decoding of their ids. Ids decide, not paths: another folder with the
+    same tokenizer passes. A mismatch is one line naming both models."""
+    for server, info in ((pair.baseline, checked.baseline),
+                         (pair.speculative, checked.speculative)):
+        refusal = (f"--model {local.model} does not tokenize as the {server.role} server's "
+                   f"model {info.model}: {{}}; pass --model with {info.model}'s tokenizer")
+        if tokenize(server, info.model, local.probe) != local.probe_ids:
+            raise ServerError(refusal.format("its /tokenize gives other ids for the same text"))
+        body = completion_body(info.model, local.probe_ids, RequestSpec(prompt="tokenizer check"),
+                               TOKENIZER_CHECK_TOKENS)
+        stream = stream_completion(server, body)
+        ids = [t for c in stream.chunks for t in c.token_ids]
+        if "".join(c.text for c in stream.chunks) != local.decode(ids):
+            raise ServerError(refusal.format("its text for the same ids differs"))
+
+
 def max_tokens_for(req: RequestSpec, prompt_ids: list[int], info: ServerInfo) -> int:
     room = (info.max_model_len or 1 << 30) - len(prompt_ids)
     if room < 1:
@@ -142,16 +176,16 @@ def _together(server: Server, info: ServerInfo, declared: Declared,
     before = requests_running(read_metrics(server))
     if on_tokens is not None:
         on_tokens(0, counted.most)
-    with ThreadPoolExecutor(len(requests)) as pool:
-        streams = list(pool.map(
-            lambda r: stream_completion(server, r[1], cancel=cancel, on_chunk=counted),
-            requests))
+    sampler = _Sampler(server, len(requests))
+    with sampler:
+        streams = _streams(server, [body for _, body, _ in requests], cancel, counted, sampler)
     after = requests_running(read_metrics(server))
+    others = int(max([before, after, *sampler.others]))
     extra = {"concurrency": len(requests), "requests_running_before": before,
-             "requests_running_after": after, "other_traffic": bool(before or after)}
-    if extra["other_traffic"]:
-        log.warning("the %s server ran other requests around this run (%g before, %g after)",
-                    server.role, before, after)
+             "requests_running_after": after, "other_requests": others,
+             "requests_running_samples": len(sampler.others), "other_traffic": others > 0}
+    if others:
+        log.warning("the %s server ran %d other requests around this run", server.role, others)
     traces = [build_trace(s, info, declared, req, texts, extra)
               for s, (req, _, _) in zip(streams, requests, strict=True)]
     for t in traces:
@@ -160,6 +194,90 @@ def _together(server: Server, info: ServerInfo, declared: Declared,
             raise ServerError(f"k is declared as {declared.k} but the speculative server "
                               f"drafts {k}: pass --k {k}")
     return traces
+
+
+SAMPLE_S = 0.5  # how often /metrics is read while a batch streams (each read costs the server)
+
+
+class _Sampler:
+    """Reads ``vllm:num_requests_running`` while a batch streams, minus SpecLens's own.
+
+    A sample counts only while every request of the batch has had its first chunk
+    and none has finished: then all of them are running for sure, and the gauge
+    less the batch is other traffic (requests that started and ended inside the
+    run included, which before/after readings miss).
+    """
+
+    def __init__(self, server: Server, n: int) -> None:
+        self.server, self.n = server, n
+        self.others: list[float] = []
+        self._started: set[int] = set()
+        self._finished = 0
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="speclens-sampler")
+
+    def __enter__(self) -> _Sampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def first_chunk(self, i: int) -> None:
+        with self._lock:
+            self._started.add(i)
+
+    def finished(self) -> None:
+        with self._lock:
+            self._finished += 1
+
+    def _all_running(self) -> bool:
+        with self._lock:
+            return len(self._started) == self.n and not self._finished
+
+    def _run(self) -> None:
+        while not self._done.wait(SAMPLE_S):
+            if not self._all_running():
+                continue
+            try:
+                running = requests_running(read_metrics(self.server))
+            except ServerError:
+                continue  # the stream's own read reports a server that went away
+            if self._all_running():  # still: the reading is of this window
+                self.others.append(max(0.0, running - self.n))
+
+
+def _streams(server: Server, bodies: list[dict], cancel: threading.Event | None,
+             on_chunk: Callable[[Chunk], None],
+             sampler: _Sampler | None = None) -> list[Stream]:
+    """The bodies' streams, read at once. One that fails closes the others at once
+    (``abort``): the batch is void, and the first real failure is raised, not
+    the others' closing. ``sampler`` hears each stream's first chunk and end."""
+    abort = threading.Event()
+
+    def one(i: int, body: dict) -> Stream:
+        def heard(chunk: Chunk) -> None:
+            if sampler is not None:
+                sampler.first_chunk(i)
+            on_chunk(chunk)
+        try:
+            return stream_completion(server, body, cancel=cancel, on_chunk=heard, abort=abort)
+        except BaseException:
+            abort.set()
+            raise
+        finally:
+            if sampler is not None:
+                sampler.finished()
+
+    with ThreadPoolExecutor(len(bodies)) as pool:
+        futures = [pool.submit(one, i, b) for i, b in enumerate(bodies)]
+        errors = [f.exception() for f in futures]
+    failed = [e for e in errors if e is not None]
+    if failed:
+        raise next((e for e in failed if not isinstance(e, Cancelled)), failed[0])
+    return [f.result() for f in futures]
 
 
 class _TokenCount:

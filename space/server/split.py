@@ -1,38 +1,65 @@
 """Engine steps from a server's stream (pure).
 
-A streamed completion arrives in chunks; with ``--stream-interval 1`` (vLLM's
-default) and a reader that keeps up, one chunk is one engine step: the first
-chunk is the prefill's token, a verify step emits ``accepted + 1`` tokens, a
-step without drafts emits 1. The server's ``per_step_accepted`` /
-``per_step_drafted`` list the verify steps only, in order. A one-token chunk
-is then either a step without drafts or a verify step that accepted none, and
-counts alone cannot always say which: ``split_steps`` places them where the
-counts allow one placement only, replays the ngram proposer where it can, and
-otherwise says the split is approximate. It never invents a count the server
-did not give.
+A streamed completion arrives in chunks. With ``--stream-interval 1`` (vLLM's
+default) and an idle server, one chunk is one engine step: the first chunk is
+the prefill's token, a verify step emits ``accepted + 1`` tokens, a step
+without drafts emits 1. A busy server's output collector, or a stream interval
+above 1 (server flag or the request's ``stream_interval``), merges several
+consecutive steps into one chunk. The server's ``per_step_accepted`` /
+``per_step_drafted`` list the verify steps only, in order.
+
+``split_steps`` finds every way to cut the chunks into steps that fits those
+arrays: a chunk of L tokens holds verify steps j..j+m whose ``accepted + 1``
+sum to L minus its one-token steps. A chunk that one step fills, in every fit,
+is placed ``exact``. A chunk (or run of chunks) that holds several steps is
+``merged``: its steps' kinds and counts are the server's, their times are the
+chunk's, and their tokens are their own only where the order is certain
+(``space.records.trace.tokens_certain``). One-token chunks that either a
+decode step or a verify step that accepted nothing could be are ``uncertain``
+(the ngram proposer, replayed, can settle them). The split never makes a
+count: the run's counts are the server's own (``RunTrace.counts_from``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from space.records.trace import DECODE, PREFILL, VERIFY, StepKind
+from space.records.trace import (
+    DECODE,
+    EXACT,
+    MERGED,
+    PREFILL,
+    UNCERTAIN,
+    VERIFY,
+    StepKind,
+    StepPlacement,
+)
 
 
 @dataclass(frozen=True)
 class PlannedStep:
-    """One engine step as the stream shows it: chunk ``chunk`` of the response."""
+    """One engine step as the stream shows it: it arrived with chunk ``chunk``;
+    a merged step's window starts where chunk ``first_chunk`` did."""
 
     chunk: int
     kind: StepKind
     num_draft_tokens: int = 0     # the server's per_step_drafted; 0 without drafts
     num_accepted_tokens: int = 0  # the server's per_step_accepted
+    num_tokens: int = 1           # output tokens the step emitted (as placed)
+    placement: StepPlacement = EXACT
+    first_chunk: int = -1         # -1: ``chunk`` (the step is alone in its chunk)
 
 
 @dataclass(frozen=True)
 class Split:
     steps: list[PlannedStep]
-    exact: bool   # False: the chunks allow more than one split, or none
+    exact: bool   # False: some steps are merged or uncertain (the note says which)
     note: str     # how the steps were placed, in words for the reader
+
+
+# A chunk's content in one fit: (verify index before, verify index after, decode steps,
+# tokens of the last verify step). Example: (2, 4, 1, 3) holds verify steps 2 and 3 and
+# one decode step; verify step 3 emitted 3 tokens.
+Move = tuple[int, int, int, int]
 
 
 def split_steps(lengths: list[int], accepted: list[int], drafted: list[int],
@@ -47,128 +74,184 @@ def split_steps(lengths: list[int], accepted: list[int], drafted: list[int],
 
     Example: lengths [1, 5, 1, 1, 2], accepted [4, 0, 1], drafted [4, 4, 4]
       -> prefill, verify 4/4, then one of the two one-token chunks verified 4
-      drafts and accepted none: two placements, so without a replay the split
-      is approximate (placed first).
+      drafts and accepted none: two fits, so without a replay both are
+      uncertain (the verify step placed first).
+    Example: lengths [1, 9, 1], accepted [4, 3], drafted [4, 4]
+      -> prefill, then verify steps 0 and 1 merged in one chunk (5 + 4 tokens),
+      then a decode step: exact but for the merge.
     """
     if not lengths:
         return Split([], True, "no tokens were streamed")
-    rest = lengths[1:]
-    prefill = PlannedStep(0, PREFILL)
-    if lengths[0] != 1:
-        return _as_streamed(lengths, accepted, drafted, "the first chunk held "
-                            f"{lengths[0]} tokens: the prefill was merged with later steps")
-    if replayed is not None and replayed_tokens is not None:
-        plan = _replay_plan(rest, accepted, drafted, replayed, replayed_tokens)
+    if replayed is not None and replayed_tokens is not None and lengths[0] == 1:
+        plan = _replay_plan(lengths[1:], accepted, drafted, replayed, replayed_tokens)
         if plan is not None:
-            return Split([prefill, *plan], True, "verify steps placed by replaying the "
-                         "ngram proposer over the streamed tokens; it matches the "
-                         "server's per-step counts")
-    ok = _on_paths(rest, accepted)
-    if ok is None:
-        return _as_streamed(lengths, accepted, drafted,
-                            f"{len(rest)} chunks after the first do not fit the server's "
-                            f"{len(accepted)} verify steps (chunks merged: a slow reader "
-                            "or --stream-interval above 1)")
-    path, unsure = _walk(rest, accepted, ok)
-    steps = [prefill, *_planned(path, accepted, drafted)]
-    if not unsure:
-        return Split(steps, True, "one placement of the server's verify steps fits "
-                     "the chunks")
-    return Split(steps, False, f"steps {_ranges(unsure)}: which of these one-token "
-                 "steps verified drafts (and accepted none) the server does not "
-                 "report; they are placed first")
+            return Split([PlannedStep(0, PREFILL), *plan], True, "verify steps placed by "
+                         "replaying the ngram proposer over the streamed tokens; it matches "
+                         "the server's per-step counts")
+    moves = _fitting_moves(lengths, accepted, cut=False) or _fitting_moves(lengths, accepted,
+                                                                            cut=True)
+    if moves is None:
+        steps = _unit(0, len(lengths) - 1, 0, len(accepted),
+                      max(0, sum(lengths) - 1 - sum(a + 1 for a in accepted)),
+                      None, accepted, drafted)
+        return Split(steps, False, f"the {len(lengths)} chunks fit no placement of the "
+                     f"server's {len(accepted)} verify steps: every step is merged")
+    steps = _place(moves, accepted, drafted)
+    return Split(steps, all(p.placement == EXACT for p in steps), _note(steps))
 
 
-def _fits(length: int, accepted: int, last: bool) -> bool:
-    # max_tokens or a stop can cut the last step short of accepted + 1 tokens
-    return length == accepted + 1 or (last and 1 <= length <= accepted + 1)
+def _moves(length: int, j: int, accepted: list[int], first: bool, cut: bool) -> list[Move]:
+    """Every content of a chunk of ``length`` tokens starting at verify index j.
 
-
-def _on_paths(rest: list[int], accepted: list[int]) -> list[set[int]] | None:
-    """For each chunk, the array positions j from which some placement of the
-    server's verify steps fits every chunk; None when none fits.
-
-    Forward: positions reachable before each chunk; backward: those from which
-    the rest still fits.
+    The prefill's token opens the first chunk. With ``cut`` (the last chunk,
+    when no fit without it exists) the chunk may end in a verify step that
+    max_tokens or a stop cut short of ``accepted + 1`` tokens; such a step
+    fills the rest of its chunk (no decode step after it).
     """
-    n, m = len(rest), len(accepted)
+    room = length - 1 if first else length
+    out: list[Move] = []
+    used, m = 0, 0
+    while True:
+        if room - used >= 0 and (room > 0 or first):
+            out.append((j, j + m, room - used, accepted[j + m - 1] + 1 if m else 0))
+        if cut and j + m < len(accepted) and 1 <= room - used < accepted[j + m] + 1:
+            out.append((j, j + m + 1, 0, room - used))  # the last step, cut short
+        if j + m >= len(accepted) or used + accepted[j + m] + 1 > room:
+            return out
+        used += accepted[j + m] + 1
+        m += 1
+
+
+def _fitting_moves(lengths: list[int], accepted: list[int], cut: bool) -> list[list[Move]] | None:
+    """For each chunk, its contents that some fit of the whole stream uses; None
+    when nothing fits. Forward: verify indices reachable before each chunk;
+    backward: those from which the rest still fits.
+
+    ``cut``: the last step may be cut short. Fits without a cut are tried
+    first (``split_steps``); with one, the last chunk is taken to hold as few
+    steps as a fit allows (a step cut short ends the stream: on an unmerged
+    stream it is alone in its chunk).
+    """
+    n = len(lengths)
+
+    def moves(i: int, j: int) -> list[Move]:
+        return _moves(lengths[i], j, accepted, i == 0, cut and i == n - 1)
+
     reach: list[set[int]] = [{0}]
     for i in range(n):
-        reach.append({j2 for j in reach[-1] for j2, _ in _moves(rest, accepted, i, j)})
-    ok: list[set[int]] = [set() for _ in range(n)] + [{m} & reach[n]]
-    for i in range(n - 1, -1, -1):
-        ok[i] = {j for j in reach[i] if any(j2 in ok[i + 1] for j2, _ in
-                                             _moves(rest, accepted, i, j))}
-    return ok if 0 in ok[0] else None
+        reach.append({mv[1] for j in reach[-1] for mv in moves(i, j)})
+    out: list[list[Move]] = [[] for _ in range(n)]
+    last = [mv for j in sorted(reach[n - 1]) for mv in moves(n - 1, j)
+            if mv[1] == len(accepted)]
+    fewest = min((_num_steps(mv, n == 1) for mv in last), default=0)
+    out[n - 1] = [mv for mv in last if not cut or _num_steps(mv, n == 1) == fewest]
+    ok = {mv[0] for mv in out[n - 1]}
+    for i in range(n - 2, -1, -1):
+        out[i] = [mv for j in sorted(reach[i]) for mv in moves(i, j) if mv[1] in ok]
+        ok = {mv[0] for mv in out[i]}
+    return out if 0 in ok else None
 
 
-def _moves(rest, accepted, i, j) -> list[tuple[int, bool]]:
-    """(next position, verify?) for chunk i at array position j."""
-    out = [(j, False)] if rest[i] == 1 else []
-    if j < len(accepted) and _fits(rest[i], accepted[j], i == len(rest) - 1):
-        out.append((j + 1, True))
-    return out
-
-
-def _walk(rest, accepted, ok) -> tuple[list[bool], list[int]]:
-    """The placement with verify steps as early as possible, and the chunks
-    (1-based, the prefill being 0) that another placement would make differently."""
-    path, unsure, j = [], [], 0
-    for i in range(len(rest)):
-        moves = [(j2, v) for j2, v in _moves(rest, accepted, i, j) if j2 in ok[i + 1]]
-        kinds = {v for jj in ok[i] for j2, v in _moves(rest, accepted, i, jj) if j2 in ok[i + 1]}
-        if len(kinds) > 1:
-            unsure.append(i + 1)
-        verify = any(v for _, v in moves)
-        path.append(verify)
-        j += verify
-    return path, unsure
-
-
-def _planned(path: list[bool], accepted: list[int], drafted: list[int]) -> list[PlannedStep]:
-    steps, j = [], 0
-    for i, verify in enumerate(path):
-        if verify:
-            steps.append(PlannedStep(i + 1, VERIFY, drafted[j], accepted[j]))
-            j += 1
+def _place(moves: list[list[Move]], accepted: list[int], drafted: list[int]) -> list[PlannedStep]:
+    """Cut the chunks where the verify index is certain (one in every fit); a unit
+    between two such cuts that is one chunk with one content is placed as it is;
+    one whose chunks hold one step each in every fit is uncertain; any other
+    is merged into one window."""
+    n = len(moves)
+    certain = [c for c in range(1, n) if len({mv[0] for mv in moves[c]}) == 1] + [n]
+    steps: list[PlannedStep] = []
+    start, j = 0, 0
+    for end in certain:
+        path = _earliest_verify_path(moves, start, end - 1, j)
+        if end - start == 1 and len(moves[start]) == 1:
+            b, e, d, tail = path[0]
+            steps += _unit(start, start, b, e, d, tail, accepted, drafted)
+        elif all(_num_steps(mv, c == 0) == 1 for c in range(start, end) for mv in moves[c]):
+            for c, (b, e, d, tail) in zip(range(start, end), path, strict=True):
+                steps += [replace(p, placement=UNCERTAIN)
+                          for p in _unit(c, c, b, e, d, tail, accepted, drafted)]
         else:
-            steps.append(PlannedStep(i + 1, DECODE))
+            steps += _unit(start, end - 1, j, path[-1][1], sum(mv[2] for mv in path),
+                           path[-1][3], accepted, drafted)
+        start, j = end, path[-1][1]
     return steps
 
 
+def _num_steps(mv: Move, first: bool) -> int:
+    return (mv[1] - mv[0]) + mv[2] + first
+
+
+def _earliest_verify_path(moves: list[list[Move]], start: int, end: int, j: int) -> list[Move]:
+    """One fit through chunks start..end from verify index j, verify steps as
+    early as they can be (every kept move leads on to a fit)."""
+    path = []
+    for c in range(start, end + 1):
+        nxt = moves[c + 1] if c + 1 < len(moves) else None
+        options = [mv for mv in moves[c] if mv[0] == j and (
+            nxt is None or any(n[0] == mv[1] for n in nxt))]
+        mv = max(options, key=lambda m: (m[1], -m[2]))
+        path.append(mv)
+        j = mv[1]
+    return path
+
+
+def _unit(first: int, last: int, b: int, e: int, decodes: int, tail: int | None,
+          accepted: list[int], drafted: list[int]) -> list[PlannedStep]:
+    """The steps that chunks first..last held: the prefill if first is 0, then
+    ``decodes`` decode steps, then verify steps b..e-1 (the last emitting ``tail``
+    tokens; None: all its own). Alone in one chunk: exact; else merged, in this
+    order (the server does not say how decode and verify steps interleave)."""
+    plan: list[tuple[StepKind, int, int, int]] = [(PREFILL, 0, 0, 1)] if first == 0 else []
+    plan += [(DECODE, 0, 0, 1)] * decodes
+    for v in range(b, e):
+        n = tail if v == e - 1 and tail else accepted[v] + 1
+        plan.append((VERIFY, drafted[v], accepted[v], n))
+    alone = len(plan) == 1 and first == last
+    return [PlannedStep(last, kind, nd, na, n, EXACT if alone else MERGED,
+                        -1 if alone else first)
+            for kind, nd, na, n in plan]
+
+
 def _replay_plan(rest, accepted, drafted, replayed, tokens) -> list[PlannedStep] | None:
-    """The replayed proposer's steps, if they match the server's arrays exactly."""
+    """The replayed proposer's steps (one per chunk), if they match the server's
+    arrays exactly."""
     path = [bool(d) for d in replayed]
     if sum(path) != len(accepted) or len(path) != len(rest):
         return None
-    j = 0
+    j, steps = 0, []
     for i, verify in enumerate(path):
         last = i == len(rest) - 1
         if not verify:
             if rest[i] != 1:
                 return None
+            steps.append(PlannedStep(i + 1, DECODE))
             continue
         drafts, got = replayed[i], tokens[i]
         agree = next((p for p, (d, t) in enumerate(zip(drafts, got, strict=False)) if d != t),
                      min(len(drafts), len(got)))
-        if (len(drafts) != drafted[j] or not _fits(rest[i], accepted[j], last)
-                or (not last and agree != accepted[j])):
+        fits = rest[i] == accepted[j] + 1 or (last and 1 <= rest[i] <= accepted[j])
+        if len(drafts) != drafted[j] or not fits or (not last and agree != accepted[j]):
             return None
+        steps.append(PlannedStep(i + 1, VERIFY, drafted[j], accepted[j], rest[i]))
         j += 1
-    return _planned(path, accepted, drafted)
+    return steps
 
 
-def _as_streamed(lengths, accepted, drafted, why: str) -> Split:
-    """No placement fits: one step per chunk as streamed, and say so."""
-    steps = [PlannedStep(0, PREFILL)]
-    k = max(drafted, default=0)
-    for i, length in enumerate(lengths[1:], start=1):
-        if length > 1 and accepted:  # what the boundary suggests: accepted + 1 tokens
-            steps.append(PlannedStep(i, VERIFY, max(k, length - 1), length - 1))
-        else:
-            steps.append(PlannedStep(i, DECODE))
-    return Split(steps, False, f"the step split is approximate: {why}; steps follow the "
-                 "chunks, the run's totals are the server's own")
+def _note(steps: list[PlannedStep]) -> str:
+    merged = [i for i, p in enumerate(steps) if p.placement == MERGED]
+    unsure = [i for i, p in enumerate(steps) if p.placement == UNCERTAIN]
+    if not merged and not unsure:
+        return "one placement of the server's verify steps fits the chunks"
+    parts = []
+    if merged:
+        parts.append(f"steps {_ranges(merged)} arrived merged in fewer chunks (a busy "
+                     "server or a stream interval above 1): their times are their chunks', "
+                     "their order within a chunk is known only where they are one kind")
+    if unsure:
+        parts.append(f"steps {_ranges(unsure)}: which of these one-token steps verified "
+                     "drafts (and accepted none) the server does not report; they are "
+                     "placed first")
+    return "; ".join(parts) + "; the run's counts are the server's own"
 
 
 def _ranges(idx: list[int]) -> str:

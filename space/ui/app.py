@@ -29,9 +29,9 @@ from space.runs.flags import apply_memory_budget, open_history, spec_from_args
 from space.runs.preflight import check_spec
 from space.runs.recorder import HistoryRecorder
 from space.runs.repeats import WARMUP_TOKENS
-from space.runs.servers import page_compare
+from space.runs.servers import check_pair, page_compare
 from space.server.client import ServerError
-from space.server.compare import ServerPair, check_servers
+from space.server.compare import ServerPair
 from space.server.flags import pair_from_args
 from space.ui import datadir, inputs, panels, teaching, tipping_panel
 from space.ui.auth import LoginTable
@@ -350,7 +350,7 @@ def serve(a: argparse.Namespace) -> int:
         if pair is None:  # the prompt is tokenized behind the page, with the engines
             check_spec(spec, progress.to_terminal)
         else:
-            for line in check_servers(pair).warnings():
+            for line in check_pair(pair, spec).warnings():
                 print(f"warning: {line}", flush=True)
         offer = offers.build(spec, offers.split_names(getattr(a, "drafts", None)),
                              getattr(a, "allow_any_model", False),

@@ -175,7 +175,31 @@ def test_in_process_files_have_no_server_fields():
     for run in (record.baseline, record.speculative):
         assert run.step_split is None and run.server is None
         assert all(s.num_unreported_draft_tokens == 0 for s in run.steps)
+        assert run.counts_from == "steps" and {s.placement for s in run.steps} == {"exact"}
     assert json.loads(dumps(record))["version"] == TRACE_VERSION == 7
+
+
+def test_version_6_server_runs_take_the_servers_counts():
+    """A version-6 server run whose chunks fitted no placement had its counts made
+    up from the chunks (a 5-token chunk: 4 of 4 accepted); read back, its counts
+    are the server's metrics it carries, and its guessed steps say uncertain."""
+    from space.server.build import build_trace
+    from tests.helpers.server_records import INFO, NGRAM, REQ, spec_decode, stream
+
+    run = build_trace(stream([[1], [2, 3, 4, 5, 6]], spec_decode([3, 0], [4, 4])),
+                      INFO, NGRAM, REQ)
+    d = json.loads(dumps(run))
+    d["version"] = 6
+    del d["counts_from"]
+    d["step_split"] = {"exact": False, "note": "the step split is approximate: ..."}
+    d["steps"] = [{k: v for k, v in st.items() if k != "placement"} for st in d["steps"]]
+    d["steps"][1].update(kind="verify", num_accepted_tokens=4, num_unreported_draft_tokens=4,
+                         draft_token_ids=[], emitted_token_ids=[2, 3, 4, 5, 6])
+    del d["steps"][2:]
+    old = load(json.dumps(d))
+    assert isinstance(old, RunTrace) and old.counts_from == "vllm_metrics"
+    assert (old.num_drafts, old.num_accepted_tokens, old.acceptance_rate) == (2, 3, 3 / 8)
+    assert [s.placement for s in old.steps] == ["exact", "uncertain"]
 
 
 def test_version_6_verdicts_stay_as_recorded_decided_by_the_spread_rule():
