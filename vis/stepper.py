@@ -157,7 +157,8 @@ def _verify_words(run: RunTrace, step: StepRecord) -> str:
                    "so the rest of this step is dropped.")
 
 
-def _sentence(run: RunTrace, i: int) -> str:
+def step_sentence(run: RunTrace, i: int) -> str:
+    """``run.steps[i]`` in plain words (plain text: escape it for HTML)."""
     step = run.steps[i]
     head = f"Engine step {step.index}: "
     if step.kind == PREFILL:
@@ -189,7 +190,7 @@ def describe_step(run: RunTrace, i: int) -> dict[str, object]:
         "context_html": _context_html(run, offset),
         "drafts_html": _drafts_html(run, step),
         "emitted_html": _emitted_html(run, step_entries(step, offset)),
-        "sentence": _sentence(run, i),
+        "sentence": step_sentence(run, i),
         "why": explain_sentence(run, step),
         "top5_html": top5_chart_html(run, step) or no_target_view_html(run, step),
     }
