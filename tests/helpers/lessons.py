@@ -1,4 +1,10 @@
-"""Explained comparisons of any length, built without an engine (for lesson sizes).
+"""Lessons' records, and what a lesson may contain (vis/lesson.py).
+
+``views_compare()`` is the views' explained run (every kind of token) beside its
+baseline, with a verdict; ``problems(page)`` lists the markup in a lesson that
+a visitor's text could have made.
+
+Explained comparisons of any length, built without an engine (for lesson sizes):
 
 ``explained_compare(n_tokens)`` is what a page run with "Explain" on records,
 as large as such a run gets: an ngram run (k=4) of random acceptances beside a
@@ -9,11 +15,23 @@ few letters, as a model's are.
 from __future__ import annotations
 
 import random
+from html.parser import HTMLParser
 
 from space.judge.checklist import ChecklistInputs, evaluate
 from space.records.target_view import Explanation, TargetView
 from space.records.trace import CompareRecord, make_compare
-from tests.helpers.traces import NGRAM, build_run, decode, prefill, step_anatomy, verify
+from tests.helpers.checklists import GOOD_NGRAM
+from tests.helpers.explained import make_explained
+from tests.helpers.traces import (
+    NGRAM,
+    build_run,
+    decode,
+    prefill,
+    step_anatomy,
+    verify,
+    views_baseline,
+)
+from vis.lesson_script import LESSON_JS
 
 K = 4
 WORDS = ("the", " value", " of", " x", " is", " returned", " when", " rows", " are", " empty",
@@ -77,3 +95,63 @@ def explained_compare(n_tokens: int, seed: int = 0, anatomy: bool = True) -> Com
     cmp.checklist = evaluate(ChecklistInputs(method="ngram", k=K, speedup_median=cmp.speedup,
                                              speedup_spread=(cmp.speedup, cmp.speedup)))
     return cmp
+
+
+def views_compare() -> CompareRecord:
+    """The views' explained run (every kind of token) beside its baseline, with a verdict."""
+    cmp = make_compare([views_baseline()], [make_explained()])
+    cmp.checklist = evaluate(ChecklistInputs(**GOOD_NGRAM))
+    return cmp
+
+
+class Page(HTMLParser):
+    """Every element, attribute and text run of a page, as a browser would parse it."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.scripts: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        self._in_script = tag == "script"
+
+    def handle_data(self, data):
+        if self._in_script:
+            self.scripts.append(data)
+
+    def handle_endtag(self, tag):
+        self._in_script = False
+
+
+def parse(page: str) -> Page:
+    p = Page()
+    p.feed(page)
+    p.close()
+    return p
+
+
+# What the lesson itself writes; anything else came from a trace.
+TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "dl", "dt",
+        "dd", "div", "main", "span", "p", "b", "em", "small", "button", "section", "aside", "ol",
+        "ul", "li", "code", "meter", "mark", "table", "thead", "tbody", "tr", "th", "td", "figure",
+        "figcaption", "svg", "rect", "line", "text", "footer", "script"}
+
+
+def problems(page: str) -> list[str]:
+    """Markup a visitor's text could have made: unknown elements, handlers, links, styles,
+    a second script, a data-step that is not a number."""
+    p = parse(page)
+    found = [f"{len(p.scripts)} scripts"] if p.scripts != [LESSON_JS] else []
+    for tag, attrs in p.tags:
+        if tag not in TAGS:
+            found.append(f"element <{tag}>")
+        for name, value in attrs.items():
+            if name.startswith("on") or name in ("href", "src", "srcdoc", "style", "autofocus",
+                                                 "action", "formaction", "xlink:href"):
+                found.append(f"attribute {name}={value!r} on <{tag}>")
+            if name in ("data-step", "data-base-step", "data-out", "data-pass",
+                        "data-note-step") and not (value or "").isdigit():
+                found.append(f"{name}={value!r}")
+    return found

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-from html.parser import HTMLParser
 
 import pytest
 
-from space.judge.checklist import ChecklistInputs, evaluate
 from space.records.notes import StepNotes
 from space.records.schema import load
-from space.records.trace import CompareRecord, dumps, make_compare
-from tests.helpers.checklists import GOOD_NGRAM
+from space.records.trace import CompareRecord, dumps
 from tests.helpers.explained import make_explained
 from tests.helpers.hostile import CANARY, hostile_compare, payload
-from tests.helpers.lessons import explained_compare
-from tests.helpers.traces import long_compare, views_baseline, with_anatomy
+from tests.helpers.lessons import explained_compare, parse, problems, views_compare
+from tests.helpers.traces import long_compare, with_anatomy
 from vis import emitting_step_indices
 from vis.lesson import MAX_LESSON_STEPS, LessonError, LessonInfo, lesson_html
 from vis.lesson_script import LESSON_JS, script_hash
@@ -26,66 +23,6 @@ from vis.lesson_svg import timeline_svg
 INFO = LessonInfo(exported_utc="2026-12-04 16:00 UTC", measured_utc="2026-12-04 15:00 UTC",
                   source="compare.json")
 MB = 10**6
-
-
-def views_compare() -> CompareRecord:
-    """The views' explained run (every kind of token) beside its baseline, with a verdict."""
-    cmp = make_compare([views_baseline()], [make_explained()])
-    cmp.checklist = evaluate(ChecklistInputs(**GOOD_NGRAM))
-    return cmp
-
-
-class Page(HTMLParser):
-    """Every element, attribute and text run of a page, as a browser would parse it."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.scripts: list[str] = []
-        self._in_script = False
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
-        self._in_script = tag == "script"
-
-    def handle_data(self, data):
-        if self._in_script:
-            self.scripts.append(data)
-
-    def handle_endtag(self, tag):
-        self._in_script = False
-
-
-def parse(page: str) -> Page:
-    p = Page()
-    p.feed(page)
-    p.close()
-    return p
-
-
-# What the lesson itself writes; anything else came from a trace.
-TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "dl", "dt",
-        "dd", "div", "main", "span", "p", "b", "em", "small", "button", "section", "aside", "ol",
-        "ul", "li", "code", "meter", "mark", "table", "thead", "tbody", "tr", "th", "td", "figure",
-        "figcaption", "svg", "rect", "line", "text", "footer", "script"}
-
-
-def problems(page: str) -> list[str]:
-    """Markup a visitor's text could have made: unknown elements, handlers, links, styles,
-    a second script, a data-step that is not a number."""
-    p = parse(page)
-    found = [f"{len(p.scripts)} scripts"] if p.scripts != [LESSON_JS] else []
-    for tag, attrs in p.tags:
-        if tag not in TAGS:
-            found.append(f"element <{tag}>")
-        for name, value in attrs.items():
-            if name.startswith("on") or name in ("href", "src", "srcdoc", "style", "autofocus",
-                                                 "action", "formaction", "xlink:href"):
-                found.append(f"attribute {name}={value!r} on <{tag}>")
-            if name in ("data-step", "data-base-step", "data-out", "data-pass",
-                        "data-note-step") and not (value or "").isdigit():
-                found.append(f"{name}={value!r}")
-    return found
 
 
 def test_the_checker_sees_unescaped_markup():
