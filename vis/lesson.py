@@ -38,7 +38,8 @@ from vis.text import dtype_words
 from vis.tokens import TOKEN_CSS, text_html, token_view_html
 
 # A lesson draws every step of its run. The page's runs have at most 1,024 output
-# tokens (about 1,030 steps); a 2,048-step lesson is about 10 MB (docs/lesson.md).
+# tokens (at most 1,025 steps); an explained lesson of 2,000 steps is about 16 MB
+# (benchmarks/lesson_size.py, docs/lesson.md).
 MAX_LESSON_STEPS = 2_048
 NOT_EXPLAINED = ("This run was not explained: the trace holds no target probabilities "
                  "(run with --explain, or with \u201cExplain each verification\u201d on in the "
