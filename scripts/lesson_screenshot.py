@@ -2,7 +2,7 @@
 the network blocked (docs/lesson.md's picture).
 
     python -m space lesson compare.json -o lesson.html --notes notes.json
-    python scripts/lesson_screenshot.py lesson.html docs/screenshots/lesson.png --steps 5
+    python scripts/lesson_screenshot.py lesson.html docs/screenshots/lesson.png --step 31
 
 Run it under the shared lock on a busy machine: it starts Chromium.
 """
@@ -21,7 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("lesson", type=Path)
     p.add_argument("png", type=Path)
-    p.add_argument("--steps", type=int, default=0, help="press the right arrow this many times")
+    p.add_argument("--step", type=int, default=None,
+                   help="open at this engine step (the lesson's #step=N address)")
     p.add_argument("--width", type=int, default=1300)
     p.add_argument("--height", type=int, default=1000)
     a = p.parse_args(argv)
@@ -34,9 +35,8 @@ def main(argv: list[str] | None = None) -> int:
             context.route("**", lambda r: r.continue_() if r.request.url.startswith("file://")
                           else r.abort())
             page = context.new_page()
-            page.goto(a.lesson.resolve().as_uri())
-            for _ in range(a.steps):
-                page.keyboard.press("ArrowRight")
+            at = "" if a.step is None else f"#step={a.step}"
+            page.goto(a.lesson.resolve().as_uri() + at)
             a.png.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(a.png))
         finally:

@@ -43,6 +43,7 @@ table{border-collapse:collapse}th,td{padding:2px 8px;text-align:left;vertical-al
 .lesson-baseline mark{background:rgba(213,94,0,.18);color:inherit}
 #lesson-controls{position:sticky;top:0;z-index:2;display:flex;gap:.6em;align-items:center;
   flex-wrap:wrap;padding:6px 0;margin-top:8px;background:Canvas;border-bottom:1px solid #8884}
+#lesson-controls[hidden]{display:none}
 #lesson-controls button{padding:4px 14px;border-radius:6px;border:1px solid #8888;
   background:rgba(0,114,178,.12);color:inherit;cursor:pointer;font-weight:600}
 #lesson-controls button[aria-pressed=true]{background:rgba(213,94,0,.18)}

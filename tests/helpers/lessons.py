@@ -66,7 +66,8 @@ def explained_compare(n_tokens: int, seed: int = 0, anatomy: bool = True) -> Com
     vocab = list(range(1000, 1000 + len(WORDS) * 20))
     text = {t: WORDS[(t - 1000) % len(WORDS)] for t in vocab}
     output = [rnd.choice(vocab) for _ in range(n_tokens)]
-    spec, views, i = [prefill(output[0], ms=20.0)], [None], 1
+    spec, i = [prefill(output[0], ms=20.0)], 1
+    views: list[list[TargetView]] = [[]]
     while i < n_tokens:
         accepted = rnd.randrange(K + 1)
         take = output[i:i + accepted + 1]
@@ -83,7 +84,7 @@ def explained_compare(n_tokens: int, seed: int = 0, anatomy: bool = True) -> Com
                                                      "device": "cpu", "cpu_model": "a CPU"},
                     token_text=text)
     for s, v in zip(run.steps, views, strict=True):
-        s.target_views = v or []
+        s.target_views = v
     run.explanation = Explanation(temperature=0.0, top_p=1.0, score_s=0.5,
                                   num_scored_tokens=len(prompt) + n_tokens)
     if anatomy:
