@@ -1,7 +1,8 @@
-"""``python -m space`` and the ``speclens`` command: app | trace | compare | sweep | tipping | traffic.
+"""``python -m space`` and the ``speclens`` command: app | trace | compare | sweep | tipping |
+traffic | lesson.
 
 ``app`` serves the web page (``python app.py``'s flags); trace, compare, sweep,
-tipping and traffic are the headless CLI (space/cli/main.py).
+tipping, traffic and lesson are the headless CLI (space/cli/main.py).
 """
 from __future__ import annotations
 

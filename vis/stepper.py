@@ -173,7 +173,8 @@ def _merged_words(run: RunTrace, step: StepRecord) -> str:
             "its tokens each emitted.")
 
 
-def _sentence(run: RunTrace, i: int) -> str:
+def step_sentence(run: RunTrace, i: int) -> str:
+    """``run.steps[i]`` in plain words (plain text: escape it for HTML)."""
     step = run.steps[i]
     head = f"Engine step {step.index}: "
     if step.kind == PREFILL:
@@ -210,7 +211,7 @@ def describe_step(run: RunTrace, i: int) -> dict[str, object]:
                         if unplaced and step.num_draft_tokens else _drafts_html(run, step)),
         "emitted_html": _emitted_html(run, merged_entries(step, offset) if unplaced
                                       else step_entries(step, offset)),
-        "sentence": _merged_words(run, step) if unplaced else _sentence(run, i),
+        "sentence": _merged_words(run, step) if unplaced else step_sentence(run, i),
         "why": explain_sentence(run, step),
         "top5_html": top5_chart_html(run, step) or no_target_view_html(run, step),
     }

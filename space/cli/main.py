@@ -1,4 +1,4 @@
-"""Headless CLI: ``python -m space trace|compare|sweep|tipping|traffic ...``.
+"""Headless CLI: ``python -m space trace|compare|sweep|tipping|traffic|lesson ...``.
 
 Bad input gets one line on stderr and exit code 2; nothing else is printed.
 
@@ -10,6 +10,7 @@ Bad input gets one line on stderr and exit code 2; nothing else is printed.
   python -m space app --port 7860                          the web page (python app.py's flags)
   python -m space tipping --pair cpu-bad-draft --plot tipping.png   speedup vs forced acceptance
   python -m space traffic prompts.jsonl --csv groups.csv --json traffic.json   your own prompts
+  python -m space lesson compare.json -o lesson.html --notes notes.json   one HTML file to teach from
 
 Installed (pip install -e .), the speclens command takes the same commands.
 """
@@ -97,6 +98,9 @@ def _parser() -> argparse.ArgumentParser:
     from space.cli.traffic import traffic_parser
 
     traffic_parser(sub, engine_flags)
+    from space.cli.lesson import lesson_parser
+
+    lesson_parser(sub)
     return p
 
 
@@ -221,6 +225,10 @@ def _sweep(a: argparse.Namespace, spec: EngineSpec, pair: ServerPair | None = No
 
 def main(argv: list[str] | None = None) -> int:
     a = _parser().parse_args(argv)
+    if a.cmd == "lesson":  # no engine: a file or a history entry in, one HTML file out
+        from space.cli.lesson import lesson
+
+        return lesson(a)
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO" if a.verbose else "ERROR")
     if not a.verbose:
         warnings.filterwarnings("ignore", category=FutureWarning)

@@ -33,7 +33,7 @@ from space.runs.servers import check_pair, page_compare
 from space.server.client import ServerError
 from space.server.compare import ServerPair
 from space.server.flags import pair_from_args
-from space.ui import datadir, inputs, panels, teaching, tipping_panel
+from space.ui import datadir, inputs, lesson_panel, panels, teaching, tipping_panel
 from space.ui.auth import LoginTable
 from space.ui.handlers import UI, Compare, Handlers
 from space.ui.history_panel import HistoryHandlers, build_history_panel, wire_history
@@ -123,6 +123,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             with gr.Tab("Step through"):
                 playback = teaching.build_playback()
                 stepper = panels.build_stepper()
+                lesson = lesson_panel.build_lesson_panel()
             with gr.Tab("Checklist"):
                 checklist = panels.build_checklist()
                 tipping_mini = gr.Plot(label="Tipping point on this machine",
@@ -157,6 +158,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
         engine_job = functools.partial(_engine_job, startup=startup, activity=activity)
         _wire(demo, ui, h, engine_job(h.run, ui.results.status), explain)
         teaching.wire(ui, h, playback)
+        lesson_panel.wire(ui, lesson)
         _wire_sweep(ui.controls, sweep, sh, engine_job(sh.sweep, sweep.status))
         _wire_tipping(demo, ui.controls, tipping, th, engine_job(th.measure, tipping.status))
         _wire_traffic(ui, traffic, trh, engine_job(trh.run, traffic.status),

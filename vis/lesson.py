@@ -1,0 +1,229 @@
+"""A lesson: one run as one self-contained HTML file, to step through anywhere.
+
+What the file holds (docs/lesson.md):
+- what was measured: machine, model pair, method, k, dtype, sampling, dates;
+- the prompt and the output in the token view (accepted, rejected, correction,
+  bonus, as on the page), the baseline's output and figures beside it;
+- the timeline of both runs as inline SVG (vis/lesson_svg.py), with the step
+  anatomy when the run has one;
+- the step-through (vis/lesson_steps.py): per step that emits tokens, the
+  drafts, the target's top 5 at each (explained runs), why each was kept or
+  dropped, and the teacher's note;
+- the checklist's verdict with its lines.
+
+It needs nothing else: no server, no network, no plotly.js. Its script
+(vis/lesson_script.py) is allowed by hash in a Content-Security-Policy that
+allows nothing else (no connection, no other script, no image but data:), so
+even a string that escaped its escaping could not run or fetch. Every string
+from the trace is escaped where it is written, as the page's views do.
+
+Pure: records in, one HTML string out.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from space.records.notes import StepNotes
+from space.records.run import SERVER
+from space.records.trace import CompareRecord, RunTrace
+from vis.anatomy import costs_table_html, has_anatomy
+from vis.checklist import checklist_html, format_value
+from vis.compare import compare_table
+from vis.lesson_script import LESSON_CSS, LESSON_JS, script_hash
+from vis.lesson_steps import esc, step_sections
+from vis.lesson_svg import SVG_CSS, timeline_svg
+from vis.stepper import emitting_step_indices
+from vis.text import dtype_words
+from vis.tokens import TOKEN_CSS, text_html, token_view_html
+
+# A lesson draws every step of its run. The page's runs have at most 1,024 output
+# tokens (at most 1,025 steps); an explained lesson of 2,000 steps is about 16 MB
+# (benchmarks/lesson_size.py, docs/lesson.md).
+MAX_LESSON_STEPS = 2_048
+NOT_EXPLAINED = ("This run was not explained: the trace holds no target probabilities "
+                 "(run with --explain, or with \u201cExplain each verification\u201d on in the "
+                 "page), so the drafts below show their fate without the target's top 5.")
+
+
+class LessonError(ValueError):
+    """A record a lesson cannot be made of; the message is one line."""
+
+
+@dataclass(frozen=True)
+class LessonInfo:
+    """What the trace does not say about itself: when, and from where."""
+
+    exported_utc: str                 # "2026-12-04 16:10 UTC"
+    measured_utc: str | None = None   # when the run was measured (the history knows; a file not)
+    source: str = ""                  # "run history #12", "compare.json"
+
+
+def _runs(record: RunTrace | CompareRecord) -> tuple[RunTrace, RunTrace | None]:
+    if isinstance(record, CompareRecord):
+        return record.speculative, record.baseline
+    return record, None
+
+
+def _csp() -> str:
+    """Nothing may load or connect; only the lesson's own script runs (by its hash)."""
+    return ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+            f"script-src {script_hash(LESSON_JS)}; base-uri 'none'; form-action 'none'")
+
+
+def _unstyled(fragment: str) -> str:
+    """A view's fragment without the ``<style>`` it carries for a gr.HTML: the lesson
+    has these rules once, in its head (they would repeat per step otherwise)."""
+    return fragment.replace(f"<style>{TOKEN_CSS}</style>", "")
+
+
+def _model(name: str | None) -> str:
+    return Path(name).name if name else "\u2014"
+
+
+def meta_rows(run: RunTrace, info: LessonInfo) -> list[tuple[str, str]]:
+    """(label, plain text) for the "what was measured" table."""
+    c, r = run.config, run.request
+    if c.source == SERVER:
+        machine = f"a vLLM {c.vllm_version or '?'} server (a server does not report its hardware)"
+    else:
+        machine = f"{c.cpu_model or 'CPU not recorded'} ({c.device})"
+    if c.draft_model:
+        draft = _model(c.draft_path or c.draft_model)
+    else:
+        draft = "none: n-gram lookup in the text so far" if c.method == "ngram" else "\u2014"
+    sampling = ", ".join(f"{name} {value}" for name, value in (
+        ("temperature", r.temperature), ("top-p", r.top_p), ("seed", r.seed),
+        ("max tokens", r.max_tokens)) if value is not None) or "not recorded"
+    rate = run.acceptance_rate
+    mal = run.mean_acceptance_length
+    return [
+        ("machine", machine),
+        ("model pair", f"target {_model(c.model_path or c.model)}, draft {draft}"),
+        ("method", c.method or "baseline (no speculation)"),
+        ("k (drafts per step)", str(int(c.k))),
+        ("dtype", dtype_words(c) or "not recorded"),
+        ("vLLM", c.vllm_version or "not recorded"),
+        ("sampling", sampling),
+        ("run", f"{len(run.output_token_ids)} output tokens in {len(run.steps)} engine steps; "
+                f"acceptance {'n/a' if rate is None else f'{rate:.1%}'}, mean acceptance "
+                f"length {'n/a' if mal is None else f'{mal:.2f}'}"),
+        ("measured", info.measured_utc or "not recorded in the trace"),
+        ("exported", info.exported_utc + (f" from {info.source}" if info.source else "")),
+    ]
+
+
+def _meta_html(run: RunTrace, info: LessonInfo) -> str:
+    items = "".join(f'<div data-meta="{esc(k)}"><dt>{esc(k)}</dt><dd>{esc(v)}</dd></div>'
+                    for k, v in meta_rows(run, info))
+    return f'<dl class="lesson-meta">{items}</dl>'
+
+
+def _baseline_text(cmp: CompareRecord) -> str:
+    """The baseline's output, its part after the first difference marked."""
+    base, d = cmp.baseline, cmp.first_divergence
+    if d is None or cmp.outputs_identical:
+        return text_html(base.text)
+    head = "".join(base.token_str(t) for t in base.output_token_ids[:d])
+    rest = "".join(base.token_str(t) for t in base.output_token_ids[d:])
+    return (f"{text_html(head) if head else ''}<mark data-diverge=\"{int(d)}\" "
+            f'title="from here on the outputs differ">{text_html(rest) if rest else "(end)"}</mark>')
+
+
+def _ratio(value: float) -> str:
+    return "\u2014" if value != value else f"{value:.2f}"  # NaN: a baseline figure of 0
+
+
+def _figures_html(cmp: CompareRecord) -> str:
+    rows = "".join(f"<tr><td>{esc(name)}</td><td>{row.baseline:,.2f}</td>"
+                   f"<td>{row.speculative:,.2f}</td><td>{_ratio(row.ratio)}</td></tr>"
+                   for name, row in compare_table(cmp).iterrows())
+    same = ("identical" if cmp.outputs_identical else
+            f"different from output token {int(cmp.first_divergence or 0)}")
+    return (f"<p><b>{cmp.speedup:.2f}x</b> TPOT speedup, <b>{cmp.e2e_speedup:.2f}x</b> end to end "
+            f"(medians over the measured runs); outputs {same}.</p>"
+            "<table><thead><tr><th></th><th>baseline</th><th>speculative</th>"
+            f"<th>ratio</th></tr></thead><tbody>{rows}</tbody></table>")
+
+
+def _baseline_html(record: RunTrace | CompareRecord) -> str:
+    if not isinstance(record, CompareRecord):
+        return ('<div class="lesson-baseline"><h2>Baseline</h2><p>This is a single speculative '
+                "run: there is no baseline run to compare with.</p></div>")
+    return ('<div class="lesson-baseline" id="lesson-baseline"><h2>Baseline beside it</h2>'
+            f"{_figures_html(record)}<p><b>The baseline's output</b> (one token per engine "
+            f'step)</p><div class="base-text">{_baseline_text(record)}</div></div>')
+
+
+def _checklist_html(record: RunTrace | CompareRecord) -> str:
+    if isinstance(record, CompareRecord) and record.checklist is not None:
+        c = record.checklist
+        lines = "".join(f"<li>{esc(ch.name)}: {esc(format_value(ch.value, ch.unit))}</li>"
+                        for ch in c.checks if ch.decisive)
+        decisive = f"<p>Decided by:</p><ul>{lines}</ul>" if lines else ""
+        return checklist_html(c) + decisive
+    return "<p>This record has no checklist: the verdict needs a comparison with a baseline.</p>"
+
+
+def _controls_html() -> str:
+    """Hidden until the script runs: without JavaScript every step is listed instead."""
+    return ('<div id="lesson-controls" hidden role="toolbar" aria-label="step through">'
+            '<button id="lesson-prev" type="button">\u25c0 Previous</button>'
+            '<button id="lesson-next" type="button">Next \u25b6</button>'
+            '<button id="lesson-play" type="button" aria-pressed="false">\u25b6 Play</button>'
+            '<span id="lesson-pos" aria-live="polite"></span>'
+            "<small>\u2190 \u2192 keys step \u00b7 click a token or a timeline bar to jump "
+            "there</small></div>")
+
+
+def check_size(record: RunTrace | CompareRecord) -> None:
+    """``LessonError`` (one line) for a run too long to draw every step of."""
+    n = len(_runs(record)[0].steps)
+    if n > MAX_LESSON_STEPS:
+        raise LessonError(f"too long for a lesson: {n:,} engine steps; a lesson draws every "
+                          f"step, at most {MAX_LESSON_STEPS:,}")
+
+
+def lesson_html(record: RunTrace | CompareRecord, notes: StepNotes | None = None,
+                info: LessonInfo | None = None) -> str:
+    """The lesson file's text (UTF-8 HTML) for ``record``, with ``notes`` at their steps."""
+    check_size(record)
+    run, baseline = _runs(record)
+    notes = notes or StepNotes()
+    info = info or LessonInfo(exported_utc="date not given")
+    title = " ".join(run.prompt.split())[:80] or "a run"
+    explained = any(s.target_views for s in run.steps)
+    anatomy = (f"<p><b>Median step costs</b></p>{costs_table_html(run, baseline)}"
+               if has_anatomy(run) else "")
+    steps = len(emitting_step_indices(run))
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{esc(_csp())}">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>SpecLens lesson: {esc(title)}</title>"
+        f"<style>{LESSON_CSS}{TOKEN_CSS}{SVG_CSS}</style></head><body>"
+        f"<header><h1>Speculative decoding, step by step</h1>{_meta_html(run, info)}</header>"
+        f"{_controls_html()}<main>"
+        '<div class="lesson-pair"><div class="lesson-left"><h2>The prompt</h2>'
+        f'<div class="lesson-prompt" id="lesson-prompt">{text_html(run.prompt)}</div>'
+        "<h2>The speculative run's output, token by token</h2>"
+        f'<div id="lesson-tokens" class="lesson-scroll">{_unstyled(token_view_html(run))}</div>'
+        f'</div><div class="lesson-right"><h2 id="steps">Step through ({steps} passes that '
+        "emit tokens)</h2>"
+        '<p class="nojs">Every pass is listed below in order; with JavaScript on, they are '
+        "shown one at a time, with Previous, Next, Play and the arrow keys.</p>"
+        + ("" if explained else f'<p class="lesson-unexplained">{esc(NOT_EXPLAINED)}</p>')
+        + f'<div id="lesson-steps">{step_sections(run, notes)}</div></div></div>'
+        f'<h2>Timeline</h2><div id="lesson-timeline">{timeline_svg(run, baseline)}</div>'
+        f"{anatomy}"
+        f'<div class="lesson-pair">{_baseline_html(record)}<div><h2>Is it worth it? The '
+        f'checklist</h2><div id="lesson-checklist">{_checklist_html(record)}</div></div></div>'
+        "</main><footer>Made with SpecLens: one file, no server, no network. Exported "
+        f"{esc(info.exported_utc)}.</footer>"
+        f"<script>{LESSON_JS}</script></body></html>\n")
+
+
+def lesson_bytes(record: RunTrace | CompareRecord, notes: StepNotes | None = None,
+                 info: LessonInfo | None = None) -> bytes:
+    """The lesson file as written: UTF-8."""
+    return lesson_html(record, notes, info).encode("utf-8")

@@ -1,0 +1,178 @@
+"""The lesson's step-through: one section per step that emits tokens.
+
+Each section says what the step did (vis/stepper.py's sentence and, for an
+explained run, the target's side from vis/explain.py), the teacher's note,
+every draft with its fate, why it was kept or dropped and the target's top 5
+at it, what the step emitted, and where its time went.
+
+Pure: trace in, HTML out. Every string from the trace or a note is escaped
+where it is written; numbers are formatted as numbers.
+"""
+from __future__ import annotations
+
+import html
+
+from space.records.notes import StepNotes
+from space.records.target_view import TargetView
+from space.records.trace import (
+    ACCEPTED,
+    CORRECTION,
+    REJECTED,
+    UNUSED,
+    RunTrace,
+    StepRecord,
+)
+from vis.explain import chosen_token, explain_sentence, ordinal, pct, prob_of, views_by_pos
+from vis.lesson_svg import step_parts_words
+from vis.server_notes import REJECTED_IDS, SENTENCES
+from vis.stepper import emitting_step_indices, step_sentence
+from vis.tokens import CONTAINER_CLASS, TokenEntry, step_entries, token_span, unreported_span
+
+FATE_WORDS = {ACCEPTED: "kept", REJECTED: "dropped", UNUSED: "unused"}
+
+
+def esc(value: object) -> str:
+    """Text for HTML, quotes included (safe in attributes too)."""
+    return html.escape(str(value), quote=True)
+
+
+def _q(run: RunTrace, token_id: int) -> str:
+    return repr(run.token_str(token_id))
+
+
+def draft_reason(run: RunTrace, step: StepRecord, j: int) -> str:
+    """Why draft ``j`` (0-based) of a verify step was kept or dropped, in plain text.
+
+    vLLM accepts drafts up to the first one the target turns down; the target's
+    own token replaces that one, and the drafts after it go with it (they were
+    conditioned on it). Greedy: a draft is kept iff it is the target's likeliest
+    token; sampled: with probability min(1, p / q).
+
+    Example (views_run, step 2): draft 1 ' 2' -> "dropped: the target gave it 7%
+    and put ',' (81%) in its place".
+    """
+    fate = step.draft_fates()[j]
+    view = views_by_pos(step).get(j)
+    sampled = run.explanation is not None and run.explanation.sampled
+    na = step.num_accepted_tokens
+    if fate == ACCEPTED:
+        if view is None:
+            return "kept: the target agreed with it"
+        if sampled:
+            a = view.acceptance_prob()
+            return (f"kept: the target gave it {pct(view.draft_prob)}; a draft is accepted with "
+                    f"probability min(1, p/q) = {'n/a' if a is None else pct(a)}")
+        return f"kept: the target's likeliest token too ({pct(view.draft_prob)})"
+    if fate == UNUSED:
+        reason = f" (finish reason: {run.finish_reason})" if run.finish_reason else ""
+        return f"unused: the output ended before it{reason}"
+    if j > na:
+        return (f"dropped: it came after the rejected {ordinal(na + 1)} draft "
+                f"{_q(run, step.draft_token_ids[na])}, so the target never checked it")
+    chosen = chosen_token(step)
+    put = f" and put {_q(run, chosen)}" if chosen is not None else ""
+    if view is None:
+        return f"dropped: the target disagreed{put} in its place"
+    p = prob_of(view, chosen) if chosen is not None else None
+    share = f" ({pct(p)})" if p is not None else (" (outside its top 5)" if chosen is not None
+                                                  else "")
+    if sampled:
+        a = view.acceptance_prob()
+        return (f"dropped: the target gave it {pct(view.draft_prob)}, accepted only with "
+                f"probability min(1, p/q) = {'n/a' if a is None else pct(a)}, and this time "
+                f"not{put}{share} in its place")
+    return f"dropped: the target gave it {pct(view.draft_prob)}{put}{share} in its place"
+
+
+def top5_html(run: RunTrace, step: StepRecord, view: TargetView) -> str:
+    """The target's top 5 at a verified draft, the drafted token marked (kept or
+    dropped) and, at the first rejected draft, the target's own token (chosen);
+    the drafted token below the five when it was not among them. Bars are
+    ``<meter>`` elements: nothing from the trace becomes a style."""
+    kept = view.draft_pos < step.num_accepted_tokens
+    chosen = chosen_token(step) if view.draft_pos == step.num_accepted_tokens else None
+
+    def row(token_id: int, p: float) -> str:
+        roles = [r for r, hit in (("drafted-kept" if kept else "drafted-dropped",
+                                   token_id == view.draft_token_id),
+                                  ("chosen", token_id == chosen)) if hit]
+        words = ", ".join(r.replace("-", ", ") for r in roles)
+        return (f'<li data-role="{esc(" ".join(roles) or "other")}" data-token="{int(token_id)}">'
+                f"<code>{esc(_q(run, token_id))}</code>"
+                f'<meter min="0" max="1" value="{min(max(p, 0.0), 1.0):.4f}"></meter>'
+                f"<span>{esc(pct(p))}</span><span>{esc(words)}</span></li>")
+
+    rows = [row(t, p) for t, p in zip(view.top_token_ids, view.top_probs, strict=False)]
+    if view.draft_token_id not in view.top_token_ids:
+        rows.append("<li>\u22ee</li>" + row(view.draft_token_id, view.draft_prob))
+    label = f"the target's top {len(view.top_token_ids)}"
+    return f'<ol class="top5" aria-label="{esc(label)}">{"".join(rows)}</ol>'
+
+
+def drafts_html(run: RunTrace, step: StepRecord) -> str:
+    """Every draft of a verify step: the token, its fate and why, the target's top 5."""
+    k = step.num_draft_tokens
+    if not k:
+        return ""
+    views = views_by_pos(step)
+    rows = []
+    for j, (d, fate) in enumerate(zip(step.draft_token_ids, step.draft_fates(), strict=True)):
+        chip = token_span(run, TokenEntry(fate, d, step.index, j + 1, k, None))
+        view = views.get(j)
+        rows.append(f'<li class="lesson-draft" data-draft="{j + 1}" data-fate="{esc(fate)}">'
+                    f'<span class="{CONTAINER_CLASS}">{chip}</span> '
+                    f'<b class="fate-{esc(fate)}">{esc(FATE_WORDS.get(fate, fate))}</b> '
+                    f"{esc(draft_reason(run, step, j).split(': ', 1)[-1])}"
+                    f"{top5_html(run, step, view) if view else ''}</li>")
+    n = step.num_unreported_draft_tokens  # a server's drafts without ids: counted only
+    if n:
+        fate = REJECTED if step.target_token_kind == CORRECTION else UNUSED
+        rows.append(f'<li class="lesson-draft" data-fate="{esc(fate)}">'
+                    f'<span class="{CONTAINER_CLASS}">{unreported_span(step.index, n, fate)}'
+                    f'</span> <b class="fate-{esc(fate)}">{esc(FATE_WORDS[fate])}</b> '
+                    f"{esc(SENTENCES[REJECTED_IDS])}</li>")
+    return f'<ol class="lesson-drafts">{"".join(rows)}</ol>'
+
+
+def _emitted(run: RunTrace, step: StepRecord) -> str:
+    spans = [token_span(run, e) for e in step_entries(step, step.output_offset)
+             if e.status != REJECTED]
+    body = "".join(spans) or "<em>nothing</em>"
+    return f'<div class="{CONTAINER_CLASS}"><div class="tok-body tok-chips">{body}</div></div>'
+
+
+def note_html(step: int, text: str) -> str:
+    """A teacher's note (plain text: escaped; line breaks kept by the CSS)."""
+    if not text:
+        return ""
+    return (f'<aside class="lesson-note" data-note-step="{int(step)}"><b>Teacher\'s note:</b> '
+            f"{esc(text)}</aside>")
+
+
+def step_section(run: RunTrace, i: int, position: int, count: int, note: str) -> str:
+    """The section of ``run.steps[i]``, pass ``position`` (0-based) of ``count``."""
+    step = run.steps[i]
+    n = int(step.index)
+    why = explain_sentence(run, step)
+    parts = step_parts_words(step)
+    drafts = drafts_html(run, step)
+    return (f'<section class="lesson-step" id="step-{n}" data-step="{n}" '
+            f'data-pass="{position + 1}" aria-label="Pass {position + 1} of {count}, '
+            f'engine step {n}">'
+            f"<h3>Pass {position + 1} of {count} \u00b7 engine step {n} \u00b7 "
+            f"{esc(step.kind)}</h3>"
+            f'<p class="lesson-sentence">{esc(step_sentence(run, i))}</p>'
+            + (f'<p class="lesson-why">{esc(why)}</p>' if why else "")
+            + note_html(n, note)
+            + (f"<p><b>Drafts</b></p>{drafts}" if drafts else "")
+            + f"<p><b>Emitted by this step</b></p>{_emitted(run, step)}"
+            + (f'<p class="lesson-parts">Where this step\'s time went: {esc(parts)}</p>'
+               if parts else "")
+            + "</section>")
+
+
+def step_sections(run: RunTrace, notes: StepNotes) -> str:
+    """Every emitting step's section, in order."""
+    indices = emitting_step_indices(run)
+    return "".join(step_section(run, i, p, len(indices), notes.get(run.steps[i].index))
+                   for p, i in enumerate(indices))
