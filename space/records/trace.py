@@ -17,9 +17,11 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol, TypeGuard, get_args
 
+from space.records import hooks
 from space.records.anatomy import StepAnatomy
 from space.records.anatomy import from_json as anatomy_from_json
 from space.records.anatomy import to_json as anatomy_json
+from space.records.counts import SpecCounts
 from space.records.run import RequestRecord, RunConfig
 from space.records.target_view import Explanation, TargetView
 from space.records.verdict import Checklist
@@ -201,6 +203,26 @@ class DraftCountDifference:
         return cls(steps, tokens, run.num_drafts, run.num_draft_tokens, reason)
 
 
+def vllm_counts(m: dict[str, Any] | None) -> SpecCounts | None:
+    """``RequestSpecDecodeMetrics`` (``TracedEngine._metrics_dict``) as counts: its
+    histogram holds, per number j of accepted drafts, the verify steps that
+    accepted j; position p was accepted by the steps with j > p.
+
+    Example:
+        >>> vllm_counts({"acceptance_histogram": [1, 0, 1, 0, 1], "num_draft_tokens": 12})
+        SpecCounts(accepted=6, drafted=12, drafts=3, accepted_per_position=(2, 2, 1, 1))
+    """
+    if not m:
+        return None
+    hist = m.get("acceptance_histogram") or m.get("histogram")
+    drafted = m.get("num_draft_tokens")
+    if not isinstance(hist, list) or not all(_is_count(h) for h in hist) or not _is_count(drafted):
+        return None
+    return SpecCounts(
+        accepted=sum(j * n for j, n in enumerate(hist)), drafted=drafted, drafts=sum(hist),
+        accepted_per_position=tuple(sum(hist[p + 1:]) for p in range(len(hist) - 1)))
+
+
 def _is_count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -280,6 +302,22 @@ class RunTrace:
         self.num_accepted_tokens_per_pos = [
             sum(1 for s in verify if s.num_accepted_tokens > p) for p in range(k)]
         self.num_placeholder_draft_tokens = sum(s.num_placeholder_draft_tokens for s in self.steps)
+        counts = self.vllm_counts if self.untraced else None
+        if counts is not None:  # no per-step trace: vLLM's own counts are the run's
+            self.num_drafts, self.num_draft_tokens = counts.drafts, counts.drafted
+            self.num_accepted_tokens = counts.accepted
+            self.num_accepted_tokens_per_pos = list(counts.accepted_per_position)
+
+    @property
+    def untraced(self) -> bool:
+        """True when the tracing scheduler was missing: the run has no steps, and its
+        counts are vLLM's per-request metrics (``space.records.hooks``)."""
+        return hooks.is_missing(self.config, hooks.TRACING_SCHEDULER)
+
+    @property
+    def vllm_counts(self) -> SpecCounts | None:
+        """vLLM's per-request spec-decode metrics as counts (None: it gave none)."""
+        return vllm_counts(self.vllm_spec_metrics)
 
     @property
     def draft_count_difference(self) -> DraftCountDifference | None:
