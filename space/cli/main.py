@@ -10,6 +10,7 @@ Bad input gets one line on stderr and exit code 2; nothing else is printed.
   python -m space app --port 7860                          the web page (python app.py's flags)
   python -m space tipping --pair cpu-bad-draft --plot tipping.png   speedup vs forced acceptance
   python -m space traffic prompts.jsonl --csv groups.csv --json traffic.json   your own prompts
+  python -m space doctor --json doctor.json                what works here, proved (docs/doctor.md)
 
 Installed (pip install -e .), the speclens command takes the same commands.
 """
@@ -97,6 +98,9 @@ def _parser() -> argparse.ArgumentParser:
     from space.cli.traffic import traffic_parser
 
     traffic_parser(sub, engine_flags)
+    from space.cli.doctor import doctor_parser
+
+    doctor_parser(sub)
     return p
 
 
@@ -226,6 +230,10 @@ def main(argv: list[str] | None = None) -> int:
         warnings.filterwarnings("ignore", category=FutureWarning)
     logging.basicConfig(level=logging.INFO if a.verbose else logging.WARNING,
                         format="%(message)s")
+    if a.cmd == "doctor":
+        from space.cli.doctor import doctor
+
+        return doctor(a)
     try:
         spec = spec_from_args(a)
         if a.record:
