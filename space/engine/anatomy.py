@@ -206,7 +206,8 @@ class StepClock:
     def states(self, speculative: bool) -> list[hooks.HookState]:
         """Whether each of the clock's hook points attached (``space.records.hooks``);
         the proposer timer only on a speculative engine."""
-        names = [hooks.CLOCK_FORWARD, hooks.CLOCK_SAMPLING, hooks.CLOCK_SCHEDULING]
+        names: list[hooks.HookName] = [hooks.CLOCK_FORWARD, hooks.CLOCK_SAMPLING,
+                                       hooks.CLOCK_SCHEDULING]
         if speculative:
             names.append(hooks.PROPOSER_TIMER)
         out = []

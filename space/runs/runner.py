@@ -70,7 +70,7 @@ def _explain(base: TracedEngine, run: RunTrace, req: RequestSpec,
     from space.engine.score import explain
     from space.records import hooks
 
-    state = next((h for h in base.hooks if h.name == hooks.WHY_REJECTED), None)
+    state = next((h for h in getattr(base, "hooks", ()) if h.name == hooks.WHY_REJECTED), None)
     if state is not None and not state.attached:  # the run keeps no target views
         log.warning("%s", state.sentence(base.config.vllm_version))
         return
