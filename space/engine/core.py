@@ -7,7 +7,6 @@ recorded, producing one ``RunTrace`` per request.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import itertools
 import logging
@@ -19,7 +18,6 @@ from typing import Any
 
 import torch
 from vllm import EngineArgs, SamplingParams
-from vllm.engine.llm_engine import LLMEngine
 from vllm.inputs import TokensPrompt
 from vllm.sampling_params import RequestOutputKind
 
@@ -28,6 +26,7 @@ from space.common.cancel import StepGuard
 from space.common.progress import Progress
 from space.engine import hardware, models, prompts
 from space.engine.anatomy import StepClock
+from space.engine.attach import build_engine, hook_states
 from space.engine.build import build_steps, token_texts
 from space.engine.compat import (
     fix_cpu_expand_kernel,
@@ -112,30 +111,12 @@ class TracedEngine:
 
     def _note_hooks(self) -> list[hooks.HookState]:
         """Read every hook's state into ``self.hooks`` and the runs' config."""
-        self.hooks = self._hook_states() if self.tracing else []
+        self.hooks = hook_states(self) if self.tracing else []
         self.config = self._config_record()
         for state in self.hooks:
             if not state.attached:
                 log.warning("%s", state.sentence(versions.public_vllm()))
         return self.hooks
-
-    def _hook_states(self) -> list[hooks.HookState]:
-        """Every hook point's state (``space.records.hooks``), in the doctor's order."""
-        from space.engine.score import why_rejected_state
-
-        states = [self._scheduler_state()]
-        if self.clock is not None:
-            states += self.clock.states(self.spec.is_speculative)
-        states.append(why_rejected_state(self.runner))
-        return states
-
-    def _scheduler_state(self) -> hooks.HookState:
-        if self._scheduler_why is not None:
-            return hooks.missing(hooks.TRACING_SCHEDULER, self._scheduler_why)
-        failure = getattr(self.scheduler, "failure", None)
-        if failure:
-            return hooks.missing(hooks.TRACING_SCHEDULER, f"recording stopped: {failure}")
-        return hooks.attached(hooks.TRACING_SCHEDULER)
 
     @property
     def recording(self) -> bool:
@@ -372,26 +353,6 @@ def _param_bytes(model) -> int:
                 seen.add(t.data_ptr())
                 total += t.numel() * t.element_size()
     return total
-
-
-def build_engine(args: EngineArgs, build: Callable[[EngineArgs], Any] | None = None
-                 ) -> tuple[Any, str | None]:
-    """The engine, and why the tracing scheduler is not in it (None: it is).
-
-    vLLM marks custom schedulers as non-public: a vLLM whose ``Scheduler``
-    changed may refuse ``TracingScheduler``. Then the engine is built with
-    vLLM's own scheduler and runs take their counts from vLLM's per-request
-    metrics (the second build costs a model load; only on that vLLM).
-    """
-    build = build or LLMEngine.from_engine_args
-    if args.scheduler_cls is not TracingScheduler:
-        return build(args), None
-    try:
-        return build(args), None
-    except Exception as exc:  # noqa: BLE001 - fail soft: build without the tracing scheduler
-        why = f"the engine refused TracingScheduler: {type(exc).__name__}: {exc}"
-        log.warning("%s; building with vLLM's own scheduler", why)
-        return build(dataclasses.replace(args, scheduler_cls=None)), why
 
 
 def engine_kwargs(spec: EngineSpec, model_path, draft_path: str | None,
