@@ -79,9 +79,10 @@ def problems(d: Any) -> list[str]:
         return ["not a JSON object"]
     out = [f"{key}: not an object" for key in ("machine", "vllm", "dtype")
            if not isinstance(d.get(key), dict)]
-    dtype = d.get("dtype") if isinstance(d.get("dtype"), dict) else {}
+    found = d.get("dtype")
+    dtype: dict[str, Any] = found if isinstance(found, dict) else {}
     out += [f"dtype.{k}: not a string" for k in ("value", "reason") if not isinstance(dtype.get(k), str)]
-    shapes = {"hooks": {"name": str, "state": str, "why": str},
+    shapes: dict[str, dict[str, type | tuple[type, ...]]] = {"hooks": {"name": str, "state": str, "why": str},
               "checks": {"name": str, "passed": (bool, type(None)), "detail": str},
               "methods": {"name": str, "available": bool, "why": str}}
     for key, shape in shapes.items():
@@ -145,7 +146,7 @@ def forward_check(runs: list[RunTrace]) -> Check:
     if not timed:
         return Check(FORWARD_TIMED, False, "no step carries a step anatomy")
     lacking = [f"{r.config.method or 'baseline'} step {s.index}" for r, s in timed
-               if not s.anatomy.has(FORWARD)]
+               if s.anatomy is not None and not s.anatomy.has(FORWARD)]
     if lacking:
         return Check(FORWARD_TIMED, False, f"{len(lacking)} of {len(timed)} timed steps "
                      f"have no forward part: {', '.join(lacking[:5])}")

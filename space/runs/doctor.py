@@ -73,7 +73,7 @@ def run(spec: EngineSpec | None = None, pool: EnginePool | None = None,
     return DoctorReport(
         machine=machine(), vllm=vllm_build(), dtype={"value": dtype.dtype, "reason": dtype.reason},
         hooks=states, checks=checks, methods=methods(gpu, hub_timeout_s),
-        date=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         elapsed_s=round(time.perf_counter() - t0, 1))
 
 
