@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from space.records import hooks
 from space.records.run import SERVER, RunConfig
 from space.records.trace import CompareRecord, RunTrace, busy_server_sentence, other_requests
 from space.records.verdict import Checklist
@@ -19,7 +20,13 @@ def describe_run(r: RunTrace) -> str:
     return (f"{r.text}\n---\n{config_words(r)}\n{len(r.output_token_ids)} tokens, {len(r.steps)} steps, "
             f"TTFT {r.ttft_s * 1e3:.0f} ms, TPOT {r.tpot_s * 1e3:.1f} ms, "
             f"{r.tokens_per_s:.1f} tok/s, acceptance {rate}, mean acceptance length {mal}"
-            f"{describe_explanation(r)}")
+            f"{describe_explanation(r)}{describe_missing_hooks(r.config)}")
+
+
+def describe_missing_hooks(config: RunConfig) -> str:
+    """One line per tracing hook that did not attach ('' when all did), each
+    saying what the run lacks for it (``space.records.hooks``)."""
+    return "".join(f"\nmissing: {line}" for line in hooks.missing_lines(config))
 
 
 def describe_explanation(r: RunTrace) -> str:
@@ -49,7 +56,8 @@ def describe_compare(c: CompareRecord) -> str:
     rate = c.speculative.acceptance_rate
     return (f"{head}\n{table}\nspeedup (TPOT) {c.speedup:.2f}x, end-to-end {c.e2e_speedup:.2f}x; "
             f"outputs {same}; acceptance "
-            f"{'n/a' if rate is None else f'{rate:.1%}'}{describe_explanation(c.speculative)}")
+            f"{'n/a' if rate is None else f'{rate:.1%}'}{describe_explanation(c.speculative)}"
+            f"{describe_missing_hooks(c.speculative.config)}")
 
 
 def describe_checklist(checklist: Checklist) -> str:

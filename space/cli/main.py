@@ -11,6 +11,7 @@ Bad input gets one line on stderr and exit code 2; nothing else is printed.
   python -m space tipping --pair cpu-bad-draft --plot tipping.png   speedup vs forced acceptance
   python -m space traffic prompts.jsonl --csv groups.csv --json traffic.json   your own prompts
   python -m space lesson compare.json -o lesson.html --notes notes.json   one HTML file to teach from
+  python -m space doctor --json doctor.json                what works here, proved (docs/doctor.md)
 
 Installed (pip install -e .), the speclens command takes the same commands.
 """
@@ -101,6 +102,9 @@ def _parser() -> argparse.ArgumentParser:
     from space.cli.lesson import lesson_parser
 
     lesson_parser(sub)
+    from space.cli.doctor import doctor_parser
+
+    doctor_parser(sub)
     return p
 
 
@@ -234,6 +238,10 @@ def main(argv: list[str] | None = None) -> int:
         warnings.filterwarnings("ignore", category=FutureWarning)
     logging.basicConfig(level=logging.INFO if a.verbose else logging.WARNING,
                         format="%(message)s")
+    if a.cmd == "doctor":
+        from space.cli.doctor import doctor
+
+        return doctor(a)
     try:
         spec = spec_from_args(a)
         apply_memory_budget(a)

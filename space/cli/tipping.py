@@ -35,6 +35,12 @@ def tipping_parser(sub, engine_flags: Callable[[argparse.ArgumentParser], None])
     s.add_argument("--json", metavar="PATH", help="write the curve as JSON")
     s.add_argument("--plot", metavar="PATH", help="write the figure: .html or .png")
     s.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
+    s.add_argument("--profile", metavar="RATES|FILE",
+                   help="force acceptance with per-position rates shaped like this profile: k "
+                        "comma-separated unconditional rates (0.8,0.6,0.4,0.2), or a trace / "
+                        "compare JSON whose speculative run's per-position acceptance is used "
+                        "(e.g. your workload's: compare --workload W --json F). Default: "
+                        "vLLM's acceptance length (minimum-variance schedule)")
     s.add_argument("--pair", help="a model-pair id (default: the bad draft, cpu-bad-draft's "
                                   "settings); ngram/suffix pairs get a derived curve")
     engine_flags(s)
@@ -57,9 +63,10 @@ def tipping(a: argparse.Namespace, spec: EngineSpec):
     except ValueError:
         raise ConfigError(f"--concurrency must be whole numbers, got {a.concurrency!r}") from None
     warn_if_untested(log)
+    profile = tp.check_profile(read_profile(a.profile), spec.k) if a.profile else None
     curve, path = tp.build_curve(spec, pair_id=a.pair, concurrencies=concurrencies,
                                  n_points=a.points, max_tokens=a.max_tokens,
-                                 repeats=a.repeats, progress=bar)
+                                 repeats=a.repeats, progress=bar, profile=profile)
     print(tp.describe(curve))
     print(f"cached {path}")
     if a.csv:
@@ -72,6 +79,30 @@ def tipping(a: argparse.Namespace, spec: EngineSpec):
         save_figure(tipping_figure(curve, a.axis), a.plot)
         print(f"wrote {a.plot}")
     return curve
+
+
+def read_profile(text: str) -> list[float]:
+    """``--profile``: comma-separated rates, or a saved trace / compare file."""
+    from pathlib import Path
+
+    if "," in text or not Path(text).is_file():
+        try:
+            return [float(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            raise ConfigError(f"--profile: comma-separated rates or a JSON file, got {text!r}") from None
+    from space.records.schema import load
+    from space.records.trace import CompareRecord
+    from space.runs import tipping as tp
+
+    try:
+        record = load(Path(text).read_text())
+    except (ValueError, OSError) as exc:  # TraceFormatError is a ValueError
+        raise ConfigError(f"--profile {text}: {exc}") from None
+    run = record.speculative if isinstance(record, CompareRecord) else record
+    profile = tp.profile_of([run]) if getattr(run, "speculative", False) else None
+    if not profile:
+        raise ConfigError(f"--profile {text}: no verified drafts to take a profile from")
+    return profile
 
 
 def grid(a: argparse.Namespace, spec: EngineSpec, plan: SweepPlan):

@@ -47,6 +47,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from space.records import hooks
 from space.records.anatomy import (
     FORWARD,
     PROPOSER,
@@ -127,6 +128,8 @@ class StepClock:
         self.hooked: list[str] = []  # what attach found
         self.parts: set[str] = set()  # the parts it times (a part whose hook is missing is not)
         self.untimed: list[str] = []  # hook points this vLLM lacks (their time is "other")
+        self.failed: dict[str, list[str]] = {}  # hook name -> "Owner.method: why" (not attached)
+        self.tried: set[str] = set()  # hook names attach tried
         self._undo: list[Callable[[], None]] = []  # what detach() runs
 
     @property
@@ -200,6 +203,23 @@ class StepClock:
         self._wrap(scheduler, "schedule", SCHEDULING, None)
         self._wrap(scheduler, "update_draft_token_ids", SCHEDULING, None)
 
+    def states(self, speculative: bool) -> list[hooks.HookState]:
+        """Whether each of the clock's hook points attached (``space.records.hooks``);
+        the proposer timer only on a speculative engine."""
+        names: list[hooks.HookName] = [hooks.CLOCK_FORWARD, hooks.CLOCK_SAMPLING,
+                                       hooks.CLOCK_SCHEDULING]
+        if speculative:
+            names.append(hooks.PROPOSER_TIMER)
+        out = []
+        for name in names:
+            if name in self.failed:
+                out.append(hooks.missing(name, "; ".join(self.failed[name])))
+            elif name not in self.tried:
+                out.append(hooks.missing(name, "this model runner has no such hook point"))
+            else:
+                out.append(hooks.attached(name))
+        return out
+
     def detach(self) -> None:
         """Give every wrapped object its own methods (and class) back, newest first."""
         while self._undo:
@@ -211,19 +231,34 @@ class StepClock:
     def _wrap(self, owner: Any, name: str, part: Part, sync: Callable[[], None] | None) -> None:
         """Route ``owner.name`` through a timed wrapper (``_patch``)."""
         label = f"{type(owner).__name__}.{name}"
+        hook = _HOOK_OF.get(part if isinstance(part, str) else "", hooks.CLOCK_SAMPLING)
+        self.tried.add(hook)
         if getattr(owner, name, None) is None:
-            log.warning("step anatomy: %s has no %s; that part shows as 'other'",
-                        type(owner).__name__, name)
+            why = f"{label}: {type(owner).__name__} has no {name}"
+        else:
+            try:
+                self._undo.append(_patch(owner, name, lambda f: _timed(self, f, part, sync)))
+            except Exception as exc:  # noqa: BLE001 - fail soft: the run goes on untimed there
+                # (TypeError: a built-in type's instance cannot change class)
+                why = f"{label}: {type(exc).__name__}: {exc}"
+            else:
+                why = ""
+        if why:
+            log.warning("step anatomy: cannot hook %s; that part shows as 'other'", why)
             self.untimed.append(label)
-            return
-        try:
-            self._undo.append(_patch(owner, name, lambda f: _timed(self, f, part, sync)))
-        except TypeError:  # a built-in type's instance cannot change class
-            log.warning("step anatomy: cannot hook %s; that part shows as 'other'", label)
-            self.untimed.append(label)
+            self.failed.setdefault(hook, []).append(why)
             return
         self.parts.update((SAMPLING, REJECTION) if callable(part) else (part,))
         self.hooked.append(label)
+
+
+# The hook (space.records.hooks) each part's wrappers belong to; the V1 ``_sample``
+# (a callable part: sampling or rejection) is the sampling hook.
+_HOOK_OF: dict[str, hooks.HookName] = {
+    FORWARD: hooks.CLOCK_FORWARD, SAMPLING: hooks.CLOCK_SAMPLING,
+    REJECTION: hooks.CLOCK_SAMPLING, SCHEDULING: hooks.CLOCK_SCHEDULING,
+    PROPOSER: hooks.PROPOSER_TIMER,
+}
 
 
 def _patch(owner: Any, name: str, wrap: Callable[[Callable], Callable]) -> Callable[[], None]:

@@ -19,7 +19,6 @@ from typing import Any
 
 import torch
 from vllm import EngineArgs, SamplingParams
-from vllm.engine.llm_engine import LLMEngine
 from vllm.inputs import TokensPrompt
 from vllm.sampling_params import RequestOutputKind
 
@@ -28,6 +27,7 @@ from space.common.cancel import StepGuard
 from space.common.progress import Progress
 from space.engine import hardware, models, prompts
 from space.engine.anatomy import StepClock
+from space.engine.attach import build_engine, hook_states
 from space.engine.build import build_steps, token_texts
 from space.engine.compat import (
     fix_cpu_expand_kernel,
@@ -38,6 +38,7 @@ from space.engine.compat import (
 from space.engine.hardware import on_gpu
 from space.engine.scheduler import TracingScheduler
 from space.observe.memory import EngineMemory
+from space.records import hooks
 from space.records.anatomy import PROPOSER
 from space.records.config import EngineSpec, RequestSpec, TracingSettings
 from space.records.run import IN_PROCESS, RequestRecord, RunConfig
@@ -72,7 +73,7 @@ class TracedEngine:
         guard_kernel_scan()
         fix_cpu_expand_kernel()
         fix_cpu_synthetic_kernels()
-        self.engine = LLMEngine.from_engine_args(self.args)
+        self.engine, self._scheduler_why = build_engine(self.args)
         _LIVE.add(self)
         self.build_s = time.perf_counter() - t0
         progress(1.0, f"{label} engine ready in {self.build_s:.1f} s")
@@ -80,17 +81,49 @@ class TracedEngine:
         self.scheduler = self.engine.engine_core.engine_core.scheduler
         self.runner = self.engine.engine_core.engine_core.model_executor \
             .driver_worker.worker.model_runner
+        self.clock: StepClock | None = None
+        self.proposer_timer: ProposerTimer | None = None
+        self._text_cache: dict[int, str] = {}
+        self.attach_hooks()
+
+    def attach_hooks(self, retry: bool = False) -> list[hooks.HookState]:
+        """Attach the tracing hooks (again: the old ones are taken off first) and
+        write whether each attached into ``self.config``. A hook that does not
+        attach is named with why; runs complete without it. ``retry``: let a
+        tracing scheduler that stopped recording record again."""
+        if self.clock is not None:
+            self.clock.detach()
+        recording = isinstance(self.scheduler, TracingScheduler)
+        if recording:
+            if retry:
+                self.scheduler.failure = None
+            self.scheduler.clock = None
+            self.scheduler.proposer_ran = None
         # Traced engines time every step's parts (the proposer among them); the
         # plain engine keeps only the proposer timer, as before.
-        self.clock = StepClock.attach(self.runner, self.scheduler) if tracing else None
+        self.clock = StepClock.attach(self.runner, self.scheduler) if self.tracing else None
         self.proposer_timer = (ProposerTimer.attach(self.runner)
-                               if spec.is_speculative and self.clock is None else None)
-        if self.clock is not None:
+                               if self.spec.is_speculative and self.clock is None else None)
+        if self.clock is not None and recording:
             self.scheduler.clock = self.clock
-            if spec.is_speculative and PROPOSER in self.clock.parts:
+            if self.spec.is_speculative and PROPOSER in self.clock.parts:
                 self.scheduler.proposer_ran = self.clock.proposer_ran
-        self._text_cache: dict[int, str] = {}
+        return self._note_hooks()
+
+    def _note_hooks(self) -> list[hooks.HookState]:
+        """Read every hook's state into ``self.hooks`` and the runs' config."""
+        self.hooks = hook_states(self) if self.tracing else []
         self.config = self._config_record()
+        for state in self.hooks:
+            if not state.attached:
+                log.warning("%s", state.sentence(versions.public_vllm()))
+        return self.hooks
+
+    @property
+    def recording(self) -> bool:
+        """Whether the tracing scheduler records steps (its hook attached and works)."""
+        return (self.tracing and isinstance(self.scheduler, TracingScheduler)
+                and self.scheduler.recording)
 
     def _config_record(self) -> RunConfig:
         """The configuration written into every trace (built once per engine)."""
@@ -111,7 +144,8 @@ class TracedEngine:
                               "enforce_eager": self.settings.enforce_eager,
                               "per_request_spec_decode_metrics":
                                   self.settings.per_request_spec_decode_metrics,
-                              "step_anatomy": self.clock.settings if self.clock else None})
+                              "step_anatomy": self.clock.settings if self.clock else None,
+                              "hooks": hooks.to_json(self.hooks)})
 
     def encode(self, req: RequestSpec) -> list[int]:
         return prompts.encode(self.tokenizer, req, self.spec.max_model_len)
@@ -148,7 +182,8 @@ class TracedEngine:
         elif len(encoded) != len(reqs):
             raise ValueError(f"{len(encoded)} encoded prompts for {len(reqs)} requests")
         req_ids = [f"sl-{next(_ids)}" for _ in reqs]
-        rec = self.scheduler.recorder if self.tracing else None
+        recording = self.recording
+        rec = self.scheduler.recorder if recording else None
         arrival = time.perf_counter()
         for rid, req, ids in zip(req_ids, reqs, encoded, strict=False):
             self.engine.add_request(rid, TokensPrompt(prompt_token_ids=ids),
@@ -156,6 +191,7 @@ class TracedEngine:
         finals: dict[str, list] = {rid: [] for rid in req_ids}
         times: dict[str, list[tuple]] = {rid: [] for rid in req_ids}  # t0, t1, propose_s, anatomy
         raws: dict[str, list] = {rid: [] for rid in req_ids}
+        out_s: dict[str, list[float]] = {rid: [] for rid in req_ids}  # ends of steps that emitted
         timer, clock = self.proposer_timer, self.clock
         guard = StepGuard(cancel, [r.prompt for r in reqs])
         try:
@@ -172,6 +208,8 @@ class TracedEngine:
                 anatomy = clock.take() if clock is not None else None
                 for out in outs:
                     finals[out.request_id].append(out)
+                    if out.outputs and out.outputs[0].token_ids:
+                        out_s[out.request_id].append(t1)
                 if rec is None:
                     continue
                 for internal_id, raw in rec.take_step():
@@ -185,7 +223,12 @@ class TracedEngine:
         except BaseException:
             self.engine.abort_request(req_ids)
             raise
-        return [self._finish(req, ids, arrival, finals[rid], build_steps(raws[rid], times[rid]))
+        if recording and not self.recording:  # the scheduler stopped recording in this run
+            self._note_hooks()  # the config now names it; no half-recorded steps
+            raws = {rid: [] for rid in req_ids}
+        return [self._finish(req, ids, arrival, finals[rid],
+                             build_steps(raws[rid], times[rid]) if self.recording else [],
+                             out_s[rid])
                 for rid, req, ids in zip(req_ids, reqs, encoded, strict=False)]
 
     def reset_prefix_cache(self) -> None:
@@ -201,12 +244,13 @@ class TracedEngine:
     def texts(self, ids: list[int]) -> dict[int, str]:
         return token_texts(self.tokenizer, ids, self._text_cache)
 
-    def _finish(self, req, ids, arrival, outs, steps) -> RunTrace:
+    def _finish(self, req, ids, arrival, outs, steps, out_s) -> RunTrace:
         out_ids = [t for o in outs for t in o.outputs[0].token_ids]
         last = outs[-1].outputs[0]
         text = "".join(o.outputs[0].text for o in outs)
-        first = next((s.end_s for s in steps if s.emitted_token_ids), None)
-        finish = steps[-1].end_s if steps else time.perf_counter()
+        # Without a trace (the tracing scheduler missing), the steps' outputs time it.
+        first = next((s.end_s for s in steps if s.emitted_token_ids), out_s[0] if out_s else None)
+        finish = steps[-1].end_s if steps else (out_s[-1] if out_s else time.perf_counter())
         metrics = getattr(last, "spec_decode_metrics", None)
         ids_seen = out_ids + [t for s in steps for t in s.draft_token_ids]
         return RunTrace(

@@ -68,24 +68,68 @@ class TracingScheduler(Scheduler):
     With a ``clock`` (the engine's step anatomy), ``update_from_output`` times
     vLLM's work as scheduling and its own recording apart, so that looking
     is never counted as vLLM's cost.
+
+    Fails soft: if reading vLLM's objects raises (a vLLM whose fields moved),
+    ``failure`` says why, recording stops, and vLLM's own methods go on as
+    if nothing were attached; the engine then takes the run's counts from
+    vLLM's per-request metrics (``space.records.hooks``).
     """
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.recorder = Recorder()
-        self.vocab_size = self.vllm_config.model_config.get_vocab_size()
+        self.failure: str | None = None  # why recording stopped (None: it records)
+        self.vocab_size = 0
+        self._guard(self._read_vocab)
         self.proposer_ran: Callable[[], bool] | None = None  # in the current engine step
         self._zero_filled: set[str] = set()  # requests whose pending drafts are zeros
         self.clock: StepClock | None = None  # set by the engine when it times step parts
 
+    @property
+    def recording(self) -> bool:
+        return self.failure is None
+
+    def _guard(self, fn: Callable, *args):
+        """``fn(*args)``, or None after recording why it raised (and stopping)."""
+        if self.failure is not None:
+            return None
+        try:
+            return fn(*args)
+        except Exception as exc:  # noqa: BLE001 - fail soft: vLLM's step must go on
+            self.failure = f"{getattr(fn, '__name__', 'recording')}: {type(exc).__name__}: {exc}"
+            log.warning("tracing scheduler stopped recording (%s); runs take their counts "
+                        "from vLLM's per-request metrics", self.failure)
+            self.recorder.new_in_step.clear()
+            return None
+
+    def _read_vocab(self) -> None:
+        self.vocab_size = self.vllm_config.model_config.get_vocab_size()
+
     def update_draft_token_ids(self, draft_token_ids) -> None:
         # Runs at the end of an engine step, after the model runner proposed (or not).
+        self._guard(self._note_zero_filled, draft_token_ids)
+        super().update_draft_token_ids(draft_token_ids)
+
+    def _note_zero_filled(self, draft_token_ids) -> None:
         skipped = self.proposer_ran is not None and not self.proposer_ran()
         self._zero_filled = set(draft_token_ids.req_ids) if skipped else set()
-        super().update_draft_token_ids(draft_token_ids)
 
     def update_from_output(self, scheduler_output, model_runner_output):
         t0 = time.perf_counter()
+        before = self._guard(self._read_before, scheduler_output, model_runner_output)
+        t1 = time.perf_counter()
+        result = super().update_from_output(scheduler_output, model_runner_output)
+        t2 = time.perf_counter()
+        if before is not None:
+            self._guard(self._record, scheduler_output, before)
+        if self.clock is not None:
+            self.clock.add(RECORDING, t0, t1)
+            self.clock.add(SCHEDULING, t1, t2)
+            self.clock.add(RECORDING, t2, time.perf_counter())
+        return result
+
+    def _read_before(self, scheduler_output, model_runner_output) -> dict:
+        """What the requests held before vLLM updates them (docs/vllm-hooks.md, D1)."""
         sampled = model_runner_output.sampled_token_ids
         index = model_runner_output.req_id_to_index
         before = {}
@@ -99,9 +143,10 @@ class TracingScheduler(Scheduler):
                 got = list(sampled[i]) if (sampled and i is not None) else []
                 before[req_id] = (req, len(req.output_token_ids),
                                   req.num_computed_tokens - n_sched, got)
-        t1 = time.perf_counter()
-        result = super().update_from_output(scheduler_output, model_runner_output)
-        t2 = time.perf_counter()
+        return before
+
+    def _record(self, scheduler_output, before: dict) -> None:
+        """One ``RawStep`` per request of the step, after vLLM's update."""
         for req_id, (req, n_out, computed, got) in before.items():
             drafts = scheduler_output.scheduled_spec_decode_tokens.get(req_id) or ()
             proposed, cause = self._proposed(req_id, drafts)
@@ -117,11 +162,6 @@ class TracingScheduler(Scheduler):
                 placeholder_cause=cause,
             )
             self.recorder.new_in_step.append((req_id, raw))
-        if self.clock is not None:
-            self.clock.add(RECORDING, t0, t1)
-            self.clock.add(SCHEDULING, t1, t2)
-            self.clock.add(RECORDING, t2, time.perf_counter())
-        return result
 
     def _proposed(self, req_id: str, drafts) -> tuple[list[int], str | None]:
         """The proposer's drafts among ``drafts``, and why any others are there."""

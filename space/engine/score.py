@@ -33,6 +33,7 @@ from vllm.inputs import TokensPrompt
 from vllm.sampling_params import RequestOutputKind
 from vllm.v1.sample.ops.topk_topp_sampler import apply_top_k_top_p_pytorch
 
+from space.records import hooks
 from space.records.target_view import GREEDY_EPS, TOP_N, Explanation, TargetView
 from space.records.trace import ACCEPTED, REJECTED, VERIFY, RunTrace
 
@@ -111,6 +112,18 @@ def _wanted(run: RunTrace) -> list[_Want]:
             if fate == ACCEPTED or (fate == REJECTED and j == s.num_accepted_tokens):
                 out.append(_Want(i, j, s.output_offset + j, s.draft_token_ids[j]))
     return out
+
+
+def why_rejected_state(runner) -> hooks.HookState:
+    """Whether ``explain`` can hook this engine: its runner's sampler has the
+    ``gather_logprobs`` that ``_hooked`` wraps (a V2 runner's sampler may not)."""
+    sampler = getattr(runner, "sampler", None)
+    if sampler is None:
+        return hooks.missing(hooks.WHY_REJECTED, f"{type(runner).__name__} has no sampler")
+    if not callable(getattr(sampler, "gather_logprobs", None)):
+        return hooks.missing(hooks.WHY_REJECTED,
+                             f"{type(sampler).__name__} has no gather_logprobs")
+    return hooks.attached(hooks.WHY_REJECTED)
 
 
 @contextlib.contextmanager

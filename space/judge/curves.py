@@ -32,6 +32,57 @@ from space.records.anatomy import KindCosts
 MEASURED = "measured"
 DERIVED = "derived from measured step costs"
 LOOKUP_METHODS = methods.names(lookup=True)  # curves derived from step costs
+
+# How a measured curve forced acceptance (vLLM's SpeculativeConfig takes one of two):
+# ``synthetic_acceptance_length`` tau, which vLLM turns into its minimum-variance
+# schedule [1]*n + [frac] + [0]*... (every step accepts floor or ceil of tau - 1
+# drafts), or ``synthetic_acceptance_rates``, unconditional per-position rates,
+# here a measured profile scaled to each tau (``shaped_rates``).
+LENGTH_FORM = "length"
+SHAPED_FORM = "rates"
+FORM_WORDS = {
+    LENGTH_FORM: "synthetic_acceptance_length: vLLM's minimum-variance schedule (the first "
+                 "tau - 1 positions always accepted, one partly, the rest never)",
+    SHAPED_FORM: "synthetic_acceptance_rates: per-position rates shaped like a measured profile, "
+                 "scaled to each tau",
+}
+PROFILE_FLOOR = 1e-3  # a position the profile never accepted still reaches 1 at tau = k + 1
+
+
+def shaped_rates(profile: list[float] | tuple[float, ...], length: float) -> list[float]:
+    """Unconditional per-position acceptance rates shaped like ``profile`` whose
+    mean acceptance length is ``length``: r_p = min(1, s * q_p), where q is the
+    profile made non-increasing (vLLM requires it) and floored at
+    ``PROFILE_FLOOR``, and s solves 1 + sum(r) = length (bisection: the sum
+    grows with s). tau = 1 gives all zeros, tau = k + 1 all ones.
+
+    Example: a profile measured on a workload (k = 4)
+        >>> shaped_rates([0.8, 0.6, 0.4, 0.2], 3.0)
+        [0.8, 0.6, 0.4, 0.2]
+        >>> shaped_rates([0.8, 0.6, 0.4, 0.2], 2.0)
+        [0.4, 0.3, 0.2, 0.1]
+        >>> shaped_rates([0.8, 0.6, 0.4, 0.2], 4.4)
+        [1.0, 1.0, 0.933333, 0.466667]
+    """
+    k = len(profile)
+    if k == 0 or not all(0.0 <= p <= 1.0 for p in profile):
+        raise ValueError(f"a profile is k rates in [0, 1], got {list(profile)}")
+    if not 1.0 <= length <= k + 1:
+        raise ValueError(f"mean acceptance length must be in [1, {k + 1}], got {length}")
+    q, low = [], 1.0
+    for p in profile:
+        low = min(low, max(p, PROFILE_FLOOR))
+        q.append(low)
+    want = length - 1.0
+
+    def total(s: float) -> float:
+        return sum(min(1.0, s * x) for x in q)
+
+    lo, hi = 0.0, 1.0 / q[-1]  # total(hi) == k
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if total(mid) < want else (lo, mid)
+    return [round(min(1.0, hi * x), 6) for x in q]
 MODEL_GRID_POINTS = 21  # taus per concurrency at which the model curve is tabulated
 
 
@@ -106,6 +157,9 @@ class TippingCurve:
     step_costs: list[StepCosts] = field(default_factory=list)
     source: str | None = None   # DERIVED: the measured curve whose step costs it uses
     note: str = ""
+    # How acceptance was forced (FORM_WORDS); the profile the rates were shaped like.
+    acceptance_form: str = LENGTH_FORM  # files from before it was recorded used the length
+    acceptance_profile: list[float] | None = None
 
     @property
     def concurrencies(self) -> list[int]:

@@ -17,6 +17,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol, TypeGuard, get_args
 
+from space.records import hooks
 from space.records.anatomy import StepAnatomy
 from space.records.anatomy import from_json as anatomy_from_json
 from space.records.anatomy import to_json as anatomy_json
@@ -351,10 +352,17 @@ class RunTrace:
         self.num_placeholder_draft_tokens = sum(s.num_placeholder_draft_tokens for s in self.steps)
 
     @property
+    def untraced(self) -> bool:
+        """True when the tracing scheduler was missing: the run has no steps, and its
+        counts are vLLM's per-request metrics (``space.records.hooks``)."""
+        return hooks.is_missing(self.config, hooks.TRACING_SCHEDULER)
+
+    @property
     def counts(self) -> SpecCounts:
-        """The run's counts from ``counts_from``; vLLM's metrics when they hold none
-        (a hand-made file) fall back to the steps."""
-        if self.counts_from == FROM_VLLM_METRICS:
+        """The run's counts from ``counts_from``, or from vLLM's metrics when the
+        tracing scheduler was missing (``untraced``: no steps were recorded); vLLM's
+        metrics that hold no counts (a hand-made file) fall back to the steps."""
+        if self.counts_from == FROM_VLLM_METRICS or self.untraced:
             c = SpecCounts.from_vllm_metrics(self.vllm_spec_metrics)
             if c is not None:
                 return c

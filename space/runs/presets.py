@@ -40,7 +40,7 @@ _WORKLOAD_KEYS = {"id", "title", "reason", "temperature", "max_tokens", "prompts
                   "concurrency", "note"}
 _PROMPT_KEYS = {"id", "text", "source", "source_file"}
 _PAIR_KEYS = {"id", "title", "target", "method", "draft", "k", "speculative", "needs_gpu",
-              "note"}
+              "note", "memory_gib", "fits"}
 
 
 class PresetError(ValueError):
@@ -93,6 +93,12 @@ class ModelPair:
     note: str                   # what the pair shows; for GPU pairs, why it is off on CPU
     draft: str | None = None    # draft model / head: "default-truncated" or a hub id
     speculative: dict[str, Any] = field(default_factory=dict)  # more vLLM speculative_config keys
+    # GPU memory an in-process compare holds: the baseline and the speculative engine,
+    # each with the target's weights and KV for one 32k-token sequence (the draft's
+    # weights and KV on the speculative one). An estimate from parameter counts and
+    # layer shapes, not a reading: None where not stated.
+    memory_gib: float | None = None
+    fits: tuple[str, ...] = ()  # GPUs that hold ``memory_gib`` (and run the weights' format)
 
     @property
     def requires(self) -> tuple[str, ...]:
@@ -280,4 +286,19 @@ def _parse_pair(d: Any, where: str) -> ModelPair:
         id=_field(d, "id", str, where), title=_field(d, "title", str, where),
         target=_field(d, "target", str, where), method=method, k=k,
         needs_gpu=_field(d, "needs_gpu", bool, where), note=_field(d, "note", str, where),
-        draft=draft, speculative=speculative)
+        draft=draft, speculative=speculative, memory_gib=_memory(d, where),
+        fits=_fits(d, where))
+
+
+def _memory(d: dict, where: str) -> float | None:
+    gib = _field(d, "memory_gib", (int, float), where, None)
+    if gib is not None and (isinstance(gib, bool) or not 0 < gib < 10_000):
+        raise PresetError(f"{where}: memory_gib must be a positive number of GiB, got {gib!r}")
+    return None if gib is None else float(gib)
+
+
+def _fits(d: dict, where: str) -> tuple[str, ...]:
+    fits = _field(d, "fits", list, where, [])
+    if not all(isinstance(g, str) and g.strip() for g in fits):
+        raise PresetError(f"{where}: fits must be a list of GPU names")
+    return tuple(fits)

@@ -68,7 +68,12 @@ def _explain(base: TracedEngine, run: RunTrace, req: RequestSpec,
              progress: Progress | None) -> None:
     """What the target thought of each draft (space/engine/score.py); never timed."""
     from space.engine.score import explain
+    from space.records import hooks
 
+    state = next((h for h in getattr(base, "hooks", ()) if h.name == hooks.WHY_REJECTED), None)
+    if state is not None and not state.attached:  # the run keeps no target views
+        log.warning("%s", state.sentence(base.config.vllm_version))
+        return
     if progress:
         progress(1.0, "scoring the drafts with the target (after the timed runs)")
     explain(base, run, req.temperature, req.top_p)

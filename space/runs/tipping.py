@@ -61,11 +61,41 @@ def acceptance_lengths(k: int, n: int = DEFAULT_POINTS) -> list[float]:
     return [round(1.0 + k * i / (n - 1), 6) for i in range(n)]
 
 
-def synthetic_spec(spec: EngineSpec, length: float) -> EngineSpec:
-    """``spec`` with vLLM's synthetic rejection sampler at mean acceptance length ``length``."""
+def synthetic_spec(spec: EngineSpec, length: float,
+                   profile: Sequence[float] | None = None) -> EngineSpec:
+    """``spec`` with vLLM's synthetic rejection sampler at mean acceptance length
+    ``length``: as a length (vLLM's minimum-variance schedule), or with a
+    per-position ``profile`` (k unconditional rates) as rates of that shape
+    (``space.judge.curves.shaped_rates``)."""
     keep = tuple((key, v) for key, v in spec.extra_speculative if key not in SYNTHETIC_VLLM_KEYS)
+    forced: tuple[str, object] = (
+        ("synthetic_acceptance_length", float(length)) if profile is None
+        else ("synthetic_acceptance_rates", tuple(curves.shaped_rates(list(profile), length))))
     return dataclasses.replace(spec, extra_speculative=keep + (
-        ("rejection_sample_method", "synthetic"), ("synthetic_acceptance_length", float(length))))
+        ("rejection_sample_method", "synthetic"), forced))
+
+
+def check_profile(profile: Sequence[float] | None, k: int) -> list[float] | None:
+    """A per-position profile for k drafts: k rates in [0, 1] (None: none given)."""
+    if profile is None:
+        return None
+    out = [float(p) for p in profile]
+    if len(out) != k or not all(0.0 <= p <= 1.0 for p in out):
+        raise ConfigError(f"an acceptance profile is {k} rates in [0, 1] (one per draft "
+                          f"position, k = {k}), got {out}")
+    return out
+
+
+def profile_of(runs: Sequence[RunTrace]) -> list[float] | None:
+    """The measured per-position profile of some runs: verify steps that accepted
+    position p over all verify steps (vLLM's unconditional per-position rate),
+    pooled as a ratio of totals; None when nothing was verified."""
+    drafts = sum(r.num_drafts for r in runs)
+    if not drafts:
+        return None
+    k = max(len(r.num_accepted_tokens_per_pos) for r in runs)
+    return [round(sum(r.num_accepted_tokens_per_pos[p] for r in runs
+                      if p < len(r.num_accepted_tokens_per_pos)) / drafts, 6) for p in range(k)]
 
 
 def vllm_version() -> str:
@@ -125,9 +155,12 @@ def step_costs(concurrency: int, bases: list[RunTrace], specs: list[RunTrace]) -
 def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CONCURRENCIES,
                   n_points: int = DEFAULT_POINTS, max_tokens: int = DEFAULT_MAX_TOKENS,
                   repeats: int = DEFAULT_REPEATS, pool=None, pair_id: str | None = None,
-                  progress: Progress | None = None) -> curves.TippingCurve:
-    """Speedup at ``n_points`` forced acceptance lengths, at each concurrency."""
+                  progress: Progress | None = None,
+                  profile: Sequence[float] | None = None) -> curves.TippingCurve:
+    """Speedup at ``n_points`` forced acceptance lengths, at each concurrency;
+    with a per-position ``profile``, each length is forced as rates of its shape."""
     _check(spec, concurrencies, repeats, max_tokens)
+    profile = check_profile(profile, spec.k)
     lengths = acceptance_lengths(spec.k, n_points)
     from space.engine import TracedEngine
     from space.runs import runner  # imports vLLM
@@ -145,7 +178,7 @@ def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CO
         for i, length in enumerate(lengths):
             progress(i / len(lengths), f"point {i + 1}/{len(lengths)}: building an engine "
                                        f"that accepts {length:.2f} tokens per step")
-            engine = TracedEngine(synthetic_spec(spec, length))
+            engine = TracedEngine(synthetic_spec(spec, length, profile))
             try:
                 for c in concurrencies:
                     progress((i + 0.5) / len(lengths),
@@ -163,7 +196,9 @@ def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CO
         vllm_version=vllm_version(),
         date=dt.datetime.now().isoformat(timespec="seconds"), max_tokens=max_tokens,
         repeats=repeats, pair_id=pair_id, points=points,
-        step_costs=[step_costs(c, all_bases[c], all_specs[c]) for c in concurrencies])
+        step_costs=[step_costs(c, all_bases[c], all_specs[c]) for c in concurrencies],
+        acceptance_form=curves.LENGTH_FORM if profile is None else curves.SHAPED_FORM,
+        acceptance_profile=profile)
 
 
 def _alternate(base, engine, concurrency: int, max_tokens: int, repeats: int):
@@ -220,7 +255,8 @@ def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
                 concurrencies: Sequence[int] = DEFAULT_CONCURRENCIES,
                 n_points: int = DEFAULT_POINTS, max_tokens: int = DEFAULT_MAX_TOKENS,
                 repeats: int = DEFAULT_REPEATS, progress: Progress | None = None,
-                folder=None, pool=None, job: Job | None = None):
+                folder=None, pool=None, job: Job | None = None,
+                profile: Sequence[float] | None = None):
     """Measure (model-based pair) or derive (lookup pair) a curve and cache it;
     ``job`` then hears ``TippingMeasured``.
 
@@ -244,7 +280,7 @@ def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
     else:
         curve = measure_curve(spec, concurrencies=concurrencies, n_points=n_points,
                               max_tokens=max_tokens, repeats=repeats, pool=pool,
-                              pair_id=pair_id, progress=progress)
+                              pair_id=pair_id, progress=progress, profile=profile)
     path = curve_cache.save(curve, folder)
     job = job_or_default(job)
     job.publish(TippingMeasured(curve, curve.label, spec, job.origin))
@@ -254,6 +290,10 @@ def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
 def describe(curve: curves.TippingCurve) -> str:
     """The curve's points and break-evens, for the terminal."""
     lines = [f"{curve.label} ({curve.kind}, {curve.date})"]
+    if curve.kind == curves.MEASURED:
+        form = curves.FORM_WORDS.get(curve.acceptance_form, curve.acceptance_form)
+        shape = f" {curve.acceptance_profile}" if curve.acceptance_profile else ""
+        lines.append(f"acceptance forced as {form}{shape}")
     if curve.points:
         lines.append(f"{'conc':>5}{'asked':>7}{'tau':>7}{'rate':>7}{'speedup':>9}"
                      f"{'spread':>13}{'base ms':>9}{'spec ms':>9}")

@@ -19,6 +19,7 @@ import pandas as pd
 
 import vis
 from space.observe.memory import EngineMemory, EngineReading, GpuMemory, PoolBudget, SystemMemory
+from space.records import hooks
 from space.records.run import RunConfig
 from space.records.trace import CompareRecord, RunTrace, StepRecord, dumps
 from space.ui import datadir
@@ -70,7 +71,8 @@ def render(record: Record) -> RecordViews:
     first = vis.emitting_step_indices(run)[:1]  # the step-through opens on it
     return RecordViews(
         token_html=cut_note(run) + vis.token_view_html(head(run)),
-        compare_html=_compare_html(cmp) if cmp is not None else NO_BASELINE,
+        compare_html=missing_hooks_html(run) + (_compare_html(cmp) if cmp is not None
+                                                else NO_BASELINE),
         compare_table=compare_display_table(cmp) if cmp is not None else None,
         timeline=vis.timeline_figure(run, baseline,
                                      run.steps[first[0]].index if first else None),
@@ -83,6 +85,16 @@ def render(record: Record) -> RecordViews:
         summary=text.summary(record),
         draft_probs=draft_probability_figure(run),
     )
+
+
+def missing_hooks_html(run: RunTrace) -> str:
+    """The tracing hooks that did not attach for this run, one escaped line each
+    ('' when all did): what the page lacks, and why."""
+    lines = hooks.missing_lines(run.config)
+    if not lines:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    return f'<div class="speclens-missing-hooks"><p><b>Not traced here</b></p><ul>{items}</ul></div>'
 
 
 def head(run: RunTrace, max_steps: int = TOKEN_VIEW_STEPS) -> RunTrace:

@@ -143,3 +143,28 @@ def test_the_methods_table_speaks_vllms_config(vllm_spec_fields):
     assert set(METHODS) <= vllm_methods
     keys = {k for row in METHODS.values() for k in row.vllm_keys} | set(SYNTHETIC_VLLM_KEYS)
     assert keys <= set(vllm_spec_fields), keys - set(vllm_spec_fields)
+
+
+@pytest.mark.parametrize("pair", GPU_PAIRS, ids=lambda p: p.id)
+def test_gpu_pairs_state_their_memory_and_the_gpus_that_hold_it(pair):
+    """Each GPU pair says what an in-process compare holds and which GPUs fit it;
+    every GPU named has that much memory (its name carries its GB)."""
+    import re
+
+    assert pair.memory_gib and pair.fits, pair.id
+    for gpu in pair.fits:
+        gb = int(re.search(r"(\d+) GB", gpu).group(1))
+        assert pair.memory_gib * 2**30 / 1e9 <= gb, (pair.id, gpu)
+    if pair.method in ("draft_model", "eagle3"):  # hub checkpoints: what is not checked is said
+        assert "Not checked here (no hub access)" in pair.note
+
+
+def test_the_blackwell_pairs_are_there():
+    by_id = {p.id: p for p in GPU_PAIRS}
+    nvfp4 = by_id["gpu-qwen3-32b-nvfp4-0.6b"]
+    assert (nvfp4.target, nvfp4.draft) == ("RedHatAI/Qwen3-32B-NVFP4", "Qwen/Qwen3-0.6B")
+    assert all("Blackwell" in g or "B200" in g for g in nvfp4.fits)
+    assert any("RTX PRO 6000" in g for g in nvfp4.fits)
+    heads = {p.draft for p in GPU_PAIRS if p.method == "eagle3"}
+    assert {"RedHatAI/gpt-oss-120b-speculator.eagle3", "RedHatAI/Qwen3-8B-speculator.eagle3",
+            "RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3"} <= heads

@@ -121,6 +121,9 @@ def test_workload_validation_errors(tmp_path, overrides, message):
     ({"k": 0}, "k must be"),
     ({"needs_gpu": "no"}, "'needs_gpu' has the wrong type"),
     ({"speculative": {"prompt_lookup_min": 5, "prompt_lookup_max": 2}}, "prompt_lookup_min"),
+    ({"memory_gib": -3}, "memory_gib must be"),
+    ({"memory_gib": True}, "'memory_gib' has the wrong type"),
+    ({"fits": ["H100 80 GB", ""]}, "fits must be"),
 ])
 def test_model_pair_validation_errors(tmp_path, entry, message):
     pair = {"id": "p", "title": "P", "target": "default", "method": "ngram", "k": 4,

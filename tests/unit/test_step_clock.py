@@ -299,3 +299,20 @@ def test_every_v2_path_goes_through_a_hook_in_the_cuda_wheels_source():
         for owner, name, _part in V1_HOOKS:
             if not owner:
                 assert name not in methods, name
+
+
+def test_each_clock_hook_states_whether_it_attached_and_why_not():
+    """Issue 30: every hook point attaches or says why; a failed wrap never raises."""
+    from space.records import hooks
+
+    clock, _, _ = _v2()
+    assert all(s.attached for s in clock.states(speculative=True))
+    assert [s.name for s in clock.states(speculative=False)] == [
+        hooks.CLOCK_FORWARD, hooks.CLOCK_SAMPLING, hooks.CLOCK_SCHEDULING]
+    # a sampler whose class cannot change, and a runner without a speculator
+    clock, _, _ = _v2(sampler=functools.partial(lambda logits, batch: "sampled"), speculator=None)
+    states = {s.name: s for s in clock.states(speculative=True)}
+    assert states[hooks.CLOCK_SAMPLING].state == hooks.MISSING
+    assert "partial.__call__: TypeError" in states[hooks.CLOCK_SAMPLING].why
+    assert states[hooks.PROPOSER_TIMER].why == "this model runner has no such hook point"
+    assert states[hooks.CLOCK_FORWARD].attached and states[hooks.CLOCK_SCHEDULING].attached

@@ -1,0 +1,98 @@
+"""Whether each of SpecLens's hooks into vLLM attached, and why not (pure).
+
+Tracing reads vLLM internals (docs/vllm-hooks.md). Each hook point attaches
+or says why it did not, and a run completes either way: what the missing
+hook would have measured is absent (None, or 'other' in the step anatomy),
+never made up. The engine writes its states into every trace's
+``config.tracing_settings["hooks"]``; the page, the CLI and ``doctor`` read
+them from there.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any, Final, Literal, get_args
+
+HookName = Literal["tracing scheduler", "step clock: forward", "step clock: sampling",
+                   "step clock: scheduling", "proposer timer", "why-rejected hook"]
+TRACING_SCHEDULER: Final = "tracing scheduler"
+CLOCK_FORWARD: Final = "step clock: forward"
+CLOCK_SAMPLING: Final = "step clock: sampling"
+CLOCK_SCHEDULING: Final = "step clock: scheduling"
+PROPOSER_TIMER: Final = "proposer timer"
+WHY_REJECTED: Final = "why-rejected hook"
+HOOK_NAMES: tuple[HookName, ...] = get_args(HookName)
+
+HookStateName = Literal["attached", "missing"]
+ATTACHED: Final = "attached"
+MISSING: Final = "missing"
+
+# What a run loses when the hook is missing, in the page's words.
+CONSEQUENCE: dict[str, str] = {
+    TRACING_SCHEDULER: "no per-step trace; the run's counts are vLLM's own per-request "
+                       "metrics (placeholder drafts included)",
+    CLOCK_FORWARD: "the target's forward pass is in 'other' in the step anatomy",
+    CLOCK_SAMPLING: "sampling and rejection are in 'other' in the step anatomy",
+    CLOCK_SCHEDULING: "scheduling is in 'other' in the step anatomy",
+    PROPOSER_TIMER: "the proposer's time is not measured (propose time 0, drafter-skipped "
+                    "slots not told apart)",
+    WHY_REJECTED: "--explain cannot score drafts (no target views)",
+}
+
+
+@dataclass(frozen=True)
+class HookState:
+    """One hook point: ``attached``, or ``missing`` with ``why`` (one line).
+
+    Example: HookState("step clock: sampling", "missing",
+    "V2 GPUModelRunner has no sampler on vLLM 0.34.0")."""
+
+    name: HookName
+    state: HookStateName
+    why: str = ""
+
+    @property
+    def attached(self) -> bool:
+        return self.state == ATTACHED
+
+    def sentence(self, vllm_version: str | None = None) -> str:
+        """'step clock: forward did not attach on vLLM 0.34.0 (why); the target's ...'"""
+        on = f" on vLLM {vllm_version}" if vllm_version else ""
+        why = f" ({self.why})" if self.why else ""
+        return f"{self.name}: did not attach{on}{why}; {CONSEQUENCE.get(self.name, '')}".rstrip("; ")
+
+
+def attached(name: HookName) -> HookState:
+    return HookState(name, ATTACHED)
+
+
+def missing(name: HookName, why: str) -> HookState:
+    return HookState(name, MISSING, " ".join(why.split()))  # one line
+
+
+def to_json(states: Iterable[HookState]) -> list[dict[str, str]]:
+    return [asdict(s) for s in states]
+
+
+def from_config(config: Any) -> list[HookState]:
+    """The hook states a run's ``RunConfig`` carries (empty: recorded before them,
+    a server run, or a hand-made file)."""
+    settings = getattr(config, "tracing_settings", None) or {}
+    out = []
+    for d in settings.get("hooks") or []:
+        if isinstance(d, dict) and d.get("name") in HOOK_NAMES and d.get("state") in (ATTACHED, MISSING):
+            out.append(HookState(d["name"], d["state"], str(d.get("why") or "")))
+    return out
+
+
+def missing_in(config: Any) -> list[HookState]:
+    return [s for s in from_config(config) if not s.attached]
+
+
+def is_missing(config: Any, name: HookName) -> bool:
+    return any(s.name == name for s in missing_in(config))
+
+
+def missing_lines(config: Any) -> list[str]:
+    """One line per missing hook, for the page and the terminal."""
+    return [s.sentence(getattr(config, "vllm_version", None)) for s in missing_in(config)]
