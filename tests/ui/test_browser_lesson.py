@@ -28,9 +28,9 @@ NOTE_STEP = 4  # views_run: the 4th step that emits tokens (step 0 is a prefill 
 def browser():
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Debian chromium is not installed at {CHROMIUM}")
-    from playwright.sync_api import sync_playwright
+    from tests.helpers.browser import playwright_session  # dies with pytest, SIGKILL too
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
