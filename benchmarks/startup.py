@@ -113,11 +113,7 @@ def one_start(timeout_s: float, page=None) -> dict[str, float]:
                     "engines_ready_s": ready.get("engines_s", float("nan")),
                     "first_result_s": result_s}
         finally:
-            proc.terminate()
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            reaper.stop(proc)
 
 
 def main() -> None:

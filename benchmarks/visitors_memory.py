@@ -100,11 +100,7 @@ def main() -> None:
                 name = f"visitor {i}: {method} {draft} k={k}".replace("  ", " ")
                 print(f"{name:<42} {tree_rss(proc.pid) / 1e9:10.2f}  {budget_line or status[:90]}")
         finally:
-            proc.terminate()
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            reaper.stop(proc)
             log.close()
 
 

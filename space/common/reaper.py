@@ -100,6 +100,18 @@ def watch(child_pid: int, parent_pid: int | None = None) -> subprocess.Popen:
                             stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
 
 
+def stop(proc: subprocess.Popen, wait_s: float = 30) -> None:
+    """SIGTERM, then SIGKILL when ``proc`` has not ended within ``wait_s``."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(wait_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def spawn(cmd: Sequence[str], **popen_kwargs) -> subprocess.Popen:
     """``subprocess.Popen(cmd, **popen_kwargs)`` with a watchdog: the process and
     everything it starts die when this process dies, by SIGKILL too."""

@@ -35,6 +35,23 @@ def playwright_session():
         yield p
 
 
+@contextlib.contextmanager
+def chromium_browser():
+    """Debian's headless Chromium through ``playwright_session`` (skips the test
+    when it is missing); closed at the end of the block."""
+    import pytest
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Debian chromium is not installed at {CHROMIUM} "
+                    "(bash scripts/setup.sh --test installs it)")
+    with playwright_session() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 def new_page(browser, **context_kwargs):
     """A page in a context of its own, whose waits time out only on a hang (HANG_MS)."""
     page = browser.new_context(**context_kwargs).new_page()

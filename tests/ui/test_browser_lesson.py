@@ -12,7 +12,7 @@ import pytest
 from space.cli.main import main
 from space.records.schema import load
 from space.records.trace import REJECTED, CompareRecord, dumps
-from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.helpers.browser import chromium_browser
 from tests.helpers.hostile import CANARY, hostile_compare, payload
 from tests.helpers.lessons import views_compare
 from vis import emitting_step_indices
@@ -26,14 +26,8 @@ NOTE_STEP = 4  # views_run: the 4th step that emits tokens (step 0 is a prefill 
 
 @pytest.fixture(scope="module")
 def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Debian chromium is not installed at {CHROMIUM}")
-    from tests.helpers.browser import playwright_session  # dies with pytest, SIGKILL too
-
-    with playwright_session() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium_browser() as b:
         yield b
-        b.close()
 
 
 def export(tmp_path: Path, name: str, record: dict, notes: dict) -> Path:

@@ -2,11 +2,9 @@
 chromium. Saves docs/screenshots/history.png and live.png for docs/page.md."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, RUN_TIMEOUT_MS, SHOTS, new_page
+from tests.helpers.browser import RUN_TIMEOUT_MS, SHOTS, chromium_browser, new_page
 
 pytestmark = [pytest.mark.engine, pytest.mark.browser]
 
@@ -15,15 +13,8 @@ VIEWPORT = {"width": 1400, "height": 1000}
 
 @pytest.fixture(scope="module")
 def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Debian chromium is not installed at {CHROMIUM} "
-                    "(bash scripts/setup.sh --test installs it)")
-    from tests.helpers.browser import playwright_session
-
-    with playwright_session() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium_browser() as b:
         yield b
-        b.close()
 
 
 def token_view(page) -> list[str]:

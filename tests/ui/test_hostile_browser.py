@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, RUN_TIMEOUT_MS, new_page
+from tests.helpers.browser import RUN_TIMEOUT_MS, chromium_browser, new_page
 from tests.helpers.hostile import CANARY, hostile_compare, hostile_trace, malformed_traces, payloads
 
 pytestmark = [pytest.mark.engine, pytest.mark.browser]
@@ -27,16 +27,8 @@ ALERTS_RAW = 9
 
 @pytest.fixture(scope="module")
 def browser():
-    from pathlib import Path
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Debian chromium is not installed at {CHROMIUM}")
-    from tests.helpers.browser import playwright_session
-
-    with playwright_session() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium_browser() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture
