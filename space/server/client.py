@@ -112,15 +112,20 @@ class Stream:
 OnChunk = Callable[[Chunk], None]  # called on the reading thread as each chunk arrives
 
 
-def _get(client: httpx.Client, server: Server, url: str) -> httpx.Response:
+def _send(server: Server, request: Callable[[], httpx.Response]) -> httpx.Response:
+    """``request()``, its transport failures as one-line ``ServerError``s."""
     try:
-        r = client.get(url)
+        return request()
     except httpx.TimeoutException:
         raise ServerError(f"the {server.role} server did not answer within "
                           f"{server.read_timeout_s:.0f} s") from None
     except httpx.HTTPError as exc:
         raise ServerError(f"the {server.role} server is down or unreachable "
                           f"({type(exc).__name__})") from None
+
+
+def _get(client: httpx.Client, server: Server, url: str) -> httpx.Response:
+    r = _send(server, lambda: client.get(url))
     if r.status_code in (401, 403):
         raise ServerError(f"the {server.role} server refused the API key (HTTP {r.status_code}): "
                           f"set {KEY_ENV[server.role]}")
@@ -155,14 +160,7 @@ def tokenize(server: Server, model: str, text: str) -> list[int]:
     /v1; no special tokens added); raises ServerError."""
     body = {"model": model, "prompt": text, "add_special_tokens": False}
     with server.client() as c:
-        try:
-            r = c.post(server.root + "/tokenize", json=body)
-        except httpx.TimeoutException:
-            raise ServerError(f"the {server.role} server did not answer within "
-                              f"{server.read_timeout_s:.0f} s") from None
-        except httpx.HTTPError as exc:
-            raise ServerError(f"the {server.role} server is down or unreachable "
-                              f"({type(exc).__name__})") from None
+        r = _send(server, lambda: c.post(server.root + "/tokenize", json=body))
     if r.status_code != 200:
         raise ServerError(_http_error(server, r).replace("answered", "answered /tokenize with"))
     try:
