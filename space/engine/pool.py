@@ -161,8 +161,18 @@ class EnginePool:
             self._budget, self._budget_source = default_budget()
         return self._budget
 
+    def need_bytes(self, spec: EngineSpec) -> int:
+        """What building ``spec`` is counted as needing: what its last build
+        measured, else the estimate."""
+        spec = hardware.resolve_spec(spec)
+        return self._measured.get(spec) or estimate_bytes(spec)
+
+    def held_bytes(self) -> int:
+        """What the engines held now are counted as holding."""
+        return sum(self._held.values())
+
     def _make_room(self, spec: EngineSpec, keep: set[EngineSpec]) -> None:
-        need = self._measured.get(spec) or estimate_bytes(spec)
+        need = self.need_bytes(spec)
         budget = self._budget_bytes()
         held = ([(self._baseline.spec, self._held.get(self._baseline.spec, 0))]
                 if self._baseline is not None else [])

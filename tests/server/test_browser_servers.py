@@ -75,7 +75,12 @@ def test_stop_says_so_in_the_status(server_page):
     with chromium_page() as page:
         page.goto(url, wait_until="domcontentloaded")
         page.fill("#prompt textarea", "Write the numbers from 1 to 500 separated by commas.")
+        # the slider's most: the run must still be going when Stop is clicked
+        # (32 tokens a batch end within a second on a fast machine)
+        page.get_by_label("number input for Max tokens").fill("1024")
+        page.get_by_label("number input for Max tokens").press("Tab")
         page.click("#run")
         page.wait_for_selector("#status :text('tokens, repeat')", timeout=RUN_TIMEOUT_MS)
         page.click("#stop")
-        page.wait_for_selector(f"#status :text('{STOPPED[:40]}')")
+        # the click writes the line itself: no run-length wait
+        page.wait_for_selector(f"#status :text('{STOPPED[:40]}')", timeout=60_000)
