@@ -66,6 +66,12 @@ def usable_at(page, url: str, t0: float, timeout_s: float) -> float:
     """Seconds from ``t0`` until the page at ``url`` takes a prompt and its Run
     button is enabled (the page is loaded again until the server answers)."""
     while time.monotonic() - t0 < timeout_s:
+        # Polled over plain HTTP first: a browser retrying a refused connection
+        # every 50 ms renders an error page each time, and on 2 cores that load
+        # slows the app's own start (a visitor reloads far less often).
+        if not answers(url):
+            time.sleep(0.05)
+            continue
         try:
             page.goto(url, wait_until="commit", timeout=5_000)
             box = page.wait_for_selector("#prompt textarea:not([disabled])", timeout=30_000)

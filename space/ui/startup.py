@@ -32,8 +32,10 @@ BANNER_TICK_S = 1.0  # the banner's refresh while the engines build
 # The build waits for the first page to load, at most this long: importing vLLM
 # and torch on the build thread holds the GIL and both cores for seconds, and a
 # browser loading the page meanwhile gets its answers late (on 2 cores the page
-# became usable seconds later). With no visitor, the build starts after this.
-PAGE_FIRST_S = 2.0
+# became usable seconds later). A browser takes ~1.3 s to load the page on 2
+# cores; 5 s leaves room for a visitor who opens the link as soon as it answers.
+# With no visitor, the build starts after this.
+PAGE_FIRST_S = 5.0
 
 
 class Startup:
