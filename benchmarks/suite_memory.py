@@ -6,9 +6,11 @@
 
 pytest runs with ``SPECLENS_DTYPE`` set, so every engine it builds, in-process,
 in the apps and in the servers it starts, runs in that dtype whatever this CPU
-has (float32 holds twice a bf16 engine's bytes). The peaks are the summed RSS of
-pytest and every process it started, sampled twice a second by the suite's own
-plugin (tests/helpers/rss.py). The budget: at most 12 GB in every tier.
+has (float32 holds twice a bf16 engine's bytes). The peaks are the summed PSS of
+pytest and every process it started (shared pages counted once), sampled twice a
+second by the suite's own plugin (tests/helpers/rss.py); the summed RSS, which
+counts shared libraries once per process, is printed beside as an upper bound.
+The budget: at most 12 GB PSS in every tier.
 Run it alone: on 2 cores anything beside it slows the suite several-fold.
 """
 from __future__ import annotations
@@ -40,11 +42,12 @@ def run(paths: list[str], dtype: str, extra: list[str]) -> dict:
         proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                                *paths, *extra], cwd=ROOT, env=env, capture_output=True, text=True)
         wall = time.monotonic() - t0
-        peaks = json.loads(out.read_text())["peak_bytes"] if out.exists() else {}
+        got = json.loads(out.read_text()) if out.exists() else {}
     last = [ln for ln in proc.stdout.splitlines() if " in " in ln and ("passed" in ln or "failed" in ln)]
     return {"paths": paths, "exit": proc.returncode, "wall_s": round(wall, 1),
             "summary": last[-1].strip("= ") if last else proc.stdout[-300:],
-            "peak_gb": {k: round(v / 1e9, 2) for k, v in peaks.items()}}
+            "peak_gb": {k: round(v / 1e9, 2) for k, v in got.get("peak_bytes", {}).items()},
+            "rss_peak_gb": {k: round(v / 1e9, 2) for k, v in got.get("rss_peak_bytes", {}).items()}}
 
 
 def main() -> None:
@@ -60,10 +63,11 @@ def main() -> None:
             else [run(["tests"], a.dtype, a.pytest_args)])
     print(f"machine: {cpu}, {os.cpu_count()} cores, native bf16: {flags}; "
           f"dtype forced: {a.dtype}; {datetime.date.today()}")
-    print(f"{'tier':>10}  {'peak GB':>8}  within {BUDGET_GB:g} GB")
+    print(f"{'tier':>10}  {'PSS GB':>8}  within {BUDGET_GB:g} GB  {'RSS GB':>8}")
     for r in runs:
         for tier, gb in r["peak_gb"].items():
-            print(f"{tier:>10}  {gb:8.2f}  {'yes' if gb <= BUDGET_GB else 'NO'}")
+            print(f"{tier:>10}  {gb:8.2f}  {'yes' if gb <= BUDGET_GB else 'NO':>12}  "
+                  f"{r['rss_peak_gb'].get(tier, float('nan')):8.2f}")
         print(f"  {' '.join(r['paths'])}: {r['summary']} ({r['wall_s'] / 60:.1f} min, exit {r['exit']})")
     if a.json:
         Path(a.json).write_text(json.dumps({"machine": cpu, "bf16": flags, "dtype": a.dtype,
