@@ -1,12 +1,14 @@
 """The headless CLI as a user runs it: its exit code and output.
 
-Bad input runs in a subprocess (the real process: exit code 2, one line on
-stderr, nothing on stdout); the runs that build engines call the same main()
-in this process (tests/helpers/cli.py), sharing engines between them."""
+Bad input gets exit code 2, one line on stderr and nothing on stdout: once per
+command in a real process (``test_bad_input_in_a_real_process...``), every case
+through the same main() in this process, as are the runs that build engines
+(tests/helpers/cli.py), which share engines between them."""
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -42,16 +44,27 @@ BAD_INPUTS = {
 }
 
 
-@pytest.mark.parametrize("case", list(BAD_INPUTS))
-@pytest.mark.parametrize("cmd", ["trace", "compare"])
-def test_bad_input_is_one_line_and_exit_2(cmd, case):
-    args, needle = BAD_INPUTS[case]
-    r = cli(cmd, *args)
+def one_line_exit_2(r: subprocess.CompletedProcess[str], needle: str) -> None:
     assert r.returncode == 2, r.stderr
     assert r.stdout == ""
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr
-    assert lines[0].startswith("error: ") and needle in lines[0]
+    assert lines[0].startswith("error: ") and needle in lines[0], r.stderr
+
+
+@pytest.mark.parametrize("cmd", ["trace", "compare"])
+def test_bad_input_in_a_real_process_is_one_line_and_exit_2(cmd):
+    """The process as a user runs it: exit code 2, nothing on stdout, one line on
+    stderr (no import-time warnings around it). The other cases below run the same
+    ``main`` in this process: a new interpreter costs a second or two each."""
+    one_line_exit_2(cli(cmd, *BAD_INPUTS["overlong prompt"][0]), "longer than")
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+@pytest.mark.parametrize("cmd", ["trace", "compare"])
+def test_bad_input_is_one_line_and_exit_2(cmd, case):
+    args, needle = BAD_INPUTS[case]
+    one_line_exit_2(cli_in_process(cmd, *args), needle)
 
 
 SWEEP = ["sweep", "--workload", "structured_output"]
@@ -67,10 +80,7 @@ BAD_SWEEPS = {
 @pytest.mark.parametrize("case", list(BAD_SWEEPS))
 def test_sweep_bounds_are_one_line_and_exit_2(case):
     args, needle = BAD_SWEEPS[case]
-    r = cli(*SWEEP, *args)
-    assert r.returncode == 2 and r.stdout == "", r.stderr
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], r.stderr
+    one_line_exit_2(cli_in_process(*SWEEP, *args), needle)
 
 
 def test_draft_with_other_vocabulary_is_refused(other_vocab_model):

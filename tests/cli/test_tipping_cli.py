@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from space.common import paths
-from tests.helpers.cli import cli
+from tests.helpers.cli import cli_in_process
 
 BAD = {
     "concurrency not a number": (["--concurrency", "1,four"], "--concurrency must be whole"),
@@ -23,6 +23,6 @@ def test_bad_input_is_one_line_and_exit_2(case, tmp_path, monkeypatch):
     (tmp_path / "models").symlink_to(paths.cache_dir() / "models")
     monkeypatch.setenv("SPECLENS_CACHE", str(tmp_path))
     args, message = BAD[case]
-    r = cli("tipping", *args, timeout=120)
+    r = cli_in_process("tipping", *args)  # the real process: tests/cli/test_cli.py
     assert r.returncode == 2, r.stderr
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

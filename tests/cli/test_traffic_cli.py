@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from space.judge.traffic import GROUP_COLUMNS, PROMPT_COLUMNS
-from tests.helpers.cli import ENGINE_FLAGS, cli, cli_in_process
+from tests.helpers.cli import ENGINE_FLAGS, cli_in_process
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traffic"
 
@@ -28,7 +28,7 @@ def test_bad_traffic_is_one_line_and_exit_2(tmp_path, content, args, needle):
     path = tmp_path / "t.jsonl"
     if content is not None:
         path.write_text(content)
-    r = cli("traffic", str(path), *args)
+    r = cli_in_process("traffic", str(path), *args)  # the real process: test_cli.py
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], r.stderr
