@@ -2,8 +2,8 @@
 its 4-client version; the 20-client figures are in docs/performance.md).
 
 Each visitor runs, loads the page and replays a trace at the same time as the
-others; then an engine error inside the step loop (the test hook, on in
-tests/ui/conftest.py), a client leaving mid-run, a malformed upload and a sweep
+others; then an engine error inside the step loop (the test hook, on in the
+session's app: tests/ui/servers.py), a client leaving mid-run, a malformed upload and a sweep
 cancelled halfway, each followed by a normal run that must work.
 """
 from __future__ import annotations

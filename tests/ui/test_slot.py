@@ -99,7 +99,7 @@ def test_stop_buttons_cancel_runs_and_sweeps(client):
 
 
 def test_an_engine_fault_mid_run_is_one_line_and_the_next_run_works(client, outputs, app_url):
-    """The app runs with SPECLENS_FAULT_AT_STEP (tests/ui/conftest.py): a prompt with
+    """The app runs with SPECLENS_FAULT_AT_STEP (tests/ui/servers.py): a prompt with
     the marker fails inside the engine's step loop."""
     out = run(client, f"{SHORT} {FAULT_MARKER}", max_tokens=32)
     status = out[outputs.index("Status")]
