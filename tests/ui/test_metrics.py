@@ -1,59 +1,16 @@
-"""/metrics after a real run: the counters move by exactly the run's trace."""
+"""/metrics after a sweep and a tipping curve from the page: every run of the
+sweep counts, each job once by its kind. (After one compare, the counters move
+by exactly the run's trace: tests/ui/test_api.py, on the run whose markup it checks.)"""
 from __future__ import annotations
 
 import re
 import time
-import urllib.request
 
 import pytest
 
-from space.records.trace import VERIFY
-from tests.helpers.page import fetch_record, run
+from tests.helpers.page import delta, scrape
 
 pytestmark = pytest.mark.engine
-
-LINE = re.compile(r'^(speclens_\w+)\{([^}]*)\} ([0-9.e+-]+)$')
-
-
-def scrape(app_url: str) -> dict[tuple[str, frozenset], float]:
-    with urllib.request.urlopen(app_url + "metrics") as r:
-        text = r.read().decode()
-    out = {}
-    for line in text.splitlines():
-        m = LINE.match(line)
-        if m:
-            labels = frozenset(tuple(kv.split("=", 1)) for kv in m.group(2).split(","))
-            out[(m.group(1), labels)] = float(m.group(3))
-    return out
-
-
-def delta(before, after, name, **labels) -> float:
-    key = (name, frozenset((k, f'"{v}"') for k, v in labels.items()))
-    return after.get(key, 0.0) - before.get(key, 0.0)
-
-
-def test_counters_equal_the_trace(client, outputs, app_url, code_edit_prompt):
-    before = scrape(app_url)
-    out = run(client, code_edit_prompt, max_tokens=32)
-    after = scrape(app_url)
-    rec = fetch_record(app_url, out[outputs.index("Download trace (JSON)")])
-    spec = rec.speculative
-    verify = [s for s in spec.steps if s.kind == VERIFY]
-    assert verify, "the run drafted nothing: the test prompt no longer exercises ngram"
-    e = "speculative"
-    assert delta(before, after, "speclens_spec_decode_num_drafts_total", engine=e) == len(verify)
-    assert delta(before, after, "speclens_spec_decode_num_draft_tokens_total", engine=e) == \
-        sum(s.num_draft_tokens for s in verify)
-    assert delta(before, after, "speclens_spec_decode_num_accepted_tokens_total", engine=e) == \
-        sum(s.num_accepted_tokens for s in verify)
-    for p in range(max(s.num_draft_tokens for s in verify)):
-        assert delta(before, after, "speclens_spec_decode_num_accepted_tokens_per_pos_total",
-                     engine=e, position=p) == sum(1 for s in verify if s.num_accepted_tokens > p)
-    assert delta(before, after, "speclens_spec_decode_num_drafts_total", engine="baseline") == 0
-    assert delta(before, after, "speclens_requests_total", engine=e, status="ok") == 1
-    assert delta(before, after, "speclens_tpot_seconds_count", engine=e) == 1
-    assert delta(before, after, "speclens_tpot_seconds_sum", engine=e) == \
-        pytest.approx(spec.tpot_s)
 
 
 def test_a_sweep_and_a_tipping_curve_from_the_page_reach_metrics_live_and_history(
