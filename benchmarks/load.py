@@ -313,13 +313,14 @@ def fault_malformed_upload(v: Visitor, trace: Path) -> dict:
             out.message and "must be an integer" in out.message}
 
 
-def fault_sweep_cancelled(v: Visitor, hang_s: float) -> dict:
-    """A 3-point sweep, cancelled (the page's Stop) once its second point starts."""
+def fault_sweep_cancelled(v: Visitor, hang_s: float, max_tokens: int) -> dict:
+    """A 3-point sweep of short runs, cancelled (the page's Stop) once its second
+    point starts."""
     from gradio_client import Client
 
     sweeper = Client(v.url, verbose=False)  # its own session: the cancel is its own
-    job = sweeper.submit("structured_output", "temperature", "0,0.5,1", 16, 1, "ngram", "", 4,
-                         api_name="/sweep")
+    job = sweeper.submit("structured_output", "temperature", "0,0.5,1", max_tokens, 1, "ngram",
+                         "", 4, api_name="/sweep")
     deadline = time.monotonic() + hang_s
     while not any("point 2/3" in str(o[0]) for o in job.outputs()):
         if job.done() or time.monotonic() > deadline:
@@ -335,7 +336,7 @@ def faults_phase(app: App, trace: Path, hang_s: float, max_tokens: int) -> list[
     faults = [("an engine error mid-run (test hook)", lambda: fault_engine_error(v)),
               ("a client disconnecting mid-run", lambda: fault_disconnect(v)),
               ("a malformed upload", lambda: fault_malformed_upload(v, trace)),
-              ("a sweep cancelled halfway", lambda: fault_sweep_cancelled(v, hang_s))]
+              ("a sweep cancelled halfway", lambda: fault_sweep_cancelled(v, hang_s, max_tokens))]
     rows = []
     for name, inject in faults:
         if name.startswith("an engine error") and not app.fault_hook:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import urllib.request
@@ -56,6 +57,28 @@ def run(client, prompt, **kw):
     a = {**DEFAULTS, **kw}
     return client.predict(prompt, a["method"], a["draft"], a["k"], a["temperature"],
                           a["top_p"], a["max_tokens"], a["seed"], a["repeats"], api_name="/run")
+
+
+METRIC_LINE = re.compile(r'^(speclens_\w+)\{([^}]*)\} ([0-9.e+-]+)$')
+
+
+def scrape(app_url: str) -> dict[tuple[str, frozenset], float]:
+    """The app's labelled speclens_* series on /metrics: (name, labels) -> value."""
+    with urllib.request.urlopen(app_url + "metrics") as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        m = METRIC_LINE.match(line)
+        if m:
+            labels = frozenset(tuple(kv.split("=", 1)) for kv in m.group(2).split(","))
+            out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+def delta(before, after, name, **labels) -> float:
+    """How much the series ``name{labels}`` moved between two ``scrape``s."""
+    key = (name, frozenset((k, f'"{v}"') for k, v in labels.items()))
+    return after.get(key, 0.0) - before.get(key, 0.0)
 
 
 def fetch_record(app_url: str, update: dict) -> CompareRecord:

@@ -1,9 +1,11 @@
-"""Processes the team tests start: an app of their own (fresh counters, its own
-data folder) and Debian's Prometheus scraping it."""
+"""The processes the UI tests start: the app (the one home for its flags, data
+folder and fault hook: the session's shared app, in tests/ui/conftest.py, and
+any app of a test's own) and Debian's Prometheus scraping it."""
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -13,14 +15,19 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from space.common import reaper
+from space.common import reaper, versions
+from space.common.cancel import FAULT_ENV
 from tests.helpers.engine import APP_BUDGET_FLAGS, ENGINE_FLAGS
 
 ROOT = Path(__file__).resolve().parents[2]
+# Smaller than the defaults: tests use short prompts, and less KV starts faster.
 APP_FLAGS = [*ENGINE_FLAGS, *APP_BUDGET_FLAGS]
+READY_TIMEOUT_S = 300
+FAULT_STEP = 3  # the test-only fault hook's step (space/common/cancel.py)
 PROMETHEUS = "/usr/bin/prometheus"
 
 
@@ -48,6 +55,8 @@ class App:
     proc: subprocess.Popen
     url: str
     log: Path
+    data: Path  # its data folder (run history, curves, tmp/)
+    started_s: float = field(default_factory=time.monotonic)
 
     def wait(self, what: str = "engines", timeout_s: float = 300) -> float:
         """Seconds until the page ("page") or the engines ("engines") are ready."""
@@ -78,20 +87,97 @@ class App:
 
 
 def start_app(folder: Path, *args: str, port: int | None = None, name: str = "app",
-              data: Path | None = None) -> App:
-    """The app on a free port, logging to <folder>/<name>.log. Its data folder (run
-    history, tmp/) is ``data``, else <folder>/data: a restart on the same folder
-    finds the runs of the app before it. The app locks it, so two apps at once
-    need two."""
+              data: Path | None = None, fault_hook: bool = False) -> App:
+    """The app on a free port, logging to <folder>/<name>.log; returns at once (the
+    page serves within seconds, the engines build behind it: ``App.wait``). Its
+    data folder (run history, tmp/) is ``data``, else <folder>/data: a restart on
+    the same folder finds the runs of the app before it. The app locks it, so two
+    apps at once need two. ``fault_hook``: the test-only hook is on (only prompts
+    with its marker fail, at step ``FAULT_STEP``)."""
     port = port or free_port()
     log = folder / f"{name}.log"
     data = data or folder / "data"
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "SPECLENS_DATA_DIR": str(data)}
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "SPECLENS_DATA_DIR": str(data),
+           **({FAULT_ENV: str(FAULT_STEP)} if fault_hook else {})}
     with open(log, "w") as out:
         proc = reaper.spawn([sys.executable, "app.py", "--port", str(port), *APP_FLAGS,
                                  "--data-dir", str(data), *args],
                                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
-    return App(proc, f"http://127.0.0.1:{port}/", log)
+    return App(proc, f"http://127.0.0.1:{port}/", log, data)
+
+
+def data_with_curves(folder: Path) -> Path:
+    """<folder>/data, holding the stored tipping curves (tests/fixtures/tipping)
+    relabelled with this machine's device and vLLM so the page finds them; nothing
+    is measured in CI. Each is stored for the dtype the app's engines run in and
+    for bf16, the dtype of the saved comparisons the tests replay
+    (tests/fixtures/compare-*.json): under SPECLENS_DTYPE=float32 the two differ."""
+    from space.engine.hardware import choose_dtype, on_gpu
+    from space.judge import curves
+    from space.runs import curve_cache
+
+    data = folder / "data"
+    for path in sorted((ROOT / "tests" / "fixtures" / "tipping").glob("*.json")):
+        curve = curves.TippingCurve.from_dict(json.loads(path.read_text()))
+        curve.device, curve.vllm_version = ("gpu" if on_gpu() else "cpu"), versions.public_vllm()
+        for dtype in {choose_dtype().dtype, "bfloat16"}:
+            curve.dtype = dtype
+            curve_cache.save(curve, data)
+    return data
+
+
+# Counters that move with the first run, whatever its kind, and the build's gauge.
+_RUNS = re.compile(rb"^speclens_(?:requests|jobs)_total\{[^}]*\} (\S+)$", re.M)
+_BUILT = b"speclens_engines_ready 1.0"
+
+
+class SessionApp:
+    """The UI tier's shared app (tests/ui/conftest.py), started at once: its page
+    serves within seconds and its engines build behind it, so the first test may
+    watch it from its start (tests/ui/test_prometheus.py: ``fresh``); the others
+    wait for its engines (``url``). Flags as every test app's, the fault hook on,
+    a data folder with the stored curves."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder, self.data = folder, data_with_curves(folder)
+        self.attempts = 0
+        self.app = self._start()
+        self.waited = False  # someone waited for its engines: others run on it now
+
+    def _start(self) -> App:
+        self.attempts += 1
+        return start_app(self.folder, name=f"app-{self.attempts}", data=self.data,
+                         fault_hook=True)
+
+    def url(self) -> str:
+        """Its URL once its engines are built. One retry: a start that failed once
+        (seen once, cause not captured) is reported as a warning with its log; a
+        second failure fails the tests."""
+        if not self.waited:
+            try:
+                self.app.wait("engines", READY_TIMEOUT_S)
+            except AssertionError as exc:
+                self.app.stop()
+                warnings.warn(f"the app did not start, retrying once: {exc}", stacklevel=2)
+                self.app = self._start()
+                self.app.wait("engines", READY_TIMEOUT_S)
+            self.waited = True
+        return self.app.url
+
+    def fresh(self, page_timeout_s: float = 120) -> App | None:
+        """The app, once its page serves, if nothing has run on it yet and its engines
+        are still building (no one else has used it); else None."""
+        if self.waited or self.attempts > 1:
+            return None
+        self.app.wait("page", page_timeout_s)
+        metrics = get(self.app.url + "metrics") or b""
+        counts = [float(v) for v in _RUNS.findall(metrics)]
+        if not counts or any(counts) or _BUILT in metrics:
+            return None
+        return self.app
+
+    def stop(self) -> None:
+        self.app.stop()
 
 
 @dataclass

@@ -1,12 +1,10 @@
 """The page's run event through gradio_client, on the real CPU engine."""
 from __future__ import annotations
 
-import urllib.request
-
 import pytest
 
-from space.records.trace import CompareRecord
-from tests.helpers.page import fetch_record, run
+from space.records.trace import VERIFY, CompareRecord
+from tests.helpers.page import delta, fetch_record, run, scrape
 from vis.tokens import token_entries
 
 pytestmark = pytest.mark.engine
@@ -47,8 +45,10 @@ def test_bad_input_gets_a_message(client, outputs, prompt, kw, message):
     assert message in text and "Traceback" not in text
 
 
-def test_run_markup_matches_trace(client, outputs, app_url, code_edit_prompt, spans):
-    out = run(client, code_edit_prompt)  # after the bad inputs: the server still runs
+def test_run_markup_and_metrics_match_trace(client, outputs, app_url, code_edit_prompt, spans):
+    before = scrape(app_url)
+    out = run(client, code_edit_prompt, max_tokens=32)  # after the bad inputs: the server still runs
+    after = scrape(app_url)
     status = out[outputs.index("Status")]
     assert 'data-kind="done"' in status, status
     record = fetch_record(app_url, out[outputs.index("Download trace (JSON)")])
@@ -68,14 +68,32 @@ def test_run_markup_matches_trace(client, outputs, app_url, code_edit_prompt, sp
         "".join(spec.token_str(t) for t in spec.output_token_ids)
     # ngram on a code edit: drafts are both accepted and rejected.
     assert {"accepted", "rejected"} <= {s["data-status"] for s in got}
-    assert _metric(app_url, 'speclens_requests_total{engine="speculative",status="ok"}') >= 1
-    assert _metric(app_url, 'speclens_spec_decode_num_draft_tokens_total{engine="speculative"}') \
-        >= spec.num_draft_tokens
+    counters_equal_the_trace(before, after, spec)
+
+
+def counters_equal_the_trace(before, after, spec) -> None:
+    """/metrics moved by exactly the run's trace: its verify steps, one request each."""
+    verify = [s for s in spec.steps if s.kind == VERIFY]
+    assert verify, "the run drafted nothing: the test prompt no longer exercises ngram"
+    e = "speculative"
+    assert delta(before, after, "speclens_spec_decode_num_drafts_total", engine=e) == len(verify)
+    assert delta(before, after, "speclens_spec_decode_num_draft_tokens_total", engine=e) == \
+        sum(s.num_draft_tokens for s in verify)
+    assert delta(before, after, "speclens_spec_decode_num_accepted_tokens_total", engine=e) == \
+        sum(s.num_accepted_tokens for s in verify)
+    for p in range(max(s.num_draft_tokens for s in verify)):
+        assert delta(before, after, "speclens_spec_decode_num_accepted_tokens_per_pos_total",
+                     engine=e, position=p) == sum(1 for s in verify if s.num_accepted_tokens > p)
+    assert delta(before, after, "speclens_spec_decode_num_drafts_total", engine="baseline") == 0
+    assert delta(before, after, "speclens_requests_total", engine=e, status="ok") == 1
+    assert delta(before, after, "speclens_tpot_seconds_count", engine=e) == 1
+    assert delta(before, after, "speclens_tpot_seconds_sum", engine=e) == \
+        pytest.approx(spec.tpot_s)
 
 
 def test_runs_queue_one_at_a_time(client, outputs, app_url):
     """Two runs submitted together: the second waits; their engine steps never overlap."""
-    args = ("Name three colours.", "ngram", "", 4, 0.0, 1.0, 16, 0, 1)
+    args = ("Name three colours.", "ngram", "", 4, 0.0, 1.0, 8, 0, 1)
     jobs = [client.submit(*args, api_name="/run") for _ in range(2)]
     results = [j.result(timeout=300) for j in jobs]
     records = [fetch_record(app_url, r[outputs.index("Download trace (JSON)")])
@@ -84,11 +102,3 @@ def test_runs_queue_one_at_a_time(client, outputs, app_url):
                       max(r.baseline.finish_s, r.speculative.finish_s)) for r in records)
     # One server process, one perf_counter clock: the second starts after the first ends.
     assert spans_s[0][1] <= spans_s[1][0]
-
-
-def _metric(app_url: str, series: str) -> float:
-    with urllib.request.urlopen(app_url + "metrics") as r:
-        for line in r.read().decode().splitlines():
-            if line.startswith(series + " "):
-                return float(line.split()[-1])
-    raise AssertionError(f"{series} not in /metrics")

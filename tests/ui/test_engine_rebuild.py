@@ -16,7 +16,7 @@ from tests.helpers.engine import KV, MAX_MODEL_LEN
 
 pytestmark = pytest.mark.engine
 
-# as the shared app's (tests/ui/conftest.py APP_FLAGS): short prompts, less KV
+# as the shared app's (tests/ui/servers.py APP_FLAGS): short prompts, less KV
 SPEC = EngineSpec(kv_cache_bytes=KV, max_model_len=MAX_MODEL_LEN)
 
 

@@ -1,9 +1,9 @@
-"""Four visitors at once, then faults injected for real (benchmarks/load.py,
-its 4-client version; the 20-client figures are in docs/performance.md).
+"""Three visitors at once, then faults injected for real (benchmarks/load.py,
+its 3-client version; the 20-client figures are in docs/performance.md).
 
 Each visitor runs, loads the page and replays a trace at the same time as the
-others; then an engine error inside the step loop (the test hook, on in
-tests/ui/conftest.py), a client leaving mid-run, a malformed upload and a sweep
+others; then an engine error inside the step loop (the test hook, on in the
+session's app: tests/ui/servers.py), a client leaving mid-run, a malformed upload and a sweep
 cancelled halfway, each followed by a normal run that must work.
 """
 from __future__ import annotations
@@ -16,10 +16,13 @@ from benchmarks.load import benchmark
 
 pytestmark = pytest.mark.engine
 
+CLIENTS = 3  # one run waits behind two others
+
 
 @pytest.fixture(scope="module")
 def report(app_url) -> dict:
-    report = benchmark(app_url, clients=4, max_tokens=8, alone_runs=2, hang_s=180,
+    # No runs alone: their TPOT is the benchmark's figure to compare with, not checked here.
+    report = benchmark(app_url, clients=CLIENTS, max_tokens=8, alone_runs=0, hang_s=180,
                        fault_hook=True)
     print(json.dumps(report, indent=1))  # pytest -s shows the figures
     return report
@@ -27,7 +30,8 @@ def report(app_url) -> dict:
 
 def test_every_request_completes_without_server_errors_or_hangs(report):
     assert report["hangs"] == 0 and report["server_errors"] == 0, report["errors"]
-    assert report["completed"] == report["requests"] == {"run": 4, "replay": 4, "page": 4}
+    assert report["completed"] == report["requests"] == {"run": CLIENTS, "replay": CLIENTS,
+                                                         "page": CLIENTS}
     assert report["queue_wait_s"] is not None
 
 

@@ -1,76 +1,44 @@
-"""/metrics after a real run: the counters move by exactly the run's trace."""
+"""A sweep and a tipping curve from the page: /metrics counts every run of the
+sweep and each job once by its kind, the Live tab and the history have both,
+and the sweep's plot and CSV equal its table. (After one compare, the counters
+move by exactly the run's trace: tests/ui/test_api.py, on the run whose markup
+it checks.)"""
 from __future__ import annotations
 
+import json
 import re
 import time
-import urllib.request
 
+import pandas as pd
 import pytest
 
-from space.records.trace import VERIFY
-from tests.helpers.page import fetch_record, run
+from tests.helpers.page import delta, scrape
 
 pytestmark = pytest.mark.engine
 
-LINE = re.compile(r'^(speclens_\w+)\{([^}]*)\} ([0-9.e+-]+)$')
 
-
-def scrape(app_url: str) -> dict[tuple[str, frozenset], float]:
-    with urllib.request.urlopen(app_url + "metrics") as r:
-        text = r.read().decode()
-    out = {}
-    for line in text.splitlines():
-        m = LINE.match(line)
-        if m:
-            labels = frozenset(tuple(kv.split("=", 1)) for kv in m.group(2).split(","))
-            out[(m.group(1), labels)] = float(m.group(3))
-    return out
-
-
-def delta(before, after, name, **labels) -> float:
-    key = (name, frozenset((k, f'"{v}"') for k, v in labels.items()))
-    return after.get(key, 0.0) - before.get(key, 0.0)
-
-
-def test_counters_equal_the_trace(client, outputs, app_url, code_edit_prompt):
+@pytest.fixture(scope="module")
+def jobs(client, app_url) -> dict:
+    """A one-point sweep and a tipping curve, with /metrics before and after."""
     before = scrape(app_url)
-    out = run(client, code_edit_prompt, max_tokens=32)
-    after = scrape(app_url)
-    rec = fetch_record(app_url, out[outputs.index("Download trace (JSON)")])
-    spec = rec.speculative
-    verify = [s for s in spec.steps if s.kind == VERIFY]
-    assert verify, "the run drafted nothing: the test prompt no longer exercises ngram"
-    e = "speculative"
-    assert delta(before, after, "speclens_spec_decode_num_drafts_total", engine=e) == len(verify)
-    assert delta(before, after, "speclens_spec_decode_num_draft_tokens_total", engine=e) == \
-        sum(s.num_draft_tokens for s in verify)
-    assert delta(before, after, "speclens_spec_decode_num_accepted_tokens_total", engine=e) == \
-        sum(s.num_accepted_tokens for s in verify)
-    for p in range(max(s.num_draft_tokens for s in verify)):
-        assert delta(before, after, "speclens_spec_decode_num_accepted_tokens_per_pos_total",
-                     engine=e, position=p) == sum(1 for s in verify if s.num_accepted_tokens > p)
-    assert delta(before, after, "speclens_spec_decode_num_drafts_total", engine="baseline") == 0
-    assert delta(before, after, "speclens_requests_total", engine=e, status="ok") == 1
-    assert delta(before, after, "speclens_tpot_seconds_count", engine=e) == 1
-    assert delta(before, after, "speclens_tpot_seconds_sum", engine=e) == \
-        pytest.approx(spec.tpot_s)
+    # one point on the page's own engines (ngram, k=4): nothing new is built
+    sweep = client.predict("structured_output", "temperature", "0", 8, 1, "ngram", "", 4,
+                           api_name="/sweep")
+    # ngram's curve is derived from the stored measured one: one short run, no forcing
+    _curve, tipping_status, *_ = client.predict("ngram", "", 4, None, "length",
+                                                api_name="/tipping")
+    return dict(before=before, after=scrape(app_url), sweep=sweep, tipping_status=tipping_status)
 
 
 def test_a_sweep_and_a_tipping_curve_from_the_page_reach_metrics_live_and_history(
-        client, app_url):
+        client, jobs):
     """Both end in the Runs layer's events: every run of the sweep counts in the run
     series, each job once by its kind, the Live tab says so, the history saves both."""
     from space.runs import presets
     from space.runs.workloads import requests_for
 
-    before = scrape(app_url)
-    # one point on the page's own engines (ngram, k=4): nothing new is built
-    sweep_status, *_ = client.predict("structured_output", "temperature", "0", 8, 1, "ngram",
-                                      "", 4, api_name="/sweep")
-    # ngram's curve is derived from the stored measured one: one short run, no forcing
-    _curve, tipping_status, *_ = client.predict("ngram", "", 4, None, "length",
-                                                api_name="/tipping")
-    after = scrape(app_url)
+    before, after = jobs["before"], jobs["after"]
+    sweep_status, tipping_status = jobs["sweep"][0], jobs["tipping_status"]
     assert 'data-kind="done"' in sweep_status and 'data-kind="done"' in tipping_status
     runs = len(requests_for(presets.get_workload("structured_output"), max_tokens=8))
     assert delta(before, after, "speclens_requests_total", engine="speculative",
@@ -90,3 +58,19 @@ def test_a_sweep_and_a_tipping_curve_from_the_page_reach_metrics_live_and_histor
             break
         time.sleep(1)
     assert re.search(r"jobs ended: .*\d+ sweeps.*\d+ tipping curves", summary), summary
+
+
+def test_the_sweep_returns_a_plot_and_a_csv_equal_to_its_table(jobs):
+    """The Sweep tab's outputs (a k x concurrency sweep's: tests/ui/test_sweep_panel.py)."""
+    status, plot, table, csv, deploy = jobs["sweep"]
+    assert deploy == ""  # only a k x concurrency sweep derives a deployable config
+    assert 'data-kind="done"' in status, status
+    figure = json.loads(plot["plot"]) if isinstance(plot, dict) else plot
+    assert "acceptance rate" in [t.get("name") for t in figure["data"]]
+    shown = pd.DataFrame(table["data"], columns=table["headers"])
+    saved = pd.read_csv(csv["value"] if isinstance(csv, dict) else csv)
+    assert len(saved) == len(shown) == 1
+    assert list(saved["value"]) == [0] == list(shown["value"])
+    for col in ("speedup", "acceptance_rate", "baseline_tpot_ms", "speculative_tpot_ms"):
+        assert saved[col].round(3).tolist() == pd.to_numeric(shown[col]).tolist(), col
+    assert (saved["variable"] == "temperature").all()

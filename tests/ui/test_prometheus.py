@@ -3,11 +3,15 @@ expression of deploy/grafana/speclens-dashboard.json, and the spec-decode
 panels of vLLM's own speculative-decoding dashboard, return data after real
 runs, and the acceptance figures Prometheus computes equal the runs' traces.
 
-The app is started here, not shared with the other UI tests: its counters
-start at zero with Prometheus watching, which is what rate() and increase()
-over the whole test see. It also shows the link working at once: the page
-answers within seconds, and the first run, submitted before the engines are
-built, waits with that message.
+Prometheus watches the app from its start, before its first run: its
+counters start at zero with Prometheus watching, which is what rate() and
+increase() over the whole test see. The app is the session's own, which this
+module gets first (tests/ui/conftest.py runs it first of the tier), or, when
+another test ran on it first, one started here. It also shows the link working
+at once: the page answers within seconds, and the first run, submitted before
+the engines are built, waits with that message. Every query is evaluated at the
+end of the two runs, over the window since Prometheus started: the runs of the
+tests after this module are not in it.
 """
 from __future__ import annotations
 
@@ -92,20 +96,37 @@ def finite(result: list[dict]) -> list[float]:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory):
-    """The app and Prometheus after two known runs; their records."""
+def watched(session_app, tmp_path_factory):
+    """(app, folder): the session's app while nothing has run on it and its engines
+    build (this module runs first of the tier: tests/ui/conftest.py), else, when
+    another test got to it first, an app of this module's own, stopped after it."""
     if not Path(PROMETHEUS).exists():
         pytest.skip(f"Debian's prometheus is not installed at {PROMETHEUS} "
                     "(bash scripts/setup.sh --test installs it)")
+    app = session_app.fresh()
+    if app is not None:
+        yield app, session_app.folder
+        return
+    folder = tmp_path_factory.mktemp("prometheus")
+    app = start_app(folder)
+    try:
+        yield app, folder
+    finally:
+        app.stop()
+
+
+@pytest.fixture(scope="module")
+def stack(watched):
+    """The app and Prometheus after two known runs; their records."""
     from gradio_client import Client
 
     from space.runs.presets import get_workload
 
-    folder = tmp_path_factory.mktemp("prometheus")
-    app = start_app(folder)
+    app, folder = watched
     prom = None
     try:
-        page_s = app.wait("page", timeout_s=120)
+        app.wait("page", timeout_s=120)
+        page_s = time.monotonic() - app.started_s
         client = Client(app.url, verbose=False)
         labels = [r["label"] for r in client.view_api(return_format="dict", print_info=False)
                   ["named_endpoints"]["/run"]["returns"]]
@@ -120,14 +141,16 @@ def stack(tmp_path_factory):
         statuses = [out[labels.index("Status")] for out in first.outputs()]
         second = client.predict(prompts[1], "ngram", "", 4, 0.0, 1.0, 32, 0, 1, api_name="/run")
         prom.wait_scrapes(JOB, 3)  # the last run's counts are in Prometheus
+        # Every query is evaluated at this moment, over the window since Prometheus
+        # started: it sees these two runs only, whatever runs on the app after them.
+        t_end = time.time()
         records = [record(app.url, out[labels.index("Download trace (JSON)")])
                    for out in (first.outputs()[-1], second)]
         yield dict(app=app, prom=prom, page_s=page_s, statuses=statuses, records=records,
-                   window_s=int(time.time() - t_start) + 10, folder=folder)
+                   at=t_end, window_s=int(t_end - t_start) + 10)
     finally:
         if prom is not None:
             prom.stop()
-        app.stop()
 
 
 def record(app_url: str, update: dict) -> CompareRecord:
@@ -161,7 +184,7 @@ def test_series_start_at_zero_before_the_runs(stack):
     prom = stack["prom"]
     for name in ("speclens_spec_decode_num_accepted_tokens_per_pos_total",
                  "vllm:spec_decode_num_accepted_tokens_per_pos_total"):
-        firsts = prom.query(f'min_over_time({name}{{engine="speculative"}}[1h])')
+        firsts = prom.query(f'min_over_time({name}{{engine="speculative"}}[1h])', stack["at"])
         assert sorted(s["metric"]["position"] for s in firsts) == ["0", "1", "2", "3"]
         assert all(float(s["value"][1]) == 0 for s in firsts)
 
@@ -173,7 +196,7 @@ def test_every_dashboard_query_returns_data(stack):
     for title, expr in targets:
         if gpu_only(expr) and not on_gpu():
             continue  # NVML readings: a GPU box only
-        if not finite(stack["prom"].query(grafana(expr, stack["window_s"], {}))):
+        if not finite(stack["prom"].query(grafana(expr, stack["window_s"], {}), stack["at"])):
             empty.append(title)
     assert empty == []
 
@@ -181,7 +204,8 @@ def test_every_dashboard_query_returns_data(stack):
 def test_dashboard_acceptance_equals_the_traces(stack):
     want = expected(stack["records"])
     by_title = dict(dashboard_targets())
-    q = lambda title: stack["prom"].query(grafana(by_title[title], stack["window_s"], {}))  # noqa: E731
+    q = lambda title: stack["prom"].query(  # noqa: E731
+        grafana(by_title[title], stack["window_s"], {}), stack["at"])
     (rate,) = finite(q("Draft acceptance over time: acceptance rate"))
     (length,) = finite(q("Draft acceptance over time: mean accepted length (tokens per step)"))
     per_pos = {int(s["metric"]["position"]): float(s["value"][1])
@@ -196,7 +220,7 @@ def test_vllm_dashboard_spec_decode_panels(stack):
     variables = {"job": JOB, "model_name": ".*", "instance": ".*", "engine": "speculative"}
     values = {}
     for title, expr in VLLM_PANELS.items():
-        result = stack["prom"].query(grafana(expr, stack["window_s"], variables))
+        result = stack["prom"].query(grafana(expr, stack["window_s"], variables), stack["at"])
         assert finite(result), title
         values[title] = result
     one = lambda title: finite(values[title])[0]  # noqa: E731
@@ -218,36 +242,3 @@ def test_substitution_leaves_no_variable():
     with pytest.raises(AssertionError):
         grafana("rate(x[$__unknown])", 60, {})
     assert re.search(r"\$", grafana("${job}", 1, {"job": "j"})) is None
-
-
-def test_a_killed_app_keeps_its_runs_and_serves_them_again(stack):
-    """SIGKILL (no shutdown of any kind), then a restart on the same data folder:
-    both runs are in the history, the file checks clean, and the page lists them."""
-    from gradio_client import Client
-
-    from space.records.history import FILENAME, History
-
-    app, folder = stack["app"], stack["folder"]
-    app.kill()
-    path = folder / "data" / FILENAME
-    rows, total = History(path).runs()
-    assert total == 2 and [r.kind for r in rows] == ["compare", "compare"]
-    assert sqlite_ok(path)
-    again = start_app(folder, name="restart")
-    try:
-        again.wait("page", timeout_s=120)
-        table = Client(again.url, verbose=False).predict("any", "any", "any", 1, None, None,
-                                                         api_name="/history")[0]
-        assert all(f'href="?run={r.id}"' in table for r in rows)
-    finally:
-        again.stop()
-
-
-def sqlite_ok(path: Path) -> bool:
-    import sqlite3
-
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    finally:
-        conn.close()

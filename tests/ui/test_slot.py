@@ -4,7 +4,9 @@ A client that leaves mid-run, or a sweep stopped halfway, frees the engines
 within about one engine step: the next user's short run starts at once.
 Without cancellation the first case waits for minutes (the long run's
 remaining tokens) and the second for the remaining sweep points. While a run
-holds the engines, a page load and the memory panel answer at once.
+holds the engines, a page load and the memory panel answer at once. (An engine
+fault mid-run, one line and the next run working: the faults of
+tests/ui/test_load.py.)
 
 No bound here is a fixed number of seconds: each wait is compared with work
 timed on the same machine in the same test (a sweep point, a token of the next
@@ -17,9 +19,8 @@ import time
 import httpx
 import pytest
 
-from space.common.cancel import FAULT_MARKER
 from space.records.trace import dumps, make_compare
-from tests.helpers.page import LeavingClient, fetch_record, run
+from tests.helpers.page import LeavingClient, fetch_record
 from tests.helpers.traces import ngram_run, short_baseline
 
 pytestmark = pytest.mark.engine
@@ -70,25 +71,32 @@ def test_a_client_that_leaves_mid_run_frees_the_engines(client, outputs, app_url
 def test_a_stopped_sweep_runs_no_more_points(app_url, client, outputs):
     from gradio_client import Client
 
+    # Ten short points: only the first runs to its end here; had Stop not stopped it,
+    # the eight after the second would have run before B.
+    values = [f"{t / 10:g}" for t in range(10)]
+    first, second = (f"point {i}/{len(values)}" for i in (1, 2))
     sweeper = Client(app_url, verbose=False)  # its own session: Stop cancels only its events
-    job = sweeper.submit("structured_output", "temperature", "0,0.25,0.5,0.75,1", 48, 1,
+    job = sweeper.submit("structured_output", "temperature", ",".join(values), 16, 1,
                          "ngram", "", 4, api_name="/sweep")
     seen: dict[str, float] = {}  # when each point's progress first showed
     deadline = time.monotonic() + RESULT_TIMEOUT_S
-    while "point 2/5" not in seen:
+    while second not in seen:
         assert time.monotonic() < deadline and not job.done(), job.outputs()[-1:]
-        for point in ("point 1/5", "point 2/5"):
+        for point in (first, second):
             if point not in seen and any(point in str(o[0]) for o in job.outputs()):
                 seen[point] = time.monotonic()
         time.sleep(0.1)
-    point_s = seen["point 2/5"] - seen.get("point 1/5", seen["point 2/5"])
+    point_s = seen[second] - seen.get(first, seen[second])
     job.cancel()  # what the page's Stop button sends (/cancel)
     wait_s, record = timed_short_run(client, outputs, app_url)
-    # Points 3-5 would have taken three more points' time, as long as point 1 took
-    # on this machine now; B waits for one engine step and its own short run.
+    # The points after the second would have taken that many points' time, as long
+    # as the first took on this machine now; B waits for one engine step and its own
+    # short run.
     own_s = record.baseline.e2e_s + record.speculative.e2e_s
-    assert wait_s < max(2 * point_s, 4 * own_s + 5), \
-        f"B waited {wait_s:.1f} s; one sweep point took {point_s:.1f} s"
+    bound_s = max(2 * point_s, 4 * own_s + 5)
+    assert wait_s < bound_s, f"B waited {wait_s:.1f} s; one sweep point took {point_s:.1f} s"
+    # and the bound is below what the rest of the sweep would have taken: this can fail
+    assert (len(values) - 2) * point_s > bound_s, (point_s, own_s)
 
 
 def test_stop_buttons_cancel_runs_and_sweeps(client):
@@ -96,14 +104,3 @@ def test_stop_buttons_cancel_runs_and_sweeps(client):
     ids = {d.get("api_name"): d["id"] for d in deps}
     cancelled = [d["cancels"] for d in deps if d.get("cancels")]
     assert [ids["run"]] in cancelled and [ids["sweep"]] in cancelled
-
-
-def test_an_engine_fault_mid_run_is_one_line_and_the_next_run_works(client, outputs, app_url):
-    """The app runs with SPECLENS_FAULT_AT_STEP (tests/ui/conftest.py): a prompt with
-    the marker fails inside the engine's step loop."""
-    out = run(client, f"{SHORT} {FAULT_MARKER}", max_tokens=32)
-    status = out[outputs.index("Status")]
-    assert 'data-kind="error"' in status and "InjectedFault" in status
-    assert "Traceback" not in status
-    wait_s, record = timed_short_run(client, outputs, app_url)
-    assert len(record.speculative.output_token_ids) == 8
