@@ -52,6 +52,18 @@ def chromium_browser():
             browser.close()
 
 
+def set_max_tokens(page, n: int) -> None:
+    """Type ``n`` into the Max tokens slider's number box and wait until the slider
+    holds it, so that the next run takes it."""
+    from playwright.sync_api import expect
+
+    box = page.get_by_label("number input for Max tokens")
+    box.fill(str(n))
+    box.press("Tab")
+    expect(page.get_by_label("range slider for Max tokens")).to_have_value(str(n),
+                                                                          timeout=HANG_MS)
+
+
 def new_page(browser, **context_kwargs):
     """A page in a context of its own, whose waits time out only on a hang (HANG_MS)."""
     page = browser.new_context(**context_kwargs).new_page()

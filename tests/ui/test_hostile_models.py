@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from space.engine import models
-from tests.helpers.page import run
+from tests.helpers.page import fetch_record, run
 
 pytestmark = pytest.mark.engine
 
@@ -73,11 +73,16 @@ def test_the_page_offers_the_local_drafts_and_their_pairs_only(client, app_url):
         lambda p: client.predict(p, api_name="/pair"), "gpu-llama8b-llama1b")
 
 
-def test_an_offered_draft_runs(client, outputs):
+def test_an_offered_draft_runs(client, outputs, app_url):
+    """4 tokens: the prefill's, then at least one step the draft proposes for (a CPU
+    draft model's steps are slow, and nothing here depends on length)."""
     out = run(client, "Name three colours.", method="draft_model", draft="default-truncated",
-              max_tokens=8)
+              max_tokens=4)
     status = out[outputs.index("Status")]
     assert 'data-kind="done"' in status, status
+    spec = fetch_record(app_url, out[outputs.index("Download trace (JSON)")]).speculative
+    assert spec.config.draft_model == "default-truncated", spec.config
+    assert any(s.num_draft_tokens for s in spec.steps), "the draft proposed nothing"
 
 
 def test_a_prompt_over_the_bound_is_refused_before_tokenizing(client, outputs):
