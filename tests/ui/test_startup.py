@@ -60,7 +60,7 @@ def test_a_failed_build_leaves_the_page_up_and_says_why():
     def build(progress):
         raise RuntimeError("no memory for the KV cache\nsecond line")
 
-    startup.start(build).join(5)
+    startup.start(build, page_first_s=0).join(60)  # no page to wait for here
     assert startup.done and ready == []
     assert startup.error == "RuntimeError: no memory for the KV cache"
     banner = startup.banner_html()

@@ -12,9 +12,9 @@ import pytest
 pytestmark = pytest.mark.engine
 
 
-# k=4 is the app's own speculative engine; only k=2 is built (the app's memory
-# budget holds the baseline and both: nothing is closed, nor rebuilt after).
-K_VALUES, CONCURRENCY = [2, 4], [1, 2]
+# k=1,2. (k=2,4, meant to reuse the app's own k=4 engine, took 96 s instead of
+# ~18 s in a float32 run of the suite; the cause was not traced.)
+K_VALUES, CONCURRENCY = [1, 2], [1, 2]
 GRID = " x ".join(",".join(map(str, values)) for values in (K_VALUES, CONCURRENCY))
 
 
