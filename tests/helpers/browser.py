@@ -74,14 +74,5 @@ def new_page(browser, **context_kwargs):
 @contextlib.contextmanager
 def chromium_page(width: int = 1400, height: int = 1000):
     """A headless Debian chromium page (skips the test when chromium is missing)."""
-    import pytest
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Debian chromium is not installed at {CHROMIUM} "
-                    "(bash scripts/setup.sh --test installs it)")
-    with playwright_session() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield new_page(browser, viewport={"width": width, "height": height})
-        finally:
-            browser.close()
+    with chromium_browser() as browser:
+        yield new_page(browser, viewport={"width": width, "height": height})
