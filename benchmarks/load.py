@@ -2,8 +2,8 @@
 
     python benchmarks/load.py --clients 20 [--url http://127.0.0.1:7860/] [--json load.json]
 
-Without ``--url`` it starts ``python app.py`` on a free port with the test-only
-fault hook on (``SPECLENS_FAULT_AT_STEP``). Then:
+Without ``--url`` it starts the app on a free port with the test-only engine
+fault installed (``python -m tests.helpers.fault_app``). Then:
 
 1. alone: ``--alone-runs`` short runs one after another (the baseline figure);
 2. load: ``--clients`` visitors at once, each with its own session, doing one
@@ -45,13 +45,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: space/ is the project's package
 
 from space.common import reaper  # noqa: E402
-from space.common.cancel import FAULT_ENV, FAULT_MARKER  # noqa: E402
 from space.records.schema import load  # noqa: E402
+from tests.helpers.faults import FAULT_MARKER, FAULT_STEP  # noqa: E402
 
 FLAGS = ["--kv-cache-mib", "256", "--max-model-len", "2048"]
 PROMPT = "Name three colours."
 LONG_PROMPT = "Write the numbers from 1 to 500 separated by commas."
-FAULT_STEP = 3
 UNNAMED = "has raised an exception but has not enabled verbose error reporting"
 HOSTILE_INDEX = '"><img src=x onerror=alert(1)>'  # where the schema wants an integer
 
@@ -90,13 +89,15 @@ class App:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", FAULT_ENV: str(FAULT_STEP)}
+        env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
         self.log = log_dir / "app.log"
         with open(self.log, "w") as out:
             # Its own data folder: the app locks the one it uses (the default may be in use).
-            self.proc = reaper.spawn([sys.executable, "app.py", "--port", str(port), *FLAGS,
-                                          "--data-dir", str(log_dir / "data")],
-                                         cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+            # The test-only engine fault installed (tests/helpers/fault_app.py).
+            self.proc = reaper.spawn([sys.executable, "-m", "tests.helpers.fault_app",
+                                      "--fault-at", str(FAULT_STEP), "--port", str(port),
+                                      *FLAGS, "--data-dir", str(log_dir / "data")],
+                                     cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
         return f"http://127.0.0.1:{port}/"
 
     def _wait_ready(self, timeout_s: float = 300) -> None:
@@ -410,7 +411,8 @@ def main() -> None:
     p.add_argument("--clients", type=int, default=20)
     p.add_argument("--url", help="an app already running, instead of starting one")
     p.add_argument("--fault-hook", action="store_true",
-                   help=f"the app at --url runs with {FAULT_ENV}={FAULT_STEP}")
+                   help="the app at --url was started by tests/helpers/fault_app.py "
+                        f"(its prompts with {FAULT_MARKER} fail at step {FAULT_STEP})")
     p.add_argument("--max-tokens", type=int, default=16, help="per run (short runs)")
     p.add_argument("--alone-runs", type=int, default=3)
     p.add_argument("--hang-s", type=float, default=300, help="no answer by then: a hang")

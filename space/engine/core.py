@@ -196,7 +196,7 @@ class TracedEngine:
         guard = StepGuard(cancel, [r.prompt for r in reqs])
         try:
             while self.engine.has_unfinished_requests():
-                guard()  # raises when the run is cancelled (or the test fault hook fires)
+                guard()  # raises Cancelled when the run is stopped
                 if clock is not None:
                     clock.begin_step()  # nothing timed between steps belongs to this one
                 t0 = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Stopping a run between engine steps, and the test-only fault hook, on the real engine:
+"""Stopping a run between engine steps, and the test-only fault (tests/helpers/faults.py), on the real engine:
 the request is aborted, the pool lock is released, and the next run works."""
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import threading
 
 import pytest
 
-from space.common.cancel import FAULT_ENV, FAULT_MARKER, Cancelled, InjectedFault
+from space.common.cancel import Cancelled
+from space.engine import core
 from space.runs import runner
 from tests.helpers.engine import POEM_PROMPT, req
+from tests.helpers.faults import FAULT_MARKER, InjectedFault, faulty_guard
 
 pytestmark = pytest.mark.engine
 
@@ -47,7 +49,7 @@ def test_compare_releases_the_pool_when_cancelled(pool, ngram_engine):
 
 
 def test_fault_hook_raises_inside_the_step_loop(ngram_engine, monkeypatch):
-    monkeypatch.setenv(FAULT_ENV, "4")
+    monkeypatch.setattr(core, "StepGuard", faulty_guard(4))
     plain = ngram_engine.run(req(max_tokens=8))  # no marker in the prompt: no fault
     assert len(plain.output_token_ids) == 8
     steps = []
@@ -56,5 +58,5 @@ def test_fault_hook_raises_inside_the_step_loop(ngram_engine, monkeypatch):
                          lambda _r, s, _t: steps.append(s))
     assert len(steps) == 4
     assert not ngram_engine.engine.has_unfinished_requests()
-    monkeypatch.delenv(FAULT_ENV)
+    monkeypatch.undo()
     assert len(ngram_engine.run(req(max_tokens=8)).output_token_ids) == 8

@@ -20,14 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from space.common import reaper, versions
-from space.common.cancel import FAULT_ENV
 from tests.helpers.engine import APP_BUDGET_FLAGS, ENGINE_FLAGS
 
 ROOT = Path(__file__).resolve().parents[2]
 # Smaller than the defaults: tests use short prompts, and less KV starts faster.
 APP_FLAGS = [*ENGINE_FLAGS, *APP_BUDGET_FLAGS]
 READY_TIMEOUT_S = 300
-FAULT_STEP = 3  # the test-only fault hook's step (space/common/cancel.py)
 PROMETHEUS = "/usr/bin/prometheus"
 
 
@@ -92,17 +90,18 @@ def start_app(folder: Path, *args: str, port: int | None = None, name: str = "ap
     page serves within seconds, the engines build behind it: ``App.wait``). Its
     data folder (run history, tmp/) is ``data``, else <folder>/data: a restart on
     the same folder finds the runs of the app before it. The app locks it, so two
-    apps at once need two. ``fault_hook``: the test-only hook is on (only prompts
-    with its marker fail, at step ``FAULT_STEP``)."""
+    apps at once need two. ``fault_hook``: started by tests/helpers/fault_app.py,
+    the test-only fault installed (only prompts with its marker fail, at step
+    ``FAULT_STEP``)."""
     port = port or free_port()
     log = folder / f"{name}.log"
     data = data or folder / "data"
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "SPECLENS_DATA_DIR": str(data),
-           **({FAULT_ENV: str(FAULT_STEP)} if fault_hook else {})}
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "SPECLENS_DATA_DIR": str(data)}
+    launch = ["-m", "tests.helpers.fault_app"] if fault_hook else ["app.py"]
     with open(log, "w") as out:
-        proc = reaper.spawn([sys.executable, "app.py", "--port", str(port), *APP_FLAGS,
-                                 "--data-dir", str(data), *args],
-                                cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+        proc = reaper.spawn([sys.executable, *launch, "--port", str(port), *APP_FLAGS,
+                             "--data-dir", str(data), *args],
+                            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
     return App(proc, f"http://127.0.0.1:{port}/", log, data)
 
 
