@@ -34,7 +34,8 @@ BANNER_TICK_S = 1.0  # the banner's refresh while the engines build
 # browser loading the page meanwhile gets its answers late (on 2 cores the page
 # became usable seconds later). A browser takes ~1.3 s to load the page on 2
 # cores; 5 s leaves room for a visitor who opens the link as soon as it answers.
-# With no visitor, the build starts after this.
+# With no visitor, the build starts after this; a run submitted (``gate``) starts it
+# at once, as nothing is gained by holding it then.
 PAGE_FIRST_S = 5.0
 
 
@@ -75,7 +76,8 @@ class Startup:
         return thread
 
     def page_loaded(self) -> None:
-        """A page finished loading (Gradio's load event): the build may start."""
+        """A page finished loading (Gradio's load event), or a run is waiting: the
+        build may start."""
         self._page_seen.set()
 
     def mark_ready(self) -> None:
@@ -136,6 +138,7 @@ class Startup:
 
         @functools.wraps(fn)
         def gated(*args, **kwargs):
+            self.page_loaded()  # a run is waiting: nothing is gained by holding the build
             while not self.done:
                 yield {status: status_html(self.waiting_message(), "working")}
                 self.wait(POLL_S)

@@ -11,15 +11,15 @@ def status_html(message: str, kind: str = "info") -> str:
 
 
 def test_a_run_waits_with_the_message_then_runs():
-    release = threading.Event()
+    release, building = threading.Event(), threading.Event()
 
     def build(progress):
         progress(0.4, "building the ngram engine")
+        building.set()
         release.wait(5)
 
     startup = Startup()
-    startup.page_loaded()  # a visitor's page loaded: the build starts at once
-    startup.start(build)
+    startup.start(build, page_first_s=60)  # no page loads: the submitted run starts it
     calls = []
 
     def run(prompt):
@@ -31,7 +31,8 @@ def test_a_run_waits_with_the_message_then_runs():
     events = gated("hi")
     first = next(events)
     assert first["status"].startswith("working:waiting in the queue for the engines")
-    assert "40%: building the ngram engine" in first["status"]
+    assert building.wait(5)  # started by the waiting run, not after the 60 s
+    assert "40%: building the ngram engine" in next(events)["status"]
     assert calls == []  # nothing runs before the engines are ready
     release.set()
     rest = list(events)
