@@ -9,7 +9,9 @@ import pytest
 
 from space.cli.main import main
 from space.records.config import EngineSpec
+from space.records.counts import SpecCounts
 from space.records.run import SERVER
+from space.records.trace import EXACT, VERIFY
 from space.runs.traffic import run_traffic
 from space.runs.traffic_file import parse
 from space.runs.traffic_groups import plan
@@ -41,6 +43,30 @@ def test_traffic_through_servers_sends_a_groups_prompts_together(pair):
     assert r.config.speculative_config == {"method": "ngram", "num_speculative_tokens": 4,
                                            "prompt_lookup_min": 2, "prompt_lookup_max": 5}
     assert r.schedule is None or r.schedule.note.startswith("no k per batch size for the servers")
+
+
+@pytest.mark.engine
+def test_traffic_at_concurrency_8_keeps_every_requests_own_counts(pair):
+    """Eight different prompts in flight together on each server: each request's
+    steps, and its run's counts, are the server's metrics for that request (no
+    stream's chunks mixed with another's, no verify step lost or made up)."""
+    lines = "".join(json.dumps({"prompt": f"{CODE_PROMPT} Call it f{i}.", "category": "code"})
+                    + "\n" for i in range(8)).encode()
+    r = run_traffic(SPEC, plan(parse(lines, "t8.jsonl"), per_group=8), source="t8.jsonl",
+                    repeats=1, max_tokens=16, concurrency=8, servers=pair)
+    runs = [it.compare.speculative for it in r.items]
+    assert len(runs) == 8 and len({tuple(x.prompt_token_ids) for x in runs}) == 8
+    assert max(x.arrival_s for x in runs) < min(x.finish_s for x in runs)  # all 8 at once
+    for run in runs:
+        server = SpecCounts.from_vllm_metrics(run.vllm_spec_metrics)
+        verify = [st for st in run.steps if st.kind == VERIFY]
+        steps = SpecCounts.from_per_step([st.num_accepted_tokens for st in verify],
+                                         [st.num_draft_tokens for st in verify])
+        assert server is not None and run.counts == server
+        if all(st.placement == EXACT for st in run.steps):  # a busy server may merge chunks
+            assert steps == server
+        else:  # then the merged chunks' steps are not drawn: none is made up
+            assert steps.num_drafts <= server.num_drafts
 
 
 def test_traffic_cli_server_flags_refused_and_a_down_server(capsys, tmp_path):
