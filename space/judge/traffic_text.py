@@ -118,9 +118,9 @@ def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
                      f"{g.speedup:>8.2f}x{ci_txt:>12}{g.output_token_share:>8.0%}  {g.verdict}")
     lines += [_group_line(g) for g in r.groups]
     if r.busy and r.busy.get("busy"):
-        lines.append(f"this machine was busy: other processes used {r.busy['share']:.0%} of its "
-                     f"CPU time during the run: timings are not comparable; the predicted "
-                     f"figures (acceptance x this machine's step costs) are the ones to trust")
+        lines.append(f"this machine was busy: {busy_used(r.busy)} during the run: timings "
+                     f"are not comparable; the predicted figures (acceptance x this machine's "
+                     f"step costs) are the ones to trust")
     if any(g.predicted is not None for g in r.groups):
         sources = sorted({g.predicted.source for g in r.groups if g.predicted is not None})
         lines.append("predicted = mean acceptance length x decode step / verify step, step "
@@ -148,3 +148,12 @@ def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
         lines.append(f"skipped {len(r.skipped)}: " + "; ".join(shown)
                      + ("; ..." if len(r.skipped) > 5 else ""))
     return "\n".join(lines)
+
+
+def busy_used(busy: Mapping[str, Any]) -> str:
+    """What other work used during a run, from ``space.observe.busy.Busy.to_dict()``."""
+    parts = [f"{busy['share']:.0%} of its CPU time"]
+    if busy.get("gpu_share") is not None:
+        parts.append(f"{busy['gpu_share']:.0%} of the GPU's SM time "
+                     f"({busy.get('gpu_processes')} other process(es))")
+    return "other processes used " + " and ".join(parts)

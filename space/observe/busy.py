@@ -5,7 +5,11 @@ gave a traffic-weighted 2.11x while other work ran and 1.26x alone. The meter
 reads the whole machine's busy CPU time and this process's own (with its
 children) at the start and at the end; the difference is what other processes
 used, as a share of the CPUs' wall time. Above ``BUSY_SHARE`` the run is flagged.
-A GPU's other processes (NVML) are not read here.
+
+On a GPU, NVML's per-process samples say the same of the GPU: the SM time that
+processes other than this one and its children (vLLM's engine core may be one)
+used during the run. Above ``GPU_BUSY_SHARE`` the run is flagged too. Where NVML
+cannot say (no driver, samples not supported), the GPU figures are absent.
 """
 from __future__ import annotations
 
@@ -21,6 +25,9 @@ except ImportError:  # pragma: no cover - psutil is in the venv
 # Other processes' share of the machine's CPU time above which timings are flagged:
 # a quarter of the CPUs is a whole core on this 4-core-or-smaller class of box.
 BUSY_SHARE = 0.25
+# Other processes' mean share of the GPU's SM time above which timings are flagged:
+# a kernel of another process delays each of ours, so a tenth is already felt.
+GPU_BUSY_SHARE = 0.10
 
 
 @dataclass
@@ -29,14 +36,20 @@ class Busy:
     wall_s: float
     cpus: int
     share: float           # other_cpu_s / (wall_s x cpus)
+    gpu_share: float | None = None  # other processes' mean share of the GPU's SM time
+    gpu_processes: int | None = None  # other processes NVML saw computing on the GPU
 
     @property
     def busy(self) -> bool:
-        return self.share > BUSY_SHARE
+        return self.share > BUSY_SHARE or (self.gpu_share or 0.0) > GPU_BUSY_SHARE
 
     def to_dict(self) -> dict:
-        return {"other_cpu_s": round(self.other_cpu_s, 2), "wall_s": round(self.wall_s, 2),
-                "cpus": self.cpus, "share": round(self.share, 4), "busy": self.busy}
+        d: dict[str, float | int | bool | None] = {
+            "other_cpu_s": round(self.other_cpu_s, 2), "wall_s": round(self.wall_s, 2),
+            "cpus": self.cpus, "share": round(self.share, 4), "busy": self.busy}
+        if self.gpu_share is not None:
+            d |= {"gpu_share": round(self.gpu_share, 4), "gpu_processes": self.gpu_processes}
+        return d
 
 
 def _busy_s() -> float:
@@ -50,15 +63,47 @@ def _own_s() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
-class Meter:
-    """``start()`` before the run, ``stop()`` after: what other processes used between."""
+def _own_pids() -> set[int]:
+    me = psutil.Process()
+    return {me.pid, *(c.pid for c in me.children(recursive=True))}
 
-    def __init__(self) -> None:
+
+def gpu_others(nvml, handle, since_us: int, own: set[int]) -> tuple[float, int] | None:
+    """(mean share of the GPU's SM time, number of processes) of the processes not in
+    ``own`` since ``since_us`` (NVML's clock, microseconds), from NVML's
+    per-process samples; None when NVML cannot say.
+
+    Each sample is one process's SM utilisation (%) over one sampling period; the
+    others' samples summed per period, over the periods NVML sampled, is their mean
+    share. No sample since then (NVML's NOT_FOUND) is an idle GPU: 0.
+    """
+    try:
+        samples = nvml.nvmlDeviceGetProcessUtilization(handle, since_us)
+    except Exception as exc:
+        if getattr(nvml, "NVML_ERROR_NOT_FOUND", None) == getattr(exc, "value", "?"):
+            return 0.0, 0
+        return None
+    periods = {s.timeStamp for s in samples}
+    others = [s for s in samples if s.pid not in own]
+    if not periods:
+        return 0.0, 0
+    share = sum(s.smUtil for s in others) / 100 / len(periods)
+    return min(share, 1.0), len({s.pid for s in others if s.smUtil > 0})
+
+
+class Meter:
+    """``start()`` before the run, ``stop()`` after: what other processes used between
+    (``gpu``: the NVML index of the GPU the run uses, if it uses one)."""
+
+    def __init__(self, gpu: int | None = None) -> None:
         self._start: tuple[float, float, float] | None = None
+        self._gpu = gpu
+        self._gpu_since_us = 0
 
     def start(self) -> Meter:
         if psutil is not None:
             self._start = (time.monotonic(), _busy_s(), _own_s())
+            self._gpu_since_us = int(time.time() * 1e6)  # NVML stamps samples in wall time
         return self
 
     def stop(self) -> Busy | None:
@@ -69,4 +114,22 @@ class Meter:
         wall = time.monotonic() - t0
         other = max((_busy_s() - busy0) - (_own_s() - own0), 0.0)
         cpus = os.cpu_count() or 1
-        return Busy(other, wall, cpus, other / (wall * cpus) if wall > 0 else 0.0)
+        busy = Busy(other, wall, cpus, other / (wall * cpus) if wall > 0 else 0.0)
+        gpu = self._read_gpu()
+        if gpu is not None:
+            busy.gpu_share, busy.gpu_processes = gpu
+        return busy
+
+    def _read_gpu(self) -> tuple[float, int] | None:
+        if self._gpu is None:
+            return None
+        from space.observe.memory import _nvml_module
+
+        nvml = _nvml_module()
+        if nvml is None:
+            return None
+        try:
+            handle = nvml.nvmlDeviceGetHandleByIndex(self._gpu)
+        except Exception:
+            return None
+        return gpu_others(nvml, handle, self._gpu_since_us, _own_pids())

@@ -39,9 +39,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from space.common.cancel import check
 from space.common.progress import Progress
 from space.engine import models, prompts
+from space.engine.hardware import on_gpu
 from space.judge.measure import Context
 from space.judge.traffic import TrafficItem, TrafficResult, answer
 from space.observe.busy import Meter
+from space.observe.memory import nvml_index
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.events import TrafficFinished
 from space.records.trace import CompareRecord
@@ -210,7 +212,10 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     skipped = list(skipped or [])
     path = str(models.resolve_model(spec.model))
     part = job.inside("traffic")
-    meter = Meter().start()  # what else runs on the machine meanwhile
+    # What else runs on the machine meanwhile; on a GPU, on the GPU too (not for
+    # servers: their GPU is not this machine's).
+    gpu = nvml_index(0) if servers is None and on_gpu() else None
+    meter = Meter(gpu=gpu).start()
 
     def measure(pairs: list[tuple[str, TrafficRequest]]) -> list[TrafficItem]:
         todo = _encoded(where, pairs, max_tokens, temperature, skipped, report, max_tokens_cap)

@@ -7,7 +7,9 @@ import pytest
 from space.judge.curves import StepCosts, TippingCurve
 from space.judge.predicted import Predicted, predict
 from space.judge.traffic import answer, describe
-from space.observe.busy import BUSY_SHARE, Busy, Meter
+from space.judge.traffic_text import busy_used
+from space.observe.busy import BUSY_SHARE, GPU_BUSY_SHARE, Busy, Meter, gpu_others
+from space.observe.memory import _nvml_module
 from tests.helpers.traffic import item
 
 
@@ -50,3 +52,44 @@ def test_the_meter_reads_other_processes_cpu_time():
     busy = Meter().start().stop()
     assert busy is not None and busy.other_cpu_s >= 0 and busy.cpus >= 1
     assert Meter().stop() is None  # never started
+
+
+class _Sample:
+    def __init__(self, pid: int, stamp: int, sm: int) -> None:
+        self.pid, self.timeStamp, self.smUtil = pid, stamp, sm
+
+
+class _Nvml:
+    """NVML's process samples as pynvml returns them (a pure unit: no GPU here)."""
+    NVML_ERROR_NOT_FOUND = 6
+
+    def __init__(self, samples=None, error=None) -> None:
+        self.samples, self.error = samples, error
+
+    def nvmlDeviceGetProcessUtilization(self, handle, since_us):
+        if self.error is not None:
+            raise self.error
+        return self.samples
+
+
+class _NvmlError(Exception):
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+
+def test_the_gpus_other_processes_from_nvmls_samples():
+    own = {100, 101}  # this process and its engine core
+    samples = [_Sample(100, 1, 60), _Sample(200, 1, 30), _Sample(101, 2, 50),
+               _Sample(200, 2, 10), _Sample(300, 2, 0)]
+    share, processes = gpu_others(_Nvml(samples), None, 0, own)
+    assert share == pytest.approx((30 + 10) / 100 / 2) and processes == 1  # 300 was idle
+    assert gpu_others(_Nvml([]), None, 0, own) == (0.0, 0)
+    assert gpu_others(_Nvml(error=_NvmlError(6)), None, 0, own) == (0.0, 0)  # no samples: idle
+    assert gpu_others(_Nvml(error=_NvmlError(3)), None, 0, own) is None  # not supported: absent
+    busy = Busy(0.1, 10.0, 2, 0.005, gpu_share=0.2, gpu_processes=1)
+    assert busy.busy and GPU_BUSY_SHARE < 0.2  # the CPU was quiet, the GPU was not
+    assert busy_used(busy.to_dict()) == ("other processes used 0% of its CPU time and 20% of the "
+                                    "GPU's SM time (1 other process(es))")
+    assert "gpu_share" not in Busy(0.1, 10.0, 2, 0.005).to_dict()  # CPU only: absent, not 0
+    if _nvml_module() is None:  # no GPU driver here: the GPU's figures are absent, not 0
+        assert Meter(gpu=0).start().stop().gpu_share is None
