@@ -95,7 +95,9 @@ class ChecklistInputs:
     speedup_ci: tuple[float, float] | None = None
     speedup_prompts: int | None = None    # prompts the interval is over (1: over repeats)
     speedup_repeats: int | None = None    # repeats, for an interval over one prompt's
-    speedup_basis: str = "TPOT"           # "TPOT" or "end-to-end" (request time per token)
+    # "TPOT", "end-to-end" (request time per token), or "predicted" (a busy machine:
+    # acceptance x step costs, with the measured interval's relative width)
+    speedup_basis: str = "TPOT"
     # A group of a traffic run: with no interval (one prompt, one run) it is undecided,
     # not judged by the point estimate (a single compare keeps the spread rule).
     needs_interval: bool = False
@@ -312,8 +314,10 @@ def _interval_check(i: ChecklistInputs, d: _Derived) -> Check:
     """The speedup line under the interval rule: '2.27x (90 % CI 1.52-2.90, 3 prompts)'."""
     s, ci = i.speedup_median, i.speedup_ci
     assert s is not None and ci is not None  # the caller checked
-    what = ("request time per token" if i.speedup_basis == "end-to-end"
-            else "Baseline TPOT / speculative TPOT")
+    what = {"end-to-end": "request time per token",
+            "predicted": "Predicted from acceptance x step costs (this machine was busy: the "
+                         "measured interval, moved to the predicted figure)"}.get(
+        i.speedup_basis, "Baseline TPOT / speculative TPOT")
     figure = estimate.describe(s, ci, i.speedup_prompts, i.confidence, i.speedup_repeats)
     head = f"{what}, ratio of totals: {figure}"
     decision = interval_decision(i)

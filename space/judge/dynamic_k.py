@@ -40,6 +40,12 @@ from space.judge.curves import LOOKUP_METHODS, StepCosts, TippingCurve
 from space.records.run import SERVER, RunConfig
 
 K_CHOICES = tuple(range(1, 9))  # the k sweep's default values; the model is linear in k
+# The schedule's error, measured once against a k x concurrency sweep of the same
+# prompts (benchmarks/bench_schedule.py; docs/traffic.md says on what machine).
+MEASURED_ERROR = ("its error, measured once against a k x concurrency sweep (code edits, "
+                  "k 1-8 x concurrency 1, 4, a 2-core EPYC): predicted speedups 1-17 % under "
+                  "the measured ones, the best k right at concurrency 1 and one step off at 4 "
+                  "(3 % of speedup lost); see docs/traffic.md")
 SWEEP_HINT = ('python -m space sweep --workload WORKLOAD --variable k_x_concurrency '
               '--values "1,2,4 x 1,4"')
 TIPPING_HINT = "python -m space tipping"
@@ -52,6 +58,7 @@ class Gainer:
     group: str
     mean_acceptance_length: float   # vLLM's, pooled over the group, at the measured k
     output_tokens: float            # its weight in the traffic
+    drafted: float = 1.0            # share of its steps that drafted (measure.drafted_share)
 
 
 def verify_step_s(costs: StepCosts, curve_k: int, k: int, lookup: bool) -> float:
@@ -69,17 +76,40 @@ def verify_step_s(costs: StepCosts, curve_k: int, k: int, lookup: bool) -> float
     return costs.decode_step_s + per_token_s * k + draft_s
 
 
+def plain_step_s(costs: StepCosts, lookup: bool) -> float:
+    """A step that proposed nothing: a decode step, and a lookup's search that found
+    nothing (a draft model drafts every step: it has no such step)."""
+    return costs.decode_step_s + (costs.propose_step_s if lookup else 0.0)
+
+
+def step_model_speedup(tau: float, decode_s: float, verify_s: float, plain_s: float,
+                       drafted: float = 1.0) -> float:
+    """(f tau + 1 - f) x t_d / (f t_v + (1 - f) t_plain): f of the steps verify drafts
+    (tau tokens each), the others emit one token at a plain step's cost.
+
+    Example: tau 3, decode 10 ms, verify 15 ms: 2.0 when every step drafts; when half
+    find nothing (plain step 11 ms): 2 x 10 / 13 = 1.538.
+        >>> step_model_speedup(3.0, 0.010, 0.015, 0.011), round(
+        ...     step_model_speedup(3.0, 0.010, 0.015, 0.011, drafted=0.5), 3)
+        (2.0, 1.538)
+    """
+    f = min(max(drafted, 0.0), 1.0)
+    return (f * tau + 1 - f) * decode_s / (f * verify_s + (1 - f) * plain_s)
+
+
 def predicted_speedup(alpha: float, k: int, costs: StepCosts, curve_k: int,
-                      lookup: bool) -> float:
-    """S(k, c) = tau(alpha, k) x t_d(c) / t_v(c, k).
+                      lookup: bool, drafted: float = 1.0) -> float:
+    """S(k, c) = tau(alpha, k) x t_d(c) / t_v(c, k) when every step drafts; with
+    ``drafted`` f < 1, ``step_model_speedup``'s mix (f carries across k: whether a
+    lookup finds a match does not depend on how many tokens it may propose).
 
     Example: alpha 0.8 at k 2 (tau 2.44) with the costs above, a lookup: 2.44 x 10 / 24.
         >>> round(predicted_speedup(0.8, 2, StepCosts(1, 0.010, 0.030, 0.008), 4, True), 4)
         1.0167
     """
-    return theory.measured_cost_speedup(theory.expected_tokens_per_step(alpha, k),
-                                        costs.decode_step_s,
-                                        verify_step_s(costs, curve_k, k, lookup), k, None)
+    return step_model_speedup(theory.expected_tokens_per_step(alpha, k), costs.decode_step_s,
+                              verify_step_s(costs, curve_k, k, lookup),
+                              plain_step_s(costs, lookup), drafted)
 
 
 def harmonic(weights: Sequence[float], speedups: Sequence[float]) -> float:
@@ -165,11 +195,13 @@ def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | 
     lookup = str(config.method) in LOOKUP_METHODS
     alphas = {g.group: theory.alpha_from_acceptance_length(g.mean_acceptance_length, k_m)
               for g in gainers}
+    drafted = {g.group: g.drafted for g in gainers}
     rows: list[dict[str, Any]] = []
     per_group: dict[str, list[dict[str, Any]]] = {g.group: [] for g in gainers}
     for costs in sorted(curve.step_costs, key=lambda c: c.concurrency):
         for k in k_choices:
-            s = {g: predicted_speedup(a, k, costs, curve.k, lookup) for g, a in alphas.items()}
+            s = {g: predicted_speedup(a, k, costs, curve.k, lookup, drafted[g])
+                 for g, a in alphas.items()}
             for g, v in s.items():
                 per_group[g].append({"k": k, "concurrency": costs.concurrency, "speedup": v})
             rows.append({"k": k, "concurrency": costs.concurrency,
@@ -178,7 +210,8 @@ def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | 
     at = curve.costs_at(measured_concurrency)
     out.groups = [GroupPrediction(g.group, alphas[g.group], deploy.best_k(per_group[g.group]),
                                   None if at is None else
-                                  predicted_speedup(alphas[g.group], k_m, at, curve.k, lookup))
+                                  predicted_speedup(alphas[g.group], k_m, at, curve.k, lookup,
+                                                    g.drafted))
                   for g in gainers]
     out.config = deploy.derive_for_run(rows, config, max_batch)
     out.curve = f"{curve.label}, {curve.kind}, {curve.date[:10]}"
@@ -189,5 +222,5 @@ def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | 
                 f"{', one lookup a step' if lookup else ', drafting per token'}); speedup "
                 f"tau(alpha, k) x decode / verify(k), k {k_choices[0]}..{k_choices[-1]} (past "
                 f"the curve's k={curve.k}, the cost per token is extrapolated), 0 below "
-                f"{NO_GAIN_SPEEDUP}x")
+                f"{NO_GAIN_SPEEDUP}x; {MEASURED_ERROR}")
     return out

@@ -88,6 +88,29 @@ def pooled_acceptance(runs: Sequence[RunTrace]) -> tuple[float | None, float | N
     return accepted / drafted, 1 + accepted / steps
 
 
+def drafted_share(runs: Sequence[RunTrace]) -> float | None:
+    """The share of decode-phase engine steps that verified drafts, pooled over runs
+    (exact at temperature 0, like the counts it comes from); None with no such step.
+
+    A verify step emits its accepted drafts plus one token; every other token after
+    the prefill's first is a step without drafts (a lookup that found nothing). From
+    the run-level counts only, so a server run's are its metrics'.
+
+    Example: 20 tokens, 4 verify steps that accepted 8: 19 - 12 = 7 plain steps,
+    so 4 of 11 steps drafted.
+        >>> from types import SimpleNamespace as R
+        >>> round(drafted_share([R(output_token_ids=[0] * 20, num_drafts=4,
+        ...                        num_accepted_tokens=8)]), 4)
+        0.3636
+    """
+    verify = plain = 0
+    for r in runs:
+        emitted = max(len(r.output_token_ids) - 1, 0)  # the prefill emits the first
+        verify += r.num_drafts
+        plain += max(emitted - r.num_accepted_tokens - r.num_drafts, 0)
+    return verify / (verify + plain) if verify + plain else None
+
+
 def decode_step_s(runs: Sequence[RunTrace]) -> float | None:
     """Median plain decode step of baseline runs (prefill steps excluded; a server's
     steps only where each arrived alone: a merged chunk's window is not a step's)."""

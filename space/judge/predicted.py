@@ -5,7 +5,14 @@ the machine or on what else runs on it. Its timings are noisy and do. The
 predicted figure joins the exact part (the group's mean acceptance length tau,
 pooled as vLLM pools its counters) with this machine's step costs:
 
-  S_pred = tau x decode step / verify step
+  S_pred = (f tau + 1 - f) x decode step / (f verify step + (1 - f) plain step)
+
+where f is the share of decode-phase steps that verified drafts
+(``measure.drafted_share``; exact at temperature 0 too): a lookup that finds
+nothing makes a plain step of one token, which costs a decode step and the
+lookup. With f = 1 (a draft model drafts every step) it is tau x decode /
+verify. (Without f, ngram's predictions on mixed tasks ran 1.3-2.8x above the
+measured speedups: tau counts verify steps only.)
 
 The step costs come from the tipping curve cached for the pair and k (measured
 once, with many repeats: ``space/judge/curves.py``) at the run's concurrency;
@@ -16,16 +23,15 @@ acceptance-length distribution is all the step model needs.
 
 When the prediction falls outside the measured interval, ``advice`` says which
 to believe: the measured one on a quiet machine (it holds what the model leaves
-out: prefill, scheduling, steps without drafts), the predicted one on a busy
+out: prefill, scheduling, the steps' own spread), the predicted one on a busy
 machine (its timings are not comparable; acceptance is exact).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from space.judge import theory
 from space.judge.curves import LOOKUP_METHODS, TippingCurve
-from space.judge.dynamic_k import verify_step_s
+from space.judge.dynamic_k import plain_step_s, step_model_speedup, verify_step_s
 from space.records.verdict import PREDICTED_MEASURED, Checklist
 
 
@@ -33,32 +39,45 @@ from space.records.verdict import PREDICTED_MEASURED, Checklist
 class Predicted:
     speedup: float
     source: str        # where the step costs come from
+    from_curve: bool = False  # the step costs were measured once, alone (a tipping curve)
 
 
 def predict(tau: float | None, k: int | None, method: str | None, concurrency: int,
-            curve: TippingCurve | None, checklist: Checklist | None) -> Predicted | None:
-    """The group's predicted speedup, or None without acceptance or step costs.
+            curve: TippingCurve | None, checklist: Checklist | None,
+            drafted: float | None = None) -> Predicted | None:
+    """The group's predicted speedup, or None without acceptance or step costs;
+    ``drafted``: f, the share of steps that drafted (None: every step did).
 
     Example: tau 3.0 with a curve's decode 10 ms and verify 15 ms (k 4, lookup 1 ms)
-    at concurrency 1 -> 3.0 x 10 / 15 = 2.0.
+    at concurrency 1 -> 3.0 x 10 / 15 = 2.0; when half the steps found nothing to
+    propose: 2.0 x 10 / (7.5 + 5.5) = 1.538.
         >>> from space.judge.curves import StepCosts
         >>> c = TippingCurve("measured", "m", "ngram", None, 4, "cpu", "0", "2026-12-04",
         ...                  step_costs=[StepCosts(1, 0.010, 0.015, 0.001)])
         >>> p = predict(3.0, 4, "ngram", 1, c, None)
         >>> round(p.speedup, 3), p.source.startswith("the tipping curve")
         (2.0, True)
+        >>> round(predict(3.0, 4, "ngram", 1, c, None, drafted=0.5).speedup, 3)
+        1.538
     """
     if tau is None or not k:
         return None
+    f = 1.0 if drafted is None else drafted
     costs = curve.costs_at(concurrency) if curve is not None else None
     if curve is not None and costs is not None:
-        verify = verify_step_s(costs, curve.k, k, str(method) in LOOKUP_METHODS)
-        return Predicted(theory.measured_cost_speedup(tau, costs.decode_step_s, verify, k, None),
-                         f"the tipping curve {curve.label} ({curve.kind}, {curve.date[:10]})")
+        lookup = str(method) in LOOKUP_METHODS
+        return Predicted(step_model_speedup(tau, costs.decode_step_s,
+                                            verify_step_s(costs, curve.k, k, lookup),
+                                            plain_step_s(costs, lookup), f),
+                         f"the tipping curve {curve.label} ({curve.kind}, {curve.date[:10]})",
+                         from_curve=True)
     if checklist is not None:
         line = next((c for c in checklist.checks if c.name == PREDICTED_MEASURED), None)
-        if line is not None and isinstance(line.value, int | float):
-            return Predicted(float(line.value), "this run's step medians (as noisy as the run)")
+        if line is not None and isinstance(line.value, int | float) and line.value > 0:
+            # The line is tau x decode / verify: in units of a decode step, verify is
+            # tau / line; a plain step is taken as one decode step.
+            return Predicted(step_model_speedup(tau, 1.0, tau / float(line.value), 1.0, f),
+                             "this run's step medians (as noisy as the run)")
     return None
 
 
@@ -83,4 +102,4 @@ def advice(predicted: Predicted | None, ci: tuple[float, float] | None,
         return head + ("believe the measured figure if the machine was quiet (not recorded "
                        "here), the predicted one if it was busy")
     return head + ("believe the measured figure: the machine was quiet, and it holds what "
-                   "the step model leaves out (prefill, scheduling, steps without drafts)")
+                   "the step model leaves out (prefill, scheduling, the steps' own spread)")

@@ -102,6 +102,7 @@ class GroupSummary:
     prompts_to_decide: int | None = None      # undecided: prompts in all likely to decide
     predicted: Predicted | None = None        # from its acceptance and step costs
     advice: str | None = None                 # predicted outside the interval: which to believe
+    drafted_share: float | None = None        # of its decode-phase steps (measure.drafted_share)
 
     @property
     def verdict(self) -> Verdict | None:
@@ -161,11 +162,16 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
                     headroom: Mapping[str, Any] | None = None,
                     concurrency: int = 1,
                     predict_prompts: int = estimate.PREDICT_PROMPTS,
-                    curve: TippingCurve | None = None) -> GroupSummary:
+                    curve: TippingCurve | None = None, busy: bool = False) -> GroupSummary:
     """One group's figures and checklist from its measured items; ``headroom``: the
     break-even of this machine's cached tipping curve (space.runs.machine_inputs);
     ``concurrency``: requests that ran at once (the checklist's concurrency line);
-    ``predict_prompts``: m, the next prompts its prediction interval is for."""
+    ``predict_prompts``: m, the next prompts its prediction interval is for.
+    ``busy``: other work shared the machine (space.observe.busy), so the timings are
+    not comparable: the verdict rests on the predicted figure, with the measured
+    interval's relative width, when its step costs come from a tipping curve
+    (measured once, alone; the run's own step medians are as noisy as the run). The
+    acceptance lines keep their force."""
     cmps = [it.compare for it in items]
     speedups = [c.speedup for c in cmps]
     spread = (measure.spread(speedups) if len(cmps) > 1
@@ -187,14 +193,21 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
                                   for it in items if it.compare.checklist}
     checklist = evaluate(inputs)
     config = cmps[0].speculative.config
+    drafted = measure.drafted_share([c.speculative for c in cmps])
     pred = predict_from_acceptance(length, config.k, config.method, concurrency, curve,
-                                   checklist)
+                                   checklist, drafted)
+    if busy and pred is not None and pred.from_curve and fig.ci is not None and fig.speedup > 0:
+        scale = pred.speedup / fig.speedup
+        inputs.speedup_median, inputs.speedup_basis = pred.speedup, "predicted"
+        inputs.speedup_ci = (fig.ci[0] * scale, fig.ci[1] * scale)
+        checklist = evaluate(inputs)
     return GroupSummary(group, requests, len(items), rate, length, fig.speedup, spread,
                         group_weight(items, requests, response_tokens), checklist,
                         figures=fig, pairs=intervals.paired(cmps),
                         prompts_to_decide=(_to_decide(inputs, len(cmps))
                                            if checklist.verdict == UNDECIDED else None),
-                        predicted=pred, advice=advice_for(pred, fig.ci, busy=None))
+                        predicted=pred, advice=advice_for(pred, fig.ci, busy=None),
+                        drafted_share=drafted)
 
 
 def _to_decide(inputs: Any, prompts: int) -> int | None:
@@ -405,13 +418,16 @@ def answer(source: str, how: str, items: list[TrafficItem], counts: Mapping[str,
            response_tokens: Mapping[str, int] | None, *, repeats: int, max_tokens: int,
            skipped: Sequence[str] = (), headroom: Mapping[str, Any] | None = None,
            concurrency: int = 1, curve: TippingCurve | None = None,
-           predict_prompts: int = estimate.PREDICT_PROMPTS) -> TrafficResult:
+           predict_prompts: int = estimate.PREDICT_PROMPTS,
+           busy: Mapping[str, Any] | None = None) -> TrafficResult:
     """Every group summarized, the traffic's figures and the deployment.
 
     ``counts``: requests in the file per group; ``response_tokens``: the file's
     responses in tokens per group when every request has one, else None;
     ``concurrency``: requests that ran at once; ``curve``: this machine's cached
-    tipping curve for the pair and k, whose step costs give the k per batch size.
+    tipping curve for the pair and k, whose step costs give the k per batch size;
+    ``busy``: what else ran meanwhile (``space.observe.busy.Busy.to_dict()``), None
+    when not recorded: a busy machine's verdicts rest on the predicted figures.
     """
     if not items:
         raise ValueError("no prompt was measured")
@@ -420,19 +436,24 @@ def answer(source: str, how: str, items: list[TrafficItem], counts: Mapping[str,
         by_group.setdefault(it.group, []).append(it)
     groups = [summarize_group(g, its, counts.get(g, len(its)),
                               response_tokens.get(g) if response_tokens else None, headroom,
-                              concurrency, predict_prompts, curve)
+                              concurrency, predict_prompts, curve,
+                              busy=bool(busy and busy.get("busy")))
               for g, its in by_group.items()]
     total = sum(g.output_tokens for g in groups)
     for g in groups:
         g.output_token_share = g.output_tokens / total if total > 0 else 0.0
     speed, speed_ci = weighted_speedup(groups), weighted_interval(groups)
     config = items[0].compare.speculative.config
-    gainers = [dynamic_k.Gainer(g.group, g.mean_acceptance_length, g.output_tokens)
+    gainers = [dynamic_k.Gainer(g.group, g.mean_acceptance_length, g.output_tokens,
+                                1.0 if g.drafted_share is None else g.drafted_share)
                for g in groups if g.gains and g.mean_acceptance_length is not None]
-    return TrafficResult(source, how, config, repeats, max_tokens,
-                         "responses" if response_tokens else "measured", items, groups, speed,
-                         gaining_share(groups),
-                         deployment(groups, config, speed, concurrency=concurrency,
-                                    traffic_ci=speed_ci),
-                         speed_ci, list(skipped), concurrency,
-                         dynamic_k.predict(gainers, config, curve, concurrency))
+    result = TrafficResult(source, how, config, repeats, max_tokens,
+                           "responses" if response_tokens else "measured", items, groups,
+                           speed, gaining_share(groups),
+                           deployment(groups, config, speed, concurrency=concurrency,
+                                      traffic_ci=speed_ci),
+                           speed_ci, list(skipped), concurrency,
+                           dynamic_k.predict(gainers, config, curve, concurrency))
+    if busy is not None:
+        result.mark_busy(dict(busy))
+    return result

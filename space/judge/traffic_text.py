@@ -57,6 +57,8 @@ def _figures_line(g: GroupSummary, f: Figures) -> str:
                  f"{f.prediction[1]:.2f}x")
     if g.predicted is not None:
         line += f"; predicted from its acceptance {g.predicted.speedup:.2f}x"
+        if g.drafted_share is not None:
+            line += f" ({g.drafted_share:.0%} of its steps drafted)"
     line += f"; {g.verdict}"
     if g.undecided:
         need = g.prompts_to_decide
@@ -123,8 +125,9 @@ def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
                      f"step costs) are the ones to trust")
     if any(g.predicted is not None for g in r.groups):
         sources = sorted({g.predicted.source for g in r.groups if g.predicted is not None})
-        lines.append("predicted = mean acceptance length x decode step / verify step, step "
-                     "costs from " + "; ".join(sources))
+        lines.append("predicted = (f tau + 1 - f) x decode step / (f verify step + (1 - f) "
+                     "plain step), f the share of steps that drafted, tau the mean acceptance "
+                     "length; step costs from " + "; ".join(sources))
     ws = "n/a" if r.weighted_speedup is None else f"{r.weighted_speedup:.2f}x"
     if r.weighted_speedup is not None and r.weighted_speedup_ci is not None:
         lo, hi = r.weighted_speedup_ci

@@ -230,17 +230,22 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     config = items[0].compare.speculative.config
     headroom = machine_inputs.headroom(config, concurrency)
 
-    def answered(its: list[TrafficItem]) -> TrafficResult:
+    def answered(its: list[TrafficItem], busy: dict[str, Any] | None = None) -> TrafficResult:
         return answer(source, plan.how, its, plan.counts(), responses, repeats=repeats,
                       max_tokens=max_tokens, skipped=skipped, headroom=headroom,
                       concurrency=concurrency, curve=machine_inputs.curve_for(config),
-                      predict_prompts=predict_prompts)
+                      predict_prompts=predict_prompts, busy=busy)
 
     result = answered(items)
     if until_decided is not None:
         result = _until_decided(result, plan, until_decided, measure, answered, report, skipped)
-    busy = meter.stop()
-    result.mark_busy(busy.to_dict() if busy is not None else None)
+    metered = meter.stop()
+    busy = metered.to_dict() if metered is not None else None
+    if busy is not None and busy["busy"]:  # the verdicts then rest on the predicted figures
+        rounds = result.until_decided
+        result = answered(result.items, busy)
+        result.until_decided = rounds
+    result.mark_busy(busy)
     ws = "n/a" if result.weighted_speedup is None else f"{result.weighted_speedup:.2f}x"
     report(1.0, f"done: {len(result.items)} prompts in {len(result.groups)} groups; "
                 f"traffic-weighted speedup {ws}")

@@ -109,8 +109,9 @@ def test_the_traffic_answer_at_concurrency_2_carries_it_everywhere():
     for g in r.groups:  # the checklist's concurrency line reads the run's
         assert g.checklist is not None and g.checklist.check("concurrency").value == 2
     code = r.groups[0]
-    expected = predict([Gainer("code", code.mean_acceptance_length or 0, code.output_tokens)],
-                       r.config, CURVE, 2)
+    assert code.drafted_share is not None and 0 < code.drafted_share <= 1
+    expected = predict([Gainer("code", code.mean_acceptance_length or 0, code.output_tokens,
+                               code.drafted_share)], r.config, CURVE, 2)
     assert r.schedule is not None and expected is not None and expected.config is not None
     assert r.schedule.config is not None
     assert r.schedule.config.schedule == expected.config.schedule

@@ -10,6 +10,7 @@ from space.judge.traffic import answer, describe
 from space.judge.traffic_text import busy_used
 from space.observe.busy import BUSY_SHARE, GPU_BUSY_SHARE, Busy, Meter, gpu_others
 from space.observe.memory import _nvml_module
+from space.records.verdict import SPEEDUP
 from tests.helpers.traffic import item
 
 
@@ -93,3 +94,30 @@ def test_the_gpus_other_processes_from_nvmls_samples():
     assert "gpu_share" not in Busy(0.1, 10.0, 2, 0.005).to_dict()  # CPU only: absent, not 0
     if _nvml_module() is None:  # no GPU driver here: the GPU's figures are absent, not 0
         assert Meter(gpu=0).start().stop().gpu_share is None
+
+
+def test_on_a_busy_machine_the_verdict_rests_on_the_predicted_figure():
+    """When the step costs come from a tipping curve (measured once, alone); with the
+    run's own step medians, as noisy as the run, the measured interval decides."""
+    items = [item("a", 1, 2.0), item("a", 2, 1.8)]
+    curve = TippingCurve("measured", "m", "ngram", None, 4, "cpu", "0", "2026-12-04",
+                         step_costs=[StepCosts(1, 0.010, 0.015, 0.001)])
+    quiet = answer("t", "how", items, {}, None, repeats=1, max_tokens=8, curve=curve).groups[0]
+    busy = answer("t", "how", items, {}, None, repeats=1, max_tokens=8, curve=curve,
+                  busy=Busy(12.0, 10.0, 2, 0.6).to_dict())
+    no_curve = answer("t", "how", items, {}, None, repeats=1, max_tokens=8,
+                      busy=Busy(12.0, 10.0, 2, 0.6).to_dict()).groups[0]
+    assert no_curve.checklist is not None
+    assert not no_curve.checklist.check(SPEEDUP).detail.startswith("Predicted")
+    g = busy.groups[0]
+    assert quiet.predicted is not None and g.predicted is not None
+    assert quiet.figures is not None and quiet.figures.ci is not None
+    assert g.speedup == quiet.speedup  # the measured figure is still the one shown
+    line = g.checklist.check(SPEEDUP) if g.checklist else None
+    assert line is not None and line.value == pytest.approx(g.predicted.speedup)
+    assert line.detail.startswith("Predicted from acceptance x step costs (this machine was busy")
+    scale = g.predicted.speedup / quiet.speedup
+    moved = (quiet.figures.ci[0] * scale, quiet.figures.ci[1] * scale)
+    assert f"{moved[0]:.2f}-{moved[1]:.2f}" in line.detail  # the measured width, moved
+    assert busy.busy is not None and busy.busy["busy"] is True
+    assert not quiet.checklist.check(SPEEDUP).detail.startswith("Predicted")  # quiet: measured
