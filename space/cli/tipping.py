@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from space.common import defaults
 from space.common.versions import warn_if_untested
 from space.judge.costs import grid_text
 from space.records.config import ConfigError, EngineSpec
@@ -27,8 +28,10 @@ def tipping_parser(sub, engine_flags: Callable[[argparse.ArgumentParser], None])
     s.add_argument("--concurrency", default="1,4", help="comma-separated (default 1,4)")
     s.add_argument("--points", type=int, default=6,
                    help="acceptance points from 1 to k+1, one engine each (default 6)")
-    s.add_argument("--max-tokens", type=int, default=64, help="tokens per request (default 64)")
-    s.add_argument("--repeats", type=int, default=2, help="measured runs per engine and point")
+    s.add_argument("--max-tokens", type=int, default=defaults.MAX_TOKENS,
+                   help=f"tokens per request (default {defaults.MAX_TOKENS})")
+    s.add_argument("--repeats", type=int, default=defaults.REPEATS,
+                   help=f"measured runs per engine and point (default {defaults.REPEATS})")
     s.add_argument("--axis", choices=["length", "rate"], default="length",
                    help="x axis of --plot: mean acceptance length or acceptance rate")
     s.add_argument("--csv", metavar="PATH", help="write the points and the model curve as CSV")

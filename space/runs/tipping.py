@@ -24,7 +24,7 @@ import logging
 import statistics
 from collections.abc import Sequence
 
-from space.common import versions
+from space.common import defaults, versions
 from space.common.progress import Progress
 from space.judge import costs, curves, measure
 from space.records.anatomy import kind_costs
@@ -41,8 +41,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CONCURRENCIES = (1, 4)
 DEFAULT_POINTS = 6
-DEFAULT_MAX_TOKENS = 64
-DEFAULT_REPEATS = 2
 # Any prompt will do: synthetic acceptance ignores what the draft proposes. A
 # short one keeps prefill out of the way.
 PROMPT = ("Extract the name, age and city from this text as JSON with keys name, age, "
@@ -153,8 +151,8 @@ def step_costs(concurrency: int, bases: list[RunTrace], specs: list[RunTrace]) -
 
 
 def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CONCURRENCIES,
-                  n_points: int = DEFAULT_POINTS, max_tokens: int = DEFAULT_MAX_TOKENS,
-                  repeats: int = DEFAULT_REPEATS, pool=None, pair_id: str | None = None,
+                  n_points: int = DEFAULT_POINTS, max_tokens: int = defaults.MAX_TOKENS,
+                  repeats: int = defaults.REPEATS, pool=None, pair_id: str | None = None,
                   progress: Progress | None = None,
                   profile: Sequence[float] | None = None) -> curves.TippingCurve:
     """Speedup at ``n_points`` forced acceptance lengths, at each concurrency;
@@ -253,8 +251,8 @@ def newest_measured(model: str, device: str, dtype: str, version: str,
 
 def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
                 concurrencies: Sequence[int] = DEFAULT_CONCURRENCIES,
-                n_points: int = DEFAULT_POINTS, max_tokens: int = DEFAULT_MAX_TOKENS,
-                repeats: int = DEFAULT_REPEATS, progress: Progress | None = None,
+                n_points: int = DEFAULT_POINTS, max_tokens: int = defaults.MAX_TOKENS,
+                repeats: int = defaults.REPEATS, progress: Progress | None = None,
                 folder=None, pool=None, job: Job | None = None,
                 profile: Sequence[float] | None = None):
     """Measure (model-based pair) or derive (lookup pair) a curve and cache it;

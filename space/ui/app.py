@@ -12,7 +12,7 @@ from collections.abc import Callable
 import gradio as gr
 from starlette.middleware import Middleware
 
-from space.common import progress
+from space.common import defaults, progress
 from space.common.ratelimit import LoginLimiter
 from space.common.versions import warn_if_untested
 from space.engine import hardware
@@ -46,7 +46,6 @@ from space.ui.traffic_panel import TrafficHandlers, TrafficPanel, build_traffic_
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_TOKENS = 64  # keeps one baseline + one speculative run well under a minute on CPU
 DEFAULT_MAX_UPLOAD_MB = 20  # per uploaded file (the only uploads are saved traces)
 # Gradio's own sweep of its temporary files: every 10 min, those older than 3 h go,
 # for uploads whose session never ended (an API client without a heartbeat).
@@ -74,7 +73,7 @@ SERVERS_LINE = ("Runs go to two running vLLM servers that this page's operator n
 
 
 def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] | None = None,
-               max_tokens: int = DEFAULT_MAX_TOKENS, pair_id: str | None = None,
+               max_tokens: int = defaults.MAX_TOKENS, pair_id: str | None = None,
                workload_id: str | None = None, compare: Compare | None = None,
                startup: Startup | None = None, history: History | None = None,
                logins_on: bool = False, offer: offers.Offer | None = None,

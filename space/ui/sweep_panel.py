@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import gradio as gr
 
+from space.common import defaults
 from space.engine.models import ModelError
 from space.records.config import GRID, ConfigError, EngineSpec
 from space.runs import offer as offers
@@ -37,7 +38,6 @@ DEFAULT_VALUES = {"k": "1,2,4", "concurrency": "1,2,4", "input_length": "128,512
                   "temperature": "0,0.5,1",
                   # the preset a deployable schedule of k is derived from (k values x concurrencies)
                   GRID: "1,2,4 x 1,2,4"}
-DEFAULT_MAX_TOKENS = 32
 INTRO = ("Run one workload at several values of one variable: each point is a baseline "
          "and a speculative run of every prompt of the workload, with the method and draft "
          "chosen above. Speedup = baseline TPOT / speculative TPOT; below the dashed line "
@@ -95,7 +95,7 @@ def build_sweep_panel(workload_id: str | None = None, servers: bool = False) -> 
     with gr.Row():
         values = gr.Textbox(DEFAULT_VALUES[first], label="Values (comma-separated)",
                             elem_id="sweep-values")
-        max_tokens = gr.Number(DEFAULT_MAX_TOKENS, precision=0, minimum=1, maximum=1024,
+        max_tokens = gr.Number(defaults.PAGE_MAX_TOKENS, precision=0, minimum=1, maximum=1024,
                                label="Max tokens per request")
         repeats = gr.Number(1, precision=0, minimum=1, maximum=10,
                             label="Measured runs per engine and point")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
+from space.common import defaults
 from space.engine.models import ModelError
 from space.records.config import ConfigError, EngineSpec
 from space.runs import offer as offers
@@ -36,8 +37,6 @@ from space.ui.status import saved_html, status_html
 if TYPE_CHECKING:
     from space.server.compare import ServerPair
 
-DEFAULT_PER_GROUP = 3   # the page's default: a first answer in a few minutes on CPU
-DEFAULT_MAX_TOKENS = 32
 MAX_TOKENS = 256        # per request, the file's own max_tokens included
 MAX_PER_GROUP = 10
 MAX_PROMPTS = 48        # in all, whatever the groups: a page job stays near 10 minutes
@@ -100,9 +99,9 @@ def build_traffic_panel(operator_file: str | None = None) -> TrafficPanel:
         label_field = gr.Textbox("", label="Label field (empty: category, label or task)",
                                  elem_id="traffic-label")
     with gr.Row():
-        per_group = gr.Number(DEFAULT_PER_GROUP, precision=0, minimum=1, maximum=MAX_PER_GROUP,
+        per_group = gr.Number(defaults.PAGE_PROMPTS_PER_GROUP, precision=0, minimum=1, maximum=MAX_PER_GROUP,
                               label="Prompts per group", elem_id="traffic-per-group")
-        max_tokens = gr.Number(DEFAULT_MAX_TOKENS, precision=0, minimum=1, maximum=MAX_TOKENS,
+        max_tokens = gr.Number(defaults.PAGE_MAX_TOKENS, precision=0, minimum=1, maximum=MAX_TOKENS,
                                label="Max tokens (where the file gives none)",
                                elem_id="traffic-max-tokens")
         repeats = gr.Number(1, precision=0, minimum=1, maximum=10,
