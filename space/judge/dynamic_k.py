@@ -15,11 +15,13 @@ t_p(c). From these, for a group g, a k and a concurrency c:
   t_v(c, k)  = t_d(c) + u(c) k + t_p(c, k), drafting t_p(c) for a lookup
                (ngram, suffix: one lookup a step, whatever k) and t_p(c) k / k_c
                for a draft model (one draft pass per token);
-  S_g(k, c)  = theory.measured_cost_speedup(tau_g(k), t_d(c), t_v(c, k), k, None).
+  S_g(k, c)  = step_model_speedup(tau_g(k), t_d(c), t_v(c, k), t_plain(c), f_g),
+               f_g the share of the group's steps that drafted (a lookup that finds
+               nothing makes a plain step: a decode step and the lookup).
 
 One speculative deployment serves every gaining group, so its speedup at
-(k, c) is the groups' token-weighted harmonic mean sum(w) / sum(w / S_g), as
-the traffic's speedup is (space/judge/traffic.py). Its best k per c (0 where
+(k, c) is the groups' token-weighted harmonic mean sum(w) / sum(w / S_g)
+(``estimate.harmonic``), as the traffic's speedup is (space/judge/traffic.py). Its best k per c (0 where
 none reaches the no-gain line, 1.05x) becomes vLLM's
 ``num_speculative_tokens_per_batch_size`` through space/judge/deploy.py; the
 tests validate it with vLLM's own reader (space/engine/dynamic.check_schedule).
@@ -34,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from space.judge import deploy, theory
+from space.judge import deploy, estimate, theory
 from space.judge.checklist import NO_GAIN_SPEEDUP
 from space.judge.curves import LOOKUP_METHODS, StepCosts, TippingCurve
 from space.records.run import SERVER, RunConfig
@@ -110,16 +112,6 @@ def predicted_speedup(alpha: float, k: int, costs: StepCosts, curve_k: int,
     return step_model_speedup(theory.expected_tokens_per_step(alpha, k), costs.decode_step_s,
                               verify_step_s(costs, curve_k, k, lookup),
                               plain_step_s(costs, lookup), drafted)
-
-
-def harmonic(weights: Sequence[float], speedups: Sequence[float]) -> float:
-    """Token-weighted harmonic mean sum(w) / sum(w / s).
-
-    Example: 300 tokens at 2.0x and 100 at 0.8x -> 400 / 275.
-        >>> round(harmonic([300, 100], [2.0, 0.8]), 4)
-        1.4545
-    """
-    return sum(weights) / sum(w / s for w, s in zip(weights, speedups, strict=True))
 
 
 @dataclass
@@ -205,8 +197,8 @@ def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | 
             for g, v in s.items():
                 per_group[g].append({"k": k, "concurrency": costs.concurrency, "speedup": v})
             rows.append({"k": k, "concurrency": costs.concurrency,
-                         "speedup": harmonic([g.output_tokens for g in gainers],
-                                             [s[g.group] for g in gainers])})
+                         "speedup": estimate.harmonic([g.output_tokens for g in gainers],
+                                                      [s[g.group] for g in gainers]) or 0.0})
     at = curve.costs_at(measured_concurrency)
     out.groups = [GroupPrediction(g.group, alphas[g.group], deploy.best_k(per_group[g.group]),
                                   None if at is None else

@@ -197,6 +197,22 @@ def weighted_ratio(groups: Sequence[Paired], weights: Sequence[float]) -> float 
     return num / den if den > 0 and num > 0 else None
 
 
+def harmonic(weights: Sequence[float], speedups: Sequence[float]) -> float | None:
+    """Token-weighted harmonic mean sum(w) / sum(w / s): the speedup of a mix whose
+    parts run at ``speedups``, when only their ratios are known (a ratio of totals
+    with equal baselines). A speedup of 0 or less was not measured: its part is left
+    out of both sums, never counted as free. None when nothing is left.
+
+    Example: 300 tokens at 2.0x and 100 at 0.8x -> 400 / 275.
+        >>> round(harmonic([300, 100], [2.0, 0.8]), 4), harmonic([300, 100], [2.0, 0.0])
+        (1.4545, 2.0)
+    """
+    kept = [(w, s) for w, s in zip(weights, speedups, strict=True) if s > 0]
+    total = sum(w for w, _ in kept)
+    cost = sum(w / s for w, s in kept)
+    return total / cost if total > 0 and cost > 0 else None
+
+
 def weighted_interval(groups: Sequence[Paired], weights: Sequence[float],
                       confidence: float = CONFIDENCE, draws: int = DRAWS,
                       seed: int = SEED) -> tuple[float, float] | None:

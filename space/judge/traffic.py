@@ -231,9 +231,7 @@ def weighted_speedup(groups: Sequence[GroupSummary]) -> float | None:
     if groups and all(g.pairs is not None for g in groups):
         return estimate.weighted_ratio([g.pairs for g in groups if g.pairs is not None],
                                        [g.output_tokens for g in groups])
-    total = sum(g.output_tokens for g in groups)
-    cost = sum(g.output_tokens / g.speedup for g in groups if g.speedup > 0)
-    return total / cost if total > 0 and cost > 0 else None
+    return estimate.harmonic([g.output_tokens for g in groups], [g.speedup for g in groups])
 
 
 def weighted_interval(groups: Sequence[GroupSummary]) -> tuple[float, float] | None:
