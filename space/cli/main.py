@@ -25,10 +25,10 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from space.common import progress
+from space.common import defaults, progress
 from space.common.versions import warn_if_untested
 from space.engine.models import ModelError
-from space.records.config import ConfigError, EngineSpec, RequestSpec
+from space.records.config import ConfigError, EngineSpec, RequestSpec, at_least_one
 from space.records.history import HistoryError
 from space.records.trace import dumps
 from space.runs.flags import apply_memory_budget, engine_flags, spec_from_args
@@ -119,7 +119,8 @@ def _sweep_parser(sub) -> None:
                                     "temperature 0..1); k_x_concurrency: '1,2,4 x 1,2,4'")
     s.add_argument("--max-batch", type=int, default=256,
                    help="k_x_concurrency: the deployable config's --max-num-seqs (default 256)")
-    s.add_argument("--repeats", type=int, default=2, help="measured runs per engine and point")
+    s.add_argument("--repeats", type=int, default=defaults.REPEATS,
+                   help=f"measured runs per engine and point (default {defaults.REPEATS})")
     s.add_argument("--max-tokens", type=int, default=None, help="default the workload's")
     s.add_argument("--csv", metavar="PATH", help="write the results table as CSV")
     s.add_argument("--json", metavar="PATH", help="write the table and every run as JSON")
@@ -158,8 +159,7 @@ def request_from_args(a: argparse.Namespace) -> RequestSpec:
 def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec):
     from space.runs import runner  # imports vLLM
 
-    if a.repeats < 1:
-        raise ConfigError("--repeats must be at least 1")
+    at_least_one(repeats=a.repeats)
     record: WorkloadResult | CompareRecord
     if a.workload:
         from space.runs.workloads import run_workload
@@ -168,8 +168,8 @@ def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec):
             raise ConfigError("--explain scores one prompt: use --prompt or --prompt-file, "
                               "not --workload")
         w = _workload(a)
-        if a.concurrency is not None and a.concurrency < 1:
-            raise ConfigError("--concurrency must be at least 1")
+        if a.concurrency is not None:
+            at_least_one(concurrency=a.concurrency)
         record = run_workload(spec, w, repeats=a.repeats, progress=progress.to_terminal,
                               max_tokens=a.max_tokens, temperature=a.temperature,
                               concurrency=a.concurrency, prompt_ids=a.prompt_id)
@@ -187,8 +187,7 @@ def _sweep(a: argparse.Namespace, spec: EngineSpec, pair: ServerPair | None = No
     from space.runs import sweep_plan
     from space.runs.sweep import SweepResult
 
-    if a.repeats < 1:
-        raise ConfigError("--repeats must be at least 1")
+    at_least_one(repeats=a.repeats)
     plan = sweep_plan.plan(a.workload, a.variable, a.values, a.repeats, a.max_tokens, a.prompt_id)
     if pair is not None:
         refusal = sweep_plan.server_refusal(plan.variable, pair)

@@ -19,18 +19,17 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
+from space.common import defaults
 from space.common.versions import warn_if_untested
-from space.records.config import ConfigError, EngineSpec
+from space.records.config import ConfigError, EngineSpec, at_least_one
 from space.runs.sweep import MAX_CONCURRENCY
-from space.runs.traffic_groups import DEFAULT_MAX_PROMPTS, DEFAULT_PER_GROUP
+from space.runs.traffic_groups import DEFAULT_MAX_PROMPTS
 from space.server.flags import pair_from_args, server_flags
 
 log = logging.getLogger("space")
 
 
 def traffic_parser(sub, engine_flags: Callable[[argparse.ArgumentParser], None]) -> None:
-    from space.runs.traffic import DEFAULT_MAX_TOKENS, DEFAULT_REPEATS
-
     s = sub.add_parser(
         "traffic", help="your own prompts (JSONL, ShareGPT, CSV or text): a verdict per "
                         "group of requests and what to deploy")
@@ -39,18 +38,18 @@ def traffic_parser(sub, engine_flags: Callable[[argparse.ArgumentParser], None])
     s.add_argument("--label-field", default=None,
                    help="the field that groups requests (default: category, label or task; "
                         "without one, groups by what requests look like)")
-    s.add_argument("--per-group", type=int, default=DEFAULT_PER_GROUP,
-                   help=f"prompts measured per group (default {DEFAULT_PER_GROUP})")
+    s.add_argument("--per-group", type=int, default=defaults.PROMPTS_PER_GROUP,
+                   help=f"prompts measured per group (default {defaults.PROMPTS_PER_GROUP})")
     s.add_argument("--max-prompts", type=int, default=DEFAULT_MAX_PROMPTS,
                    help=f"prompts measured in all (default {DEFAULT_MAX_PROMPTS}, about 10 "
                         "minutes on the CPU default)")
     s.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
-    s.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
-                   help=f"where the file gives none (default {DEFAULT_MAX_TOKENS})")
+    s.add_argument("--max-tokens", type=int, default=defaults.MAX_TOKENS,
+                   help=f"where the file gives none (default {defaults.MAX_TOKENS})")
     s.add_argument("--temperature", type=float, default=0.0,
                    help="where the file gives none (default 0)")
-    s.add_argument("--repeats", type=int, default=DEFAULT_REPEATS,
-                   help=f"measured runs per engine and prompt (default {DEFAULT_REPEATS})")
+    s.add_argument("--repeats", type=int, default=defaults.REPEATS,
+                   help=f"measured runs per engine and prompt (default {defaults.REPEATS})")
     s.add_argument("--concurrency", type=int, default=1,
                    help="a group's prompts N at once through each engine (default 1; "
                         f"1..{MAX_CONCURRENCY})")
@@ -83,12 +82,8 @@ def read_plan(a: argparse.Namespace):
     from space.runs.traffic_file import parse
     from space.runs.traffic_groups import plan
 
-    if a.per_group < 1 or a.max_prompts < 1:
-        raise ConfigError("--per-group and --max-prompts must be at least 1")
-    if a.repeats < 1:
-        raise ConfigError("--repeats must be at least 1")
-    if a.predict_prompts < 1:
-        raise ConfigError("--predict-prompts must be at least 1")
+    at_least_one(per_group=a.per_group, max_prompts=a.max_prompts, repeats=a.repeats,
+                 predict_prompts=a.predict_prompts)
     if a.max_minutes is not None and a.max_minutes <= 0:
         raise ConfigError("--max-minutes must be above 0")
     check_concurrency(a.concurrency)

@@ -26,6 +26,21 @@ class ConfigError(ValueError):
     """Bad user input; the message is one line, for the user."""
 
 
+def at_least_one(**values: int) -> None:
+    """The one check that counts (repeats, concurrency, prompts a group...) are at least
+    1: ``ConfigError`` naming the first that is not, as its flag.
+
+    Example:
+        >>> at_least_one(repeats=2, per_group=0)
+        Traceback (most recent call last):
+        ...
+        space.records.config.ConfigError: --per-group must be at least 1, got 0
+    """
+    for name, value in values.items():
+        if value < 1:
+            raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+
+
 @dataclass(frozen=True)
 class EngineSpec:
     """What an engine is built with. Method, draft and k are fixed at build time."""

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from space.common import defaults
 from space.common.cancel import check
 from space.common.progress import Progress
 from space.engine import models, prompts
@@ -44,7 +45,7 @@ from space.judge.measure import Context
 from space.judge.traffic import TrafficItem, TrafficResult, answer
 from space.observe.busy import Meter
 from space.observe.memory import nvml_index
-from space.records.config import ConfigError, EngineSpec, RequestSpec
+from space.records.config import ConfigError, EngineSpec, RequestSpec, at_least_one
 from space.records.events import TrafficFinished
 from space.records.trace import CompareRecord
 from space.runs import machine_inputs
@@ -59,8 +60,6 @@ if TYPE_CHECKING:
     from space.server.compare import ServerPair
 
 log = logging.getLogger(__name__)
-DEFAULT_MAX_TOKENS = 64
-DEFAULT_REPEATS = 2
 MORE_PER_ROUND = 2  # unseen prompts per undecided group in each round of --until-decided
 Todo = tuple[str, TrafficRequest, RequestSpec, list[int]]  # group, request, spec, its ids
 
@@ -169,8 +168,8 @@ class Budget:
         return None
 
 
-def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int = DEFAULT_REPEATS,
-                max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float = 0.0, pool=None,
+def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int = defaults.REPEATS,
+                max_tokens: int = defaults.MAX_TOKENS, temperature: float = 0.0, pool=None,
                 progress: Progress | None = None,
                 cancel: threading.Event | None = None,
                 skipped: list[str] | None = None,
@@ -193,8 +192,7 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     ``previous``: items already measured (the page's "Measure more"): the first
     sample is not run again.
     """
-    if repeats < 1:
-        raise ConfigError(f"repeats must be at least 1, got {repeats}")
+    at_least_one(repeats=repeats)
     check_concurrency(concurrency)
     if not spec.is_speculative:
         raise ConfigError("a traffic run compares a speculative method with the baseline")

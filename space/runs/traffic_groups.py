@@ -19,17 +19,15 @@ import random
 import re
 from dataclasses import dataclass
 
+from space.common import defaults
+from space.records.config import at_least_one
 from space.runs.traffic_file import TrafficFile, TrafficRequest
 
 SHORT_CHARS = 500      # about 125 tokens of English
 LONG_CHARS = 2000      # about 500 tokens
 DOCUMENT_CHARS = 800   # a turn this long carries something to work on, not only a question
 UNLABELLED = "(no label)"
-# Default sample: 6 prompts a group, 48 in all. At the CPU default's ~45 ms a token
-# (docs/performance.md), 64 tokens, 2 repeats, that is 4 runs x 64 x 45 ms ~ 12 s a prompt:
-# 48 prompts stay near 10 minutes.
-DEFAULT_PER_GROUP = 6
-DEFAULT_MAX_PROMPTS = 48
+DEFAULT_MAX_PROMPTS = 48  # in all: near 10 minutes on CPU (space.common.defaults)
 _CODE_LINE = re.compile(r"^\s*(def |class |import |from \S+ import |#include|function |"
                         r"public |fn |func |const |let |var |return |SELECT |for \(|if \()",
                         re.MULTILINE)
@@ -110,7 +108,7 @@ class Plan:
         return {g: len(v) for g, v in self.groups.items()}
 
 
-def plan(traffic: TrafficFile, per_group: int = DEFAULT_PER_GROUP,
+def plan(traffic: TrafficFile, per_group: int = defaults.PROMPTS_PER_GROUP,
          max_prompts: int = DEFAULT_MAX_PROMPTS, seed: int = 0) -> Plan:
     """Group the requests and sample at most ``per_group`` of each, ``max_prompts``
     in all (fewer per group when there are many groups), with ``seed``.
@@ -123,8 +121,7 @@ def plan(traffic: TrafficFile, per_group: int = DEFAULT_PER_GROUP,
         >>> p.counts(), {g: [r.line for r in v] for g, v in p.sample.items()}
         ({'b': 4, 'a': 3}, {'b': [3, 5], 'a': [2, 4]})
     """
-    if per_group < 1 or max_prompts < 1:
-        raise ValueError("per_group and max_prompts must be at least 1")
+    at_least_one(per_group=per_group, max_prompts=max_prompts)
     labelled = traffic.label_field is not None
     groups: dict[str, list[TrafficRequest]] = {}
     for r in traffic.requests:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from space.common.cancel import Cancelled, check
 from space.common.progress import Progress
-from space.records.config import ConfigError, RequestSpec
+from space.records.config import ConfigError, RequestSpec, at_least_one
 from space.records.trace import CompareRecord, RunTrace, make_compare
 from space.server.build import Declared, Texts, build_trace
 from space.server.client import (
@@ -141,8 +141,7 @@ def run_batch(server: Server, info: ServerInfo, declared: Declared, req: Request
     ``cancel`` set: every stream is closed before its next chunk (``Cancelled``).
     ``on_tokens(streamed, most)`` hears each chunk, one call at a time.
     """
-    if concurrency < 1:
-        raise ConfigError("--concurrency must be at least 1")
+    at_least_one(concurrency=concurrency)
     max_tokens = max_tokens_for(req, prompt_ids, info)
     body = completion_body(info.model, prompt_ids, req, max_tokens)
     return _together(server, info, declared, [(req, body, max_tokens)] * concurrency, texts,
@@ -319,8 +318,7 @@ def alternate_batches(pair: ServerPair, reqs: Sequence[RequestSpec],
     ``progress`` says how far each batch has streamed, e.g. "baseline server:
     37/128 tokens, repeat 1/3", at most every ``PROGRESS_S``; ``cancel`` as in
     ``run_batch``."""
-    if repeats < 1:
-        raise ConfigError("--repeats must be at least 1")
+    at_least_one(repeats=repeats)
     info = checked or check_servers(pair)
     if warm:
         for server, server_info in ((pair.baseline, info.baseline),
@@ -366,8 +364,7 @@ def compare_servers(pair: ServerPair, req: RequestSpec, prompt_ids: list[int],
                     progress: Progress | None = None) -> CompareRecord:
     """Alternating baseline and speculative batches; the medians as in-process.
     ``cancel`` and ``progress`` as in ``alternate_batches``."""
-    if concurrency < 1:
-        raise ConfigError("--concurrency must be at least 1")
+    at_least_one(concurrency=concurrency)
     baselines, speculatives = alternate_batches(pair, [req] * concurrency,
                                                 [prompt_ids] * concurrency, repeats=repeats,
                                                 texts=texts, cancel=cancel, progress=progress)

@@ -18,7 +18,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traffic"
     (None, [], "cannot read the traffic file"),
     ('{"prompt": 1}\n[1]\n', [], "no request could be read from"),
     ('{"prompt": "hi"}\n', ["--label-field", "team"], "no request has the label field 'team'"),
-    ('{"prompt": "hi"}\n', ["--per-group", "0"], "--per-group and --max-prompts must be"),
+    ('{"prompt": "hi"}\n', ["--per-group", "0"], "--per-group must be at least 1, got 0"),
     ('{"prompt": "hi"}\n', ["--method", "none"], "compares a speculative method"),
     ('{"prompt": "hi"}\n', ["--concurrency", "65"], "concurrency must be 1..64, got 65"),
     ('{"prompt": "hi"}\n', ["--until-decided", "--max-minutes", "0"],
