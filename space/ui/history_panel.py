@@ -272,8 +272,8 @@ def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandle
         from space.ui.links import opened_run
 
         run_id = (request.query_params.get("run") if request else None) or ""
-        if not run_id:
-            return {}
+        if not run_id:  # nothing to open: one no-op update (Gradio refuses an empty dict)
+            return {status: gr.skip()}
         opened = opened_run(h.history, run_id.strip())
         if isinstance(opened, str):
             return {status: status_html(opened, "error")}

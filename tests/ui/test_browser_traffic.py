@@ -25,9 +25,13 @@ def test_upload_run_answer_and_link(page, app_url, tmp_path):
     page.goto(app_url, wait_until="domcontentloaded")
     page.get_by_role("tab", name="Traffic").click()
     page.set_input_files("#traffic-file input[type=file]", str(traffic))
-    page.wait_for_selector("#traffic-file :text('traffic.jsonl')")
+    # Uploaded, not only named: the name shows while it still uploads, and Run clicked
+    # then gets no file ("upload a traffic file first"); the download link comes after.
+    page.wait_for_selector("#traffic-file a[download='traffic.jsonl']")
     page.click("#traffic-run")
-    page.wait_for_selector("#traffic-status [data-kind=done]", timeout=RUN_TIMEOUT_MS)
+    # Done, or a one-line error (fails at once, with the line, instead of at the ceiling)
+    page.wait_for_selector("#traffic-status [data-kind=done], #traffic-status [data-kind=error]",
+                           timeout=RUN_TIMEOUT_MS)
     status = page.inner_text("#traffic-status")
     assert "done: 2 prompts in 2 groups" in status, status
     run_id = re.search(r"saved as run #(\d+)", status)
