@@ -84,7 +84,7 @@ def measured(a: argparse.Namespace) -> TrafficResult:
     p = plan(traffic, a.per_group, a.max_prompts, a.seed)
     spec = EngineSpec(method="ngram", k=4, max_model_len=2048)
     budget = Budget(a.max_prompts, a.max_minutes, seed=a.seed) if a.until_decided else None
-    return run_traffic(spec, p, source=Path(a.file).name, repeats=a.repeats,
+    return run_traffic(spec, p, file_name=Path(a.file).name, repeats=a.repeats,
                        max_tokens=a.max_tokens, until_decided=budget,
                        progress=lambda f, m: print(f"  [{f:4.0%}] {m}", flush=True))
 

@@ -35,7 +35,7 @@ from space.engine import hardware  # noqa: E402
 from space.records.config import EngineSpec, RequestSpec  # noqa: E402
 from space.records.counts import SpecCounts  # noqa: E402
 from space.records.trace import EXACT, MERGED, VERIFY, chunk_groups  # noqa: E402
-from space.runs.servers import encoder  # noqa: E402
+from space.runs.source import encoder  # noqa: E402
 from space.server.build import Declared, build_trace  # noqa: E402
 from space.server.client import Server, completion_body  # noqa: E402
 from space.server.compare import (  # noqa: E402

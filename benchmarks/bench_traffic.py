@@ -116,7 +116,7 @@ def main() -> int:
     spec = EngineSpec(method="ngram", k=a.k, dtype=a.dtype)
     start = time.perf_counter()
     result = run_traffic(spec, plan(traffic, per_group=a.per_group, max_prompts=10_000),
-                         source=Path(a.file).name, repeats=a.repeats, max_tokens=a.max_tokens,
+                         file_name=Path(a.file).name, repeats=a.repeats, max_tokens=a.max_tokens,
                          progress=lambda f, m: print(f"  {f:4.0%} {m}", flush=True),
                          concurrency=a.concurrency)
     single = alone(result, spec, a.fresh_compares, a.max_tokens, a.repeats)

@@ -32,6 +32,7 @@ def run(repeats: int, dtype: str | None) -> list[dict]:
     from space.engine import EnginePool, hardware
     from space.records.config import EngineSpec
     from space.runs import presets
+    from space.runs.source import Engines
     from space.runs.workloads import run_workload
 
     pool = EnginePool()
@@ -42,7 +43,8 @@ def run(repeats: int, dtype: str | None) -> list[dict]:
     jobs.append(("bad draft (structured_output)", "structured_output", bad, 32, None))
     rows = []
     for label, wid, spec, tokens, prompt_ids in jobs:
-        r = run_workload(spec, presets.get_workload(wid), repeats=repeats, pool=pool,
+        r = run_workload(spec, presets.get_workload(wid), repeats=repeats,
+                         source=Engines(pool),
                          max_tokens=tokens, prompt_ids=prompt_ids)
         rows.append({"workload": label, "method": spec.method, "dtype": spec.dtype,
                      "speedup": r.speedup, "spread": list(r.speedup_spread or ()),

@@ -26,13 +26,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from space.common import defaults, progress
-from space.common.versions import warn_if_untested
 from space.engine.models import ModelError
 from space.records.config import ConfigError, EngineSpec, RequestSpec, at_least_one
 from space.records.history import HistoryError
 from space.records.trace import dumps
 from space.runs.flags import apply_memory_budget, engine_flags, spec_from_args
-from space.runs.preflight import preflight
+from space.runs.source import Source, pick
 from space.server.client import ServerError
 from space.server.flags import pair_from_args, server_flags
 from vis import text
@@ -40,7 +39,6 @@ from vis import text
 if TYPE_CHECKING:  # space.runs.workloads imports vLLM: at run time only after the input checks
     from space.records.trace import CompareRecord
     from space.runs.workloads import WorkloadResult
-    from space.server.compare import ServerPair
 
 log = logging.getLogger("space")
 
@@ -156,55 +154,49 @@ def request_from_args(a: argparse.Namespace) -> RequestSpec:
     return req
 
 
-def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec):
-    from space.runs import runner  # imports vLLM
-
+def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec, ids: list[int],
+             source: Source):
     at_least_one(repeats=a.repeats)
     record: WorkloadResult | CompareRecord
+    if a.workload and a.concurrency is not None:
+        at_least_one(concurrency=a.concurrency)
     if a.workload:
         from space.runs.workloads import run_workload
 
         if a.explain:
             raise ConfigError("--explain scores one prompt: use --prompt or --prompt-file, "
                               "not --workload")
-        w = _workload(a)
-        if a.concurrency is not None:
-            at_least_one(concurrency=a.concurrency)
-        record = run_workload(spec, w, repeats=a.repeats, progress=progress.to_terminal,
-                              max_tokens=a.max_tokens, temperature=a.temperature,
-                              concurrency=a.concurrency, prompt_ids=a.prompt_id)
+        record = run_workload(spec, _workload(a), repeats=a.repeats, source=source,
+                              progress=progress.to_terminal, max_tokens=a.max_tokens,
+                              temperature=a.temperature, concurrency=a.concurrency,
+                              prompt_ids=a.prompt_id)
         print(text.describe_workload(record))
     else:
-        record = runner.compare(spec, req, repeats=a.repeats, explain=a.explain)
+        record = source.compare(spec, req, repeats=a.repeats, explain=a.explain,
+                                concurrency=a.concurrency or 1, prompt_ids=ids)
         print(text.describe_compare(record))
     if record.checklist is not None:  # always set by compare and run_workload
         print(text.describe_checklist(record.checklist))
     return record
 
 
-def _sweep(a: argparse.Namespace, spec: EngineSpec, pair: ServerPair | None = None):
-    """A sweep in-process, or over concurrency through the servers of ``pair``."""
+def _sweep(a: argparse.Namespace, spec: EngineSpec, source: Source):
+    """A sweep of one variable (through a source whose k is fixed: concurrency only)."""
     from space.runs import sweep_plan
     from space.runs.sweep import SweepResult
 
     at_least_one(repeats=a.repeats)
-    plan = sweep_plan.plan(a.workload, a.variable, a.values, a.repeats, a.max_tokens, a.prompt_id)
-    if pair is not None:
-        refusal = sweep_plan.server_refusal(plan.variable, pair)
-        if refusal:
-            raise ConfigError(refusal)
-        from space.cli.servers import announce
-
-        announce(pair, spec)
-        prompts = ", ".join(plan.prompt_ids or [p.id for p in plan.workload.prompts])
-        print(f"{plan.workload.id} ({prompts}): N requests at once at concurrency N")
-    elif plan.is_grid:
+    plan = sweep_plan.plan(a.workload, a.variable, a.values, a.repeats, a.max_tokens,
+                           a.prompt_id, source)
+    if plan.is_grid:
         from space.cli.tipping import grid
 
         return grid(a, spec, plan)
-    else:
-        warn_if_untested(log)  # after the input checks: bad input stays one line
-    result = sweep_plan.run(spec, plan, progress=progress.to_terminal, pair=pair)
+    start(source, spec)  # after the input checks: bad input stays one line
+    if a.variable == "concurrency":
+        prompts = ", ".join(plan.prompt_ids or [p.id for p in plan.workload.prompts])
+        print(f"{plan.workload.id} ({prompts}): N requests at once at concurrency N")
+    result = sweep_plan.run(spec, plan, progress=progress.to_terminal, source=source)
     assert isinstance(result, SweepResult)
     print(result.table.drop(columns=["variable"]).to_string(index=False, float_format="%.3f"))
     cross = "none" if result.crossover is None else f"{a.variable} = {result.crossover:.3g}"
@@ -224,6 +216,13 @@ def _sweep(a: argparse.Namespace, spec: EngineSpec, pair: ServerPair | None = No
                     a.plot)
         print(f"wrote {a.plot}")
     return result
+
+
+def start(source: Source, spec: EngineSpec) -> None:
+    """The source's checks at start (servers: they answer, speculate as declared and
+    tokenize as --model); its lines printed, one each."""
+    for line in source.start(spec):
+        print(line, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -248,14 +247,10 @@ def main(argv: list[str] | None = None) -> int:
             from space.runs.recorder import record_to_history
 
             record_to_history(a)
-        pair = pair_from_args(a, spec) if a.cmd in ("trace", "compare", "sweep") else None
-        if pair is not None:
-            from space.cli import servers
-
-            record = (_sweep(a, spec, pair) if a.cmd == "sweep"
-                      else servers.run_on_servers(a, spec, request_from_args(a), pair))
-        elif a.cmd == "sweep":
-            record = _sweep(a, spec)
+        # the one place a run's source is picked: servers named by the flags, else here
+        source = pick(pair_from_args(a, spec))
+        if a.cmd == "sweep":
+            record = _sweep(a, spec, source)
         elif a.cmd == "tipping":
             from space.cli.tipping import tipping
 
@@ -263,18 +258,18 @@ def main(argv: list[str] | None = None) -> int:
         elif a.cmd == "traffic":
             from space.cli.traffic import traffic
 
-            record = traffic(a, spec)
+            record = traffic(a, spec, source)
         else:
             req = request_from_args(a)
-            preflight(spec, [req])
-            warn_if_untested(log)  # after the input checks: bad input stays one line
+            if a.explain:
+                source.require("explain")
+            ids = source.encode(spec, req)  # bad input stays one line, before vLLM's import
+            start(source, spec)
             if a.cmd == "trace":
-                from space.runs import runner  # imports vLLM: after the checks and the logging level
-
-                record = runner.trace_one(spec, req, explain=a.explain)
+                record = source.trace(spec, req, explain=a.explain)
                 print(text.describe_run(record))
             else:
-                record = _compare(a, spec, req)
+                record = _compare(a, spec, req, ids, source)
     except (ConfigError, ModelError, HistoryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -18,13 +18,16 @@ import argparse
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from space.common import defaults
-from space.common.versions import warn_if_untested
 from space.records.config import ConfigError, EngineSpec, at_least_one
 from space.runs.sweep import MAX_CONCURRENCY
 from space.runs.traffic_groups import DEFAULT_MAX_PROMPTS
-from space.server.flags import pair_from_args, server_flags
+from space.server.flags import server_flags
+
+if TYPE_CHECKING:
+    from space.runs.source import Source
 
 log = logging.getLogger("space")
 
@@ -97,7 +100,7 @@ def read_plan(a: argparse.Namespace):
     return traffic, plan(traffic, a.per_group, a.max_prompts, a.seed)
 
 
-def traffic(a: argparse.Namespace, spec: EngineSpec):
+def traffic(a: argparse.Namespace, spec: EngineSpec, source: Source):
     from space.cli.tipping import bar
     from space.judge.traffic import GROUP_COLUMNS, PROMPT_COLUMNS, describe, to_csv
     from space.runs.traffic import Budget, run_traffic
@@ -105,19 +108,14 @@ def traffic(a: argparse.Namespace, spec: EngineSpec):
     if not spec.is_speculative:  # before anything is printed: bad input stays one line
         raise ConfigError("a traffic run compares a speculative method with the baseline: "
                           "choose a --method")
-    pair = pair_from_args(a, spec)  # half a pair or a bad URL: one line, before the file
     file, plan = read_plan(a)
     print(file.describe())
-    if pair is None:
-        warn_if_untested(log)  # after the input checks: bad input stays one line
-    else:
-        from space.cli.servers import announce
-
-        announce(pair, spec)
-    result = run_traffic(spec, plan, source=Path(a.file).name, repeats=a.repeats,
+    for line in source.start(spec):  # after the input checks: bad input stays one line
+        print(line, flush=True)
+    result = run_traffic(spec, plan, file_name=Path(a.file).name, repeats=a.repeats,
                          max_tokens=a.max_tokens, temperature=a.temperature, progress=bar,
                          skipped=[str(s) for s in file.skipped], concurrency=a.concurrency,
-                         servers=pair, predict_prompts=a.predict_prompts,
+                         source=source, predict_prompts=a.predict_prompts,
                          until_decided=(Budget(a.max_prompts, a.max_minutes, seed=a.seed)
                                         if a.until_decided else None))
     if a.validate:

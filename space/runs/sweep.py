@@ -38,6 +38,7 @@ from space.records.events import SweepFinished
 from space.records.trace import DECODE, VERIFY
 from space.runs.events import Job, job_or_default
 from space.runs.presets import PRESETS_DIR, Prompt, Workload
+from space.runs.source import Engines, Source
 from space.runs.workloads import WorkloadResult, run_workload
 
 if TYPE_CHECKING:
@@ -187,6 +188,13 @@ def check_grid(workload: Workload, ks: Sequence[int], concurrencies: Sequence[in
                           "or max tokens")
 
 
+def check_source(variable: str, source: Source) -> None:
+    """Through a source whose k is fixed (running servers) only concurrency is swept:
+    its method and engine settings are fixed too. ``ConfigError`` with one line."""
+    if variable != "concurrency":
+        source.require("vary_k")
+
+
 def point_row(variable: str, value: float, r: WorkloadResult) -> dict[str, Any]:
     """One table row from one point's workload result."""
     low, high = r.speedup_spread or (math.nan, math.nan)
@@ -275,11 +283,13 @@ def padded_workload(workload: Workload, target_tokens: int, tokenizer) -> Worklo
 
 
 def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
-              values: Sequence[float] | None = None, *, repeats: int = 2, pool=None,
+              values: Sequence[float] | None = None, *, repeats: int = 2,
+              source: Source | None = None,
               progress: Progress | None = None, max_tokens: int | None = None,
               prompt_ids: list[str] | None = None,
               cancel: threading.Event | None = None, job: Job | None = None) -> SweepResult:
-    """Run ``workload`` once per value of ``variable``; return the table and crossover.
+    """Run ``workload`` once per value of ``variable`` through ``source`` (default:
+    in-process); return the table and crossover.
 
     ``progress(fraction, message)`` is called before each point and during it.
     ``cancel`` set: ``space.common.cancel.Cancelled`` before the next engine step; the
@@ -290,6 +300,8 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
         raise ConfigError(f"unknown sweep variable {variable!r}: one of {', '.join(VARIABLES)}")
     values = list(values) if values else list(VARIABLES[variable].defaults)
     check_plan(workload, variable, values, repeats, max_tokens, prompt_ids)
+    source = source or Engines()
+    check_source(variable, source)
     progress = progress or (lambda f, m: log.info(m))
     job, asked = job_or_default(job), spec
     n_tokens = max_tokens or workload.max_tokens
@@ -321,7 +333,7 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
             temperature = float(value)
         else:
             wl = padded_workload(workload, int(value), tokenizer)
-        results.append(run_workload(point_spec, wl, repeats=repeats, pool=pool, progress=inner,
+        results.append(run_workload(point_spec, wl, repeats=repeats, source=source, progress=inner,
                                     max_tokens=n_tokens, prompt_ids=prompt_ids,
                                     concurrency=concurrency, temperature=temperature,
                                     cancel=cancel, job=job.inside("sweep")))
@@ -393,13 +405,15 @@ def grid_table(sweeps: Sequence[tuple[int, SweepResult]]) -> pd.DataFrame:
 
 
 def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
-             concurrencies: Sequence[int], *, repeats: int = 2, pool=None,
-             progress: Progress | None = None, max_tokens: int | None = None,
+             concurrencies: Sequence[int], *, repeats: int = 2,
+             source: Source | None = None, progress: Progress | None = None, max_tokens: int | None = None,
              prompt_ids: list[str] | None = None,
              cancel: threading.Event | None = None, job: Job | None = None) -> GridResult:
     """A concurrency sweep at each k (one speculative engine per k); ``cancel`` and
     ``job`` as in ``run_sweep``."""
     check_grid(workload, ks, concurrencies, repeats, max_tokens, prompt_ids)
+    source = source or Engines()
+    check_source(GRID, source)
     progress = progress or (lambda f, m: log.info(m))
     job = job_or_default(job)
     sweeps = []
@@ -408,7 +422,7 @@ def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
             progress((i + min(max(f, 0.0), 1.0)) / len(ks), f"k={k} ({i + 1}/{len(ks)}): {msg}")
 
         sweeps.append((k, run_sweep(dataclasses.replace(spec, k=int(k)), workload, "concurrency",
-                                    concurrencies, repeats=repeats, pool=pool, progress=inner,
+                                    concurrencies, repeats=repeats, source=source, progress=inner,
                                     max_tokens=max_tokens, prompt_ids=prompt_ids,
                                     cancel=cancel, job=job.inside("sweep"))))
     progress(1.0, "k x concurrency sweep done")

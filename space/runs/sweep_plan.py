@@ -2,8 +2,8 @@
 (``space.runs.sweep.VARIABLES``) or k x concurrency (``GRID``), its values read
 and bounded before anything runs (``plan``), run (``run``), and for the grid the
 deployable config, derived and read back by vLLM's own schedule reader
-(``deploy_config``). Against running servers (``pair``) only concurrency is swept:
-the speculative server's k is fixed by its ``--speculative-config``.
+(``deploy_config``). A source whose k is fixed (running servers) sweeps concurrency
+only (``space.runs.sweep.run_sweep``).
 
 Importing this module does not import vLLM.
 """
@@ -21,7 +21,7 @@ from space.runs.events import Job
 from space.runs.sweep import VARIABLES, GridResult, SweepResult
 
 if TYPE_CHECKING:
-    from space.server.compare import ServerPair
+    from space.runs.source import Source
 
 SWEPT = (*VARIABLES, GRID)  # what a sweep may sweep, in the page's and the CLI's order
 
@@ -44,14 +44,18 @@ class SweepPlan:
 
 
 def plan(workload_id: str, variable: str, values: str | None, repeats: int,
-         max_tokens: int | None = None, prompt_ids: list[str] | None = None) -> SweepPlan:
-    """The sweep asked for, read and bounded; ``ConfigError`` with one line if not.
+         max_tokens: int | None = None, prompt_ids: list[str] | None = None,
+         source: Source | None = None) -> SweepPlan:
+    """The sweep asked for, read and bounded, and one ``source`` can run (first: the
+    visitor's values do not matter when it cannot); ``ConfigError`` with one line if not.
 
     ``values``: "1,2,4" (empty: the variable's defaults); for GRID,
     "1,2,4 x 1,2,4" (k values x concurrencies).
     """
     if variable not in SWEPT:
         raise ConfigError(f"unknown sweep variable {variable!r}")
+    if source is not None:
+        sweep.check_source(variable, source)
     ks: list[int] = []
     concurrencies: list[int] = []
     points: list[float]
@@ -70,44 +74,21 @@ def plan(workload_id: str, variable: str, values: str | None, repeats: int,
     return SweepPlan(workload, variable, points, ks, repeats, max_tokens, prompt_ids)
 
 
-def server_refusal(variable: str, pair: ServerPair) -> str | None:
-    """Why ``variable`` cannot be swept through running servers (one line), or None."""
-    if variable == "concurrency":
-        return None
-    d = pair.declared
-    return (f"through running servers only concurrency is swept: the speculative server's "
-            f"k is fixed by its --speculative-config ({d.method}, k={d.k}), and the method "
-            "and engine settings are the servers' own")
-
-
 def run(spec: EngineSpec, plan: SweepPlan, *, max_batch: int = deploy.DEFAULT_MAX_BATCH,
-        pool=None, progress: Progress | None = None,
-        cancel: threading.Event | None = None,
-        job: Job | None = None, pair: ServerPair | None = None) -> SweepResult | GridResult:
-    """Run the plan: a sweep of its variable, or one concurrency sweep per k and
-    the deployable config for ``max_batch`` (``GridResult.deploy``). ``cancel`` and
-    ``job`` as in ``space.runs.sweep.run_sweep``. ``pair``: through those servers
-    (``space.runs.servers.sweep_concurrency``; another variable is a ``ConfigError``)."""
-    if pair is not None:
-        from space.runs.servers import sweep_concurrency
-
-        refusal = server_refusal(plan.variable, pair)
-        if refusal:
-            raise ConfigError(refusal)
-        return sweep_concurrency(pair, spec, plan.workload, plan.values, repeats=plan.repeats,
-                                 max_tokens=plan.max_tokens,
-                                 prompt_ids=plan.prompt_ids,
-                                 progress=progress,
-                                 cancel=cancel, job=job)
+        source: Source | None = None, progress: Progress | None = None,
+        cancel: threading.Event | None = None, job: Job | None = None) -> SweepResult | GridResult:
+    """Run the plan through ``source``: a sweep of its variable, or one concurrency
+    sweep per k and the deployable config for ``max_batch`` (``GridResult.deploy``).
+    ``cancel`` and ``job`` as in ``space.runs.sweep.run_sweep``."""
     if plan.is_grid:
         grid = sweep.run_grid(spec, plan.workload, plan.ks, [int(c) for c in plan.values],
-                              repeats=plan.repeats, pool=pool, progress=progress,
+                              repeats=plan.repeats, source=source, progress=progress,
                               max_tokens=plan.max_tokens, prompt_ids=plan.prompt_ids,
                               cancel=cancel, job=job)
         grid.deploy = deploy_config(grid, max_batch)
         return grid
     return sweep.run_sweep(spec, plan.workload, plan.variable, plan.values,
-                           repeats=plan.repeats, pool=pool, progress=progress,
+                           repeats=plan.repeats, source=source, progress=progress,
                            max_tokens=plan.max_tokens, prompt_ids=plan.prompt_ids,
                            cancel=cancel, job=job)
 

@@ -23,6 +23,7 @@ import datetime as dt
 import logging
 import statistics
 from collections.abc import Sequence
+from typing import cast
 
 from space.common import defaults, versions
 from space.common.progress import Progress
@@ -36,6 +37,7 @@ from space.runs import curve_cache
 from space.runs.events import Job, job_or_default
 from space.runs.preflight import preflight
 from space.runs.repeats import WARMUP_TOKENS, alternate
+from space.runs.source import Engines, Source
 
 log = logging.getLogger(__name__)
 
@@ -253,13 +255,17 @@ def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
                 concurrencies: Sequence[int] = DEFAULT_CONCURRENCIES,
                 n_points: int = DEFAULT_POINTS, max_tokens: int = defaults.MAX_TOKENS,
                 repeats: int = defaults.REPEATS, progress: Progress | None = None,
-                folder=None, pool=None, job: Job | None = None,
+                folder=None, source: Source | None = None, job: Job | None = None,
                 profile: Sequence[float] | None = None):
     """Measure (model-based pair) or derive (lookup pair) a curve and cache it;
-    ``job`` then hears ``TippingMeasured``.
+    ``job`` then hears ``TippingMeasured``. ``source`` must force acceptance
+    (in-process engines; running servers get one sentence why not).
 
     Returns (curve, path of the cached file).
     """
+    source = source or Engines()
+    source.require("forced_acceptance")
+    pool = cast(Engines, source).own_pool  # only engines built here force acceptance
     if spec.method in curves.LOOKUP_METHODS:
         from space.engine.hardware import on_gpu, resolve_spec
 

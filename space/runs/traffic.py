@@ -19,10 +19,9 @@ again, until every group is decided or the budget (``max_prompts`` measured in
 all, ``max_minutes`` of wall time) is spent or no unseen prompt is left; the
 progress line names the groups still open, and the result says why it stopped.
 
-That order of work is this module's; where the prompts run is a ``Source``'s:
-``Engines`` (in-process, below) or ``space.runs.servers.ServerSource`` (two
-running vLLM servers, the prompts sent as token ids, the same batches and
-alternation).
+That order of work is this module's; where the prompts run is a
+``space.runs.source.Source``'s: in-process engines or two running vLLM servers,
+the same batches and alternation.
 
 Importing this module does not import vLLM (the runner is imported when a
 run starts).
@@ -34,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from space.common import defaults
 from space.common.cancel import check
@@ -50,67 +49,39 @@ from space.records.events import TrafficFinished
 from space.records.trace import CompareRecord
 from space.runs import machine_inputs
 from space.runs.events import Job, job_or_default
-from space.runs.preflight import preflight
+from space.runs.source import Engines, Source
 from space.runs.sweep import MAX_CONCURRENCY
 from space.runs.traffic_file import TrafficRequest
 from space.runs.traffic_groups import Plan, unseen
-from space.runs.workloads import compare_batch
-
-if TYPE_CHECKING:
-    from space.server.compare import ServerPair
 
 log = logging.getLogger(__name__)
 MORE_PER_ROUND = 2  # unseen prompts per undecided group in each round of --until-decided
 Todo = tuple[str, TrafficRequest, RequestSpec, list[int]]  # group, request, spec, its ids
 
 
-class Source(Protocol):
-    """Where a traffic run's prompts run; ``run_traffic`` decides the order."""
-
-    def encode(self, req: RequestSpec, report: Progress) -> list[int]:
-        """The prompt's ids; ``ConfigError`` when the model cannot take it (skipped)."""
-        ...
-
-    def one(self, req: RequestSpec, ids: list[int], context: Context,
-            cancel: threading.Event | None, job: Job) -> CompareRecord:
-        """One prompt alone: warm-up, alternating repeats, its checklist."""
-        ...
-
-    def batch(self, reqs: list[tuple[str, RequestSpec]], encoded: list[list[int]],
-              context: Context, progress: Progress, cancel: threading.Event | None,
-              job: Job) -> list[CompareRecord]:
-        """Different prompts submitted together, alternating; one comparison per request."""
-        ...
-
-
 @dataclass
-class Engines:
-    """The in-process engines of ``pool`` (``runner``: space.runs.runner, imports vLLM)."""
+class Where:
+    """A traffic run's source with the run's spec and repeats: one prompt, one batch."""
 
+    source: Source
     spec: EngineSpec
     repeats: int
-    pool: Any
-    runner: Any
 
     def encode(self, req: RequestSpec, report: Progress) -> list[int]:
-        [ids] = preflight(self.spec, [req], report)
-        return ids
+        return self.source.encode(self.spec, req, report)
 
     def one(self, req: RequestSpec, ids: list[int], context: Context,
             cancel: threading.Event | None, job: Job) -> CompareRecord:
-        # compare takes the pool's lock for this prompt only, and lets go after it
-        return self.runner.compare(self.spec, req, repeats=self.repeats, pool=self.pool,
-                                   warmup="once", context=context, cancel=cancel,
-                                   prompt_ids=ids, job=job)
+        # in-process, compare takes the pool's lock for this prompt only
+        return self.source.compare(self.spec, req, repeats=self.repeats, warmup="once",
+                                   context=context, cancel=cancel, prompt_ids=ids, job=job)
 
-    def batch(self, reqs: list[tuple[str, RequestSpec]], encoded: list[list[int]],
-              context: Context, progress: Progress, cancel: threading.Event | None,
+    def batch(self, reqs: list[RequestSpec], encoded: list[list[int]], context: Context,
+              progress: Progress, cancel: threading.Event | None,
               job: Job) -> list[CompareRecord]:
-        with self.pool.lock:  # this batch only: other visitors' runs go between batches
-            check(cancel, "the traffic run")
-            results, _ = compare_batch(self.spec, reqs, self.repeats, self.pool, context,
-                                       progress, cancel, encoded, job=job)
-        return [r.compare for r in results]
+        check(cancel, "the traffic run")
+        return self.source.batch(self.spec, reqs, encoded, repeats=self.repeats,
+                                 context=context, progress=progress, cancel=cancel, job=job)[0]
 
 
 def check_concurrency(concurrency: int) -> int:
@@ -168,14 +139,14 @@ class Budget:
         return None
 
 
-def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int = defaults.REPEATS,
-                max_tokens: int = defaults.MAX_TOKENS, temperature: float = 0.0, pool=None,
+def run_traffic(spec: EngineSpec, plan: Plan, *, file_name: str = "",
+                repeats: int = defaults.REPEATS, max_tokens: int = defaults.MAX_TOKENS,
+                temperature: float = 0.0, source: Source | None = None,
                 progress: Progress | None = None,
                 cancel: threading.Event | None = None,
                 skipped: list[str] | None = None,
                 max_tokens_cap: int | None = None, concurrency: int = 1,
-                job: Job | None = None, servers: ServerPair | None = None,
-                until_decided: Budget | None = None, predict_prompts: int = 3,
+                job: Job | None = None, until_decided: Budget | None = None, predict_prompts: int = 3,
                 previous: list[TrafficItem] | None = None) -> TrafficResult:
     """Baseline against speculation on every sampled request of ``plan``, and the answer.
 
@@ -184,9 +155,9 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     ``max_tokens_cap``: no request runs longer, whatever the file asks (the page's).
     ``concurrency``: a group's prompts N at once (see the module's docstring).
     ``job`` hears every prompt's run as part of the traffic run, then ``TrafficFinished``.
-    ``servers``: the prompts go to these running servers instead of in-process
-    engines (their declared method and k must be ``spec``'s; ``spec.model`` names
-    the tokenizer); a server fault is ``space.server.client.ServerError``.
+    ``source``: where the prompts run (default: in-process engines); through running
+    servers, their declared method and k must be ``spec``'s (``spec.model`` names
+    the tokenizer), and a server fault is ``space.server.client.ServerError``.
     ``until_decided``: measure unseen prompts of undecided groups within this budget
     (module docstring). ``predict_prompts``: m of the groups' prediction intervals.
     ``previous``: items already measured (the page's "Measure more"): the first
@@ -196,23 +167,16 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     check_concurrency(concurrency)
     if not spec.is_speculative:
         raise ConfigError("a traffic run compares a speculative method with the baseline")
-    where: Source
-    if servers is not None:
-        from space.runs.servers import ServerSource
-
-        where = ServerSource(servers, spec, repeats)
-    else:
-        from space.runs import runner  # imports vLLM
-
-        where = Engines(spec, repeats, pool or runner.POOL, runner)
+    source = source or Engines()
+    where = Where(source, source.spec_for(spec), repeats)
     job = job_or_default(job)
     report = progress or (lambda f, m: log.info(m))
     skipped = list(skipped or [])
     path = str(models.resolve_model(spec.model))
     part = job.inside("traffic")
-    # What else runs on the machine meanwhile; on a GPU, on the GPU too (not for
-    # servers: their GPU is not this machine's).
-    gpu = nvml_index(0) if servers is None and on_gpu() else None
+    # What else runs on the machine meanwhile; on a GPU, on the GPU too (where the
+    # runs read this machine's memory: a server's GPU is not this machine's).
+    gpu = nvml_index(0) if where.source.can.memory and on_gpu() else None
     meter = Meter(gpu=gpu).start()
 
     def measure(pairs: list[tuple[str, TrafficRequest]]) -> list[TrafficItem]:
@@ -229,7 +193,7 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, source: str = "", repeats: int 
     headroom = machine_inputs.headroom(config, concurrency)
 
     def answered(its: list[TrafficItem], busy: dict[str, Any] | None = None) -> TrafficResult:
-        return answer(source, plan.how, its, plan.counts(), responses, repeats=repeats,
+        return answer(file_name, plan.how, its, plan.counts(), responses, repeats=repeats,
                       max_tokens=max_tokens, skipped=skipped, headroom=headroom,
                       concurrency=concurrency, curve=machine_inputs.curve_for(config),
                       predict_prompts=predict_prompts, busy=busy)
@@ -292,10 +256,10 @@ def _line_of(skip: str) -> int:
     return int(head) if head.isdigit() else -1
 
 
-def _run_prompts(where: Source, todo: list[Todo], report: Progress,
+def _run_prompts(where: Where, todo: list[Todo], report: Progress,
                  cancel: threading.Event | None, model_path: str,
                  job: Job) -> list[TrafficItem]:
-    """Every request on its own through both engines (``Source.one``)."""
+    """Every request on its own through both sides (``Where.one``)."""
     items = []
     for i, (group, r, req, ids) in enumerate(todo):
         report(i / len(todo), f"prompt {i + 1}/{len(todo)}: line {r.line} ({group})")
@@ -327,10 +291,10 @@ def batches(todo: list[Todo], n: int) -> list[tuple[list[Todo], list[Todo]]]:
             if turn < len(b)]
 
 
-def _run_batches(where: Source, todo: list[Todo], n: int, report: Progress,
+def _run_batches(where: Where, todo: list[Todo], n: int, report: Progress,
                  cancel: threading.Event | None, model_path: str,
                  job: Job) -> list[TrafficItem]:
-    """Every batch through both engines (``Source.batch``), one batch at a time."""
+    """Every batch through both sides (``Where.batch``), one batch at a time."""
     items: list[TrafficItem] = []
     plan_ = batches(todo, n)
     for i, (kept, fillers) in enumerate(plan_):
@@ -344,7 +308,7 @@ def _run_batches(where: Source, todo: list[Todo], n: int, report: Progress,
         def within(f: float, message: str, i: int = i) -> None:  # the batch's share of the bar
             report((i + f) / len(plan_), f"batch {i + 1}/{len(plan_)}: {message}")
 
-        cmps = where.batch([(f"line {r.line}", req) for _, r, req, _ in members],
+        cmps = where.batch([req for _, _, req, _ in members],
                            [ids for *_, ids in members], Context(task_type=group, concurrency=n),
                            within, cancel, job)
         items += [TrafficItem(group, r.line, cmp, req.temperature, _tokens_of(r, model_path))
@@ -352,7 +316,7 @@ def _run_batches(where: Source, todo: list[Todo], n: int, report: Progress,
     return items
 
 
-def _encoded(where: Source, pairs: list[tuple[str, TrafficRequest]], max_tokens: int,
+def _encoded(where: Where, pairs: list[tuple[str, TrafficRequest]], max_tokens: int,
              temperature: float, skipped: list[str], report: Progress,
              max_tokens_cap: int | None) -> list[Todo]:
     """The requests that the model can take, tokenized (before any lock)."""

@@ -27,16 +27,15 @@ from space.common.progress import Progress
 from space.engine.hardware import on_gpu as detect_gpu
 from space.judge import measure
 from space.judge.checklist import evaluate
-from space.records.config import ConfigError, EngineSpec, RequestSpec
-from space.records.events import RunFinished, RunStarted
+from space.records.config import EngineSpec, RequestSpec, at_least_one
 from space.records.run import RunConfig
-from space.records.trace import CompareRecord, RunTrace, make_compare
+from space.records.trace import CompareRecord
 from space.records.verdict import Checklist, Verdict
 from space.runs import machine_inputs
 from space.runs.events import Job, job_or_default
-from space.runs.preflight import missing_packages, preflight
+from space.runs.preflight import missing_packages
 from space.runs.presets import ModelPair, Workload
-from space.runs.repeats import WARMUP_TOKENS, alternate
+from space.runs.source import Engines, Source
 
 log = logging.getLogger(__name__)
 
@@ -215,14 +214,15 @@ def workload_checklist(result: WorkloadResult, context: measure.Context,
     return evaluate(inputs)
 
 
-def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool=None,
-                 progress: Progress | None = None, max_tokens: int | None = None,
-                 temperature: float | None = None, concurrency: int | None = None,
-                 prompt_ids: list[str] | None = None,
+def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3,
+                 source: Source | None = None, progress: Progress | None = None,
+                 max_tokens: int | None = None, temperature: float | None = None,
+                 concurrency: int | None = None, prompt_ids: list[str] | None = None,
                  context: measure.Context | None = None,
                  cancel: threading.Event | None = None,
                  job: Job | None = None) -> WorkloadResult:
-    """Baseline against speculation on every prompt of ``workload`` (or a batch of N).
+    """Baseline against speculation on every prompt of ``workload`` (or a batch of N),
+    through ``source`` (default: the process's in-process engines).
 
     ``max_tokens``, ``temperature`` and ``concurrency`` override the
     workload's own; ``prompt_ids`` picks some of its prompts. ``context``
@@ -231,89 +231,43 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3, pool
     before the next engine step. ``job`` hears every prompt's run, each marked as
     part of the workload (or of the sweep ``job`` belongs to).
     """
-    if repeats < 1:
-        raise ConfigError(f"repeats must be at least 1, got {repeats}")
-    if concurrency is not None and concurrency < 1:
-        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
-    from space.runs import runner  # imports vLLM
-
-    pool = pool or runner.POOL
+    at_least_one(repeats=repeats)
+    if concurrency is not None:
+        at_least_one(concurrency=concurrency)
+    source = source or Engines()
+    spec = source.spec_for(spec)
     progress = progress or (lambda f, m: log.info(m))
     reqs = requests_for(workload, max_tokens=max_tokens, temperature=temperature,
                         concurrency=concurrency, prompt_ids=prompt_ids)
-    n = workload.concurrency if concurrency is None else concurrency
+    n = max(workload.concurrency if concurrency is None else concurrency, 1)
     ctx = dataclasses.replace(context or measure.Context(), task_type=workload.id,
-                              task_note=workload.reason, concurrency=max(n, 1))
+                              task_note=workload.reason, concurrency=n)
     # Tokenized here, before the engine lock; the runs below reuse the ids.
-    encoded = preflight(spec, [r for _, r in reqs], progress)
+    encoded = [source.encode(spec, r, progress) for _, r in reqs]
     part = job_or_default(job).inside("workload")
-    with pool.lock:
+    batch_runs: list[dict[str, float]] = []
+    with source.held():
         check(cancel)
-        if n <= 1:
-            items: list[PromptResult] = []
-            batch_runs: list[dict[str, float]] = []
+        if n == 1:
+            cmps = []
             for i, (pid, req) in enumerate(reqs):
                 progress(i / len(reqs), f"{workload.id}: prompt {pid} ({i + 1}/{len(reqs)})")
-                items.append(PromptResult(pid, runner.compare(
-                    spec, req, repeats=repeats, pool=pool, warmup="once", context=ctx,
-                    cancel=cancel, prompt_ids=encoded[i], job=part)))
+                cmps.append(source.compare(spec, req, repeats=repeats, warmup="once",
+                                           context=ctx, cancel=cancel, prompt_ids=encoded[i],
+                                           job=part))
         else:
             progress(0.0, f"{workload.id}: {n} requests at once, {repeats} repeats")
-            items, batch_runs = compare_batch(spec, reqs, repeats, pool, ctx, progress, cancel,
-                                              encoded, part)
-        engines = (pool.baseline(spec), pool.speculative(spec))
-    r = WorkloadResult(workload_id=workload.id, config=items[0].compare.speculative.config,
-                       temperature=reqs[0][1].temperature, max_tokens=reqs[0][1].max_tokens,
-                       concurrency=max(n, 1), repeats=repeats, items=items,
-                       batch_runs=batch_runs)
+            cmps, batch_runs = source.batch(spec, [r for _, r in reqs], encoded,
+                                            repeats=repeats, context=ctx, progress=progress,
+                                            cancel=cancel, job=part)
+        r = WorkloadResult(workload_id=workload.id, config=cmps[0].speculative.config,
+                           temperature=reqs[0][1].temperature, max_tokens=reqs[0][1].max_tokens,
+                           concurrency=n, repeats=repeats,
+                           items=[PromptResult(pid, c) for (pid, _), c in zip(reqs, cmps,
+                                                                               strict=True)],
+                           batch_runs=batch_runs)
+        memory_now = source.memory_figures(spec, r.config.device)
     summarize(r)
-    device = r.config.device
-    r.checklist = workload_checklist(r, ctx, machine_inputs.memory_figures(engines, device))
+    r.checklist = workload_checklist(r, ctx, memory_now)
     progress(1.0, f"{workload.id}: speedup {r.speedup:.2f}x, verdict {r.verdict}")
     return r
-
-
-def compare_batch(spec: EngineSpec, reqs: list[tuple[str, RequestSpec]], repeats: int, pool,
-                  context: measure.Context, progress: Progress,
-                  cancel: threading.Event | None = None,
-                  encoded: list[list[int]] | None = None, job: Job | None = None
-                  ) -> tuple[list[PromptResult], list[dict[str, float]]]:
-    """N requests submitted together to each engine, ``repeats`` times, alternating.
-
-    Returns one PromptResult per request (request i across repeats) and one
-    dict per repeat with each side's wall time, output tokens and aggregate
-    tokens/s. The caller holds ``pool.lock``; ``encoded``: the requests' ids
-    from its ``preflight`` (else they are tokenized here, under the lock).
-    ``job`` hears each request's comparison as a run of its own.
-    """
-    job = job_or_default(job)
-    job.publish(RunStarted(spec, job.origin))
-    base, spec_engine = pool.baseline(spec, progress), pool.speculative(spec, progress)
-    just_reqs = [r for _, r in reqs]
-    short = [dataclasses.replace(r, max_tokens=min(r.max_tokens, WARMUP_TOKENS))
-             for r in just_reqs]
-    for e in (base, spec_engine):  # a batch has its own shapes: warm them up
-        e.run_many(short, cancel=cancel, encoded=encoded)  # max_tokens leaves the ids as they are
-    bases, specs = alternate(base, spec_engine, repeats,
-                             lambda e, _last: e.run_many(just_reqs, cancel=cancel,
-                                                         encoded=encoded),
-                             progress, label=f"batch of {len(reqs)}: ")
-    runs = {"baseline": bases, "speculative": specs}
-    items = []
-    for j, (pid, _req) in enumerate(reqs):
-        cmp = make_compare([b[j] for b in runs["baseline"]],
-                           [s[j] for s in runs["speculative"]])
-        machine_inputs.attach_checklist(cmp, (base, spec_engine), context)
-        items.append(PromptResult(pid, cmp))
-        job.publish(RunFinished(cmp, job.origin))
-    batch_runs = [dict(**batch_figures("baseline", b), **batch_figures("speculative", s))
-                  for b, s in zip(runs["baseline"], runs["speculative"], strict=False)]
-    return items, batch_runs
-
-
-def batch_figures(side: str, batch: list[RunTrace]) -> dict[str, float]:
-    """Wall time from submission to the last finish, tokens, aggregate tokens/s."""
-    wall = max(r.finish_s for r in batch) - min(r.arrival_s for r in batch)
-    tokens = sum(len(r.output_token_ids) for r in batch)
-    return {f"{side}_wall_s": wall, f"{side}_tokens": float(tokens),
-            f"{side}_tokens_per_s": tokens / wall if wall > 0 else 0.0}

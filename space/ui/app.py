@@ -12,9 +12,8 @@ from collections.abc import Callable
 import gradio as gr
 from starlette.middleware import Middleware
 
-from space.common import defaults, progress
+from space.common import defaults
 from space.common.ratelimit import LoginLimiter
-from space.common.versions import warn_if_untested
 from space.engine import hardware
 from space.engine.hardware import on_gpu
 from space.engine.models import ModelError
@@ -26,12 +25,10 @@ from space.runs import offer as offers
 from space.runs import runner
 from space.runs.events import Publisher
 from space.runs.flags import apply_memory_budget, open_history, spec_from_args
-from space.runs.preflight import check_spec
 from space.runs.recorder import HistoryRecorder
 from space.runs.repeats import WARMUP_TOKENS
-from space.runs.servers import check_pair, page_compare
+from space.runs.source import Engines, Source, pick
 from space.server.client import ServerError
-from space.server.compare import ServerPair
 from space.server.flags import pair_from_args
 from space.ui import datadir, inputs, lesson_panel, panels, teaching, tipping_panel
 from space.ui.auth import LoginTable
@@ -78,12 +75,11 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                startup: Startup | None = None, history: History | None = None,
                logins_on: bool = False, offer: offers.Offer | None = None,
                traffic_file: str | None = None, traffic_private: bool = False,
-               pair: ServerPair | None = None) -> gr.Blocks:
-    """The page; ``compare`` runs a comparison (default ``space.runs.runner.compare``).
-    ``pair``: the page measures these running servers and builds no engine: runs
-    through them (``page_compare``, unless ``compare`` is given), sweeps over
-    concurrency and traffic runs through them, the tipping curve refused in one
-    sentence.
+               source: Source | None = None) -> gr.Blocks:
+    """The page; ``compare`` runs a comparison (default: ``source``'s).
+    ``source``: where every run of the page goes (default: in-process engines);
+    what it cannot do (a k sweep or a tipping curve through running servers) is
+    one sentence in its panel.
     With ``startup``, a banner shows the engines' build and runs submitted
     before it ends wait for it. ``metrics`` (and the Live tab) hear every run,
     sweep, tipping curve and traffic run that ends (``observers``). With
@@ -97,20 +93,19 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
     samples = samples or inputs.sample_prompts(on_gpu())
     offer = offer or offers.build(spec)
     pairs = inputs.pair_choices(on_gpu(), offer)
-    servers = pair is not None
-    if pair is not None and compare is None:
-        compare = page_compare(pair, spec)
+    source = source or Engines()
+    compare = compare or source.compare
     with gr.Blocks(title="SpecLens") as demo:
         state = gr.State(None)
         gr.Markdown(panels.HEADER)
         # the dtype in use and why: bf16 on a CPU without bf16 units would change the answer
-        gr.Markdown(SERVERS_LINE if servers else
-                    hardware.explain(str(spec.dtype), spec.model).sentence, elem_id="dtype-line")
+        gr.Markdown(hardware.explain(str(spec.dtype), spec.model).sentence if source.can.memory
+                    else SERVERS_LINE, elem_id="dtype-line")
         banner = build_banner(startup)
         with gr.Row():
             with gr.Column(scale=2, min_width=340):
                 controls = panels.build_controls(spec, samples, max_tokens, pairs, pair_id,
-                                                 offer, servers)
+                                                 offer, source.can.vary_k)
                 explain = teaching.build_explain_toggle()
             with gr.Column(scale=3):
                 results = panels.build_results()
@@ -127,15 +122,15 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                 checklist = panels.build_checklist()
                 tipping_mini = gr.Plot(label="Tipping point on this machine",
                                        elem_id="tipping-mini")
-                gr.Markdown(tipping_panel.MINI_NOTE_SERVERS if servers
-                            else tipping_panel.MINI_NOTE)
+                gr.Markdown(tipping_panel.MINI_NOTE if source.can.forced_acceptance
+                            else tipping_panel.MINI_NOTE_SERVERS)
             with gr.Tab("Memory"):
                 memory = panels.build_memory()
             with gr.Tab("Replay & export"):
                 files = panels.build_files()
             with gr.Tab("Sweep"):
-                sweep = build_sweep_panel(workload_id, servers)
-                tipping = tipping_panel.build_tipping_panel(servers)
+                sweep = build_sweep_panel(workload_id, source.can.vary_k)
+                tipping = tipping_panel.build_tipping_panel(source)
             with gr.Tab("Traffic"):
                 traffic = build_traffic_panel(traffic_file)
             if history is not None:
@@ -147,10 +142,10 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                 tipping_mini, anatomy)
         events, runlog = observers(metrics, history, traffic_private)
         h = Handlers(ui, spec, metrics, samples, compare, offer, events)
-        sh = SweepHandlers(sweep, spec, offer, events, pair=pair)
-        th = tipping_panel.TippingHandlers(tipping, spec, offer, events, servers=servers)
+        sh = SweepHandlers(sweep, spec, offer, events, source=source)
+        th = tipping_panel.TippingHandlers(tipping, spec, offer, events, source=source)
         trh = TrafficHandlers(traffic, spec, offer, traffic_file, show_record=h.show,
-                              publisher=events, pair=pair)
+                              publisher=events, source=source)
         if startup is not None and banner is not None:
             wire_banner(demo, startup, *banner)
         activity = Activity()
@@ -343,16 +338,13 @@ def serve(a: argparse.Namespace) -> int:
         if workload_id:  # its first prompt first: the initial prompt of the page
             first = inputs.workload_sample(workload_id)
             samples = [first] + [s for s in samples if s.label != first.label]
-        warn_if_untested(log)
         warmup = RequestSpec(samples[0].text, max_tokens=WARMUP_TOKENS)
         # Bad flags, a missing model or draft, a server down or refusing the key:
         # one line and exit 2, before the page.
-        pair = pair_from_args(a, spec)
-        if pair is None:  # the prompt is tokenized behind the page, with the engines
-            check_spec(spec, progress.to_terminal)
-        else:
-            for line in check_pair(pair, spec).warnings():
-                print(f"warning: {line}", flush=True)
+        # the one place the page's source is picked: servers named by the flags, else here
+        source = pick(pair_from_args(a, spec))
+        for line in source.start(spec):  # the prompt is tokenized later, with the engines
+            print(line, flush=True)
         offer = offers.build(spec, offers.split_names(getattr(a, "drafts", None)),
                              getattr(a, "allow_any_model", False),
                              getattr(a, "max_prompt_chars", offers.MAX_PROMPT_CHARS))
@@ -363,11 +355,12 @@ def serve(a: argparse.Namespace) -> int:
         return 2
     metrics = Metrics(model_name=spec.model)
     metrics.register_engine("speculative", spec.k)
-    startup = Startup(on_ready=metrics.set_engines_ready) if pair is None else None
+    # engines built behind the served page; a source with nothing to build has no banner
+    startup = Startup(on_ready=metrics.set_engines_ready) if source.can.memory else None
     demo = build_demo(spec, metrics, samples, pair_id=getattr(a, "pair", None),
                       workload_id=workload_id, startup=startup, history=history,
                       logins_on=_logins_on(a), offer=offer, traffic_file=traffic_file,
-                      traffic_private=getattr(a, "traffic_private", False), pair=pair)
+                      traffic_private=getattr(a, "traffic_private", False), source=source)
     logins = getattr(a, "logins", None)
     _, local_url, share_url = launch(demo, metrics, a.host, a.port, a.share, logins,
                                      max_upload_mb=getattr(a, "max_upload_mb", DEFAULT_MAX_UPLOAD_MB))
@@ -377,13 +370,12 @@ def serve(a: argparse.Namespace) -> int:
     print(f"SpecLens: visitors may pick the drafts {', '.join(offer.drafts) or '(none)'}"
           + (" or type any folder or hub id (--allow-any-model)" if offer.allow_any_model
              else ""), flush=True)
-    if startup is None:  # the Compare tab measures the servers
-        print(f"SpecLens: runs go to running vLLM servers ({pair.hosts if pair else ''})",
-              flush=True)
+    if startup is None:  # the servers' lines were printed by source.start
+        print("SpecLens: runs go to the running vLLM servers above", flush=True)
     else:
         print(f"SpecLens: building the baseline and {spec.method} engines in the background; "
               f"{hardware.explain(str(spec.dtype), spec.model).sentence}", flush=True)
-        startup.start(lambda progress: runner.prepare(spec, warmup, progress=progress))
+        startup.start(lambda progress: source.prepare(spec, warmup, progress))
     if a.share and not share_url:
         print("no share link could be created (see Gradio's message above); "
               "serving locally only", flush=True)

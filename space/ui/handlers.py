@@ -32,6 +32,7 @@ from space.records.trace import CompareRecord
 from space.runs import offer as offers
 from space.runs import presets, runner
 from space.runs.events import Publisher
+from space.server.client import ServerError
 from space.ui import inputs, views
 from space.ui.links import job_for
 from space.ui.live import Event, LiveCompare, MeasuredRun, Progress, Steps, follow
@@ -103,7 +104,7 @@ class Handlers:
         except Cancelled:
             yield {status: status_html("stopped; the engines are free for the next run")}
             return
-        except (ConfigError, ModelError) as exc:
+        except (ConfigError, ModelError, ServerError) as exc:  # one line: a server's fault too
             yield self._failed(str(exc))
             return
         except Exception as exc:  # anything else: log it, say it briefly, stay up

@@ -1,5 +1,6 @@
-"""The status box of a long job's tab (Sweep, Traffic): the job's progress while it
-runs, and its failure, the same on both tabs."""
+"""A long job's tab (Sweep, Tipping, Traffic): what its handlers share (``JobHandlers``),
+and its status box: the job's progress while it runs, and its failure, the same on
+every tab."""
 from __future__ import annotations
 
 import html
@@ -7,8 +8,24 @@ from typing import Any
 
 import gradio as gr
 
+from space.records.config import EngineSpec
+from space.runs import offer as offers
+from space.runs.events import Publisher
+from space.runs.source import Engines, Source
 from space.ui.live import Event, Progress
 from space.ui.status import status_html
+
+
+class JobHandlers:
+    """A long job's handlers: the page's start spec, what a visitor may pick, who hears
+    how the job ends, and where it runs."""
+
+    def __init__(self, panel: Any, base_spec: EngineSpec, offer: offers.Offer | None = None,
+                 publisher: Publisher | None = None, source: Source | None = None) -> None:
+        self.panel, self.base_spec = panel, base_spec
+        self.offer = offer or offers.build(base_spec)  # the drafts a visitor may pick
+        self.publisher = publisher or Publisher()  # the page's observers (space.ui.app)
+        self.source = source or Engines()  # where the page's runs go
 
 
 def progress_shown(status: gr.HTML, ev: Event, progress: Any) -> dict | None:

@@ -55,7 +55,9 @@ class Controls:
 
 def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
                    pairs: list[PairChoice] | None = None, pair_id: str | None = None,
-                   offer: Offer | None = None, servers: bool = False) -> Controls:
+                   offer: Offer | None = None, vary_k: bool = True) -> Controls:
+    """``vary_k``: the page's source runs the method, draft and k picked here (else
+    its operator's; running servers)."""
     sample = gr.Dropdown([(s.label, i) for i, s in enumerate(samples)], value=0,
                          label="Sample prompts", info="from the workload presets")
     prompt = gr.Textbox(samples[0].text, lines=8, max_lines=20, label="Prompt",
@@ -72,7 +74,7 @@ def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
         k = gr.Slider(K_RANGE[0], K_RANGE[1], value=spec.k, step=1,
                       label="k (draft tokens per step)", elem_id="k")
     draft = build_draft(spec, offer or Offer())
-    gr.Markdown(f"<small>{SERVERS_NOTE if servers else ENGINE_NOTE}</small>")
+    gr.Markdown(f"<small>{ENGINE_NOTE if vary_k else SERVERS_NOTE}</small>")
     with gr.Row():
         temperature = gr.Slider(0.0, 2.0, value=samples[0].temperature, step=0.05,
                                 label="Temperature")

@@ -11,26 +11,20 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import gradio as gr
 
 from space.common import defaults
 from space.engine.models import ModelError
 from space.records.config import GRID, ConfigError, EngineSpec
-from space.runs import offer as offers
 from space.runs import presets
-from space.runs.events import Publisher
 from space.runs.sweep_plan import SweepPlan
 from space.server.client import ServerError
 from space.ui import datadir, inputs
-from space.ui.job_status import failure_shown, progress_shown
+from space.ui.job_status import JobHandlers, failure_shown, progress_shown
 from space.ui.links import job_for
 from space.ui.live import LiveJob, followed, guarded
 from space.ui.status import saved_html, status_html
-
-if TYPE_CHECKING:
-    from space.server.compare import ServerPair
 
 # Short defaults: every point is a baseline and a speculative run of every
 # prompt of the workload, so a CPU sweep of 3 points takes a minute or two.
@@ -78,12 +72,12 @@ def workload_choices() -> list[tuple[str, str]]:
     return [(f"{w.title} ({w.id})", w.id) for w in workloads or []]
 
 
-def build_sweep_panel(workload_id: str | None = None, servers: bool = False) -> SweepPanel:
-    """``servers``: the page measures running servers (concurrency is swept)."""
+def build_sweep_panel(workload_id: str | None = None, vary_k: bool = True) -> SweepPanel:
+    """``vary_k`` false: the page's source fixes k (running servers): concurrency is swept."""
     gr.Markdown(INTRO)
-    if servers:
+    if not vary_k:
         gr.Markdown(SERVERS_NOTE, elem_id="sweep-servers-note")
-    first = "concurrency" if servers else "k"
+    first = "k" if vary_k else "concurrency"
     choices = workload_choices()
     ids = [v for _, v in choices]
     value = workload_id if workload_id in ids else ("code_editing" if "code_editing" in ids
@@ -117,14 +111,8 @@ def display_table(table):
     return shown.where(shown.notna(), None)
 
 
-class SweepHandlers:
-    def __init__(self, panel: SweepPanel, base_spec: EngineSpec,
-                 offer: offers.Offer | None = None, publisher: Publisher | None = None,
-                 pair: ServerPair | None = None) -> None:
-        self.panel, self.base_spec = panel, base_spec
-        self.offer = offer or offers.build(base_spec)  # the drafts a visitor may pick
-        self.publisher = publisher or Publisher()  # the page's observers (space.ui.app)
-        self.pair = pair  # the servers the page measures; None: in-process engines
+class SweepHandlers(JobHandlers):
+    panel: SweepPanel
 
     def values_for(self, variable: str) -> str:
         return DEFAULT_VALUES.get(variable, "")
@@ -146,7 +134,7 @@ class SweepHandlers:
             spec, plan = self._plan(workload_id, variable, values, max_tokens, repeats, method,
                                     draft, k, pair_id)
             job = LiveJob(lambda _on_step, report, cancel: sweep_plan.run(
-                spec, plan, progress=report, cancel=cancel, job=page_job, pair=self.pair))
+                spec, plan, progress=report, cancel=cancel, job=page_job, source=self.source))
             result = yield from followed(job, lambda ev: progress_shown(self.panel.status, ev,
                                                                         progress),
                                          "the sweep")
@@ -164,20 +152,15 @@ class SweepHandlers:
     def _plan(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
               pair_id) -> tuple[EngineSpec, SweepPlan]:
         """The page's sweep settings, checked; ``ConfigError`` with one line if not.
-        Through servers: their method and k (the start's), and concurrency only."""
+        A source that fixes k (running servers): its method and k, concurrency only."""
         from space.runs import sweep_plan
 
-        if self.pair is not None:
-            refusal = sweep_plan.server_refusal(str(variable), self.pair)
-            if refusal:
-                raise ConfigError(refusal)
-            spec = self.base_spec
-        else:
-            spec = inputs.speculative_spec(self.base_spec, method, draft, k, pair_id,
-                                           offer=self.offer)
-        return spec, sweep_plan.plan(str(workload_id or ""), str(variable),
-                                     str(values or ""), inputs.repeats(repeats),
-                                     _tokens(max_tokens))
+        plan = sweep_plan.plan(str(workload_id or ""), str(variable), str(values or ""),
+                               inputs.repeats(repeats), _tokens(max_tokens), source=self.source)
+        if not self.source.can.vary_k:
+            return self.base_spec, plan
+        return inputs.speculative_spec(self.base_spec, method, draft, k, pair_id,
+                                       offer=self.offer), plan
 
     def _show(self, plan: SweepPlan, result, saved: str = "") -> dict:
         """The finished sweep; ``saved``: its history link for the status line."""

@@ -17,13 +17,13 @@ import gradio as gr
 
 from space.engine.models import ModelError
 from space.judge import curves, theory
-from space.records.config import ConfigError, EngineSpec
+from space.records.config import ConfigError
 from space.records.run import SERVER
 from space.records.trace import CompareRecord, RunTrace
 from space.runs import curve_cache, machine_inputs
-from space.runs import offer as offers
-from space.runs.events import Publisher
+from space.runs.source import Source
 from space.ui import datadir, inputs
+from space.ui.job_status import JobHandlers
 from space.ui.links import job_for
 from space.ui.status import saved_html, status_html
 
@@ -43,12 +43,6 @@ MINI_NOTE = ("<small>This machine's tipping curve for the pair (points measured 
 MINI_NOTE_SERVERS = ("<small>A run through servers has no tipping curve here: the servers' "
                      "machine is not this one (see the Sweep tab).</small>")
 NO_CURVE = "no curve measured yet: press Measure, or run `python -m space tipping`"
-# A server's acceptance is its workload's: nothing a client sends can force it.
-SERVERS_NOTE = ("This page measures running servers, and a tipping curve needs in-process "
-                "engines with a forced (synthetic) acceptance rate, which a server cannot "
-                "give: measure it on the servers' box with `python -m space tipping` (the "
-                "same --model, --method and --k); the curves cached on this machine are "
-                "listed below.")
 
 
 @dataclass
@@ -71,11 +65,11 @@ def curve_choices() -> list[tuple[str, str]]:
              f"{c.date[:10]})", curves.cache_name(c)) for c in curve_cache.all_curves()]
 
 
-def build_tipping_panel(servers: bool = False) -> TippingPanel:
-    """``servers``: the page measures running servers; Measure says why it cannot."""
+def build_tipping_panel(source: Source) -> TippingPanel:
+    """A ``source`` that cannot force acceptance (running servers): Measure says why."""
     gr.Markdown(INTRO)
-    if servers:
-        gr.Markdown(SERVERS_NOTE, elem_id="tipping-servers-note")
+    if not source.can.forced_acceptance:
+        gr.Markdown(source.refusal("forced_acceptance"), elem_id="tipping-servers-note")
     choices = curve_choices()
     with gr.Row():
         curve = gr.Dropdown(choices, value=choices[0][1] if choices else None,
@@ -96,14 +90,8 @@ def _csv_file(curve: curves.TippingCurve) -> str:
     return str(path)
 
 
-class TippingHandlers:
-    def __init__(self, panel: TippingPanel, base_spec: EngineSpec,
-                 offer: offers.Offer | None = None, publisher: Publisher | None = None,
-                 servers: bool = False) -> None:
-        self.panel, self.base_spec = panel, base_spec
-        self.offer = offer or offers.build(base_spec)  # the drafts a visitor may pick
-        self.publisher = publisher or Publisher()  # the page's observers (space.ui.app)
-        self.servers = servers  # the page measures running servers: no engine is built
+class TippingHandlers(JobHandlers):
+    panel: TippingPanel
 
     def show(self, name: str | None, axis: str = "length", saved: str = "") -> dict:
         """Draw a cached curve (page load, dropdown, axis); ``saved``: the history
@@ -132,15 +120,15 @@ class TippingHandlers:
         """Measure (or derive) the chosen pair's curve, cache it, draw it; on a page
         that measures running servers, one sentence saying why not (nothing is built)."""
         p = self.panel
-        if self.servers:
-            return {p.status: status_html(SERVERS_NOTE, "info")}
+        if not self.source.can.forced_acceptance:  # nothing is built
+            return {p.status: status_html(self.source.refusal("forced_acceptance"), "info")}
         from space.runs import tipping
 
         job = job_for(self.publisher, request)
         try:
             spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id,
                                       offer=self.offer)
-            curve, path = tipping.build_curve(spec, pair_id=pair_id or None,
+            curve, path = tipping.build_curve(spec, pair_id=pair_id or None, source=self.source,
                                               progress=lambda f, m: progress(f, desc=m),
                                               job=job)
         except (ConfigError, ModelError) as exc:

@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import gradio as gr
 
@@ -25,17 +25,15 @@ from space.engine.models import ModelError
 from space.records.config import ConfigError, EngineSpec
 from space.runs import offer as offers
 from space.runs.events import Publisher
+from space.runs.source import Source
 from space.runs.sweep import MAX_CONCURRENCY
 from space.runs.traffic_file import Bounds, check_size
 from space.server.client import ServerError
 from space.ui import datadir, inputs
-from space.ui.job_status import failure_shown, progress_shown
+from space.ui.job_status import JobHandlers, failure_shown, progress_shown
 from space.ui.links import job_for
 from space.ui.live import LiveJob, followed, guarded
 from space.ui.status import saved_html, status_html
-
-if TYPE_CHECKING:
-    from space.server.compare import ServerPair
 
 MAX_TOKENS = 256        # per request, the file's own max_tokens included
 MAX_PER_GROUP = 10
@@ -149,19 +147,18 @@ class TrafficSession:
     items: list           # space.judge.traffic.TrafficItem
 
 
-class TrafficHandlers:
+class TrafficHandlers(JobHandlers):
+    panel: TrafficPanel
+
     def __init__(self, panel: TrafficPanel, base_spec: EngineSpec,
                  offer: offers.Offer | None = None, operator_file: str | None = None,
                  bounds: Bounds = Bounds(),  # noqa: B008 (frozen)
                  show_record: Callable[[Any, str], dict] | None = None,
-                 publisher: Publisher | None = None, pair: ServerPair | None = None) -> None:
-        self.panel, self.base_spec = panel, base_spec
-        self.pair = pair  # the running servers the page measures; None: in-process engines
-        self.offer = offer or offers.build(base_spec)
+                 publisher: Publisher | None = None, source: Source | None = None) -> None:
+        super().__init__(panel, base_spec, offer, publisher, source)
         self.operator_file, self.bounds = operator_file, bounds
         # Handlers.show(record, message): a comparison in every view
         self.show_record = show_record
-        self.publisher = publisher or Publisher()  # the page's observers (space.ui.app)
 
     def run(self, file, label_field, per_group, max_tokens, repeats, concurrency, method, draft,
             k, pair_id=None, progress=gr.Progress(),  # noqa: B008 (Gradio injects it)
@@ -179,8 +176,8 @@ class TrafficHandlers:
                 file, label_field, per_group, max_tokens, repeats, concurrency, method, draft,
                 k, pair_id)
             name = Path(file or self.operator_file or "").name
-            where = "" if self.pair is None else "; through the running vLLM servers"
-            yield {self.panel.status: status_html(traffic.describe() + where, "working")}
+            yield {self.panel.status: status_html(traffic.describe() + self.source.through,
+                                                  "working")}
             kept["s"] = TrafficSession(spec, plan, name, tokens, n_repeats, n,
                                        [str(s) for s in traffic.skipped], [])
             return (yield from self._measure(kept["s"], page_job, progress, None))
@@ -214,9 +211,9 @@ class TrafficHandlers:
         from space.runs.traffic import run_traffic  # imports vLLM lazily
 
         job = LiveJob(lambda _on_step, report, cancel: run_traffic(
-            s.spec, s.plan, source=s.source, repeats=s.repeats, max_tokens=s.max_tokens,
+            s.spec, s.plan, file_name=s.source, repeats=s.repeats, max_tokens=s.max_tokens,
             progress=report, cancel=cancel, skipped=s.skipped, max_tokens_cap=MAX_TOKENS,
-            concurrency=s.concurrency, job=page_job, servers=self.pair,
+            concurrency=s.concurrency, job=page_job, source=self.source,
             until_decided=budget, previous=s.items or None))
         return (yield from followed(job, lambda ev: progress_shown(self.panel.status, ev,
                                                                    progress),
@@ -244,11 +241,7 @@ class TrafficHandlers:
 
         spec = inputs.speculative_spec(self.base_spec, method, draft, k, pair_id,
                                        offer=self.offer)
-        if self.pair is not None:  # the servers' method and k, the operator's tokenizer
-            from space.runs.servers import check_declared
-
-            check_declared(self.pair, spec)
-            spec = self.base_spec
+        spec = self.source.spec_for(spec)  # servers: theirs, or one line
         path = file or self.operator_file
         if not path:
             raise ConfigError("upload a traffic file first")

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from space.runs import presets
+from space.runs.source import Engines
 from space.runs.sweep import COLUMNS, run_sweep
 from space.runs.workloads import run_workload
 from tests.helpers.cli import ENGINE_FLAGS, cli_in_process
@@ -29,7 +30,7 @@ def spec(ngram_engine):
 def test_k_sweep_table_progress_and_csv(pool, spec, tmp_path):
     seen = []
     w = presets.get_workload("code_editing")
-    res = run_sweep(spec, w, "k", [2, 4], repeats=1, pool=pool, max_tokens=TOKENS,
+    res = run_sweep(spec, w, "k", [2, 4], repeats=1, source=Engines(pool), max_tokens=TOKENS,
                     prompt_ids=["rename_variable"], progress=lambda f, m: seen.append((f, m)))
     t = res.table
     assert list(t.columns) == COLUMNS and list(t["value"]) == [2, 4]
@@ -47,7 +48,7 @@ def test_k_sweep_table_progress_and_csv(pool, spec, tmp_path):
 
 def test_concurrency_runs_requests_together(pool, spec):
     w = presets.get_workload("concurrency")
-    r = run_workload(spec, w, repeats=1, pool=pool, max_tokens=TOKENS, concurrency=3)
+    r = run_workload(spec, w, repeats=1, source=Engines(pool), max_tokens=TOKENS, concurrency=3)
     assert r.concurrency == 3 and len(r.items) == 3
     assert [it.prompt_id for it in r.items] == [f"{p.id}#{i + 1}"
                                                  for i, p in enumerate(w.prompts[:3])]
@@ -68,14 +69,14 @@ def test_concurrency_runs_requests_together(pool, spec):
 def test_input_length_and_temperature_sweeps(pool, spec):
     w = presets.get_workload("structured_output")
     pick = ["product_listing"]
-    res = run_sweep(spec, w, "input_length", [64, 700], repeats=1, pool=pool,
+    res = run_sweep(spec, w, "input_length", [64, 700], repeats=1, source=Engines(pool),
                     max_tokens=TOKENS, prompt_ids=pick)
     short, long_ = res.results
     # 64 is shorter than the prompt itself: sent as written; 700 is padded to about 700
     assert short.prompt_tokens < 300
     assert abs(long_.prompt_tokens - 700) <= 10
     assert "Background document" in long_.items[0].compare.speculative.prompt
-    res = run_sweep(spec, w, "temperature", [0.0, 1.0], repeats=1, pool=pool,
+    res = run_sweep(spec, w, "temperature", [0.0, 1.0], repeats=1, source=Engines(pool),
                     max_tokens=TOKENS, prompt_ids=pick)
     assert [r.temperature for r in res.results] == [0.0, 1.0]
     assert res.results[1].checklist.check("temperature").value == 1.0

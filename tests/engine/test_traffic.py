@@ -12,6 +12,7 @@ import pytest
 from space.common.cancel import Cancelled
 from space.judge.measure import pooled_acceptance
 from space.records.verdict import ACCEPTANCE_RATE, NOT_WORTH_IT
+from space.runs.source import Engines
 from space.runs.traffic import Budget, run_traffic
 from space.runs.traffic_file import parse
 from space.runs.traffic_groups import plan
@@ -37,8 +38,8 @@ def run(pool, ngram_engine, baseline_engine):
             t.start()
             t.join()
 
-    result = run_traffic(ngram_engine.spec, traffic_plan(), source=FILE.name, repeats=1,
-                         max_tokens=MAX_TOKENS, pool=pool, progress=progress)
+    result = run_traffic(ngram_engine.spec, traffic_plan(), file_name=FILE.name, repeats=1,
+                         max_tokens=MAX_TOKENS, source=Engines(pool), progress=progress)
     for g in result.groups:
         print(f"\n{g.group}: {g.prompts} prompts, acceptance {g.acceptance_rate}, "
               f"length {g.mean_acceptance_length}, speedup {g.speedup:.2f}x, {g.verdict}")
@@ -113,7 +114,7 @@ def test_cancelled_between_prompts_and_the_engines_are_free(pool, ngram_engine):
             stop.set()  # as the page's Stop does
 
     with pytest.raises(Cancelled):
-        run_traffic(ngram_engine.spec, traffic_plan(), repeats=1, max_tokens=8, pool=pool,
+        run_traffic(ngram_engine.spec, traffic_plan(), repeats=1, max_tokens=8, source=Engines(pool),
                     progress=progress, cancel=stop)
     assert _try_lock(pool)
     # the engine the pool holds now: the session fixture's may have been evicted
@@ -133,8 +134,8 @@ def batched(pool, ngram_engine, baseline_engine):
             t.start()
             t.join()
 
-    result = run_traffic(ngram_engine.spec, traffic_plan(), source=FILE.name, repeats=1,
-                         max_tokens=16, pool=pool, progress=progress, concurrency=2)
+    result = run_traffic(ngram_engine.spec, traffic_plan(), file_name=FILE.name, repeats=1,
+                         max_tokens=16, source=Engines(pool), progress=progress, concurrency=2)
     return result, free
 
 
@@ -182,8 +183,8 @@ def test_until_decided_stops_and_acceptance_keeps_its_force(pool, ngram_engine, 
     path = FILE.parent / "until_decided.jsonl"
     p = plan(parse(path.read_bytes(), path.name), per_group=2)
     said: list[str] = []
-    result = run_traffic(ngram_engine.spec, p, source=path.name, repeats=2, max_tokens=8,
-                         pool=pool, progress=lambda f, m: said.append(m),
+    result = run_traffic(ngram_engine.spec, p, file_name=path.name, repeats=2, max_tokens=8,
+                         source=Engines(pool), progress=lambda f, m: said.append(m),
                          until_decided=Budget(max_prompts=6))
     u = result.until_decided
     assert u is not None and len(result.items) <= 6

@@ -23,6 +23,7 @@ from space.judge import measure
 from space.records.config import RequestSpec
 from space.records.verdict import BORDERLINE, NOT_WORTH_IT, WORTH_IT
 from space.runs import presets, runner
+from space.runs.source import Engines
 from space.runs.workloads import WorkloadResult, run_workload
 
 pytestmark = pytest.mark.engine
@@ -56,7 +57,7 @@ def ngram_runs(pool, ngram_engine):
     for wid, tokens in (("structured_output", 32), ("code_editing", 32),
                         ("creative_writing", 48)):
         out[wid] = run_workload(ngram_engine.spec, presets.get_workload(wid), repeats=REPEATS,
-                                pool=pool, max_tokens=tokens)
+                                source=Engines(pool), max_tokens=tokens)
         report(wid, out[wid])
     return out
 
@@ -122,7 +123,7 @@ def test_bad_draft_accepts_almost_nothing(pool, bad_draft_spec):
     verdict (not-worth-it on every machine measured so far) is a time and lives in
     benchmarks/bench_verdicts.py; here, the counts and the draft's KV tax."""
     r = run_workload(bad_draft_spec, presets.get_workload("structured_output"),
-                     repeats=REPEATS, pool=pool, max_tokens=32, prompt_ids=["product_listing"])
+                     repeats=REPEATS, source=Engines(pool), max_tokens=32, prompt_ids=["product_listing"])
     report("bad draft", r)
     assert r.acceptance_rate < 0.1
     necessary = check(r, "per-token acceptance vs draft cost")

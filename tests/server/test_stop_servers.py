@@ -12,7 +12,7 @@ import pytest
 from space.records.config import EngineSpec, RequestSpec
 from space.records.events import RunFailed, RunFinished, RunStarted
 from space.runs.events import Publisher
-from space.runs.servers import page_compare
+from space.runs.source import Servers
 from space.ui.handlers import Handlers
 from tests.helpers.page import fetch_record, run
 
@@ -34,7 +34,7 @@ def _free(record) -> bool:
 def test_stop_mid_stream_ends_in_one_line_and_frees_the_servers(pair, no_engines):
     """Through the page's handler, with Stop pressed (the run's cancel token set, as
     the handler's ``finally`` sets it) once a server has streamed tokens."""
-    real, heard, shown = page_compare(pair, PAGE_SPEC), [], []
+    real, heard, shown = Servers(pair).compare, [], []
     publisher = Publisher()
     publisher.subscribe("heard", heard.append)
 
@@ -54,7 +54,7 @@ def test_stop_mid_stream_ends_in_one_line_and_frees_the_servers(pair, no_engines
     assert "\n" not in shown[-1]
     assert [type(e) for e in heard] == [RunStarted]  # neither finished nor failed
     assert not [e for e in heard if isinstance(e, RunFinished | RunFailed)]
-    record = page_compare(pair, PAGE_SPEC)(PAGE_SPEC, SHORT, repeats=1)
+    record = Servers(pair).compare(PAGE_SPEC, SHORT, repeats=1)
     assert len(record.speculative.output_token_ids) == 8 and _free(record)
 
 

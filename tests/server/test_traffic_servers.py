@@ -1,4 +1,4 @@
-"""A traffic file through the real servers (``run_traffic(servers=pair)``): two
+"""A traffic file through the real servers (``run_traffic(source=Servers(pair))``): two
 groups, a group's different prompts sent together; the CLI's server flags on
 ``traffic`` (refusals one line, exit 2; a server down one line, exit 1)."""
 from __future__ import annotations
@@ -12,6 +12,7 @@ from space.records.config import EngineSpec
 from space.records.counts import SpecCounts
 from space.records.run import SERVER
 from space.records.trace import EXACT, VERIFY
+from space.runs.source import Servers
 from space.runs.traffic import run_traffic
 from space.runs.traffic_file import parse
 from space.runs.traffic_groups import plan
@@ -27,8 +28,8 @@ FILE = "".join(json.dumps({"prompt": p, "category": c}) + "\n"
 @pytest.mark.engine
 def test_traffic_through_servers_sends_a_groups_prompts_together(pair):
     p = plan(parse(FILE, "t.jsonl"), per_group=2)
-    r = run_traffic(SPEC, p, source="t.jsonl", repeats=1, max_tokens=8, concurrency=2,
-                    servers=pair)
+    r = run_traffic(SPEC, p, file_name="t.jsonl", repeats=1, max_tokens=8, concurrency=2,
+                    source=Servers(pair))
     assert [(g.group, g.prompts) for g in r.groups] == [("code", 2), ("chat", 1)]
     for it in r.items:  # the chat prompt sent twice: a batch is always 2
         for run in (it.compare.baseline, it.compare.speculative):
@@ -52,8 +53,8 @@ def test_traffic_at_concurrency_8_keeps_every_requests_own_counts(pair):
     stream's chunks mixed with another's, no verify step lost or made up)."""
     lines = "".join(json.dumps({"prompt": f"{CODE_PROMPT} Call it f{i}.", "category": "code"})
                     + "\n" for i in range(8)).encode()
-    r = run_traffic(SPEC, plan(parse(lines, "t8.jsonl"), per_group=8), source="t8.jsonl",
-                    repeats=1, max_tokens=16, concurrency=8, servers=pair)
+    r = run_traffic(SPEC, plan(parse(lines, "t8.jsonl"), per_group=8), file_name="t8.jsonl",
+                    repeats=1, max_tokens=16, concurrency=8, source=Servers(pair))
     runs = [it.compare.speculative for it in r.items]
     assert len(runs) == 8 and len({tuple(x.prompt_token_ids) for x in runs}) == 8
     # sent together: most are in flight at once (a short one may end before the last

@@ -10,7 +10,7 @@ import pytest
 
 from space.records.config import EngineSpec
 from space.records.counts import SpecCounts
-from space.runs.servers import check_pair, encoder
+from space.runs.source import Servers, encoder
 from space.server.build import build_trace
 from space.server.client import ServerError, completion_body, describe, stream_completion
 from tests.helpers.engine import CODE_PROMPT, req
@@ -60,8 +60,8 @@ def test_the_tokenizer_check(pair, tmp_path):
 
     wrong = _swapped_copy(models.resolve_model("default"), tmp_path)
     with pytest.raises(ServerError) as exc:
-        check_pair(pair, EngineSpec(method="ngram", k=4, model=str(wrong)))
+        Servers(pair).start(EngineSpec(method="ngram", k=4, model=str(wrong)))
     msg = str(exc.value)
     assert "\n" not in msg and str(wrong) in msg and "SmolLM2-135M-Instruct" in msg
     # the bad draft is another folder with the same tokenizer: accepted
-    check_pair(pair, EngineSpec(method="ngram", k=4, model="default-truncated"))
+    Servers(pair).start(EngineSpec(method="ngram", k=4, model="default-truncated"))

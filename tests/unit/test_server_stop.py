@@ -13,6 +13,7 @@ import pytest
 
 from space.common.cancel import Cancelled
 from space.records.config import ConfigError, EngineSpec
+from space.runs.source import Servers
 from space.server.build import Declared
 from space.server.client import Server, _read_stream
 from space.server.compare import ServerPair, _progress_line
@@ -57,7 +58,8 @@ def test_progress_lines_name_the_server_tokens_and_repeat(monkeypatch):
 def test_the_sweep_tab_through_servers_sweeps_concurrency_only():
     from space.ui.sweep_panel import SweepHandlers
 
-    h = SweepHandlers(SimpleNamespace(), EngineSpec(method="ngram", k=4), pair=PAIR)
+    h = SweepHandlers(SimpleNamespace(), EngineSpec(method="ngram", k=4),  # type: ignore[arg-type]
+                      source=Servers(PAIR))
     with pytest.raises(ConfigError, match=r"k is fixed by its --speculative-config \(ngram, k=4\)"):
         h._plan("code_editing", "k", "1,2", 8, 1, "ngram", "", 4, None)
     spec, plan = h._plan("code_editing", "concurrency", "1,2", 8, 1, "draft_model", "", 2, None)
@@ -70,6 +72,6 @@ def test_the_tipping_tab_through_servers_says_why_in_one_sentence(monkeypatch):
 
     monkeypatch.setattr(tipping, "build_curve", None)  # calling it would fail the test
     h = TippingHandlers(SimpleNamespace(status="status"), EngineSpec(method="ngram", k=4),
-                        servers=True)
+                        source=Servers(PAIR))
     status = h.measure("ngram", "", 4, progress=lambda *a, **kw: None)["status"]
     assert "a server cannot give" in status and "python -m space tipping" in status

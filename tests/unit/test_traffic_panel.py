@@ -124,6 +124,7 @@ def test_a_traffic_run_is_the_visitors_job_and_shows_the_historys_answer(tmp_pat
 def test_the_traffic_tab_with_servers_runs_the_operators_spec_and_refuses_another_k(
         tmp_path, monkeypatch):
     import space.runs.traffic
+    from space.runs.source import Servers
     from space.server.build import Declared
     from space.server.client import Server
     from space.server.compare import ServerPair
@@ -134,9 +135,12 @@ def test_the_traffic_tab_with_servers_runs_the_operators_spec_and_refuses_anothe
     own = tmp_path / "own.txt"
     own.write_text("first prompt\n")
     start = EngineSpec(method="ngram", k=4, max_model_len=2048)
-    h = TrafficHandlers(None, start, Offer(), str(own), pair=pair)  # type: ignore[arg-type]
+    h = TrafficHandlers(None, start, Offer(), str(own),  # type: ignore[arg-type]
+                        source=Servers(pair))
     spec, *_ = h._plan(None, "", 3, 32, 1, 2, "ngram", "", 4, None)
-    assert spec is start  # the operator's tokenizer and settings
+    # the operator's tokenizer and settings
+    assert (spec.model, spec.method, spec.k, spec.max_model_len) == (
+        start.model, start.method, start.k, start.max_model_len)
     with pytest.raises(ConfigError, match="the speculative one runs ngram with k=4"):
         h._plan(None, "", 3, 32, 1, 2, "ngram", "", 2, None)
     seen = {}
@@ -149,7 +153,7 @@ def test_the_traffic_tab_with_servers_runs_the_operators_spec_and_refuses_anothe
     h.panel = type("P", (), {"status": "status"})()  # type: ignore[assignment]
     monkeypatch.setattr("gradio.Warning", lambda message: None)
     out = list(h.run(None, "", 3, 32, 1, 2, "ngram", "", 4, None, lambda *a, **k: None))
-    assert seen["servers"] is pair and "through the running vLLM servers" in out[0]["status"]
+    assert seen["source"].pair is pair and "through the running vLLM servers" in out[0]["status"]
     assert "stop here" in out[-1]["status"]
 
 

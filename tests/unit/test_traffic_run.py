@@ -9,9 +9,11 @@ import types
 import pytest
 
 import space.runs
-from space.common.cancel import Cancelled
+from space.common.cancel import Cancelled, check
 from space.records.config import ConfigError, EngineSpec
+from space.runs import source as source_mod
 from space.runs import traffic as traffic_run
+from space.runs.source import Engines
 from space.runs.traffic_file import parse
 from space.runs.traffic_groups import plan
 from tests.helpers.traffic import item
@@ -40,7 +42,7 @@ def fake(monkeypatch):
             raise ConfigError("the prompt is 5000 tokens, longer than max_model_len allows")
         return [[1, 2, 3]]
 
-    monkeypatch.setattr(traffic_run, "preflight", preflight)
+    monkeypatch.setattr(source_mod, "preflight", preflight)
     monkeypatch.setattr(traffic_run.models, "resolve_model", lambda name, *a: "/nowhere")
     return calls
 
@@ -75,25 +77,29 @@ def test_stopped_between_prompts_and_nothing_runnable(fake):
         traffic_run.run_traffic(EngineSpec(method=None), only_long)
 
 
-def test_at_concurrency_2_a_groups_prompts_run_as_batches_the_lock_let_go_between(
-        fake, monkeypatch):
-    lock = threading.RLock()
-    pool = types.SimpleNamespace(lock=lock)
-    batches: list = []
+class Batches(Engines):
+    """In-process engines whose batches are recorded: (prompts, concurrency, ids), each
+    taken under the pool's lock, as the real ``Engines.batch`` takes it."""
 
-    def compare_batch(spec, reqs, repeats, pool_, context, progress, cancel, encoded, job=None):
-        held = lock.acquire(blocking=False)  # an RLock: True in this thread while held
-        batches.append(([pid for pid, _ in reqs], context.concurrency, encoded, held))
-        if held:
-            lock.release()
-        return [types.SimpleNamespace(compare=item("x", 0, 1.5).compare) for _ in reqs], []
+    def __init__(self) -> None:
+        super().__init__(types.SimpleNamespace(lock=threading.RLock()))  # type: ignore[arg-type]
+        self.seen: list = []
 
-    monkeypatch.setattr(traffic_run, "compare_batch", compare_batch)
+    def batch(self, spec, reqs, encoded, *, repeats, context, progress=None, cancel=None,
+              job=None):
+        check(cancel)
+        with self.pool.lock:
+            self.seen.append(([r.prompt for r in reqs], context.concurrency, encoded))
+        return [item("x", 0, 1.5).compare for _ in reqs], []
+
+
+def test_at_concurrency_2_a_groups_prompts_run_as_batches_the_lock_let_go_between(fake):
+    source = Batches()
     free: list[bool] = []
 
     def progress(_f, message):
         said.append(message)
-        t = threading.Thread(target=lambda: free.append(_free(lock)))
+        t = threading.Thread(target=lambda: free.append(_free(source.pool.lock)))
         t.start()
         t.join()
 
@@ -101,13 +107,13 @@ def test_at_concurrency_2_a_groups_prompts_run_as_batches_the_lock_let_go_betwee
     text = "".join(f'{{"prompt": "p{i}", "category": "{g}"}}\n'
                    for i, g in enumerate("aaab", start=1)).encode()
     r = traffic_run.run_traffic(EngineSpec(), plan(parse(text, "t.jsonl"), per_group=5),
-                                repeats=1, pool=pool, progress=progress, concurrency=2)
+                                repeats=1, source=source, progress=progress, concurrency=2)
     assert fake == []  # no prompt ran on its own
-    assert [(pids, n, held) for pids, n, _, held in batches] == [
-        (["line 1", "line 2"], 2, True),
-        (["line 4", "line 4"], 2, True),   # b has one prompt: filled with it again
-        (["line 3", "line 1"], 2, True)]   # a's last: filled with its first, not kept
-    assert all(enc == [[1, 2, 3]] * 2 for _, _, enc, _ in batches)
+    assert [(prompts, n) for prompts, n, _ in source.seen] == [
+        (["p1", "p2"], 2),
+        (["p4", "p4"], 2),   # b has one prompt: filled with it again
+        (["p3", "p1"], 2)]   # a's last: filled with its first, not kept
+    assert all(enc == [[1, 2, 3]] * 2 for _, _, enc in source.seen)
     assert [m for m in said if m.startswith("batch")] == [
         "batch 1/3: a, lines 1, 2", "batch 2/3: b, lines 4 + 1 repeated to make 2",
         "batch 3/3: a, lines 3 + 1 repeated to make 2"]
@@ -116,18 +122,17 @@ def test_at_concurrency_2_a_groups_prompts_run_as_batches_the_lock_let_go_betwee
     assert r.concurrency == 2 and "2 requests at once" in r.deployment.describe()
 
 
-def test_concurrency_is_bounded_and_a_stop_between_batches_stops(fake, monkeypatch):
+def test_concurrency_is_bounded_and_a_stop_between_batches_stops(fake):
     p = plan(parse(FILE, "t.jsonl"), per_group=5)
     for bad in (0, 65):
         with pytest.raises(ConfigError, match="concurrency must be 1..64"):
             traffic_run.run_traffic(EngineSpec(), p, concurrency=bad)
     stop = threading.Event()
-    ran: list = []
-    monkeypatch.setattr(traffic_run, "compare_batch", lambda *a, **kw: ran.append(a))
+    source = Batches()
     with pytest.raises(Cancelled):
         traffic_run.run_traffic(EngineSpec(), p, progress=lambda f, m: stop.set(), cancel=stop,
-                                concurrency=2, pool=types.SimpleNamespace(lock=threading.Lock()))
-    assert ran == []
+                                concurrency=2, source=source)
+    assert source.seen == []
 
 
 def _free(lock) -> bool:

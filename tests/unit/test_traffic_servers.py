@@ -1,5 +1,5 @@
-"""A traffic run through running servers without them (space/runs/servers.py's
-``ServerSource``, space/runs/traffic.py's order of work): fake HTTP calls and
+"""A traffic run through running servers without them (space/runs/source.py's
+``Servers``, space/runs/traffic.py's order of work): fake HTTP calls and
 tokenizer stand in; the real servers' run is tests/server/test_traffic_servers.py."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from space.common.cancel import Cancelled, check
 from space.judge.measure import Context
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.events import RunFinished, RunStarted
-from space.runs import servers as server_runs
+from space.runs import source as server_runs
 from space.runs import traffic as traffic_run
 from space.runs.events import Job, Publisher
 from space.runs.traffic_file import parse
@@ -59,10 +59,11 @@ def test_a_batch_of_different_prompts_alternates_the_servers_and_is_told(sent):
     heard = []
     events = Publisher()
     events.subscribe("log", heard.append)
-    source = server_runs.ServerSource(PAIR, SPEC, repeats=2)
-    reqs = [("line 1", RequestSpec(prompt="p1")), ("line 2", RequestSpec(prompt="p2"))]
-    cmps = source.batch(reqs, [[1], [2, 2]], Context(concurrency=2), None, None,
-                        Job(events))
+    source = server_runs.Servers(PAIR)
+    reqs = [RequestSpec(prompt="p1"), RequestSpec(prompt="p2")]
+    cmps, runs = source.batch(SPEC, reqs, [[1], [2, 2]], repeats=2,
+                              context=Context(concurrency=2), job=Job(events))
+    assert len(runs) == 2  # each repeat's batch figures
     assert sent == [("warm baseline", [[1]]), ("warm speculative", [[1]]),
                     ("baseline", [[1], [2, 2]]), ("speculative", [[1], [2, 2]]),  # repeat 1
                     ("speculative", [[1], [2, 2]]), ("baseline", [[1], [2, 2]])]  # repeat 2
@@ -70,17 +71,17 @@ def test_a_batch_of_different_prompts_alternates_the_servers_and_is_told(sent):
     assert all(c.checklist is not None and c.checklist.check("concurrency").value == 2
                for c in cmps)
     assert [type(e) for e in heard] == [RunStarted, RunFinished, RunFinished]
-    source.batch(reqs[:1], [[1]], Context(), None, None, Job(events))
+    source.batch(SPEC, reqs[:1], [[1]], repeats=2, context=Context(), job=Job(events))
     assert [r for r, _ in sent].count("warm baseline") == 1  # once per run
 
 
 def test_a_prompt_without_room_under_the_servers_length_is_refused_and_another_k(sent):
-    source = server_runs.ServerSource(PAIR, SPEC, repeats=1)
-    assert source.encode(RequestSpec(prompt="p3")) == [3, 3, 3]
+    source = server_runs.Servers(PAIR)
+    assert source.encode(SPEC, RequestSpec(prompt="p3")) == [3, 3, 3]
     with pytest.raises(ConfigError, match="no room under the server's max_model_len 64"):
-        source.encode(RequestSpec(prompt="p64"))
+        source.encode(SPEC, RequestSpec(prompt="p64"))
     with pytest.raises(ConfigError, match="runs ngram with k=4"):
-        server_runs.ServerSource(PAIR, EngineSpec(method="ngram", k=2), repeats=1)
+        source.spec_for(EngineSpec(method="ngram", k=2))
 
 
 def test_run_traffic_with_servers_batches_as_in_process_and_builds_no_engine(
@@ -91,7 +92,7 @@ def test_run_traffic_with_servers_batches_as_in_process_and_builds_no_engine(
             b'{"prompt": "p3", "category": "a"}\n{"prompt": "p4", "category": "b"}\n'
             b'{"prompt": "p99", "category": "b"}\n')
     r = traffic_run.run_traffic(SPEC, plan(parse(text, "t.jsonl"), per_group=5), repeats=1,
-                                concurrency=2, servers=PAIR)
+                                concurrency=2, source=server_runs.Servers(PAIR))
     assert [ids for role, ids in sent if role == "baseline"] == [
         [[1], [2, 2]], [[4] * 4, [4] * 4], [[3] * 3, [1]]]  # the in-process batches' order
     assert [(it.group, it.line) for it in r.items] == [("a", 1), ("a", 2), ("b", 4), ("a", 3)]
@@ -104,9 +105,9 @@ def test_stopped_in_the_first_batch_sends_nothing_more(sent):
     import threading
 
     stop = threading.Event()
-    source = server_runs.ServerSource(PAIR, SPEC, repeats=1)
+    source = server_runs.Servers(PAIR)
     with pytest.raises(Cancelled):
-        source.batch([("line 1", RequestSpec(prompt="p1"))], [[1]], Context(),
-                     lambda f, m: stop.set(), stop, Job())
+        source.batch(SPEC, [RequestSpec(prompt="p1")], [[1]], repeats=1, context=Context(),
+                     progress=lambda f, m: stop.set(), cancel=stop, job=Job())
     assert [r for r, _ in sent] == ["warm baseline", "warm speculative"]
 
