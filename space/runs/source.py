@@ -110,7 +110,7 @@ class Source:
         return spec
 
     def start(self, spec: EngineSpec) -> list[str]:
-        """Checks at start, before any run (bad ones raise); warnings, one line each."""
+        """Checks at start, before any run (bad ones raise); the lines to print then."""
         raise NotImplementedError
 
     def encode(self, spec: EngineSpec, req: RequestSpec,

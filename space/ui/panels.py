@@ -230,16 +230,20 @@ class Files:
     steps_csv: gr.DownloadButton
 
 
+def download_row(*buttons: tuple[str, str]) -> list[gr.DownloadButton]:
+    """(label, elem_id) each: download buttons in a row, off until there is a file."""
+    with gr.Row():
+        return [gr.DownloadButton(label, interactive=False, elem_id=elem_id)
+                for label, elem_id in buttons]
+
+
 def build_files() -> Files:
     gr.Markdown("Open a trace saved from this page, or written by `python -m space trace "
                 "--json` or `python -m space compare --json`: every view shows it, "
                 "nothing runs.")
     upload = gr.File(label="Open a saved trace (JSON)", file_types=[".json"],
                      elem_id="replay-file")
-    with gr.Row():
-        trace_json = gr.DownloadButton("Download trace (JSON)", interactive=False,
-                                       elem_id="download-json")
-        steps_csv = gr.DownloadButton("Download steps (CSV)", interactive=False,
-                                      elem_id="download-csv")
+    trace_json, steps_csv = download_row(("Download trace (JSON)", "download-json"),
+                                         ("Download steps (CSV)", "download-csv"))
     gr.Markdown("<small>Each chart has a PNG download in its toolbar (camera icon).</small>")
     return Files(upload, trace_json, steps_csv)

@@ -33,6 +33,7 @@ from space.ui import datadir, inputs
 from space.ui.job_status import JobHandlers, failure_shown, progress_shown
 from space.ui.links import job_for
 from space.ui.live import LiveJob, followed, guarded
+from space.ui.panels import download_row
 from space.ui.status import saved_html, status_html
 
 MAX_TOKENS = 256        # per request, the file's own max_tokens included
@@ -119,11 +120,8 @@ def build_traffic_panel(operator_file: str | None = None) -> TrafficPanel:
                         elem_id="traffic-answer")
     prompts = gr.Dataframe(label="One row per measured prompt", interactive=False,
                            elem_id="traffic-prompts")
-    with gr.Row():
-        csv = gr.DownloadButton("Download per prompt (CSV)", interactive=False,
-                                elem_id="traffic-csv")
-        js = gr.DownloadButton("Download everything (JSON)", interactive=False,
-                               elem_id="traffic-json")
+    csv, js = download_row(("Download per prompt (CSV)", "traffic-csv"),
+                           ("Download everything (JSON)", "traffic-json"))
     with gr.Row():
         pick = gr.Dropdown([], label="Open a measured prompt in the token view",
                            elem_id="traffic-pick")
