@@ -57,7 +57,7 @@ class RunConfig:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunConfig:
-        """From a config dict already checked and upgraded by ``space.records.schema``."""
+        """From a config dict already upgraded and checked (``space.records.schema.load``)."""
         names = {f.name for f in dataclasses.fields(cls)}
         kw = {k: v for k, v in d.items() if k in names and v is not None}
         if "cpu_bf16_flags" in kw:

@@ -28,7 +28,7 @@ from space.records.verdict import Checklist
 
 # The JSON contract's version. Bump it with every change to the contract, keep
 # a fixture of the older version under tests/fixtures/ and teach
-# ``space.records.schema._upgrade`` to read it. Version 1 (no ``version`` key) is
+# ``space.records.upgrade.upgrade`` to read it. Version 1 (no ``version`` key) is
 # the format before the counts were renamed to vLLM's vocabulary (docs/cli.md, "JSON
 # contract"). Version 3 adds num_cached_tokens, steps'
 # num_placeholder_draft_tokens, config.prefix_cache and the derived
@@ -52,7 +52,7 @@ from space.records.verdict import Checklist
 # Version 7 also: a run says where its counts come from (counts_from:
 # space/records/counts.py), and a step how it was placed on a server's stream
 # (placement: exact, merged, uncertain). Older server runs are upgraded to take
-# their counts from vLLM's metrics (``space.records.schema._upgrade_to_7``).
+# their counts from vLLM's metrics (``space.records.upgrade.upgrade_to_7``).
 TRACE_VERSION: Final = 7
 
 StepKind = Literal["prefill", "verify", "decode"]
@@ -417,7 +417,7 @@ class RunTrace:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunTrace:
-        """Inverse of ``to_dict``, for a dict already checked by ``trace_schema.load``."""
+        """Inverse of ``to_dict``, for a dict already checked by ``space.records.schema.load``."""
         names = _init_names(StepRecord)
         steps = [StepRecord(**{k: v for k, v in s.items() if k in names}) for s in d["steps"]]
         for step, raw in zip(steps, d["steps"], strict=True):
@@ -469,7 +469,7 @@ class CompareRecord:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CompareRecord:
-        """Inverse of ``to_dict``, for a dict already checked by ``trace_schema.load``."""
+        """Inverse of ``to_dict``, for a dict already checked by ``space.records.schema.load``."""
         kw = {k: v for k, v in d.items() if k in _init_names(cls)}
         kw["baseline"] = RunTrace.from_dict(d["baseline"])
         kw["speculative"] = RunTrace.from_dict(d["speculative"])
