@@ -82,9 +82,6 @@ class RequestRecord:
         return cls(temperature=req.temperature, top_p=req.top_p, seed=req.seed,
                    max_tokens=req.max_tokens, prompt_sha256=prompt_hash(req.prompt))
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RequestRecord:
         return build(cls, d)
