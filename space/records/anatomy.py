@@ -25,8 +25,10 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
+
+from space.records.dicts import build
 
 AnatomyPart = Literal["scheduling", "forward", "sampling", "rejection", "proposer", "recording"]
 SCHEDULING: Final = "scheduling"
@@ -186,8 +188,7 @@ class KindCosts:
     @classmethod
     def from_dict(cls, d: dict) -> KindCosts:
         """Inverse of ``dataclasses.asdict`` (unknown keys are ignored)."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        return build(cls, d)
 
     @property
     def forward_ratio(self) -> float | None:
