@@ -26,8 +26,8 @@ _VERDICT_TEXT = {
     UNDECIDED: "what was measured cannot decide it yet (an interval straddling 1.05x or "
                "1.10x, or a busy server): see the lines that say why.",
 }
-# (symbol, word, css class) per passed value; the word is what a screen reader reads.
-_MARKS = {True: ("\u2714", "pass", "pass"), False: ("\u2718", "fail", "fail"),
+# (symbol, word, data-passed) per passed value; the word (a screen reader reads it) is the css class.
+_MARKS = {True: ("\u2714", "pass", "true"), False: ("\u2718", "fail", "false"),
           None: ("\u2022", "context", "context")}
 
 _CSS = """
@@ -74,14 +74,13 @@ def format_value(value: float | int | str | None, unit: str = "") -> str:
 
 
 def _row(check: Check) -> str:
-    symbol, word, css = _MARKS[check.passed]
-    passed_attr = {True: "true", False: "false", None: "context"}[check.passed]
+    symbol, word, passed_attr = _MARKS[check.passed]
     threshold = format_value(check.threshold, check.unit) if check.threshold is not None else ""
     threshold = f"{escape(check.op)} {escape(threshold)}" if threshold and check.op else escape(threshold)
     decisive = ' class="decisive"' if check.decisive else ""
     return (
         f'<tr data-check="{escape(check.name)}" data-passed="{passed_attr}"{decisive}>'
-        f'<td class="{css}"><span aria-hidden="true">{symbol}</span> {word}</td>'
+        f'<td class="{word}"><span aria-hidden="true">{symbol}</span> {word}</td>'
         f"<td>{escape(check.name)}{' (decisive)' if check.decisive else ''}</td>"
         f"<td>{escape(format_value(check.value, check.unit))}</td>"
         f"<td>{threshold}</td><td>{escape(check.detail)}</td></tr>"

@@ -22,8 +22,6 @@ from vis.server_notes import SENTENCES, TARGET_VIEW, from_server, plot_lines
 
 ACCEPTED_COLOR = "#009E73"   # the token view's accepted
 REJECTED_COLOR = "#D55E00"   # the token view's rejected
-CHOSEN_COLOR = "#0072B2"     # the token view's correction underline
-BAR_COLOR = "#999999"
 
 CHART_CSS = """
 .speclens-top5{font-size:13px;max-width:520px}
@@ -99,7 +97,7 @@ def _chose(run: RunTrace, view: TargetView, chosen: int | None) -> str:
     return f" and chose {_q(run, chosen)} ({share})"
 
 
-def _rule_words(run: RunTrace, view: TargetView, accepted: bool) -> str:
+def _rule_words(view: TargetView, accepted: bool) -> str:
     """Sampled runs: the acceptance rule in numbers, p, q and min(1, p/q)."""
     a = view.acceptance_prob()
     q = "unknown" if view.draft_q is None else f"{view.draft_q:g}"
@@ -125,7 +123,7 @@ def explain_sentence(run: RunTrace, step: StepRecord) -> str | None:
         tail = f" (it gave them {shares})" if na > 1 else f" (it gave it {shares})"
         text = f"The target agreed with {which}{tail if agreed else ''}."
         if _sampled(run) and agreed:
-            text += _rule_words(run, agreed[-1], True)
+            text += _rule_words(agreed[-1], True)
         return text
     head = ("The target disagreed with the first draft: it" if na == 0 else
             f"The target agreed with the first {'draft' if na == 1 else f'{na} drafts'} "
@@ -133,7 +131,7 @@ def explain_sentence(run: RunTrace, step: StepRecord) -> str | None:
     text = (f"{head} gave {_q(run, rejected.draft_token_id)} only {pct(rejected.draft_prob)}"
             f"{_chose(run, rejected, chosen_token(step))}.")
     if _sampled(run):
-        text += _rule_words(run, rejected, False)
+        text += _rule_words(rejected, False)
     return text
 
 

@@ -42,8 +42,8 @@ SIDE_METRICS: list[tuple[str, Callable[[CompareRecord], object]]] = [
 ]
 
 
-def _round(x: float | None, places: int = 3) -> float | str:
-    return "none" if x is None else round(x, places)
+def _round(x: float | None) -> float | str:
+    return "none" if x is None else round(x, 3)
 
 
 def when(created_s: float) -> str:

@@ -98,7 +98,7 @@ def _parts(step: StepRecord, x_of, y: float) -> list[str]:
     return out
 
 
-def _lane(name: str, run: RunTrace, row: int, scale: float, current: int | None) -> list[str]:
+def _lane(name: str, run: RunTrace, row: int, scale: float) -> list[str]:
     y = TOP + row * LANE_H
     attr = "data-step" if name == "speculative" else "data-base-step"
 
@@ -109,10 +109,9 @@ def _lane(name: str, run: RunTrace, row: int, scale: float, current: int | None)
     for s in run.steps:
         x0, x1 = x_of(s.start_s), x_of(s.end_s)
         cls = KIND_CLASS.get(s.kind, "k-other")
-        here = ' aria-current="step"' if name == "speculative" and s.index == current else ""
         out.append(f'<rect class="st {cls}" x="{x0:.2f}" y="{y:.1f}" '
-                   f'width="{max(x1 - x0, 0.3):.2f}" height="{BAR_H:.0f}" {attr}="{int(s.index)}"'
-                   f"{here}><title>{html.escape(_step_title(s))}</title></rect>")
+                   f'width="{max(x1 - x0, 0.3):.2f}" height="{BAR_H:.0f}" {attr}="{int(s.index)}">'
+                   f"<title>{html.escape(_step_title(s))}</title></rect>")
         out.extend(_parts(s, x_of, y + BAR_H + 2))
     end = x_of(run.finish_s)
     out.append(f'<line class="finish" x1="{end:.2f}" x2="{end:.2f}" y1="{y - 4:.1f}" '
@@ -136,13 +135,10 @@ def _axis(span_ms: float, scale: float, y: float) -> list[str]:
     return out
 
 
-def _band(spec: RunTrace, current: int | None, scale: float, height: float) -> str:
-    """The band over the current step (the script moves it; here: where it starts)."""
-    step = next((s for s in spec.steps if s.index == current), None)
-    x, w = (LEFT, 0.0) if step is None else (
-        LEFT + (step.start_s - spec.arrival_s) * 1e3 * scale, step.duration_s * 1e3 * scale)
-    return (f'<rect id="tl-band" class="tl-band" x="{x - 1:.2f}" y="{TOP - 8:.0f}" '
-            f'width="{max(w, 1.0) + 2:.2f}" height="{height:.1f}"/>')
+def _band(height: float) -> str:
+    """The band over the current step, at the axis' start: the script moves it."""
+    return (f'<rect id="tl-band" class="tl-band" x="{LEFT - 1:.2f}" y="{TOP - 8:.0f}" '
+            f'width="3.00" height="{height:.1f}"/>')
 
 
 def legend_html(anatomy: bool) -> str:
@@ -160,10 +156,9 @@ def legend_html(anatomy: bool) -> str:
     return "".join(rows)
 
 
-def timeline_svg(spec: RunTrace, baseline: RunTrace | None = None,
-                 current_step: int | None = None) -> str:
-    """Both runs' engine steps as inline SVG, ``current_step`` (a speculative
-    ``StepRecord.index``) marked; with a step anatomy, each step's parts under it.
+def timeline_svg(spec: RunTrace, baseline: RunTrace | None = None) -> str:
+    """Both runs' engine steps as inline SVG; with a step anatomy, each step's
+    parts under it. The lesson's script marks the current step.
 
     Example: views_run beside its baseline -> two lanes, 7 speculative bars
     with data-step 0..6, 11 baseline bars with data-base-step 0..10.
@@ -172,9 +167,9 @@ def timeline_svg(spec: RunTrace, baseline: RunTrace | None = None,
     span_ms = max((run.e2e_s * 1e3 for _, run in lanes), default=0.0) or 1.0
     scale = (WIDTH - LEFT - RIGHT) / span_ms
     height = TOP + LANE_H * len(lanes) + AXIS_H
-    body = [_band(spec, current_step, scale, LANE_H * len(lanes))]
+    body = [_band(LANE_H * len(lanes))]
     for row, (name, run) in enumerate(lanes):
-        body.extend(_lane(name, run, row, scale, current_step))
+        body.extend(_lane(name, run, row, scale))
     body.extend(_axis(span_ms, scale, TOP + LANE_H * len(lanes)))
     anatomy = any(has_anatomy(run) for _, run in lanes)
     label = ("Timeline: each engine step of the speculative run"

@@ -36,8 +36,7 @@ def _x(curve: TippingCurve, tau: float | None, axis: str) -> float | None:
 
 def tipping_figure(curve: TippingCurve, axis: str = "length",
                    workload_acceptance: float | None = None,
-                   workload_concurrency: int | None = None, compact: bool = False,
-                   title: str | None = None) -> go.Figure:
+                   workload_concurrency: int | None = None, compact: bool = False) -> go.Figure:
     """Speedup (y) against acceptance (x: ``axis`` "length" or "rate").
 
     ``workload_acceptance`` (in the x axis' unit) draws the vertical marker.
@@ -62,7 +61,7 @@ def tipping_figure(curve: TippingCurve, axis: str = "length",
     fig.update_yaxes(title={"text": "speedup (baseline TPOT / speculative TPOT)"},
                      ticksuffix="x", range=[0, top * 1.15], rangemode="tozero")
     kind = "measured" if curve.kind == MEASURED else curve.kind
-    head = title or f"Where speculation pays: {curve.label} ({kind}, {curve.date[:10]})"
+    head = f"Where speculation pays: {curve.label} ({kind}, {curve.date[:10]})"
     sub = SYNTHETIC_NOTE if curve.kind == MEASURED else curve.note
     fig.update_layout(
         title={"text": head if compact else f"{head}<br><sup>{sub}</sup>",

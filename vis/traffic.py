@@ -68,7 +68,7 @@ def prompt_table(summary: Summary) -> pd.DataFrame:
     return df.round(3).astype(object).where(df.notna(), None)
 
 
-def traffic_figure(summary: Summary, title: str | None = None) -> go.Figure:
+def traffic_figure(summary: Summary) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, column_widths=[0.45, 0.55], horizontal_spacing=0.12,
                         subplot_titles=("speedup per group (ratio of totals, 90 % CI)",
                                         "acceptance vs speedup, one point per prompt"))
@@ -80,9 +80,9 @@ def traffic_figure(summary: Summary, title: str | None = None) -> go.Figure:
     ws = summary.get("weighted_speedup")
     ci = summary.get("weighted_speedup_ci")
     ci_txt = f" (90 % CI {ci[0]:.2f}-{ci[1]:.2f})" if ci and ws is not None else ""
-    head = title or (f"Your traffic: {ws:.2f}x{ci_txt} weighted by output tokens "
-                     f"({summary.get('weighting')}); {summary.get('gaining_share', 0):.0%} "
-                     "in groups that gain" if ws is not None else "Your traffic")
+    head = (f"Your traffic: {ws:.2f}x{ci_txt} weighted by output tokens "
+            f"({summary.get('weighting')}); {summary.get('gaining_share', 0):.0%} "
+            "in groups that gain" if ws is not None else "Your traffic")
     fig.update_yaxes(title={"text": "speedup"}, ticksuffix="x", rangemode="tozero")
     fig.update_xaxes(title={"text": "acceptance rate (accepted / drafted)"}, tickformat=".0%",
                      range=[-0.02, 1.02], row=1, col=2)

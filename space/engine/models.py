@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import logging
 import os
 import shutil
 import tempfile
@@ -18,8 +17,6 @@ from pathlib import Path
 from space.common.paths import cache_dir
 from space.common.progress import Progress, to_log, to_terminal
 from space.records import methods
-
-log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
 # A layer-truncated copy of the default: a real but bad draft (acceptance near 0).

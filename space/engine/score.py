@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import logging
 import time
 from dataclasses import dataclass, field
 
@@ -37,7 +36,6 @@ from space.records import hooks
 from space.records.target_view import GREEDY_EPS, TOP_N, Explanation, TargetView
 from space.records.trace import ACCEPTED, REJECTED, VERIFY, RunTrace
 
-log = logging.getLogger(__name__)
 _ids = itertools.count()
 ALIGN_TOL = 1e-3  # captured vs returned log probability of the same row and token
 

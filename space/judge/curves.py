@@ -28,6 +28,7 @@ from space.judge import theory
 from space.judge.crossover import crossing
 from space.records import methods
 from space.records.anatomy import KindCosts
+from space.records.dicts import build, known
 
 MEASURED = "measured"
 DERIVED = "derived from measured step costs"
@@ -206,17 +207,12 @@ class TippingCurve:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TippingCurve:
-        kw = {k: v for k, v in d.items() if k in _init_names(cls)}
-        kw["points"] = [CurvePoint(**{k: v for k, v in p.items() if k in _init_names(CurvePoint)})
-                        for p in d.get("points", [])]
+        kw = known(cls, d)
+        kw["points"] = [build(CurvePoint, p) for p in d.get("points", [])]
         kw["step_costs"] = [StepCosts(**{**c, "anatomy": KindCosts.from_dict(c["anatomy"])
                                          if c.get("anatomy") else None})
                             for c in d.get("step_costs", [])]
         return cls(**kw)
-
-
-def _init_names(cls) -> set[str]:
-    return {f.name for f in dataclasses.fields(cls) if f.init}
 
 
 def model_table_rows(curve: TippingCurve, n: int = MODEL_GRID_POINTS) -> list[dict[str, Any]]:

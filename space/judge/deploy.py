@@ -6,8 +6,8 @@ vLLM reads a batch-size schedule of speculative tokens,
 batch sizes. From a sweep table with one row per (k, concurrency):
 
 1. at each measured concurrency, the k with the highest speedup (baseline TPOT
-   / speculative TPOT), or 0 where no k reaches ``min_gain`` (the checklist's
-   no-gain line, 1.05x: below it speculation does not pay for its memory);
+   / speculative TPOT), or 0 where no k reaches the checklist's no-gain
+   line (``NO_GAIN_SPEEDUP``, 1.05x: below it speculation does not pay for its memory);
 2. buckets: measured concurrency c_i's k holds for batch sizes c_i up to the
    next measured one - 1 (the first bucket starts at 1, the last ends at
    ``max_batch``), as vLLM itself carries a k across a gap; neighbours with
@@ -45,8 +45,7 @@ class Choice:
     speedup: float  # the chosen k's speedup, or the best one's when k = 0
 
 
-def best_k(rows: Iterable[Mapping[str, Any]], min_gain: float = NO_GAIN_SPEEDUP,
-           metric: str = "speedup") -> list[Choice]:
+def best_k(rows: Iterable[Mapping[str, Any]]) -> list[Choice]:
     """The best k per concurrency of a k x concurrency table.
 
     Example:
@@ -58,7 +57,7 @@ def best_k(rows: Iterable[Mapping[str, Any]], min_gain: float = NO_GAIN_SPEEDUP,
     """
     by_c: dict[int, list[tuple[float, int]]] = {}
     for r in rows:
-        s = r.get(metric)
+        s = r.get("speedup")
         if s is None or (isinstance(s, float) and math.isnan(s)):
             continue
         by_c.setdefault(int(r["concurrency"]), []).append((float(s), int(r["k"])))
@@ -66,7 +65,7 @@ def best_k(rows: Iterable[Mapping[str, Any]], min_gain: float = NO_GAIN_SPEEDUP,
     for c in sorted(by_c):
         # ties: the smaller k (less drafting for the same gain)
         s, k = max(by_c[c], key=lambda sk: (sk[0], -sk[1]))
-        out.append(Choice(c, k if s >= min_gain else 0, s))
+        out.append(Choice(c, k if s >= NO_GAIN_SPEEDUP else 0, s))
     return out
 
 
@@ -156,17 +155,16 @@ class DeployConfig:
 
 def derive(rows: Iterable[Mapping[str, Any]], *, model: str, method: str,
            draft: str | None = None, extra: Mapping[str, Any] | None = None,
-           max_batch: int = DEFAULT_MAX_BATCH, min_gain: float = NO_GAIN_SPEEDUP) -> DeployConfig:
+           max_batch: int = DEFAULT_MAX_BATCH) -> DeployConfig:
     """Best k per concurrency, the schedule, the speculative config and the command."""
-    choices = best_k(rows, min_gain)
+    choices = best_k(rows)
     k_schedule = schedule(choices, max_batch)
     cfg = serve_speculative_config(method, k_schedule, draft, extra)
     return DeployConfig(choices, k_schedule, cfg, serve_command(model, cfg, max_batch), max_batch)
 
 
 def derive_for_run(rows: Iterable[Mapping[str, Any]], config: RunConfig,
-                   max_batch: int = DEFAULT_MAX_BATCH,
-                   min_gain: float = NO_GAIN_SPEEDUP) -> DeployConfig:
+                   max_batch: int = DEFAULT_MAX_BATCH) -> DeployConfig:
     """``derive`` for the pair a run was made with (its ``config`` record): the
     resolved model and draft paths, and its other vLLM speculative keys."""
     spec = dict(config.speculative_config or {})
@@ -174,4 +172,4 @@ def derive_for_run(rows: Iterable[Mapping[str, Any]], config: RunConfig,
              if k not in ("method", "model", "num_speculative_tokens")}
     return derive(rows, model=config.model_path or config.model, method=str(config.method),
                   draft=config.draft_path or config.draft_model, extra=extra,
-                  max_batch=max_batch, min_gain=min_gain)
+                  max_batch=max_batch)

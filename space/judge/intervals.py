@@ -72,7 +72,6 @@ class Figures:
     prediction: tuple[float, float] | None      # for the next ``predict_prompts`` prompts
     predict_prompts: int
     tpot_speedup: float
-    tpot_ci: tuple[float, float] | None
     e2e_speedup: float
     e2e_ci: tuple[float, float] | None
     ttft_share: float | None
@@ -97,4 +96,4 @@ def group_figures(cmps: Sequence[CompareRecord], predict_prompts: int = estimate
     return Figures(basis, e if basis == "end-to-end" else t,
                    eci if basis == "end-to-end" else tci,
                    estimate.prediction_interval(p, predict_prompts, confidence, seed=seed),
-                   predict_prompts, t, tci, e, eci, share, len(cmps), confidence)
+                   predict_prompts, t, e, eci, share, len(cmps), confidence)

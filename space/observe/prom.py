@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import logging
 from collections.abc import Iterable
 
 from prometheus_client import (
@@ -46,8 +45,6 @@ from space.observe.memory import EngineMemory, GpuMemory
 from space.observe.prom_vllm import VllmSeries
 from space.records.events import JOB_KINDS, Event, RunFailed, RunFinished, RunStarted, job_kind
 from space.records.trace import RunTrace
-
-log = logging.getLogger(__name__)
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 ENGINES = ("baseline", "speculative")

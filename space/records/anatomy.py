@@ -25,8 +25,10 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
+
+from space.records.dicts import build
 
 AnatomyPart = Literal["scheduling", "forward", "sampling", "rejection", "proposer", "recording"]
 SCHEDULING: Final = "scheduling"
@@ -148,6 +150,20 @@ def problems(anatomy: StepAnatomy, start_s: float, end_s: float) -> list[str]:
     return out
 
 
+def json_problem(d: dict[str, Any], step_start_s: float, step_end_s: float) -> tuple[str, str] | None:
+    """What breaks a step's anatomy as a file holds it, its types already checked
+    (``space.records.schema``): (the key under ``anatomy``, what it must be), or None.
+    One form or the other; the compact form's lists as long as each other; ``problems``."""
+    compact = [key for key in ("parts", "start_us", "end_us") if key in d]
+    if ("intervals" in d) == bool(compact):
+        return "", "either intervals or parts, start_us and end_us"
+    if compact and len({len(d.get(key, ())) for key in ("parts", "start_us", "end_us")}) != 1:
+        return ".parts", "as long as start_us and end_us"
+    if problems(from_json(d, step_start_s, step_end_s), step_start_s, step_end_s):
+        return f".{'parts' if compact else 'intervals'}", "in time order, not overlapping, inside the step"
+    return None
+
+
 @dataclass(frozen=True)
 class KindCosts:
     """Median costs per step kind over some runs (the anatomy table).
@@ -172,8 +188,7 @@ class KindCosts:
     @classmethod
     def from_dict(cls, d: dict) -> KindCosts:
         """Inverse of ``dataclasses.asdict`` (unknown keys are ignored)."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        return build(cls, d)
 
     @property
     def forward_ratio(self) -> float | None:

@@ -27,7 +27,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +64,6 @@ MIGRATIONS: dict[int, list[str]] = {
         "UPDATE runs SET size_bytes = length(CAST(record AS BLOB))",
         "CREATE INDEX runs_created ON runs (created_s DESC, id DESC)"],
 }
-ROW_COLUMNS = ("id", "created_s", "kind", "user", "model", "method", "k", "temperature",
-               "verdict", "speedup", "title", "size_bytes")
 
 
 class HistoryError(ValueError):
@@ -73,37 +71,38 @@ class HistoryError(ValueError):
 
 
 @dataclass(frozen=True)
-class RunRow:
+class RunColumns:
+    """The columns the History tab filters and shows, as a save stores them."""
+
+    kind: str
+    model: str
+    method: str | None
+    k: int | None
+    temperature: float | None
+    verdict: str | None
+    speedup: float | None
+    title: str
+
+
+@dataclass(frozen=True)
+class RunRow(RunColumns):
     """One saved run, without its record."""
 
     id: int
     created_s: float
-    kind: str
     user: str | None
-    model: str
-    method: str | None
-    k: int | None
-    temperature: float | None
-    verdict: str | None
-    speedup: float | None
-    title: str
     size_bytes: int
 
 
 @dataclass(frozen=True)
-class NewRun:
+class NewRun(RunColumns):
     """What a save stores; ``record_json`` is the full record."""
 
-    kind: str
-    model: str
-    method: str | None
-    k: int | None
-    temperature: float | None
-    verdict: str | None
-    speedup: float | None
-    title: str
     record_json: str
     user: str | None = None
+
+
+ROW_COLUMNS = tuple(f.name for f in fields(RunRow))
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
+from space.records.dicts import build, known
+
 Source = Literal["in-process", "server"]
 IN_PROCESS: Final = "in-process"  # an engine SpecLens built in its own process
 SERVER: Final = "server"          # a running vLLM server, observed through its API
@@ -58,8 +60,7 @@ class RunConfig:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunConfig:
         """From a config dict already checked and upgraded by ``space.records.schema``."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        kw = {k: v for k, v in d.items() if k in names and v is not None}
+        kw = {k: v for k, v in known(cls, d).items() if v is not None}
         if "cpu_bf16_flags" in kw:
             kw["cpu_bf16_flags"] = tuple(kw["cpu_bf16_flags"])
         return cls(**kw)
@@ -81,13 +82,9 @@ class RequestRecord:
         return cls(temperature=req.temperature, top_p=req.top_p, seed=req.seed,
                    max_tokens=req.max_tokens, prompt_sha256=prompt_hash(req.prompt))
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RequestRecord:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        return build(cls, d)
 
 
 def prompt_hash(prompt: str) -> str:

@@ -1,38 +1,27 @@
-"""Reading a trace file: the JSON contract's schema, older versions, ``load``.
+"""Reading a trace file: ``load``, and the schema every file is checked against.
 
-Every file a visitor or a user opens (the page's replay, the history, ``load``
-in Python) is checked against the schema here before any record is built, so
-views and exports only ever see well-typed values (escaping is still done where
-HTML is written). Unknown keys are ignored; derived figures are recomputed, not
-read. Writing is ``space.records.trace``'s (``to_dict``, ``dumps``), with the contract's
-version, ``TRACE_VERSION``.
+Every file a visitor or a user opens (the page's replay, the history, ``load``) is upgraded
+(``space.records.upgrade``), then checked before any record is built: views only see
+well-typed values. The checks derive from the records' fields and type hints, so a new field
+is checked once declared. Unknown keys are ignored; derived fields (``init=False``) never read.
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
-import math
+import operator
 import re
+import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
-from space.records.anatomy import ANATOMY_PARTS, problems
-from space.records.anatomy import from_json as anatomy_from_json
+from space.records.anatomy import AnatomyPart, StepAnatomy, json_problem
 from space.records.config import PREFIX_CACHE_MODES
-from space.records.counts import COUNTS_SOURCES, FROM_VLLM_METRICS
-from space.records.run import SERVER, SOURCES, upgrade_config
 from space.records.target_view import TOP_N
-from space.records.trace import (
-    PLACEHOLDER_CAUSES,
-    PREFILL,
-    STEP_KINDS,
-    STEP_PLACEMENTS,
-    TARGET_TOKEN_KINDS,
-    TRACE_VERSION,
-    UNCERTAIN,
-    CompareRecord,
-    RunTrace,
-)
-from space.records.verdict import CHECK_NAMES, CHECK_OPS, DECISION_RULES, VERDICTS
+from space.records.trace import TRACE_VERSION, CompareRecord, RunTrace, StepRecord
+from space.records.upgrade import upgrade
+from space.records.verdict import CHECK_OPS
 
 
 class TraceFormatError(ValueError):
@@ -40,354 +29,28 @@ class TraceFormatError(ValueError):
 
 
 def load(text: str) -> RunTrace | CompareRecord:
-    """Load a trace or compare JSON written by the CLI or the app, any version.
-
-    Everything is checked against the schema (below) before a record is
-    built: a bad file raises ``TraceFormatError`` with one line naming the
-    first bad field, e.g. "not a SpecLens trace: steps[3].index must be an
-    integer".
-    """
+    """Load a trace or compare JSON written by the CLI or the app, any version; a bad
+    file raises ``TraceFormatError`` with one line naming the first bad field, e.g.
+    "not a SpecLens trace: steps[3].index must be an integer"."""
     try:
         d = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise TraceFormatError(f"not a SpecLens trace: not valid JSON ({_first_line(exc)})") \
-            from None
-    _refuse_lone_surrogates(text, d)
-    d = validate_record(_upgrade(d))
+        first = (str(exc).splitlines() or [type(exc).__name__])[0][:120]
+        raise TraceFormatError(f"not a SpecLens trace: not valid JSON ({first})") from None
+    # A lone \ud800 escape parses to a str that is no UTF-8: the page's JSON (orjson) and
+    # every export would fail on it (our own files escape an emoji as a pair: fine).
+    if re.search(r"\\u[dD][89a-fA-F]", text):
+        try:
+            json.dumps(d, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise TraceFormatError("not a SpecLens trace: a lone surrogate escape, "
+                                   "not Unicode text") from None
+    d = validate_record(upgrade(d))
     return CompareRecord.from_dict(d) if "baseline" in d else RunTrace.from_dict(d)
 
 
-def _upgrade(d: Any) -> Any:
-    """An older version's dict in today's names (in place; checked afterwards).
-
-    Version 1 (no ``version`` key): a step's accepted count was ``num_accepted``.
-    Version 2 lacks only fields that default (``num_cached_tokens``, steps'
-    ``num_placeholder_draft_tokens``, ``config.prefix_cache``): nothing to rename.
-    Version 3 has no target views (added in 4): the defaults (none) stand.
-    Version 4 has no step anatomy (added in 5): steps replay without it.
-    Version 5 may keep method and k only in ``speculative_config`` and has no
-    source or request (added in 6): ``space.records.run.upgrade_config``;
-    nor has any older file a server run's step split, notes or unreported
-    drafts (the defaults, none, stand).
-    Version 6 decided verdicts by the spread rule (``upgrade_verdict_rule``).
-    Version 6 has no counts source nor step placements (added in 7): ``_upgrade_to_7``.
-    """
-    if not isinstance(d, dict):
-        return d
-    version = d.get("version", 1)
-    runs = [d.get("baseline"), d.get("speculative")] if "baseline" in d else [d]
-    for run in runs:
-        if not isinstance(run, dict):
-            continue
-        steps = run.get("steps") if version == 1 else None
-        for s in steps if isinstance(steps, list) else []:
-            if isinstance(s, dict) and "num_accepted" in s:
-                s.setdefault("num_accepted_tokens", s.pop("num_accepted"))
-        if isinstance(version, int) and version < 6 and isinstance(run.get("config"), dict):
-            upgrade_config(run["config"])
-        if isinstance(version, int) and version < 7:
-            _upgrade_to_7(run)
-    if isinstance(version, int) and version < 7:
-        upgrade_verdict_rule(d)
-    return d
-
-
-def upgrade_verdict_rule(d: dict) -> dict:
-    """Version 6 -> 7: a comparison's checklist was decided by the spread rule (every
-    repeat at or above 1.00x), not by an interval. Its verdict stays as recorded;
-    ``rule`` says how it was reached, so the page does not present it as an interval's.
-
-    Example:
-        >>> upgrade_verdict_rule({"checklist": {"verdict": "worth-it", "checks": []}})
-        {'checklist': {'verdict': 'worth-it', 'checks': [], 'rule': 'spread'}}
-    """
-    checklist = d.get("checklist")
-    if isinstance(checklist, dict):
-        checklist.setdefault("rule", "spread")
-    return d
-
-
-def _upgrade_to_7(run: dict) -> None:
-    """Version 6 had no ``counts_from`` nor steps' ``placement`` (issue 29).
-
-    A server run took its counts from its steps, and where no placement fitted
-    its chunks those steps made counts up: its counts now come from vLLM's
-    metrics it carries (``counts_from: vllm_metrics``). Its steps were exact
-    where its step split said so; an approximate split did not say which steps
-    it guessed, so its steps after the prefill are ``uncertain``. In-process
-    steps were all seen: the default, exact, stands.
-    """
-    config = run.get("config")
-    if not (isinstance(config, dict) and config.get("source") == SERVER):
-        return
-    if isinstance(run.get("vllm_spec_metrics"), dict):
-        run.setdefault("counts_from", FROM_VLLM_METRICS)
-    split, steps = run.get("step_split"), run.get("steps")
-    if isinstance(split, dict) and split.get("exact") is False and isinstance(steps, list):
-        for s in steps:
-            if isinstance(s, dict) and s.get("kind") != PREFILL:
-                s.setdefault("placement", UNCERTAIN)
-
-
-def _refuse_lone_surrogates(text: str, d: Any) -> None:
-    """A lone ``\\ud800`` escape parses to a string that cannot be written as
-    UTF-8: the page's own JSON (orjson) and every export would fail on it.
-    Looked for only when the file has a surrogate escape at all (our own files
-    write emoji as escaped pairs, which are fine).
-
-    Example:
-        >>> _refuse_lone_surrogates('"\\\\ud83d\\\\ude00"', "\\U0001f600")  # a pair: one emoji
-        >>> _refuse_lone_surrogates('"\\\\ud800"', "\\ud800")
-        Traceback (most recent call last):
-        ...
-        space.records.schema.TraceFormatError: not a SpecLens trace: a lone surrogate escape, not Unicode text
-    """
-    if not _SURROGATE_ESCAPE.search(text):
-        return
-    try:
-        json.dumps(d, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        raise TraceFormatError("not a SpecLens trace: a lone surrogate escape, "
-                               "not Unicode text") from None
-
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).splitlines() or [type(exc).__name__])[0][:120]
-
-
-# --- The schema: every field a visitor's file may carry, with types and bounds ---
-
-MAX_COUNT = 2**31 - 1   # ids, indices and counts: vLLM's token ids are int32
-Check = Callable[[Any, str], Any]
-
-
-def _fail(path: str, what: str) -> NoReturn:
-    raise TraceFormatError(f"not a SpecLens trace: {path} must be {what}")
-
-
-def _int(value: Any, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
-        _fail(path, f"an integer in 0..{MAX_COUNT}")
-    return value
-
-
-def _number(value: Any, path: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        _fail(path, "a finite number")
-    return value
-
-
-def _bool(value: Any, path: str) -> bool:
-    if not isinstance(value, bool):
-        _fail(path, "true or false")
-    return value
-
-
-def _str(value: Any, path: str) -> str:
-    if not isinstance(value, str):
-        _fail(path, "a string")
-    return value
-
-
-def _optional(check: Check) -> Check:
-    return lambda v, path: None if v is None else check(v, path)
-
-
-def _one_of(*allowed: str) -> Check:
-    def check(value: Any, path: str) -> str:
-        if value not in allowed:
-            _fail(path, "one of " + ", ".join(allowed))
-        return value
-    return check
-
-
-def _list(check: Check, max_len: int | None = None) -> Check:
-    def each(value: Any, path: str) -> list:
-        if not isinstance(value, list):
-            _fail(path, "a list")
-        if max_len is not None and len(value) > max_len:
-            _fail(path, f"a list of at most {max_len}")
-        return [check(v, f"{path}[{i}]") for i, v in enumerate(value)]
-    return each
-
-
-def _prob(value: Any, path: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        _fail(path, "a probability in 0..1")
-    return value
-
-
-def _json_object(value: Any, path: str) -> dict:
-    """Free-form settings (vLLM's keys): a JSON object, its values not rendered as markup."""
-    if not isinstance(value, dict):
-        _fail(path, "an object")
-    return value
-
-
-def _record(fields: dict[str, tuple[Check, bool]], post: Check | None = None) -> Check:
-    """An object whose known keys pass their checks; (check, required) per key;
-    then ``post`` (checks across fields) on the result."""
-    def check(value: Any, path: str) -> dict:
-        if not isinstance(value, dict):
-            _fail(path, "an object")
-        out = dict(value)
-        for key, (check_field, required) in fields.items():
-            where = f"{path}.{key}" if path else key
-            if key in value:
-                out[key] = check_field(value[key], where)
-            elif required:
-                _fail(where, "present")
-        return post(out, path) if post else out
-    return check
-
-
-def _token_text(value: Any, path: str) -> dict:
-    if not isinstance(value, dict):
-        _fail(path, "an object of token id -> text")
-    for key, text in value.items():
-        if not (isinstance(key, str) and key.isdigit() and int(key) <= MAX_COUNT):
-            _fail(f"{path} key {key[:20]!r}", "a token id")
-        _str(text, f"{path}[{key}]")
-    return value
-
-
-_ids = _list(_int)
-MAX_VIEWS_PER_STEP = 64  # one per verified draft: k is at most 16 here, vLLM allows more
-
-
-def _tops_pair_up(view: dict, path: str) -> dict:
-    if len(view.get("top_token_ids", [])) != len(view.get("top_probs", [])):
-        _fail(f"{path}.top_probs", "as long as top_token_ids")
-    return view
-
-
-def _anatomy_holds(step: dict, path: str) -> dict:
-    """The timed parts lie inside the step, in order, without overlapping (so the
-    remainder, "other", is never negative)."""
-    a = step.get("anatomy")
-    if a is None:
-        return step
-    compact = [key for key in ("parts", "start_us", "end_us") if key in a]
-    if ("intervals" in a) == bool(compact):
-        _fail(f"{path}.anatomy", "either intervals or parts, start_us and end_us")
-    if compact and len({len(a.get(key, ())) for key in ("parts", "start_us", "end_us")}) != 1:
-        _fail(f"{path}.anatomy.parts", "as long as start_us and end_us")
-    anatomy = anatomy_from_json(a, step["start_s"], step["end_s"])
-    if problems(anatomy, step["start_s"], step["end_s"]):
-        _fail(f"{path}.anatomy.{'parts' if compact else 'intervals'}",
-              "in time order, not overlapping, inside the step")
-    return step
-
-
-def _views_match_drafts(step: dict, path: str) -> dict:
-    """Each view names a draft of its own step: the views index into the drafts."""
-    drafts = step.get("draft_token_ids", [])
-    for i, view in enumerate(step.get("target_views", [])):
-        pos = view["draft_pos"]
-        if pos >= len(drafts) or drafts[pos] != view["draft_token_id"]:
-            _fail(f"{path}.target_views[{i}].draft_pos", "the position of its draft_token_id "
-                                                          "in draft_token_ids")
-    return step
-
-
-EXPLANATION_SCHEMA = _record({
-    "temperature": (_number, True), "top_p": (_prob, True), "score_s": (_number, True),
-    "num_scored_tokens": (_int, True), "engine": (_str, False),
-})
-TARGET_VIEW_SCHEMA = _record({
-    "draft_pos": (_int, True), "draft_token_id": (_int, True), "draft_prob": (_prob, True),
-    "top_token_ids": (_list(_int, TOP_N), False), "top_probs": (_list(_prob, TOP_N), False),
-    "draft_q": (_optional(_prob), False),
-}, post=_tops_pair_up)
-MAX_INTERVALS_PER_STEP = 256  # about 8 timed calls per step; a generous bound
-INTERVAL_SCHEMA = _record({
-    "part": (_one_of(*ANATOMY_PARTS), True), "start_s": (_number, True),
-    "end_s": (_number, True),
-})
-# Two forms (space.records.anatomy.from_json): the compact one, written since
-# 2026-12-02, and intervals with perf_counter times (version 5, early version 6).
-ANATOMY_SCHEMA = _record({
-    "parts": (_list(_one_of(*ANATOMY_PARTS), MAX_INTERVALS_PER_STEP), False),
-    "start_us": (_list(_int, MAX_INTERVALS_PER_STEP), False),
-    "end_us": (_list(_int, MAX_INTERVALS_PER_STEP), False),
-    "intervals": (_list(INTERVAL_SCHEMA, MAX_INTERVALS_PER_STEP), False),
-    "num_drafter_forwards": (_int, False),
-})
-STEP_SCHEMA = _record({
-    "index": (_int, True), "kind": (_one_of(*STEP_KINDS), True),
-    "start_s": (_number, True), "end_s": (_number, True),
-    "num_scheduled_tokens": (_int, True), "draft_token_ids": (_ids, False),
-    "num_accepted_tokens": (_int, False), "emitted_token_ids": (_ids, False),
-    "target_token_kind": (_optional(_one_of(*TARGET_TOKEN_KINDS)), False),
-    "output_offset": (_int, False), "propose_s": (_number, False),
-    "num_placeholder_draft_tokens": (_int, False),
-    "placeholder_cause": (_optional(_one_of(*PLACEHOLDER_CAUSES)), False),
-    "target_views": (_list(TARGET_VIEW_SCHEMA, MAX_VIEWS_PER_STEP), False),
-    "anatomy": (_optional(ANATOMY_SCHEMA), False),
-    "num_unreported_draft_tokens": (_int, False),
-    "placement": (_one_of(*STEP_PLACEMENTS), False),
-}, post=lambda step, path: _anatomy_holds(_views_match_drafts(step, path), path))
-CONFIG_SCHEMA = _record({
-    key: (_optional(_str), False)
-    for key in ("model", "model_path", "method", "draft_model", "draft_path", "dtype", "device",
-                "dtype_reason", "cpu_model", "vllm_version")
-} | {"k": (_optional(_int), False), "max_model_len": (_optional(_int), False),
-     "source": (_one_of(*SOURCES), False),
-     "cpu_bf16_flags": (_optional(_list(_str, 16)), False),
-     "speculative_config": (_optional(_json_object), False),
-     "tracing_settings": (_optional(_json_object), False),
-     "synthetic": (_bool, False), "prefix_cache": (_optional(_one_of(*PREFIX_CACHE_MODES)), False)})
-REQUEST_SCHEMA = _record({
-    "temperature": (_optional(_number), False), "top_p": (_optional(_number), False),
-    "seed": (_optional(_int), False), "max_tokens": (_optional(_int), False),
-    "prompt_sha256": (_optional(_str), False),
-})
-STEP_SPLIT_SCHEMA = _record({"exact": (_bool, True), "note": (_str, True)})
-RUN_SCHEMA = _record({
-    "version": (_int, False), "config": (CONFIG_SCHEMA, True), "prompt": (_str, True),
-    "prompt_token_ids": (_ids, True), "output_token_ids": (_ids, True), "text": (_str, True),
-    "arrival_s": (_number, True), "first_token_s": (_number, True),
-    "finish_s": (_number, True), "finish_reason": (_optional(_str), True),
-    "steps": (_list(STEP_SCHEMA), True), "token_text": (_token_text, False),
-    "vllm_spec_metrics": (_optional(_json_object), False), "num_cached_tokens": (_int, False),
-    "explanation": (_optional(EXPLANATION_SCHEMA), False),
-    "request": (_optional(REQUEST_SCHEMA), False),
-    "step_split": (_optional(STEP_SPLIT_SCHEMA), False), "server": (_optional(_json_object), False),
-    "counts_from": (_one_of(*COUNTS_SOURCES), False),
-})
-CHECK_SCHEMA = _record({
-    "name": (_one_of(*CHECK_NAMES), True), "detail": (_str, True),
-    "value": (_optional(lambda v, p: v if isinstance(v, str) else _number(v, p)), True),
-    "threshold": (_optional(lambda v, p: v if isinstance(v, str) else _number(v, p)), True),
-    "passed": (_optional(_bool), True), "decisive": (_bool, False),
-    "op": (_one_of(*CHECK_OPS), False), "unit": (_str, False),
-})
-CHECKLIST_SCHEMA = _record({"verdict": (_one_of(*VERDICTS), True),
-                            "rule": (_one_of(*DECISION_RULES), False),
-                            "checks": (_list(CHECK_SCHEMA), True)})
-_figures = _list(lambda v, p: {k: _number(x, f"{p}.{k}") for k, x in _json_object(v, p).items()})
-COMPARE_SCHEMA = _record({
-    "version": (_int, False), "baseline": (RUN_SCHEMA, True), "speculative": (RUN_SCHEMA, True),
-    "baseline_runs": (_figures, False), "speculative_runs": (_figures, False),
-    "speedup": (_number, False), "e2e_speedup": (_number, False),
-    "outputs_identical": (_bool, False), "first_divergence": (_optional(_int), False),
-    "checklist": (_optional(CHECKLIST_SCHEMA), False),
-    "tipping_curve": (_optional(_json_object), False),
-})
-
-
 def validate_record(d: Any) -> dict:
-    """``d`` checked against the compare or the run schema; raises TraceFormatError.
-
-    Example:
-        >>> validate_record({"steps": [{"index": "<b>"}]})
-        Traceback (most recent call last):
-        ...
-        space.records.schema.TraceFormatError: not a SpecLens trace: config must be present
-    """
+    """``d`` (upgraded) checked against the compare or the run schema, or TraceFormatError."""
     if not isinstance(d, dict) or not ("steps" in d or "baseline" in d):
         raise TraceFormatError("not a SpecLens trace: expected 'steps' or "
                                "'baseline'/'speculative' keys")
@@ -395,4 +58,142 @@ def validate_record(d: Any) -> dict:
     if isinstance(version, int) and not isinstance(version, bool) and version > TRACE_VERSION:
         raise TraceFormatError(f"this trace was written by a newer SpecLens (version "
                                f"{version}; this one reads up to {TRACE_VERSION})")
-    return COMPARE_SCHEMA(d, "") if "baseline" in d else RUN_SCHEMA(d, "")
+    try:
+        (COMPARE_SCHEMA if "baseline" in d else RUN_SCHEMA)(d)
+    except _Bad as bad:  # (what, path): the path starts with "." (the top is a record)
+        raise TraceFormatError(f"not a SpecLens trace: {bad.args[1][1:]} must be {bad.args[0]}") from None
+    return d
+
+
+# --- The schema: one check per type hint, built once from the records ---
+Validator = Callable[[Any], None]
+MAX_COUNT = 2**31 - 1  # every int field is an id, index or count: vLLM's token ids are int32
+
+
+class _Bad(Exception):
+    """(what a value must be, its path): each container prefixes its key on the way out."""
+
+
+def _leaf(ok: Callable[[Any], bool], what: str) -> Validator:
+    def check(value: Any) -> None:
+        if not ok(value):
+            raise _Bad(what, "")
+    return check
+
+
+def _one_of(allowed: tuple[str, ...]) -> Validator:
+    return _leaf(lambda v: v in allowed, "one of " + ", ".join(allowed))
+
+
+def _real(v: Any) -> bool:  # a float's range, not isfinite: a 400-digit integer is no float
+    return type(v) in (int, float) and -sys.float_info.max <= v <= sys.float_info.max
+
+
+_prob = _leaf(lambda v: _real(v) and 0 <= v <= 1, "a probability in 0..1")
+_object = _leaf(lambda v: isinstance(v, dict), "an object")
+SCALARS: dict[Any, Validator] = {
+    int: _leaf(lambda v: type(v) is int and 0 <= v <= MAX_COUNT, f"an integer in 0..{MAX_COUNT}"),
+    float: _leaf(_real, "a finite number"), str: _leaf(lambda v: isinstance(v, str), "a string"),
+    float | str: _leaf(lambda v: isinstance(v, str) or _real(v), "a finite number or a string"),
+    bool: _leaf(lambda v: isinstance(v, bool), "true or false")}
+
+# What a type hint does not say, by "Record.field": a str's or a float's narrower
+# values (in place of SCALARS'), and the most items a list may hold.
+LEAVES = {"TargetView.draft_prob": _prob, "TargetView.top_probs": _prob,
+          "TargetView.draft_q": _prob, "Explanation.top_p": _prob,
+          "RunConfig.prefix_cache": _one_of(PREFIX_CACHE_MODES), "Check.op": _one_of(CHECK_OPS)}
+MAX_ITEMS = {"TargetView.top_token_ids": TOP_N, "TargetView.top_probs": TOP_N, "RunConfig.cpu_bf16_flags": 16,
+             "StepRecord.target_views": 64,  # one per verified draft: k <= 16 here, vLLM allows more
+             **{f"StepAnatomy.{key}": 256  # about 8 timed calls per step: a generous bound
+                for key in ("intervals", "parts", "start_us", "end_us")}}
+# Keys a file holds beside the fields: the version, and a step anatomy's compact
+# form (``space.records.anatomy.to_json``; files before 2026-12-02 hold intervals).
+EXTRA_KEYS: dict[type, dict[str, Any]] = {
+    RunTrace: {"version": int}, CompareRecord: {"version": int},
+    StepAnatomy: {"parts": list[AnatomyPart], "start_us": list[int], "end_us": list[int]}}
+# Null where the hint has none, read as the default by ``from_dict`` (``RunConfig``'s
+# drops nulls, a run's request is ``or {}``): the schema always let these through.
+NULL_IS_DEFAULT = {"RunConfig.model", "RunConfig.k", "RunConfig.device", "RunTrace.request"}
+
+
+def _check(hint: Any, where: str) -> Validator:
+    """The check of a type hint of field ``where`` ("Record.field", for the tables);
+    a hint it does not know fails at import, not on a visitor's file."""
+    origin, args = get_origin(hint), get_args(hint)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _record(hint)
+    if hint in SCALARS:
+        return LEAVES.get(where, SCALARS[hint])
+    if origin is Literal:
+        return _one_of(args)
+    if type(None) in args:  # X | None
+        check = _check(functools.reduce(operator.or_, [a for a in args if a is not type(None)]), where)
+        return lambda v: None if v is None else check(v)
+    if origin is dict:  # dict[str, Any]: free-form settings (vLLM's), never rendered as markup
+        return _object if args[1] is Any else _items(dict, _check(args[1], where), None, args[0] is int)
+    if origin is list or (origin is tuple and args[1:] == (...,)):
+        return _items(list, _check(args[0], where), MAX_ITEMS.get(where))
+    raise TypeError(f"{where}: no check for {hint!r}; teach space.records.schema._check one")
+
+
+def _items(kind: Any, item: Validator, most: int | None = None, int_keys: bool = False) -> Validator:
+    """A list or a dict whose items pass ``item``. Int keys (token_text's token ids) as
+    JSON writes them: ASCII digits ("²" is a digit to isdigit, not to int), at most 10."""
+    def check(value: Any) -> None:
+        if not isinstance(value, kind):
+            raise _Bad("a list" if kind is list else "an object", "")
+        if most is not None and len(value) > most:
+            raise _Bad(f"a list of at most {most}", "")
+        key: Any  # a str in a dict
+        for key, v in enumerate(value) if kind is list else value.items():
+            if int_keys and not (re.fullmatch(r"[0-9]{1,10}", key) and int(key) <= MAX_COUNT):
+                raise _Bad("a token id", f" key {key[:20]!r}")
+            try:
+                item(v)
+            except _Bad as bad:  # a text key is cut and quoted: the message stays one short line
+                at = key if kind is list or int_keys else repr(key[:20])
+                raise _Bad(bad.args[0], f"[{at}]{bad.args[1]}") from None
+    return check
+
+
+@functools.cache
+def _record(cls: type) -> Validator:
+    """An object whose fields pass their hints' checks, those without a default present."""
+    extra, fields = EXTRA_KEYS.get(cls, {}), [f for f in dataclasses.fields(cls) if f.init]
+    hints = get_type_hints(cls) | extra
+    required = {f.name for f in fields if f.default is f.default_factory is dataclasses.MISSING}
+    across = _step_holds if cls is StepRecord else lambda value: None  # checks across fields
+    wheres = {name: f"{cls.__name__}.{name}" for name in list(extra) + [f.name for f in fields]}
+    checks = {name: _check(hints[name] | None if where in NULL_IS_DEFAULT else hints[name], where)
+              for name, where in wheres.items()}
+
+    def check(value: Any) -> None:
+        _object(value)
+        for name, check_field in checks.items():
+            try:
+                if name in value:
+                    check_field(value[name])
+                elif name in required:
+                    raise _Bad("present", "")
+            except _Bad as bad:
+                raise _Bad(bad.args[0], f".{name}{bad.args[1]}") from None
+        across(value)
+    return check
+
+
+def _step_holds(step: dict) -> None:
+    """Each view names a draft of its own step, with as many top ids as probabilities; the
+    anatomy's parts lie inside the step, in order, not overlapping ("other" is never < 0)."""
+    drafts = step.get("draft_token_ids", [])
+    for i, view in enumerate(step.get("target_views", [])):
+        if view["draft_pos"] >= len(drafts) or drafts[view["draft_pos"]] != view["draft_token_id"]:
+            raise _Bad("the position of its draft_token_id in draft_token_ids",
+                       f".target_views[{i}].draft_pos")
+        if len(view.get("top_token_ids", [])) != len(view.get("top_probs", [])):
+            raise _Bad("as long as top_token_ids", f".target_views[{i}].top_probs")
+    if step.get("anatomy") is not None and (
+            bad := json_problem(step["anatomy"], step["start_s"], step["end_s"])):
+        raise _Bad(bad[1], f".anatomy{bad[0]}")
+
+
+RUN_SCHEMA, COMPARE_SCHEMA = _record(RunTrace), _record(CompareRecord)

@@ -22,13 +22,14 @@ from space.records.anatomy import StepAnatomy
 from space.records.anatomy import from_json as anatomy_from_json
 from space.records.anatomy import to_json as anatomy_json
 from space.records.counts import FROM_STEPS, FROM_VLLM_METRICS, CountsSource, SpecCounts
+from space.records.dicts import build, known
 from space.records.run import RequestRecord, RunConfig
 from space.records.target_view import Explanation, TargetView
 from space.records.verdict import Checklist
 
 # The JSON contract's version. Bump it with every change to the contract, keep
 # a fixture of the older version under tests/fixtures/ and teach
-# ``space.records.schema._upgrade`` to read it. Version 1 (no ``version`` key) is
+# ``space.records.upgrade.upgrade`` to read it. Version 1 (no ``version`` key) is
 # the format before the counts were renamed to vLLM's vocabulary (docs/cli.md, "JSON
 # contract"). Version 3 adds num_cached_tokens, steps'
 # num_placeholder_draft_tokens, config.prefix_cache and the derived
@@ -52,7 +53,7 @@ from space.records.verdict import Checklist
 # Version 7 also: a run says where its counts come from (counts_from:
 # space/records/counts.py), and a step how it was placed on a server's stream
 # (placement: exact, merged, uncertain). Older server runs are upgraded to take
-# their counts from vLLM's metrics (``space.records.schema._upgrade_to_7``).
+# their counts from vLLM's metrics (``space.records.upgrade.upgrade_to_7``).
 TRACE_VERSION: Final = 7
 
 StepKind = Literal["prefill", "verify", "decode"]
@@ -417,19 +418,18 @@ class RunTrace:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunTrace:
-        """Inverse of ``to_dict``, for a dict already checked by ``trace_schema.load``."""
-        names = _init_names(StepRecord)
-        steps = [StepRecord(**{k: v for k, v in s.items() if k in names}) for s in d["steps"]]
+        """Inverse of ``to_dict``, for a dict already checked by ``space.records.schema.load``."""
+        steps = [build(StepRecord, s) for s in d["steps"]]
         for step, raw in zip(steps, d["steps"], strict=True):
-            step.target_views = [_build(TargetView, v) for v in raw.get("target_views", [])]
+            step.target_views = [build(TargetView, v) for v in raw.get("target_views", [])]
             if raw.get("anatomy") is not None:
                 step.anatomy = anatomy_from_json(raw["anatomy"], step.start_s, step.end_s)
-        kw = {k: v for k, v in d.items() if k in _init_names(cls)}
+        kw = known(cls, d)
         kw["steps"] = steps
         if kw.get("explanation") is not None:
-            kw["explanation"] = _build(Explanation, kw["explanation"])
+            kw["explanation"] = build(Explanation, kw["explanation"])
         if kw.get("step_split") is not None:
-            kw["step_split"] = _build(StepSplit, kw["step_split"])
+            kw["step_split"] = build(StepSplit, kw["step_split"])
         kw["token_text"] = {int(k): v for k, v in d.get("token_text", {}).items()}
         kw["config"] = RunConfig.from_dict(d["config"])
         kw["request"] = RequestRecord.from_dict(d.get("request") or {})
@@ -469,20 +469,12 @@ class CompareRecord:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CompareRecord:
-        """Inverse of ``to_dict``, for a dict already checked by ``trace_schema.load``."""
-        kw = {k: v for k, v in d.items() if k in _init_names(cls)}
+        """Inverse of ``to_dict``, for a dict already checked by ``space.records.schema.load``."""
+        kw = known(cls, d)
         kw["baseline"] = RunTrace.from_dict(d["baseline"])
         kw["speculative"] = RunTrace.from_dict(d["speculative"])
         kw["checklist"] = Checklist.from_dict(d["checklist"]) if d.get("checklist") else None
         return cls(**kw)
-
-
-def _init_names(cls) -> set[str]:
-    return {f.name for f in dataclasses.fields(cls) if f.init}
-
-
-def _build(cls, d: dict[str, Any]):
-    return cls(**{k: v for k, v in d.items() if k in _init_names(cls)})
 
 
 def first_divergence(a: list[int], b: list[int]) -> int | None:

@@ -9,6 +9,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
+from space.records.dicts import build
+
 Verdict = Literal["worth-it", "borderline", "not-worth-it", "undecided"]
 WORTH_IT: Final = "worth-it"
 BORDERLINE: Final = "borderline"
@@ -80,7 +82,5 @@ class Checklist:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Checklist:
         """Inverse of ``to_dict`` (a checklist read back from a saved compare JSON)."""
-        names = {f.name for f in dataclasses.fields(Check)}
         return cls(verdict=d["verdict"], rule=d.get("rule", "interval"),
-                   checks=[Check(**{k: v for k, v in c.items() if k in names})
-                           for c in d.get("checks", [])])
+                   checks=[build(Check, c) for c in d.get("checks", [])])

@@ -217,22 +217,15 @@ def sweep_views(record_json: str) -> tuple:
     return sweep_figure(result, title=title), display_table(result.table)
 
 
-def _is_traffic(record_json: str) -> bool:
-    """A saved traffic run (``TrafficResult.to_dict()``) rather than a sweep."""
+def _has_keys(record_json: str, *keys: str) -> bool:
+    """A saved record whose JSON object holds all ``keys``: a traffic run
+    (``TrafficResult.to_dict()``: prompts, groups) or a tipping curve
+    (``TippingCurve.to_dict()``: points, step_costs) rather than a sweep."""
     try:
         d = json.loads(record_json)
     except ValueError:
         return False
-    return isinstance(d, dict) and "prompts" in d and "groups" in d
-
-
-def _is_tipping(record_json: str) -> bool:
-    """A saved tipping curve (``TippingCurve.to_dict()``)."""
-    try:
-        d = json.loads(record_json)
-    except ValueError:
-        return False
-    return isinstance(d, dict) and "points" in d and "step_costs" in d
+    return isinstance(d, dict) and all(k in d for k in keys)
 
 
 def tipping_view(record_json: str):
@@ -278,10 +271,11 @@ def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandle
         if isinstance(opened, str):
             return {status: status_html(opened, "error")}
         record, message = opened
-        if isinstance(record, str) and traffic is not None and _is_traffic(record):
+        if isinstance(record, str) and traffic is not None and _has_keys(record, "prompts", "groups"):
             said = f"{message}: a traffic run, shown in the Traffic tab"
             return {**traffic[0](json.loads(record), said), status: status_html(said, "done")}
-        if isinstance(record, str) and tipping_outputs is not None and _is_tipping(record):
+        if isinstance(record, str) and tipping_outputs is not None \
+                and _has_keys(record, "points", "step_costs"):
             return _open_tipping(record, message, status, tipping_outputs)
         if isinstance(record, str):  # a sweep: its plot and table in the Sweep tab
             try:

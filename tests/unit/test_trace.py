@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal  # noqa: F401 (the probe record's hints resolve here)
 
 import pytest
 
 from space.records.run import IN_PROCESS, RequestRecord, prompt_hash
 from space.records.schema import TraceFormatError, load
-from space.records.trace import TRACE_VERSION, CompareRecord, RunTrace, StepRecord, dumps, make_compare
+from space.records.trace import TRACE_VERSION, CompareRecord, RunTrace, dumps, make_compare
 from space.records.verdict import Checklist
 from space.ui import views
 
@@ -112,20 +113,95 @@ def test_not_a_trace_at_all(text):
     assert str(err.value).startswith("not a SpecLens trace")
 
 
-def test_every_record_field_is_in_the_schema():
-    """A field added to a record without a schema entry would never be checked."""
+@pytest.mark.parametrize("mutate, expected", [
+    # numbers past a float's range, keys that are digits to str.isdigit but not to int():
+    # one line each, never an OverflowError or a ValueError of int()
+    (lambda d: d["speculative"].update(arrival_s=10**400), "arrival_s must be a finite number"),
+    (lambda d: d["checklist"]["checks"][0].update(value=10**400), "value must be a finite number"),
+    (lambda d: d["speculative"]["token_text"].update({"\u00b2": "x"}), "must be a token id"),
+    (lambda d: d["speculative"]["token_text"].update({"1" * 5000: "x"}), "must be a token id"),
+    (lambda d: d["baseline_runs"][0].update({"<b>\n" * 50: "x"}), "baseline_runs[0]['<b>\\n<b>"),
+    (lambda d: d["speculative"]["config"].update(source=None), "config.source must be one of"),
+    (lambda d: d["speculative"].update(token_text=None), "token_text must be an object"),
+])
+def test_hostile_values_are_refused_in_one_line(mutate, expected):
+    message = _bad(lambda d: (d.update(version=TRACE_VERSION, checklist=_checklist()), mutate(d)))
+    assert expected in message and len(message) < 200
+
+
+def _checklist() -> dict:
+    return {"verdict": "worth-it", "checks": [{"name": "measured speedup", "value": 1.5,
+                                               "threshold": 1.1, "passed": True, "detail": ""}]}
+
+
+def test_null_reads_as_the_default_where_from_dict_drops_it():
+    """Config fields (RunConfig.from_dict drops nulls) and a run's request."""
+    d = json.loads((FIXTURES / "compare-v6.json").read_text())
+    d["speculative"]["config"].update(model=None, k=None, device=None)
+    d["speculative"]["request"] = None
+    run = load(json.dumps(d)).speculative
+    assert (run.config.model, run.config.device, run.request) == ("default", "cpu", RequestRecord())
+
+
+def test_an_emoji_escaped_as_a_surrogate_pair_loads(spec_trace):
+    d = json.loads(dumps(spec_trace))
+    d["prompt"] = "\U0001f600"
+    text = json.dumps(d)  # ensure_ascii: the emoji as a pair of surrogate escapes
+    assert "\\ud83d\\ude00" in text and load(text).prompt == "\U0001f600"
+
+
+def test_the_schema_is_derived_from_the_type_hints():
+    """A field is checked as soon as it is declared: its type hint says how."""
     import dataclasses
 
-    from space.records import schema as trace_schema
+    from space.records import schema
 
-    def fields(schema) -> set[str]:
-        return set(schema.__closure__[0].cell_contents)  # _record's field table
+    @dataclasses.dataclass
+    class Probe:
+        count: int
+        names: list[str] = dataclasses.field(default_factory=list)
+        kind: Literal["a", "b"] | None = None
+        scores: dict[str, float] = dataclasses.field(default_factory=dict)
+        derived: int = dataclasses.field(init=False, default=0)
 
-    for cls, schema in ((StepRecord, trace_schema.STEP_SCHEMA),
-                        (RunTrace, trace_schema.RUN_SCHEMA),
-                        (CompareRecord, trace_schema.COMPARE_SCHEMA)):
-        init = {f.name for f in dataclasses.fields(cls) if f.init}
-        assert init <= fields(schema), f"{cls.__name__}: {init - fields(schema)}"
+    check = schema._record(Probe)
+    check({"count": 1, "names": ["x"], "kind": None, "scores": {"a": 1}, "derived": "x", "new": 1})
+    for value, expected in [({}, ("present", ".count")), ({"count": True}, "an integer in 0.."),
+                            ({"count": 1, "names": ["x", 2]}, ("a string", ".names[1]")),
+                            ({"count": 1, "kind": "c"}, ("one of a, b", ".kind")),
+                            ({"count": 1, "scores": {"a": "x"}}, ("a finite number", ".scores['a']"))]:
+        with pytest.raises(schema._Bad) as err:
+            check(value)
+        assert err.value.args == expected or err.value.args[0].startswith(expected)
+
+    @dataclasses.dataclass
+    class Unknown:
+        pairs: tuple[int, str]
+
+    with pytest.raises(TypeError, match="Unknown.pairs: no check"):
+        schema._record(Unknown)
+
+
+def test_the_schema_tables_name_real_fields():
+    """The tables add what a hint cannot say by "Record.field": a renamed field would
+    silently lose its limit."""
+    import dataclasses
+    from typing import get_args, get_type_hints
+
+    from space.records import schema
+
+    records, todo = {}, [CompareRecord]
+    while todo:  # every record a trace holds, through lists and optionals
+        hint = todo.pop()
+        todo += get_args(hint)
+        if dataclasses.is_dataclass(hint) and hint.__name__ not in records:
+            records[hint.__name__] = hint
+            todo += [get_type_hints(hint)[f.name] for f in dataclasses.fields(hint)]
+    assert {"StepRecord", "RunConfig", "TargetView", "StepAnatomy", "PartInterval", "Check"} < set(records)
+    for key in [*schema.LEAVES, *schema.MAX_ITEMS, *schema.NULL_IS_DEFAULT]:
+        name, _, field = key.partition(".")
+        fields = {f.name for f in dataclasses.fields(records[name])}
+        assert not field or field in fields | set(schema.EXTRA_KEYS.get(records[name], {})), key
 
 
 def test_version_4_files_replay_without_step_anatomy():
