@@ -18,6 +18,7 @@ os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
 
 from space.records.config import EngineSpec  # noqa: E402
+from space.runs.source import Servers  # noqa: E402
 from space.server.build import Declared  # noqa: E402
 from space.server.client import Server  # noqa: E402
 from space.server.compare import ServerPair  # noqa: E402
@@ -60,7 +61,7 @@ def server_page(pair):
 
     spec = EngineSpec(method="ngram", k=4, max_model_len=2048)
     demo = app.build_demo(spec, Metrics(), inputs.sample_prompts(), max_tokens=PAGE_MAX_TOKENS,
-                          pair=pair)
+                          source=Servers(pair))
     _, url, _ = app.launch(demo, Metrics(), port=free_port())
     yield url, Client(url, verbose=False)
     demo.close()
