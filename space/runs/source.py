@@ -320,7 +320,10 @@ class Servers(Source):
             runs = alternate_batches(self.pair, reqs, encoded, repeats=repeats,
                                      texts=self.texts, cancel=cancel, progress=progress,
                                      checked=self.info(), warm=not self.warm)
-        except (ConfigError, Cancelled):  # the visitor's doing, not the run's
+        except ConfigError:  # the visitor's doing, not the run's
+            raise
+        except Cancelled:  # closed streams: the next run warms up again first, which
+            self.warm = False  # gives the servers time to abort what was stopped
             raise
         except Exception as exc:  # a server fault (ServerError) or a bug
             job.publish(RunFailed(spec, type(exc).__name__, job.origin))
