@@ -1,6 +1,3 @@
-"""A running vLLM server as a source of the same records (issue 18).
-
-SpecLens reads a baseline and a speculative OpenAI-compatible vLLM server
-through their HTTP API and builds the ``RunTrace`` / ``CompareRecord`` the
-in-process engine builds. This layer imports no vLLM: it is a client.
+"""A baseline and a speculative vLLM server, read over HTTP, as a source of the same
+``RunTrace`` / ``CompareRecord`` the in-process engines build. No vLLM import: a client.
 """

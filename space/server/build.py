@@ -1,10 +1,8 @@
 """A server's stream -> the same ``RunTrace`` the in-process engine builds (pure).
 
-Times are the client's: each step ends when its chunk arrived
-(``time.perf_counter()``), and starts when the previous one did (the first, the
-prefill, when the request was sent). TTFT, TPOT and e2e then follow from the
-trace as in-process (``RunTrace.recompute``), measured where a user of the
-server sees them: network and HTTP included.
+Times are the client's: each step ends when its chunk arrived and starts when the
+previous one did (the prefill when the request was sent), so TTFT, TPOT and e2e
+include network and HTTP, as a user of the server sees them.
 """
 from __future__ import annotations
 
@@ -38,8 +36,8 @@ TIMING_KEYS = ("time_to_first_token_ms", "generation_time_ms", "queue_time_ms", 
 
 @dataclass(frozen=True)
 class Declared:
-    """What the operator says the speculative server runs: ``/v1/models`` does
-    not tell method, draft or k. k is checked against the server's own figures."""
+    """What the operator says the speculative server runs (``/v1/models`` does not
+    tell); k is checked against the server's own figures."""
 
     method: str | None = None        # None: the baseline server
     k: int = 0
@@ -123,12 +121,11 @@ def build_trace(stream: Stream, info: ServerInfo, declared: Declared, req: Reque
 
 def _steps(stream: Stream, plan: list[PlannedStep]) -> list[StepRecord]:
     """StepRecords from the planned steps. Example: a verify step with 4 drafted,
-    1 accepted, chunk [12, 30] -> draft_token_ids [12] (the accepted draft is the
-    emitted token), 3 unreported drafts, target_token_kind correction (30).
+    1 accepted, chunk [12, 30] -> draft_token_ids [12], 3 unreported drafts,
+    target_token_kind correction (30).
 
-    A merged step's window is its chunks' (shared with the steps merged with it);
-    where the order inside is not known (``tokens_certain``), its tokens are the
-    chunk's in a stated order, not its own: it names no draft and no kind of token.
+    A merged step's window is its chunks'; where the order inside is not known
+    (``tokens_certain``) it names no draft and no kind of token.
     """
     out = [t for c in stream.chunks for t in c.token_ids]
     arrivals = [stream.sent_s] + [c.arrival_s for c in stream.chunks]
@@ -165,8 +162,8 @@ def _name_drafts(st: StepRecord) -> None:
 
 
 def _config(info: ServerInfo, declared: Declared) -> RunConfig:
-    """What a server tells of itself; what it cannot tell (dtype, device, prefix
-    cache) stays unknown, never guessed. Method, draft and k are declared."""
+    """What a server cannot tell (dtype, device, prefix cache) stays unknown, never
+    guessed; method, draft and k are declared."""
     return RunConfig(model=info.model, method=declared.method, k=declared.k,
                      draft_model=declared.draft_model, device=UNKNOWN_DEVICE, source=SERVER,
                      vllm_version=info.vllm_version, max_model_len=info.max_model_len,
@@ -174,7 +171,6 @@ def _config(info: ServerInfo, declared: Declared) -> RunConfig:
 
 
 def _notes(info: ServerInfo, stream: Stream, extra: dict[str, Any] | None) -> dict[str, Any]:
-    """What the server said beside the stream: its own timing fields and more."""
     timing = {k: stream.metrics[k] for k in TIMING_KEYS if stream.metrics.get(k) is not None}
     return {"served_model": info.model, "num_draft_positions": info.num_draft_positions,
             "declared": "method, draft and k are declared by the operator",

@@ -1,18 +1,9 @@
-"""HTTP to a vLLM OpenAI-compatible server: what it serves, and one streamed completion.
+"""HTTP to a vLLM OpenAI-compatible server: what it serves, and one streamed completion
+(what vLLM 0.32 sends: docs/servers.md, "What a server tells").
 
-What vLLM 0.32 sends (measured on the CPU build; docs/servers.md, "What a server
-tells"): a streamed ``/v1/completions`` with ``return_token_ids`` carries each
-chunk's token ids; the last chunk before ``[DONE]`` (``stream_options:
-include_usage``) carries ``usage`` and ``metrics``: the timing fields with
-``--enable-per-request-metrics``, ``metrics.speculative_decoding`` with
-``--per-request-spec-decode-metrics`` (``per_step_accepted`` / ``per_step_drafted``
-only at ``detailed``).
-
-Every failure is a ``ServerError`` with one line a visitor may read (no host);
-the operator's interfaces add ``server.host``. A stop (``cancel`` set) is
-``space.common.cancel.Cancelled``: the stream is closed before its next chunk is
-read, and a closed connection is how vLLM's server learns to abort the request
-and free its slot.
+Every failure is a ``ServerError`` with one line a visitor may read (no host).
+A stop is ``Cancelled``: the stream is closed, which is how vLLM learns to abort
+the request and free its slot.
 """
 from __future__ import annotations
 
@@ -69,7 +60,7 @@ class Server:
 
     @property
     def root(self) -> str:
-        """The server's root, where /version and /metrics live."""
+        """Where /version, /metrics and /tokenize live."""
         return self.url[:-3] if self.url.endswith("/v1") else self.url
 
     def client(self) -> httpx.Client:
@@ -99,8 +90,6 @@ class Chunk:
 
 @dataclass
 class Stream:
-    """One streamed completion as it arrived."""
-
     sent_s: float
     chunks: list[Chunk]
     prompt_token_ids: list[int]
@@ -113,7 +102,6 @@ OnChunk = Callable[[Chunk], None]  # called on the reading thread as each chunk 
 
 
 def _send(server: Server, request: Callable[[], httpx.Response]) -> httpx.Response:
-    """``request()``, its transport failures as one-line ``ServerError``s."""
     try:
         return request()
     except httpx.TimeoutException:
@@ -127,8 +115,7 @@ def _send(server: Server, request: Callable[[], httpx.Response]) -> httpx.Respon
 def _get(client: httpx.Client, server: Server, url: str) -> httpx.Response:
     r = _send(server, lambda: client.get(url))
     if r.status_code in (401, 403):
-        raise ServerError(f"the {server.role} server refused the API key (HTTP {r.status_code}): "
-                          f"set {KEY_ENV[server.role]}")
+        raise ServerError(_http_error(server, r))
     return r
 
 
@@ -156,8 +143,7 @@ def describe(server: Server) -> ServerInfo:
 
 
 def tokenize(server: Server, model: str, text: str) -> list[int]:
-    """The server's token ids for ``text`` (its ``/tokenize`` at the root, not under
-    /v1; no special tokens added); raises ServerError."""
+    """The server's token ids for ``text``, no special tokens added; raises ServerError."""
     body = {"model": model, "prompt": text, "add_special_tokens": False}
     with server.client() as c:
         r = _send(server, lambda: c.post(server.root + "/tokenize", json=body))
@@ -188,13 +174,8 @@ def draft_positions(prom_text: str) -> int:
 
 
 def prefix_caching(prom_text: str) -> bool | None:
-    """Whether the server caches prefixes: the ``enable_prefix_caching`` label of
-    vLLM's ``vllm:cache_config_info`` gauge (its CacheConfig as labels); None when
-    the server exports no such series.
-
-    Example: 'vllm:cache_config_info{block_size="16",enable_prefix_caching="False"} 1.0'
-    -> False.
-    """
+    """The ``enable_prefix_caching`` label of ``vllm:cache_config_info``; None when
+    the server exports no such series."""
     for line in prom_text.splitlines():
         if line.startswith("vllm:cache_config_info{") and 'enable_prefix_caching="' in line:
             return line.split('enable_prefix_caching="', 1)[1].startswith("True")
@@ -205,8 +186,7 @@ def requests_running(prom_text: str) -> float:
     """vLLM's ``num_requests_running`` gauge, summed over engines (data parallel)."""
     total = 0.0
     for line in prom_text.splitlines():
-        if line.startswith("vllm:num_requests_running{") or line.startswith(
-                "vllm:num_requests_running "):
+        if line.startswith(("vllm:num_requests_running{", "vllm:num_requests_running ")):
             total += float(line.rsplit(" ", 1)[1])
     return total
 
@@ -231,10 +211,8 @@ def stream_completion(server: Server, body: dict[str, Any], *,
                       abort: threading.Event | None = None) -> Stream:
     """POST /v1/completions and read its stream; raises ServerError.
 
-    ``cancel`` set (a Stop): ``Cancelled`` within ``STOP_POLL_S`` even while no
-    chunk comes (a long prefill): a watcher shuts the connection, and a closed
-    connection is how vLLM learns to abort the request. ``abort`` set (another
-    stream of the same batch failed): the same, in words that say so.
+    ``cancel`` (a Stop) or ``abort`` (another stream of the batch failed) set:
+    ``Cancelled`` within ``STOP_POLL_S``, even during a long prefill.
     ``on_chunk`` hears each chunk with tokens as it is read.
     """
     with server.client() as c:
@@ -284,12 +262,9 @@ class _Watcher:
         if self.thread.is_alive():
             self.thread.join()
 
-    def _set(self) -> bool:
-        return any(e is not None and e.is_set() for e in (self.cancel, self.abort))
-
     def _watch(self) -> None:
         while not self.done.wait(STOP_POLL_S):
-            if self._set():
+            if any(e is not None and e.is_set() for e in (self.cancel, self.abort)):
                 sock = self.r.extensions.get("network_stream")
                 sock = sock.get_extra_info("socket") if sock is not None else None
                 if sock is not None:
@@ -338,7 +313,7 @@ def _read_stream(server: Server, r: httpx.Response, sent: float,
 
 
 def _take_chunk(server: Server, out: Stream, data: str, now: float) -> None:
-    """One ``data:`` line; anything but the chunk vLLM sends is one line."""
+    """One ``data:`` line; anything malformed is one ServerError line."""
     try:
         d = json.loads(data)
         if not isinstance(d, dict):

@@ -1,14 +1,9 @@
 """Runs against a baseline and a speculative server: checks, batches, repeats.
 
-A run at concurrency N sends N copies of the prompt at once, so that the
-server batches them as it would in production; each copy gets its own trace.
-``run_prompts`` sends N different prompts at once (a sweep point, a traffic batch).
-``vllm:num_requests_running`` is read before and after: a server that carries
-other traffic is flagged on the record, never silently measured.
-
-A stop (``cancel`` set) closes every open stream before its next chunk
-(``space.server.client.stream_completion``): vLLM aborts those requests, and
-the run ends in ``space.common.cancel.Cancelled`` with nothing measured.
+A batch's requests are sent at once so that the server batches them as in
+production; one trace each. ``vllm:num_requests_running`` read around a batch
+flags other traffic on the record. A stop closes every open stream
+(``Cancelled``, nothing measured).
 """
 from __future__ import annotations
 
@@ -63,8 +58,7 @@ class Checked:
     speculative: ServerInfo
 
     def warnings(self) -> list[str]:
-        """What makes the servers' runs less comparable with in-process ones, one line
-        each, for the operator at start (a run records it in ``server.prefix_caching``)."""
+        """What makes the servers' runs less comparable with in-process ones, one line each."""
         return [f"the {role} server caches prefixes (vllm:cache_config_info): a prompt "
                 "sent twice hits its cache, so repeats are not alike; start it with "
                 "--no-enable-prefix-caching for runs comparable with in-process ones"
@@ -106,10 +100,9 @@ class LocalTokenizer:
 
 
 def check_tokenizer(pair: ServerPair, checked: Checked, local: LocalTokenizer) -> None:
-    """Each server tokenizes as ``--model`` does, before any run: its /tokenize gives
-    the local ids on the probe, and the text of a short completion's chunks is the
-    local decoding of their ids. Ids decide, not paths: another folder with the
-    same tokenizer passes. A mismatch is one line naming both models."""
+    """Each server tokenizes as ``--model`` does: its /tokenize gives the local ids on
+    the probe, and a short completion's text is the local decoding of its ids (ids
+    decide, not paths)."""
     for server, info in ((pair.baseline, checked.baseline),
                          (pair.speculative, checked.speculative)):
         refusal = (f"--model {local.model} does not tokenize as the {server.role} server's "
@@ -137,15 +130,10 @@ def run_batch(server: Server, info: ServerInfo, declared: Declared, req: Request
               texts: Texts | None = None, *, cancel: threading.Event | None = None,
               on_tokens: OnTokens | None = None) -> list[RunTrace]:
     """``concurrency`` copies of one request at once; one trace each.
-
-    ``cancel`` set: every stream is closed before its next chunk (``Cancelled``).
-    ``on_tokens(streamed, most)`` hears each chunk, one call at a time.
-    """
+    ``on_tokens(streamed, most)`` hears each chunk, one call at a time."""
     at_least_one(concurrency=concurrency)
-    max_tokens = max_tokens_for(req, prompt_ids, info)
-    body = completion_body(info.model, prompt_ids, req, max_tokens)
-    return _together(server, info, declared, [(req, body, max_tokens)] * concurrency, texts,
-                     cancel, on_tokens)
+    return run_prompts(server, info, declared, [req] * concurrency, [prompt_ids] * concurrency,
+                       texts, cancel=cancel, on_tokens=on_tokens)
 
 
 def run_prompts(server: Server, info: ServerInfo, declared: Declared,
@@ -153,40 +141,28 @@ def run_prompts(server: Server, info: ServerInfo, declared: Declared,
                 texts: Texts | None = None, *, cancel: threading.Event | None = None,
                 on_tokens: OnTokens | None = None) -> list[RunTrace]:
     """Different prompts at once, request i with ``prompts[i]``; one trace each, in order.
-
-    Example: reqs [a, b], prompts [[1, 2], [3]] -> two requests in flight together,
-    [trace of a on [1, 2], trace of b on [3]]. ``cancel``, ``on_tokens``: as ``run_batch``.
-    """
+    A k other than the declared one is refused."""
     if not prompts or len(reqs) != len(prompts):
         raise ConfigError(f"{len(reqs)} requests for {len(prompts)} prompts")
-    requests = []
-    for r, ids in zip(reqs, prompts, strict=True):
-        most = max_tokens_for(r, ids, info)
-        requests.append((r, completion_body(info.model, ids, r, most), most))
-    return _together(server, info, declared, requests, texts, cancel, on_tokens)
-
-
-def _together(server: Server, info: ServerInfo, declared: Declared,
-              requests: list[tuple[RequestSpec, dict, int]], texts: Texts | None,
-              cancel: threading.Event | None, on_tokens: OnTokens | None) -> list[RunTrace]:
-    """(request, body, max tokens) sent at once, one stream each; ``num_requests_running``
-    read around them flags other traffic; a k other than the declared one refused."""
-    counted = _TokenCount(sum(most for _, _, most in requests), on_tokens)
+    most = [max_tokens_for(r, ids, info) for r, ids in zip(reqs, prompts, strict=True)]
+    bodies = [completion_body(info.model, ids, r, m)
+              for r, ids, m in zip(reqs, prompts, most, strict=True)]
+    counted = _TokenCount(sum(most), on_tokens)
     before = requests_running(read_metrics(server))
     if on_tokens is not None:
         on_tokens(0, counted.most)
-    sampler = _Sampler(server, len(requests))
+    sampler = _Sampler(server, len(bodies))
     with sampler:
-        streams = _streams(server, [body for _, body, _ in requests], cancel, counted, sampler)
+        streams = _streams(server, bodies, cancel, counted, sampler)
     after = requests_running(read_metrics(server))
     others = int(max([before, after, *sampler.others]))
-    extra = {"concurrency": len(requests), "requests_running_before": before,
+    extra = {"concurrency": len(bodies), "requests_running_before": before,
              "requests_running_after": after, "other_requests": others,
              "requests_running_samples": len(sampler.others), "other_traffic": others > 0}
     if others:
         log.warning("the %s server ran %d other requests around this run", server.role, others)
     traces = [build_trace(s, info, declared, req, texts, extra)
-              for s, (req, _, _) in zip(streams, requests, strict=True)]
+              for s, req in zip(streams, reqs, strict=True)]
     for t in traces:
         k = (t.vllm_spec_metrics or {}).get("num_spec_tokens")
         if k is not None and k != declared.k:
@@ -202,9 +178,8 @@ class _Sampler:
     """Reads ``vllm:num_requests_running`` while a batch streams, minus SpecLens's own.
 
     A sample counts only while every request of the batch has had its first chunk
-    and none has finished: then all of them are running for sure, and the gauge
-    less the batch is other traffic (requests that started and ended inside the
-    run included, which before/after readings miss).
+    and none has finished: then the gauge less the batch is other traffic (which
+    before/after readings miss when it starts and ends inside the run).
     """
 
     def __init__(self, server: Server, n: int) -> None:
@@ -251,9 +226,8 @@ class _Sampler:
 def _streams(server: Server, bodies: list[dict], cancel: threading.Event | None,
              on_chunk: Callable[[Chunk], None],
              sampler: _Sampler | None = None) -> list[Stream]:
-    """The bodies' streams, read at once. One that fails closes the others at once
-    (``abort``): the batch is void, and the first real failure is raised, not
-    the others' closing. ``sampler`` hears each stream's first chunk and end."""
+    """The bodies' streams, read at once. One that fails closes the others (the batch
+    is void) and the first real failure is raised, not the others' closing."""
     abort = threading.Event()
 
     def one(i: int, body: dict) -> Stream:
@@ -272,8 +246,7 @@ def _streams(server: Server, bodies: list[dict], cancel: threading.Event | None,
 
     with ThreadPoolExecutor(len(bodies)) as pool:
         futures = [pool.submit(one, i, b) for i, b in enumerate(bodies)]
-        errors = [f.exception() for f in futures]
-    failed = [e for e in errors if e is not None]
+    failed = [e for f in futures if (e := f.exception()) is not None]
     if failed:
         raise next((e for e in failed if not isinstance(e, Cancelled)), failed[0])
     return [f.result() for f in futures]
@@ -307,27 +280,20 @@ def alternate_batches(pair: ServerPair, reqs: Sequence[RequestSpec],
                       texts: Texts | None = None, cancel: threading.Event | None = None,
                       progress: Progress | None = None, checked: Checked | None = None,
                       warm: bool = True) -> tuple[list[list[RunTrace]], list[list[RunTrace]]]:
-    """``repeats`` baseline and speculative batches: (baseline batches, speculative
-    batches), one list of traces per repeat, request i with ``prompts[i]``
-    (``run_prompts``; N copies of one request are a batch too). Even repeats send
-    the baseline's batch first, odd ones the speculative one's, so that drift hits
-    both alike (as ``space.runs.repeats.alternate`` does in-process).
-
-    The servers are checked first, unless ``checked`` says they were, and warmed
-    with one short request each (``warm``: a fresh server's first request is slow).
-    ``progress`` says how far each batch has streamed, e.g. "baseline server:
-    37/128 tokens, repeat 1/3", at most every ``PROGRESS_S``; ``cancel`` as in
-    ``run_batch``."""
+    """``repeats`` batches per server: (baseline batches, speculative batches), one list
+    of traces per repeat, request i with ``prompts[i]``. Even repeats send the
+    baseline's batch first, odd ones the speculative one's, so that drift hits both
+    alike (as in-process). The servers are checked unless ``checked`` says they were,
+    and warmed with one short request each (``warm``)."""
     at_least_one(repeats=repeats)
     info = checked or check_servers(pair)
+    sides = ((pair.baseline, info.baseline, Declared()),
+             (pair.speculative, info.speculative, pair.declared))
     if warm:
-        for server, server_info in ((pair.baseline, info.baseline),
-                                    (pair.speculative, info.speculative)):
+        for server, server_info, _ in sides:
             check(cancel)
             warm_up(server, server_info, prompts[0], cancel=cancel)
     runs: dict[str, list[list[RunTrace]]] = {"baseline": [], "speculative": []}
-    sides = ((pair.baseline, info.baseline, Declared()),
-             (pair.speculative, info.speculative, pair.declared))
     for i in range(repeats):
         for j, (server, server_info, declared) in enumerate(sides if i % 2 == 0
                                                             else sides[::-1]):
@@ -341,8 +307,7 @@ def alternate_batches(pair: ServerPair, reqs: Sequence[RequestSpec],
 
 def _progress_line(progress: Progress | None, role: str, batch: int, batches: int,
                    which: str, concurrency: int) -> OnTokens | None:
-    """A batch's ``on_tokens`` as progress lines: the first at once, then at most
-    one per ``PROGRESS_S``; the fraction counts whole batches and this one's tokens."""
+    """A batch's ``on_tokens`` as progress lines, at most one per ``PROGRESS_S``."""
     if progress is None:
         return None
     last = [-PROGRESS_S]
@@ -362,8 +327,7 @@ def compare_servers(pair: ServerPair, req: RequestSpec, prompt_ids: list[int],
                     repeats: int = 3, concurrency: int = 1,
                     texts: Texts | None = None, *, cancel: threading.Event | None = None,
                     progress: Progress | None = None) -> CompareRecord:
-    """Alternating baseline and speculative batches; the medians as in-process.
-    ``cancel`` and ``progress`` as in ``alternate_batches``."""
+    """Alternating baseline and speculative batches; the medians as in-process."""
     at_least_one(concurrency=concurrency)
     baselines, speculatives = alternate_batches(pair, [req] * concurrency,
                                                 [prompt_ids] * concurrency, repeats=repeats,

@@ -1,6 +1,5 @@
-"""The operator's server flags, shared by the CLI and the page: ``--baseline-url``,
-``--speculative-url``. Visitors never choose URLs; API keys come from the
-environment only (``SPECLENS_BASELINE_API_KEY``, ``SPECLENS_SPECULATIVE_API_KEY``).
+"""The operator's server flags, shared by the CLI and the page. Visitors never choose
+URLs; API keys come from the environment only.
 """
 from __future__ import annotations
 
@@ -27,8 +26,7 @@ def server_flags(p: argparse.ArgumentParser) -> None:
 
 
 def pair_from_args(a: argparse.Namespace, spec: EngineSpec) -> ServerPair | None:
-    """The two servers, or None for in-process engines; refused at start when
-    half given or malformed."""
+    """The two servers, or None for in-process engines."""
     base, specu = getattr(a, "baseline_url", None), getattr(a, "speculative_url", None)
     if not base and not specu:
         return None

@@ -1,23 +1,16 @@
-"""vLLM's ngram proposer, replayed over streamed token ids (pure).
-
-A server reports how many drafts each verify step accepted, not which engine
-steps verified drafts: a one-token chunk is either a step without drafts or a
-verify step that accepted none. The ngram proposer is a deterministic function
-of the tokens so far, so replaying it over the streamed ids tells which steps
-drafted. The replay is checked against the server's own per-step arrays
-(``space.server.split``) and used only where it agrees with them.
+"""vLLM's ngram proposer, replayed over streamed token ids (pure): it is deterministic,
+so the replay tells which one-token chunks were verify steps that accepted none.
+``space.server.split`` uses it only where it agrees with the server's per-step arrays.
 """
 from __future__ import annotations
 
 
 def ngram_drafts(context: list[int], min_n: int, max_n: int, k: int,
                  max_model_len: int) -> list[int]:
-    """The tokens vLLM's ngram proposer drafts after ``context``.
-
-    The rule of vllm/v1/spec_decode/ngram_proposer.py
-    (``_find_longest_matched_ngram_and_propose_tokens``): the longest suffix of
-    the context, of n in [min_n, max_n] tokens, that occurred earlier; among
-    equally long matches the earliest; drafts are the (at most k) tokens after it.
+    """The tokens vLLM's ngram proposer drafts after ``context``
+    (vllm/v1/spec_decode/ngram_proposer.py): the longest suffix of n in
+    [min_n, max_n] tokens that occurred earlier, the earliest such match; the
+    drafts are the (at most k) tokens after it.
 
     Example: context [5, 6, 7, 8, 5, 6], min_n=2, max_n=5, k=4
       -> the suffix [5, 6] occurred at 0; the drafts are what followed: [7, 8, 5, 6].

@@ -1,23 +1,12 @@
-"""Engine steps from a server's stream (pure).
+"""Engine steps from a server's stream (pure); the placements are explained in
+docs/server-truth.md.
 
-A streamed completion arrives in chunks. With ``--stream-interval 1`` (vLLM's
-default) and an idle server, one chunk is one engine step: the first chunk is
-the prefill's token, a verify step emits ``accepted + 1`` tokens, a step
-without drafts emits 1. A busy server's output collector, or a stream interval
-above 1 (server flag or the request's ``stream_interval``), merges several
-consecutive steps into one chunk. The server's ``per_step_accepted`` /
-``per_step_drafted`` list the verify steps only, in order.
-
-``split_steps`` finds every way to cut the chunks into steps that fits those
-arrays: a chunk of L tokens holds verify steps j..j+m whose ``accepted + 1``
-sum to L minus its one-token steps. A chunk that one step fills, in every fit,
-is placed ``exact``. A chunk (or run of chunks) that holds several steps is
-``merged``: its steps' kinds and counts are the server's, their times are the
-chunk's, and their tokens are their own only where the order is certain
-(``space.records.trace.tokens_certain``). One-token chunks that either a
-decode step or a verify step that accepted nothing could be are ``uncertain``
-(the ngram proposer, replayed, can settle them). The split never makes a
-count: the run's counts are the server's own (``RunTrace.counts_from``).
+On an idle server with ``--stream-interval 1`` one chunk is one engine step: the
+prefill's token first, a verify step ``accepted + 1`` tokens, a step without
+drafts 1; a busy server or a larger interval merges steps into one chunk. The
+server's ``per_step_accepted`` / ``per_step_drafted`` list the verify steps only.
+``split_steps`` places them on the chunks in every way that fits; it never makes
+a count.
 """
 from __future__ import annotations
 
@@ -73,12 +62,8 @@ def split_steps(lengths: list[int], accepted: list[int], drafted: list[int],
     with ``replayed_tokens`` the chunks' ids to check them against.
 
     Example: lengths [1, 5, 1, 1, 2], accepted [4, 0, 1], drafted [4, 4, 4]
-      -> prefill, verify 4/4, then one of the two one-token chunks verified 4
-      drafts and accepted none: two fits, so without a replay both are
-      uncertain (the verify step placed first).
-    Example: lengths [1, 9, 1], accepted [4, 3], drafted [4, 4]
-      -> prefill, then verify steps 0 and 1 merged in one chunk (5 + 4 tokens),
-      then a decode step: exact but for the merge.
+      -> prefill, verify 4/4, then either one-token chunk verified 4 drafts and
+      accepted none: without a replay both are uncertain (the verify placed first).
     """
     if not lengths:
         return Split([], True, "no tokens were streamed")
@@ -103,10 +88,8 @@ def split_steps(lengths: list[int], accepted: list[int], drafted: list[int],
 def _moves(length: int, j: int, accepted: list[int], first: bool, cut: bool) -> list[Move]:
     """Every content of a chunk of ``length`` tokens starting at verify index j.
 
-    The prefill's token opens the first chunk. With ``cut`` (the last chunk,
-    when no fit without it exists) the chunk may end in a verify step that
-    max_tokens or a stop cut short of ``accepted + 1`` tokens; such a step
-    fills the rest of its chunk (no decode step after it).
+    With ``cut`` the chunk may end in a verify step that max_tokens or a stop cut
+    short of ``accepted + 1`` tokens; it fills the rest of its chunk.
     """
     room = length - 1 if first else length
     out: list[Move] = []
@@ -127,10 +110,8 @@ def _fitting_moves(lengths: list[int], accepted: list[int], cut: bool) -> list[l
     when nothing fits. Forward: verify indices reachable before each chunk;
     backward: those from which the rest still fits.
 
-    ``cut``: the last step may be cut short. Fits without a cut are tried
-    first (``split_steps``); with one, the last chunk is taken to hold as few
-    steps as a fit allows (a step cut short ends the stream: on an unmerged
-    stream it is alone in its chunk).
+    ``cut``: the last step may be cut short; then the last chunk holds as few steps
+    as a fit allows (on an unmerged stream a step cut short is alone in its chunk).
     """
     n = len(lengths)
 
@@ -200,7 +181,7 @@ def _unit(first: int, last: int, b: int, e: int, decodes: int, tail: int | None,
     """The steps that chunks first..last held: the prefill if first is 0, then
     ``decodes`` decode steps, then verify steps b..e-1 (the last emitting ``tail``
     tokens; None: all its own). Alone in one chunk: exact; else merged, in this
-    order (the server does not say how decode and verify steps interleave)."""
+    order (the server does not say how they interleave)."""
     plan: list[tuple[StepKind, int, int, int]] = [(PREFILL, 0, 0, 1)] if first == 0 else []
     plan += [(DECODE, 0, 0, 1)] * decodes
     for v in range(b, e):
