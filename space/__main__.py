@@ -1,8 +1,5 @@
-"""``python -m space`` and the ``speclens`` command: app | trace | compare | sweep | tipping |
-traffic | lesson.
-
-``app`` serves the web page (``python app.py``'s flags); trace, compare, sweep,
-tipping, traffic and lesson are the headless CLI (space/cli/main.py).
+"""``python -m space`` and the ``speclens`` command: ``app`` serves the web page
+(``python app.py``'s flags); every other command is the headless CLI (space/cli/main.py).
 """
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""``python -m space doctor [--json PATH]``: what works here, and the proof.
-
-Prints a table (machine, vLLM, dtype, hooks, checks, methods) and exits 1
-when a check failed, 0 otherwise (a check skipped on this machine says why).
+"""``python -m space doctor [--json PATH]``: what works here, and the proof
+(docs/doctor.md); exit code 1 when a check failed.
 """
 from __future__ import annotations
 

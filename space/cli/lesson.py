@@ -1,12 +1,5 @@
-"""The CLI's lesson command (``space/cli/main.py`` wires it): a run as one HTML file.
-
-  python -m space lesson compare.json -o lesson.html                 a saved trace or comparison
-  python -m space lesson 12 -o lesson.html --notes notes.json        run 12 of the run history
-
-The file needs nothing else to open (vis/lesson.py). A trace file is read as the
-page's replay reads it (bounded, checked against the schema); a history id is
-a comparison the page or ``--record`` saved. Notes: a JSON object of engine
-step -> plain text (space/records/notes.py). Bad input: one line, exit code 2.
+"""The CLI's lesson command: a saved trace or a history run as one self-contained HTML
+file (docs/lesson.md). Bad input: one line, exit code 2.
 """
 from __future__ import annotations
 

@@ -25,6 +25,10 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from space.cli.doctor import doctor, doctor_parser
+from space.cli.lesson import lesson, lesson_parser
+from space.cli.tipping import grid, tipping, tipping_parser
+from space.cli.traffic import traffic, traffic_parser
 from space.common import defaults, progress
 from space.engine.models import ModelError
 from space.records.config import ConfigError, EngineSpec, RequestSpec, at_least_one
@@ -91,17 +95,9 @@ def _parser() -> argparse.ArgumentParser:
         engine_flags(s)
         server_flags(s)
     _sweep_parser(sub)
-    from space.cli.tipping import tipping_parser
-
     tipping_parser(sub, engine_flags)
-    from space.cli.traffic import traffic_parser
-
     traffic_parser(sub, engine_flags)
-    from space.cli.lesson import lesson_parser
-
     lesson_parser(sub)
-    from space.cli.doctor import doctor_parser
-
     doctor_parser(sub)
     return p
 
@@ -158,14 +154,14 @@ def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec, ids: lis
              source: Source):
     at_least_one(repeats=a.repeats)
     record: WorkloadResult | CompareRecord
-    if a.workload and a.concurrency is not None:
-        at_least_one(concurrency=a.concurrency)
     if a.workload:
-        from space.runs.workloads import run_workload
-
+        if a.concurrency is not None:
+            at_least_one(concurrency=a.concurrency)
         if a.explain:
             raise ConfigError("--explain scores one prompt: use --prompt or --prompt-file, "
                               "not --workload")
+        from space.runs.workloads import run_workload
+
         record = run_workload(spec, _workload(a), repeats=a.repeats, source=source,
                               progress=progress.to_terminal, max_tokens=a.max_tokens,
                               temperature=a.temperature, concurrency=a.concurrency,
@@ -175,13 +171,12 @@ def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec, ids: lis
         record = source.compare(spec, req, repeats=a.repeats, explain=a.explain,
                                 concurrency=a.concurrency or 1, prompt_ids=ids)
         print(text.describe_compare(record))
-    if record.checklist is not None:  # always set by compare and run_workload
+    if record.checklist is not None:
         print(text.describe_checklist(record.checklist))
     return record
 
 
 def _sweep(a: argparse.Namespace, spec: EngineSpec, source: Source):
-    """A sweep of one variable (through a source whose k is fixed: concurrency only)."""
     from space.runs import sweep_plan
     from space.runs.sweep import SweepResult
 
@@ -189,8 +184,6 @@ def _sweep(a: argparse.Namespace, spec: EngineSpec, source: Source):
     plan = sweep_plan.plan(a.workload, a.variable, a.values, a.repeats, a.max_tokens,
                            a.prompt_id, source)
     if plan.is_grid:
-        from space.cli.tipping import grid
-
         return grid(a, spec, plan)
     start(source, spec)  # after the input checks: bad input stays one line
     if a.variable == "concurrency":
@@ -219,8 +212,7 @@ def _sweep(a: argparse.Namespace, spec: EngineSpec, source: Source):
 
 
 def start(source: Source, spec: EngineSpec) -> None:
-    """The source's checks at start (servers: they answer, speculate as declared and
-    tokenize as --model); its lines printed, one each."""
+    """The source's checks at start; its lines printed, one each."""
     for line in source.start(spec):
         print(line, flush=True)
 
@@ -228,8 +220,6 @@ def start(source: Source, spec: EngineSpec) -> None:
 def main(argv: list[str] | None = None) -> int:
     a = _parser().parse_args(argv)
     if a.cmd == "lesson":  # no engine: a file or a history entry in, one HTML file out
-        from space.cli.lesson import lesson
-
         return lesson(a)
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO" if a.verbose else "ERROR")
     if not a.verbose:
@@ -237,8 +227,6 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if a.verbose else logging.WARNING,
                         format="%(message)s")
     if a.cmd == "doctor":
-        from space.cli.doctor import doctor
-
         return doctor(a)
     try:
         spec = spec_from_args(a)
@@ -252,12 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         if a.cmd == "sweep":
             record = _sweep(a, spec, source)
         elif a.cmd == "tipping":
-            from space.cli.tipping import tipping
-
             record = tipping(a, spec)
         elif a.cmd == "traffic":
-            from space.cli.traffic import traffic
-
             record = traffic(a, spec, source)
         else:
             req = request_from_args(a)

@@ -1,8 +1,6 @@
-"""Save a plotly figure as a self-contained HTML page or a PNG, offline.
-
-PNG: plotly's own static export needs kaleido, which is not a dependency;
-instead the figure's HTML (plotly.js embedded, no network) is screenshotted
-by headless Chromium, which the browser tests already use.
+"""Save a plotly figure as a self-contained HTML page or a PNG, offline. A PNG is the
+figure's HTML screenshotted by headless Chromium (plotly's own export needs kaleido,
+not a dependency).
 """
 from __future__ import annotations
 
@@ -13,27 +11,20 @@ from pathlib import Path
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 RENDER_WAIT_MS = 3000  # virtual time for plotly.js to draw before the screenshot
+PNG_WIDTH = 1000
 
 
-def find_chromium() -> str | None:
-    for name in CHROMIUM_NAMES:
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
-def save_figure(fig, path: str | Path, width: int = 1000, height: int | None = None) -> Path:
+def save_figure(fig, path: str | Path) -> Path:
     """Write ``fig`` to ``path``: ``.html`` (plotly.js inlined) or ``.png`` (Chromium)."""
     path = Path(path)
     if path.suffix.lower() != ".png":
         fig.write_html(path, include_plotlyjs=True, full_html=True)
         return path
-    chromium = find_chromium()
+    chromium = next((p for name in CHROMIUM_NAMES if (p := shutil.which(name))), None)
     if chromium is None:
         raise RuntimeError("a .png needs headless Chromium (apt-get install chromium); "
                            "write .html instead")
-    height = height or int(fig.layout.height or 600)
+    width, height = PNG_WIDTH, int(fig.layout.height or 600)
     with tempfile.TemporaryDirectory() as tmp:
         page = Path(tmp) / "figure.html"
         fig.update_layout(width=width, height=height)

@@ -1,20 +1,19 @@
-"""The CLI's tipping-point and deployable-config commands (``space/cli/main.py`` wires them).
-
-  python -m space tipping [--pair cpu-bad-draft] [--concurrency 1,4] [--points 6] --plot t.png
-  python -m space sweep --workload structured_output --variable k_x_concurrency \\
-      --values "1,2,4 x 1,2,4"
-"""
+"""The CLI's tipping-point and deployable-config (k x concurrency sweep) commands
+(docs/sweeps.md)."""
 from __future__ import annotations
 
 import argparse
 import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from space.common import defaults
 from space.common.versions import warn_if_untested
 from space.judge.costs import grid_text
 from space.records.config import ConfigError, EngineSpec
+from space.records.schema import load
+from space.records.trace import CompareRecord
 
 if TYPE_CHECKING:
     from space.runs.sweep_plan import SweepPlan
@@ -52,7 +51,7 @@ def tipping_parser(sub, engine_flags: Callable[[argparse.ArgumentParser], None])
 
 
 def bar(frac: float, msg: str, width: int = 24) -> None:
-    """A text progress bar, one line per update (works in logs and terminals alike)."""
+    """A text progress bar, one line per update (for logs and terminals alike)."""
     done = int(round(min(max(frac, 0.0), 1.0) * width))
     print(f"  [{'#' * done}{'.' * (width - done)}] {frac:4.0%} {msg}", flush=True)
 
@@ -86,15 +85,11 @@ def tipping(a: argparse.Namespace, spec: EngineSpec):
 
 def read_profile(text: str) -> list[float]:
     """``--profile``: comma-separated rates, or a saved trace / compare file."""
-    from pathlib import Path
-
     if "," in text or not Path(text).is_file():
         try:
             return [float(x) for x in text.split(",") if x.strip()]
         except ValueError:
             raise ConfigError(f"--profile: comma-separated rates or a JSON file, got {text!r}") from None
-    from space.records.schema import load
-    from space.records.trace import CompareRecord
     from space.runs import tipping as tp
 
     try:

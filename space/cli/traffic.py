@@ -1,17 +1,4 @@
-"""The CLI's traffic command (``space/cli/main.py`` wires it).
-
-  python -m space traffic prompts.jsonl                       groups, answer, deployment
-  python -m space traffic chats.csv --label-field team --per-group 4 \\
-      --csv groups.csv --prompts-csv prompts.csv --json traffic.json --plot traffic.html
-  python -m space traffic prompts.jsonl --concurrency 4        a group's prompts 4 at once
-  python -m space traffic prompts.jsonl --until-decided --max-minutes 20
-                                                              more prompts until decided
-  python -m space traffic prompts.jsonl --per-group 8 --validate
-                                                              first half against second
-  python -m space traffic prompts.jsonl --method ngram --k 4 \
-      --baseline-url http://gpu-box:8000/v1 --speculative-url http://gpu-box:8001/v1
-                                                              through two running servers
-"""
+"""The CLI's traffic command: your own prompts, a verdict per group (docs/answer.md)."""
 from __future__ import annotations
 
 import argparse
