@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from space.cli.doctor import doctor, doctor_parser
 from space.cli.lesson import lesson, lesson_parser
+from space.cli.snapshot import save_figure
 from space.cli.tipping import grid, tipping, tipping_parser
 from space.cli.traffic import traffic, traffic_parser
 from space.common import defaults, progress
@@ -202,12 +203,10 @@ def _sweep(a: argparse.Namespace, spec: EngineSpec, source: Source):
         result.to_csv(a.csv)
         print(f"wrote {a.csv}")
     if a.plot:
-        from space.cli.snapshot import save_figure
         from vis.sweep import sweep_figure
 
         save_figure(sweep_figure(result, title=f"{plan.workload.title}: sweep over {a.variable}"),
                     a.plot)
-        print(f"wrote {a.plot}")
     return result
 
 

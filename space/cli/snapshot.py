@@ -14,12 +14,17 @@ RENDER_WAIT_MS = 3000  # virtual time for plotly.js to draw before the screensho
 PNG_WIDTH = 1000
 
 
-def save_figure(fig, path: str | Path) -> Path:
-    """Write ``fig`` to ``path``: ``.html`` (plotly.js inlined) or ``.png`` (Chromium)."""
-    path = Path(path)
-    if path.suffix.lower() != ".png":
+def save_figure(fig, path: str) -> None:
+    """Write ``fig`` to ``path``: ``.html`` (plotly.js inlined) or ``.png`` (Chromium);
+    then print that it did."""
+    if Path(path).suffix.lower() != ".png":
         fig.write_html(path, include_plotlyjs=True, full_html=True)
-        return path
+    else:
+        _screenshot(fig, Path(path))
+    print(f"wrote {path}")
+
+
+def _screenshot(fig, path: Path) -> None:
     chromium = next((p for name in CHROMIUM_NAMES if (p := shutil.which(name))), None)
     if chromium is None:
         raise RuntimeError("a .png needs headless Chromium (apt-get install chromium); "
@@ -38,4 +43,3 @@ def save_figure(fig, path: str | Path) -> Path:
              f"--virtual-time-budget={RENDER_WAIT_MS}", f"--window-size={width},{height}",
              f"--screenshot={path.resolve()}", page.as_uri()],
             check=True, capture_output=True, timeout=120)
-    return path

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from space.cli.snapshot import save_figure
 from space.common import defaults
 from space.common.versions import warn_if_untested
 from space.judge.costs import grid_text
@@ -75,11 +76,9 @@ def tipping(a: argparse.Namespace, spec: EngineSpec):
         curves.to_csv(curve, a.csv)
         print(f"wrote {a.csv}")
     if a.plot:
-        from space.cli.snapshot import save_figure
         from vis.tipping import tipping_figure
 
         save_figure(tipping_figure(curve, a.axis), a.plot)
-        print(f"wrote {a.plot}")
     return curve
 
 
@@ -120,10 +119,8 @@ def grid(a: argparse.Namespace, spec: EngineSpec, plan: SweepPlan):
         result.to_csv(a.csv)
         print(f"wrote {a.csv}")
     if a.plot:
-        from space.cli.snapshot import save_figure
         from vis.deploy import grid_figure
 
         save_figure(grid_figure(result.table, result.deploy.choices,
                                 title=f"{plan.workload.title}: best k per concurrency"), a.plot)
-        print(f"wrote {a.plot}")
     return result

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from space.cli.snapshot import save_figure
 from space.common import defaults
 from space.records.config import ConfigError, EngineSpec, at_least_one
 from space.runs.sweep import MAX_CONCURRENCY
@@ -117,9 +118,7 @@ def traffic(a: argparse.Namespace, spec: EngineSpec, source: Source):
             Path(path).write_text(to_csv(rows, columns))
             print(f"wrote {path}")
     if a.plot:
-        from space.cli.snapshot import save_figure
         from vis.traffic import traffic_figure
 
         save_figure(traffic_figure(result.summary()), a.plot)
-        print(f"wrote {a.plot}")
     return result

@@ -127,15 +127,13 @@ def describe(server: Server) -> ServerInfo:
             raise ServerError(f"the {server.role} server answered /models with HTTP "
                               f"{r.status_code}: is {server.role}-url its /v1 base?")
         try:
-            models = r.json()["data"]
-            model = models[0]
+            model = r.json()["data"][0]
         except (ValueError, KeyError, IndexError, TypeError):
             raise ServerError(f"the {server.role} server's /models is not an OpenAI model "
                               "list") from None
         v = _get(c, server, server.root + "/version")
         version = v.json().get("version") if v.status_code == 200 else None
-        m = _get(c, server, server.root + "/metrics")
-        text = m.text if m.status_code == 200 else ""
+    text = read_metrics(server)
     return ServerInfo(model=str(model.get("id")), max_model_len=model.get("max_model_len"),
                       vllm_version=version, num_draft_positions=draft_positions(text),
                       requests_running=requests_running(text),
