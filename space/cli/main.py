@@ -45,8 +45,6 @@ if TYPE_CHECKING:  # space.runs.workloads imports vLLM: at run time only after t
     from space.records.trace import CompareRecord
     from space.runs.workloads import WorkloadResult
 
-log = logging.getLogger("space")
-
 
 def _workload(a: argparse.Namespace):
     from space.runs import presets

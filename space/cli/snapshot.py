@@ -15,8 +15,7 @@ PNG_WIDTH = 1000
 
 
 def save_figure(fig, path: str) -> None:
-    """Write ``fig`` to ``path``: ``.html`` (plotly.js inlined) or ``.png`` (Chromium);
-    then print that it did."""
+    """Write ``fig`` to ``path`` (.html with plotly.js inlined, or .png) and say so."""
     if Path(path).suffix.lower() != ".png":
         fig.write_html(path, include_plotlyjs=True, full_html=True)
     else:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,8 +15,6 @@ from space.server.flags import server_flags
 
 if TYPE_CHECKING:
     from space.runs.source import Source
-
-log = logging.getLogger("space")
 
 
 def traffic_parser(sub, engine_flags: Callable[[argparse.ArgumentParser], None]) -> None:
