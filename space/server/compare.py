@@ -147,10 +147,17 @@ def run_prompts(server: Server, info: ServerInfo, declared: Declared,
     most = [max_tokens_for(r, ids, info) for r, ids in zip(reqs, prompts, strict=True)]
     bodies = [completion_body(info.model, ids, r, m)
               for r, ids, m in zip(reqs, prompts, most, strict=True)]
-    counted = _TokenCount(sum(most), on_tokens)
+    total, streamed, lock = sum(most), [0], threading.Lock()
+
+    def counted(chunk: Chunk) -> None:  # from N threads
+        if on_tokens is not None:
+            with lock:
+                streamed[0] += len(chunk.token_ids)
+                on_tokens(streamed[0], total)
+
     before = requests_running(read_metrics(server))
     if on_tokens is not None:
-        on_tokens(0, counted.most)
+        on_tokens(0, total)
     sampler = _Sampler(server, len(bodies))
     with sampler:
         streams = _streams(server, bodies, cancel, counted, sampler)
@@ -250,22 +257,6 @@ def _streams(server: Server, bodies: list[dict], cancel: threading.Event | None,
     if failed:
         raise next((e for e in failed if not isinstance(e, Cancelled)), failed[0])
     return [f.result() for f in futures]
-
-
-class _TokenCount:
-    """The tokens of a batch's streams summed as their chunks arrive (from N threads)."""
-
-    def __init__(self, most: int, on_tokens: OnTokens | None) -> None:
-        self.most, self.on_tokens = most, on_tokens
-        self.tokens = 0
-        self._lock = threading.Lock()
-
-    def __call__(self, chunk: Chunk) -> None:
-        if self.on_tokens is None:
-            return
-        with self._lock:
-            self.tokens += len(chunk.token_ids)
-            self.on_tokens(self.tokens, self.most)
 
 
 def warm_up(server: Server, info: ServerInfo, prompt_ids: list[int], *,
