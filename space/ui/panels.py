@@ -160,7 +160,7 @@ class Acceptance:
     summary: gr.HTML
     per_position: gr.Plot
     histogram: gr.Plot
-    draft_probs: gr.Plot | None = None  # the target's p of each verified draft (explained runs)
+    draft_probs: gr.Plot  # the target's p of each verified draft (explained runs)
 
 
 def build_acceptance() -> Acceptance:

@@ -216,7 +216,6 @@ def wire(ui, handlers, playback: Playback) -> None:
     t, s = TeachingHandlers(handlers), ui.stepper
     quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
     playback.jump.change(t.jump, [ui.state, playback.jump], s.outputs(), **quick)
-    shown = [ui.state, s.slider] + ([ui.anatomy] if ui.anatomy is not None else [])
+    shown = [ui.state, s.slider, ui.anatomy]
     s.slider.change(t.timeline, shown, ui.timeline, **quick)
-    if ui.anatomy is not None:
-        ui.anatomy.change(t.timeline, shown, ui.timeline, **quick)
+    ui.anatomy.change(t.timeline, shown, ui.timeline, **quick)
