@@ -178,6 +178,15 @@ def step_view(record: Record | None, position: int | float | None) -> StepView |
                     str(d["emitted_html"]))
 
 
+def shown_step(record: Record | None, slider: Any) -> int | None:
+    """The engine step the step-through shows at slider ``value`` (1-based)."""
+    sv = step_view(record, int(slider or 1) - 1)
+    if record is None or sv is None:
+        return None
+    run, _ = runs(record)
+    return run.steps[vis.emitting_step_indices(run)[sv.position]].index
+
+
 def position_of_step(record: Record | None, step_index: int) -> int | None:
     """The step-through position (0-based) showing engine step ``step_index``: that
     step, or the next one that emits tokens (a prefill chunk emits none)."""
