@@ -6,6 +6,7 @@ import argparse
 import functools
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 import gradio as gr
 from starlette.middleware import Middleware
@@ -360,8 +361,6 @@ def _traffic_file(path: str | None) -> str | None:
     """``--traffic FILE``, read at start: a bad file is exit 2, not a visitor's failure."""
     if not path:
         return None
-    from pathlib import Path
-
     from space.runs.traffic_file import parse
 
     try:

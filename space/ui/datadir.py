@@ -70,7 +70,6 @@ class DataDir:
             self._claimed.setdefault(session_hash, set()).add(p)
 
     def end_session(self, session_hash: str | None) -> None:
-        """Remove the session's folder and the uploads it claimed."""
         if not session_hash:
             return
         shutil.rmtree(self.session_folder(session_hash), ignore_errors=True)
@@ -139,7 +138,6 @@ ACTIVE: DataDir | None = None
 
 
 def current_session() -> str | None:
-    """The session hash of the Gradio event being handled, if any."""
     from gradio.context import LocalContext
 
     request = LocalContext.request.get(None)
@@ -155,7 +153,6 @@ def export_folder(prefix: str = "speclens-") -> Path:
 
 
 def claim_upload(path: str | os.PathLike | None) -> None:
-    """Remove this upload when the current session ends."""
     if ACTIVE is not None:
         ACTIVE.claim(current_session(), path)
 

@@ -105,7 +105,6 @@ class Handlers:
                            saved=job.replies.get("history")), **self.memory()}
 
     def _live_update(self, ev: Event) -> dict | None:
-        """What the page shows for one event of a streaming run."""
         status, tokens = self.ui.results.status, self.ui.results.tokens
         if isinstance(ev, MeasuredRun):
             waiting = "running the baseline engine; the speculative run streams here next"

@@ -86,7 +86,6 @@ class LessonHandlers:
                                       "to include them", "info")}
 
     def make(self, record, state) -> dict:
-        """The lesson file in the session's download folder, offered by the button."""
         p = self.p
         if record is None:
             return {p.status: status_html("run a prompt or open a saved trace first", "error")}

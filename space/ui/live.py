@@ -188,8 +188,6 @@ def followed(job: LiveJob, show: Callable[[Event], dict | None],
 
 
 class LiveCompare(LiveJob):
-    """``runner.compare`` of one prompt as a ``LiveJob``."""
-
     def __init__(self, spec: EngineSpec, req: RequestSpec, repeats: int = 1,
                  compare: CompareRunner | None = None, explain: bool = False,
                  job: Job | None = None) -> None:

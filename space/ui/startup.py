@@ -138,7 +138,6 @@ class Startup:
 
 
 def build_banner(startup: Startup | None) -> tuple[gr.HTML, gr.Timer] | None:
-    """The banner and the timer that refreshes it while the engines build."""
     if startup is None:
         return None
     banner = gr.HTML(startup.banner_html(), elem_id="startup")

@@ -166,7 +166,6 @@ class SweepHandlers(JobHandlers):
                 p.csv: gr.DownloadButton(value=str(csv_path), interactive=True), p.deploy: ""}
 
     def _show_grid(self, plan: SweepPlan, result, saved: str) -> dict:
-        """k x concurrency: the best k per concurrency and the deployable config."""
         from space.ui.tipping_panel import grid_view
         from vis.deploy import anatomy_markdown
 

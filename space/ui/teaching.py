@@ -203,7 +203,6 @@ class TeachingHandlers:
 
 
 def wire(ui, handlers, playback: Playback) -> None:
-    """Jumps from the page, and the timeline following the step-through."""
     t, s = TeachingHandlers(handlers), ui.stepper
     quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
     playback.jump.change(t.jump, [ui.state, playback.jump], s.outputs(), **quick)

@@ -246,7 +246,6 @@ class TrafficHandlers(JobHandlers):
                 plan(traffic, n, MAX_PROMPTS))
 
     def show(self, result, saved: str = "") -> dict:
-        """The result in the tab; ``saved``: its history link for the status line."""
         from space.judge.traffic import PROMPT_COLUMNS, to_csv
 
         folder = datadir.export_folder("speclens-traffic-")

@@ -91,7 +91,6 @@ def missing_hooks_html(run: RunTrace) -> str:
 
 
 def head(run: RunTrace) -> RunTrace:
-    """``run`` cut after its first ``TOKEN_VIEW_STEPS`` steps (itself when shorter)."""
     if len(run.steps) <= TOKEN_VIEW_STEPS:
         return run
     steps = run.steps[:TOKEN_VIEW_STEPS]
@@ -100,7 +99,6 @@ def head(run: RunTrace) -> RunTrace:
 
 
 def cut_note(run: RunTrace) -> str:
-    """A line saying the token view stops early, or "" when it draws the whole run."""
     max_steps = TOKEN_VIEW_STEPS
     if len(run.steps) <= max_steps:
         return ""
@@ -130,7 +128,6 @@ def _checklist(record: Record) -> str:
 
 
 def live_token_html(steps: list[StepRecord], texts: dict[int, str]) -> str:
-    """The token view of a run still in progress, from the steps streamed so far."""
     return vis.token_view_html(_partial(steps, texts))
 
 
