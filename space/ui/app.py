@@ -1,13 +1,12 @@
-"""The page: ``build_demo`` composes one builder per panel, registers the observers
-of the runs' events (metrics, Live, history) and wires the events;
-``serve`` launches the page, adds ``/metrics``, then builds the engines behind
-it (``space.ui.startup``)."""
+"""The page: ``build_demo`` composes the panels, registers the runs' observers and
+wires the events; ``serve`` launches it, then builds the engines behind it."""
 from __future__ import annotations
 
 import argparse
 import functools
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 import gradio as gr
 from starlette.middleware import Middleware
@@ -43,10 +42,13 @@ from space.ui.traffic_panel import TrafficHandlers, TrafficPanel, build_traffic_
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_UPLOAD_MB = 20  # per uploaded file (the only uploads are saved traces)
-# Gradio's own sweep of its temporary files: every 10 min, those older than 3 h go,
-# for uploads whose session never ended (an API client without a heartbeat).
+DEFAULT_MAX_UPLOAD_MB = 20  # per uploaded file
+# Gradio's sweep of its temporary files (every 10 min, those older than 3 h): the
+# uploads of sessions that never ended (an API client without a heartbeat).
 CACHE_SWEEP_S = (600, 3 * 3600)
+# A long job's click: the page's one engine queue, one job at a time; its progress shown.
+ENGINE_QUEUE = dict(concurrency_limit=1, concurrency_id="engine", show_progress="full")
+QUICK = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
 
 CSS = """
 #status{min-height:44px}
@@ -59,8 +61,7 @@ CSS = """
 .speclens-startup progress{display:block;width:100%;margin-top:4px}
 .speclens-startup-error{border:2px solid #D55E00;background:rgba(213,94,0,.08)}
 """
-# System fonts: the page needs nothing from the internet (the default theme
-# fetches web fonts, which an offline box waits on).
+# System fonts: the default theme fetches web fonts, which an offline box waits on.
 THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
                           font_mono=["ui-monospace", "SFMono-Regular", "monospace"])
 
@@ -76,19 +77,12 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                logins_on: bool = False, offer: offers.Offer | None = None,
                traffic_file: str | None = None, traffic_private: bool = False,
                source: Source | None = None) -> gr.Blocks:
-    """The page; ``compare`` runs a comparison (default: ``source``'s).
-    ``source``: where every run of the page goes (default: in-process engines);
-    what it cannot do (a k sweep or a tipping curve through running servers) is
-    one sentence in its panel.
-    With ``startup``, a banner shows the engines' build and runs submitted
-    before it ends wait for it. ``metrics`` (and the Live tab) hear every run,
-    sweep, tipping curve and traffic run that ends (``observers``). With
-    ``history``, they are saved as they finish too, a History tab lists them
-    and ``?run=<id>`` opens one;
-    ``logins_on`` lets owners delete their runs. ``offer``: the drafts and pairs
-    a visitor may pick (default: ``space.runs.offer.build(spec)``, no free text).
-    ``traffic_file``: the Traffic tab's file when a visitor uploads none;
-    ``traffic_private``: traffic runs go to the history without prompt text."""
+    """The page. ``source``: where its runs go (default: in-process engines);
+    ``compare`` defaults to ``source.compare``. ``startup``: a banner for the
+    engines' build, which runs submitted meanwhile wait for. ``history``: runs are
+    saved, listed in a History tab and opened by ``?run=<id>``; ``logins_on`` lets
+    owners delete theirs. ``traffic_file``: the Traffic tab's file without an
+    upload; ``traffic_private``: traffic runs are saved without prompt text."""
     spec = hardware.resolve_spec(spec)  # the dtype the page says it runs in
     samples = samples or inputs.sample_prompts(on_gpu())
     offer = offer or offers.build(spec)
@@ -168,9 +162,8 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
 
 def observers(metrics: Metrics, history: History | None,
               traffic_private: bool = False) -> tuple[Publisher, RunLog]:
-    """The page's publisher, with what hears every run, sweep, tipping curve and
-    traffic run that ends: the metrics, the Live tab's log, the history (when
-    there is one); and that log."""
+    """The page's publisher, heard by the metrics, the Live tab's log and the
+    history (if any); and that log."""
     events, runlog = Publisher(), RunLog()
     events.subscribe("metrics", metrics)
     events.subscribe("live", runlog)
@@ -181,9 +174,8 @@ def observers(metrics: Metrics, history: History | None,
 
 def _engine_job(fn: Callable, status: gr.HTML, startup: Startup | None,
                 activity: Activity) -> Callable:
-    """A handler that uses the engines, as Gradio calls it: held back until the
-    start's engines are built, counted as a measured run while it goes (the Live
-    tab holds back)."""
+    """``fn`` held back until the start's engines are built, and counted as a
+    measured run while it goes (the Live tab holds back)."""
     if startup is not None:
         fn = startup.gate(fn, status, status_html)
     return measuring(fn, activity)
@@ -191,14 +183,11 @@ def _engine_job(fn: Callable, status: gr.HTML, startup: Startup | None,
 
 def _wire_tipping(demo: gr.Blocks, c: panels.Controls, p: tipping_panel.TippingPanel,
                   h: tipping_panel.TippingHandlers, measure: Callable) -> None:
-    quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
-    demo.load(h.load, p.axis, p.outputs(), **quick)
-    p.curve.input(h.show, [p.curve, p.axis], p.outputs()[1:], **quick)
-    p.axis.input(h.show, [p.curve, p.axis], p.outputs()[1:], **quick)
-    # Measuring builds engines: the page's engine queue, one job at a time.
+    demo.load(h.load, p.axis, p.outputs(), **QUICK)
+    p.curve.input(h.show, [p.curve, p.axis], p.outputs()[1:], **QUICK)
+    p.axis.input(h.show, [p.curve, p.axis], p.outputs()[1:], **QUICK)
     p.measure.click(measure, [c.method, c.draft, c.k, c.pair, p.axis], p.outputs(),
-                    api_name="tipping", concurrency_limit=1, concurrency_id="engine",
-                    show_progress="full", show_progress_on=[p.status, p.plot])
+                    api_name="tipping", show_progress_on=[p.status, p.plot], **ENGINE_QUEUE)
 
 
 STOPPED = ("stopped: the run ends before its next engine step (or server chunk) and "
@@ -206,88 +195,67 @@ STOPPED = ("stopped: the run ends before its next engine step (or server chunk) 
 
 
 def wire_stop(button: gr.Button, job: gr.events.Dependency, status: gr.HTML) -> None:
-    """Stop closes ``job``'s generator (as a client that leaves does): its ``finally``
-    cancels the run before the next engine step or server chunk, and the next
-    queued user starts. A closed generator writes nothing more, so the click itself
-    says so in ``status``."""
-    button.click(lambda: status_html(STOPPED), None, status, cancels=[job],
-                 concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
+    """Stop closes ``job``'s generator, whose ``finally`` cancels the run; a closed
+    generator writes nothing more, so the click itself says so in ``status``."""
+    button.click(lambda: status_html(STOPPED), None, status, cancels=[job], **QUICK)
 
 
 def _wire_traffic(ui: UI, p: TrafficPanel, h: TrafficHandlers, run_traffic: Callable,
                   measure_more: Callable) -> None:
-    # The page's engine queue, as runs and sweeps: one engine job at a time (the run
-    # itself lets the engine lock go between prompts).
     c = ui.controls
     run = p.run.click(run_traffic, p.inputs() + [c.method, c.draft, c.k, c.pair],
-                      p.outputs() + [p.last], api_name="traffic", concurrency_limit=1,
-                      concurrency_id="engine", show_progress="full",
-                      show_progress_on=[p.status, p.plot])
+                      p.outputs() + [p.last], api_name="traffic",
+                      show_progress_on=[p.status, p.plot], **ENGINE_QUEUE)
     wire_stop(p.stop, run, p.status)
     more = p.more.click(measure_more, [p.last], p.outputs() + [p.last], api_name="traffic_more",
-                        concurrency_limit=1, concurrency_id="engine", show_progress="full",
-                        show_progress_on=[p.status, p.plot])
+                        show_progress_on=[p.status, p.plot], **ENGINE_QUEUE)
     wire_stop(p.stop, more, p.status)
     # Opening a measured prompt redraws the views from its record; nothing runs.
-    p.open.click(h.open_prompt, [p.records, p.pick], ui.record_outputs() + [p.status],
-                 concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
+    p.open.click(h.open_prompt, [p.records, p.pick], ui.record_outputs() + [p.status], **QUICK)
 
 
 def _wire(demo: gr.Blocks, ui: UI, h: Handlers, run_compare: Callable,
           explain: gr.Checkbox) -> None:
     c, s, m = ui.controls, ui.stepper, ui.memory
-    # One run at a time in the process: both engines share the machine, and
-    # overlapping runs would corrupt each other's timings. Others queue.
+    # One engine job at a time: overlapping runs would corrupt each other's timings.
     run = c.run.click(run_compare, c.run_inputs() + [explain], ui.record_outputs(), api_name="run",
-                      concurrency_limit=1, concurrency_id="engine",
-                      show_progress="full", show_progress_on=[ui.results.status])
+                      show_progress_on=[ui.results.status], **ENGINE_QUEUE)
     wire_stop(c.stop, run, ui.results.status)
-    # Replays never wait for the engines; they are bounded (space/records/replay.py) and go
-    # one at a time, so they take at most one core's share from a measured run.
-    # The uploaded file is removed when its session ends.
+    # Replays never wait for the engines; bounded and one at a time, they take at
+    # most one core's share from a measured run.
     ui.files.upload.upload(_claiming_upload(h.replay), ui.files.upload, ui.record_outputs(),
                            api_name="replay", concurrency_limit=1, concurrency_id="replay")
-    quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
-    c.sample.change(h.sample, c.sample, [c.prompt, c.temperature], **quick)
+    c.sample.change(h.sample, c.sample, [c.prompt, c.temperature], **QUICK)
     c.pair.input(h.pair, c.pair, [c.method, c.draft, c.k, c.pair_note], api_name="pair",
                  concurrency_limit=None, show_progress="hidden")
-    s.prev.click(functools.partial(h.step, delta=-1), [ui.state, s.slider], s.outputs(), **quick)
-    s.next.click(functools.partial(h.step, delta=1), [ui.state, s.slider], s.outputs(), **quick)
-    s.slider.release(h.step, [ui.state, s.slider], s.outputs(), **quick)
+    s.prev.click(functools.partial(h.step, delta=-1), [ui.state, s.slider], s.outputs(), **QUICK)
+    s.next.click(functools.partial(h.step, delta=1), [ui.state, s.slider], s.outputs(), **QUICK)
+    s.slider.release(h.step, [ui.state, s.slider], s.outputs(), **QUICK)
     # Memory never waits for a run (the last reading, with its age), so page loads don't.
     m.refresh.click(h.memory, None, [m.figure, m.summary], api_name="memory",
                     concurrency_limit=None, show_progress="hidden")
-    demo.load(h.memory, None, [m.figure, m.summary], **quick)
+    demo.load(h.memory, None, [m.figure, m.summary], **QUICK)
 
 
 def _wire_sweep(c: panels.Controls, p: SweepPanel, h: SweepHandlers,
                 run_sweep: Callable) -> None:
-    # Same queue slot as page runs ("engine"): one engine job at a time.
     sweep = p.run.click(run_sweep, p.inputs() + [c.method, c.draft, c.k, c.pair], p.outputs(),
-                        api_name="sweep", concurrency_limit=1, concurrency_id="engine",
-                        show_progress="full", show_progress_on=[p.status, p.plot])
+                        api_name="sweep", show_progress_on=[p.status, p.plot], **ENGINE_QUEUE)
     wire_stop(p.stop, sweep, p.status)
-    p.variable.change(h.values_for, p.variable, p.values, concurrency_limit=None,
-                      show_progress="hidden", api_visibility="undocumented")
+    p.variable.change(h.values_for, p.variable, p.values, **QUICK)
 
 
 def launch(demo: gr.Blocks, metrics: Metrics, host: str = "127.0.0.1", port: int = 7860,
            share: bool = False, auth: LoginTable | tuple[str, str] | None = None, *,
            limiter: LoginLimiter | None = None, max_upload_mb: int = DEFAULT_MAX_UPLOAD_MB):
-    """Queue on, start serving without blocking, add /metrics; returns launch()'s
-    (app, local_url, share_url).
-
-    demo.launch (not uvicorn on our own FastAPI app) keeps --share working.
-    With logins (``auth``), the page and /metrics ask for one of them, and wrong
-    passwords on /login and /metrics are rate-limited by ``limiter`` (default:
-    ``LoginLimiter()``). A session's downloads and uploads go when it ends.
-    """
+    """Serve without blocking (demo.launch keeps --share working), add /metrics;
+    returns (app, local_url, share_url). With logins, the page and /metrics ask for
+    one, and wrong passwords are rate-limited by ``limiter``."""
     logins = LoginTable([auth]) if isinstance(auth, tuple) else auth
     guarded: dict = {}
     if logins is not None and len(logins):
         limiter = limiter or LoginLimiter()
-        # The guard goes in through the app's constructor, so it is in place before
-        # the first request; a middleware added after the start would be refused.
+        # Through the app's constructor: a middleware added after the start is refused.
         guarded = dict(auth=logins.check, auth_message=_auth_message(limiter),
                        app_kwargs={"middleware": [Middleware(LoginGuard, limiter=limiter)]})
     else:
@@ -311,12 +279,12 @@ def _auth_message(limiter: LoginLimiter) -> str:
 
 
 def _end_session(request: gr.Request) -> None:
-    """Gradio's unload: the page's heartbeat closed. Its files go now."""
+    """Gradio's unload (the page's heartbeat closed): the session's files go."""
     datadir.end_session(request.session_hash)
 
 
 def _claiming_upload(fn):
-    """The replay's uploaded file is removed when its session ends."""
+    """The replay's uploaded file goes when its session ends."""
     @functools.wraps(fn)
     def replay(path, *args, **kwargs):
         datadir.claim_upload(path)
@@ -325,8 +293,7 @@ def _claiming_upload(fn):
 
 
 def serve(a: argparse.Namespace) -> int:
-    """Check the flags, serve the page, then build and warm the engines behind it
-    (progress in the page and on the console)."""
+    """Check the flags, serve the page, then build and warm the engines behind it."""
     try:
         spec = spec_from_args(a)
         apply_memory_budget(a)
@@ -339,9 +306,7 @@ def serve(a: argparse.Namespace) -> int:
             first = inputs.workload_sample(workload_id)
             samples = [first] + [s for s in samples if s.label != first.label]
         warmup = RequestSpec(samples[0].text, max_tokens=WARMUP_TOKENS)
-        # Bad flags, a missing model or draft, a server down or refusing the key:
-        # one line and exit 2, before the page.
-        # the one place the page's source is picked: servers named by the flags, else here
+        # Bad flags, a missing model, a server down: one line and exit 2, before the page.
         source = pick(pair_from_args(a, spec))
         for line in source.start(spec):  # the prompt is tokenized later, with the engines
             print(line, flush=True)
@@ -387,19 +352,15 @@ def serve(a: argparse.Namespace) -> int:
 
 
 def _logins_on(a: argparse.Namespace) -> bool:
-    """Whether the page asks for a login (--auth, or the login table an app with
-    --auth-file builds into ``a.logins``): only then can a run have an owner."""
+    """Whether the page asks for a login (``a.logins``, or --auth): only then has a run an owner."""
     logins = getattr(a, "logins", None)
     return bool(len(logins) if logins is not None else getattr(a, "auth", None))
 
 
 def _traffic_file(path: str | None) -> str | None:
-    """The operator's ``--traffic FILE``, read once at start so that a bad file is one
-    line and exit 2, not a failure in a visitor's run."""
+    """``--traffic FILE``, read at start: a bad file is exit 2, not a visitor's failure."""
     if not path:
         return None
-    from pathlib import Path
-
     from space.runs.traffic_file import parse
 
     try:

@@ -1,18 +1,9 @@
-"""Who may use a shared SpecLens: the login table and where logins come from.
-The limiter that slows password guessing on ``/login`` and ``/metrics`` is
-``space.common.ratelimit``.
+"""Who may use a shared SpecLens: the login table and where logins come from
+(--auth, --auth-file, $SPECLENS_AUTH, $SPECLENS_AUTH_FILE; docs/sharing.md).
 
-Pure: standard library only (Starlette is imported inside ``LoginGuard``), so
-``app.py`` can refuse a bad start before vLLM and Gradio load.
-
-Logins come from, in this order (a name given twice is an error):
-  --auth USER:PASSWORD    repeatable; visible in the process list, so for trials only
-  --auth-file PATH        one ``user:password`` per line; ``#`` comments and blank lines
-  $SPECLENS_AUTH          ``user:pass,user2:pass2`` (a password holding "," needs a file)
-  $SPECLENS_AUTH_FILE     a path, as --auth-file (a Docker secret: /run/secrets/...)
-A line is stripped of surrounding blanks, so a password cannot start or end
-with one; it may hold ":" (the name ends at the first one). Errors name the
-source and the line number, never the line: a malformed line may be a password.
+Standard library only, so ``app.py`` can refuse a bad start before vLLM and
+Gradio load. Errors name the source and the line number, never the line: a
+malformed line may be a password.
 """
 from __future__ import annotations
 
@@ -35,7 +26,7 @@ class AuthError(ValueError):
 
 
 def _digest(text: str) -> bytes:
-    # Comparing fixed-length digests keeps the time independent of lengths too.
+    # Fixed-length digests keep the comparison's time independent of lengths too.
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
@@ -43,8 +34,7 @@ _NO_SUCH_USER = _digest("\0speclens: no such user\0")
 
 
 class LoginTable:
-    """Names and passwords. ``check`` is the callable Gradio's ``auth=`` takes;
-    Gradio then keeps the name as ``gr.Request.username``.
+    """Names and passwords; ``check`` is the callable Gradio's ``auth=`` takes.
 
     Example:
         >>> t = LoginTable([("ada", "lovelace"), ("alan", "turing")])
@@ -120,9 +110,8 @@ def read_auth_file(path: str | Path, source: str = "--auth-file") -> list[tuple[
 
 
 def readable_by_others(path: str | Path) -> bool:
-    """Whether a group or other users may read the file (worth a warning).
-    Docker secrets under /run/secrets are left out: in a container of their
-    own, the mode is the host file's, which other containers may need."""
+    """Whether a group or other users may read the file (worth a warning). Docker
+    secrets are left out: their mode is the host file's, which other containers need."""
     p = Path(path)
     if p.is_relative_to("/run/secrets"):
         return False
@@ -134,7 +123,7 @@ def readable_by_others(path: str | Path) -> bool:
 
 def collect_logins(cli: Iterable[str] = (), auth_file: str | None = None,
                    environ: Mapping[str, str] | None = None) -> LoginTable:
-    """Every source above merged into one table (empty when none is given)."""
+    """Every source merged into one table, in this order (a name given twice is an error)."""
     env = os.environ if environ is None else environ
     logins = [parse_login(v, "--auth") for v in cli]
     if auth_file:

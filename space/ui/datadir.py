@@ -1,15 +1,10 @@
 """The app's one folder (``--data-dir``) and the temporary files under its ``tmp/``.
 
-  <data>/                     the app touches nothing here but tmp/
   <data>/tmp/                 emptied at every start; Gradio's upload cache (GRADIO_TEMP_DIR)
-  <data>/tmp/<hash>/<name>    Gradio's own layout: one folder per uploaded or served file
   <data>/tmp/sessions/<id>/   the downloads made for one browser session
 
-A session's folder, and the uploads its events read, are removed when the
-session ends (Gradio's ``unload`` event: the page's heartbeat connection
-closed). The default folder is ``space.common.paths.data_dir()`` ($SPECLENS_DATA_DIR,
-else ``data/`` in the model cache). Two apps on one data folder would empty each other's
-tmp/, so the folder is locked while an app runs.
+A session's folder, and the uploads it claimed, go when the session ends. Two apps
+on one folder would empty each other's tmp/, so it is locked while an app runs.
 """
 from __future__ import annotations
 
@@ -35,8 +30,7 @@ class DataDirError(ValueError):
 
 
 def session_id(session_hash: str) -> str:
-    """A folder name for a client-chosen session hash: hashed, so a hash like
-    "../x" cannot name a folder outside sessions/.
+    """A folder name for a client-chosen session hash: hashed, so "../x" stays inside.
 
     Example:
         >>> session_id("../../etc") == session_id("../../etc"), len(session_id("abc"))
@@ -76,7 +70,6 @@ class DataDir:
             self._claimed.setdefault(session_hash, set()).add(p)
 
     def end_session(self, session_hash: str | None) -> None:
-        """Remove the session's folder and the uploads it claimed."""
         if not session_hash:
             return
         shutil.rmtree(self.session_folder(session_hash), ignore_errors=True)
@@ -117,8 +110,7 @@ def _empty_tmp(tmp: Path) -> None:
 
 def prepare(root: str | os.PathLike | None = None) -> DataDir:
     """Create and lock the data folder, empty its tmp/, and point Gradio's upload
-    cache there. Call it before Gradio builds any component (each component
-    reads GRADIO_TEMP_DIR when it is created)."""
+    cache there: before Gradio builds a component (each reads GRADIO_TEMP_DIR)."""
     global ACTIVE
     path = Path(root).expanduser() if root else default_data_dir()
     try:
@@ -146,7 +138,6 @@ ACTIVE: DataDir | None = None
 
 
 def current_session() -> str | None:
-    """The session hash of the Gradio event being handled, if any."""
     from gradio.context import LocalContext
 
     request = LocalContext.request.get(None)
@@ -154,15 +145,14 @@ def current_session() -> str | None:
 
 
 def export_folder(prefix: str = "speclens-") -> Path:
-    """A fresh folder for a download: the current session's, under the active data
-    folder; without one (library use, unit tests), a fresh system temp folder."""
+    """A fresh folder for a download in the current session's; without an active
+    data folder (library use, unit tests), a system temp folder."""
     if ACTIVE is None:
         return Path(tempfile.mkdtemp(prefix=prefix))
     return ACTIVE.new_folder(current_session(), prefix)
 
 
 def claim_upload(path: str | os.PathLike | None) -> None:
-    """Remove this upload when the current session ends."""
     if ACTIVE is not None:
         ACTIVE.claim(current_session(), path)
 

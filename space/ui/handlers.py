@@ -1,17 +1,10 @@
-"""Thin event handlers: they call the engine layer (``space.runs.runner`` through
-``LiveCompare``) and the views (``vis/`` through ``space.ui.views``), nothing else.
-A run is a job of the visitor (``space.ui.links.job_for``): the Runs layer tells
-the page's observers (metrics, Live, history) how it ends, and the status line
-shows the history's answer.
-
-Handlers return ``{component: value}`` dicts so each updates only what it
-changes. Bad input becomes a warning toast plus a message in the status box;
-any other failure is logged with its traceback and shown as one short line;
-the server stays up and the next run works.
+"""Thin event handlers of the run, replay, stepper and memory panels: they call the
+engine layer (through ``LiveCompare``) and the views, and return ``{component:
+value}`` dicts so each updates only what it changes. Bad input is a toast and a
+line in the status box; any other failure is logged and shown as one short line.
 """
 from __future__ import annotations
 
-import html
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -34,8 +27,9 @@ from space.runs import presets, runner
 from space.runs.events import Publisher
 from space.server.client import ServerError
 from space.ui import inputs, views
+from space.ui.job_status import failure_shown
 from space.ui.links import job_for
-from space.ui.live import Event, LiveCompare, MeasuredRun, Progress, Steps, follow
+from space.ui.live import Event, LiveCompare, MeasuredRun, Progress, Steps, followed
 from space.ui.panels import Acceptance, Controls, Files, Memory, Results, Stepper
 from space.ui.status import saved_html, status_html
 from space.ui.tipping_panel import mini_figure
@@ -55,18 +49,16 @@ class UI:
     checklist: gr.HTML
     memory: Memory
     files: Files
-    tipping: gr.Plot | None = None  # this machine's tipping curve, beside the checklist
-    anatomy: gr.Checkbox | None = None  # the timeline's step-anatomy toggle
+    tipping: gr.Plot  # this machine's tipping curve, beside the checklist
+    anatomy: gr.Checkbox  # the timeline's step-anatomy toggle
 
     def record_outputs(self) -> list:
         """Everything a run or a replay may change."""
         r, a, f = self.results, self.acceptance, self.files
         return ([self.state, r.status, r.tokens, r.compare, r.table, self.timeline, a.summary,
                  a.per_position, a.histogram, self.checklist, f.trace_json, f.steps_csv]
-                + self.stepper.outputs() + [self.memory.figure, self.memory.summary]
-                + ([self.tipping] if self.tipping is not None else [])
-                + ([a.draft_probs] if a.draft_probs is not None else [])
-                + ([self.anatomy] if self.anatomy is not None else []))
+                + self.stepper.outputs()
+                + [self.memory.figure, self.memory.summary, self.tipping, a.draft_probs, self.anatomy])
 
 
 Compare = Callable[..., CompareRecord]  # space.runs.runner.compare's signature
@@ -88,19 +80,16 @@ class Handlers:
             request: gr.Request | None = None) -> Iterator[dict]:
         """Baseline + speculative run of the prompt, the speculative one streamed live;
         ``explain`` then scores its drafts with the target (after the timed runs).
-
-        Gradio closes this generator when the client leaves or presses Stop; the
-        ``finally`` then stops the run before its next engine step.
-        """
+        Stop or a client that leaves closes this generator, which stops the run."""
         status = self.ui.results.status
-        live, job = None, job_for(self.publisher, request)
+        job = job_for(self.publisher, request)
         try:
             spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id, offer=self.offer)
             req = inputs.request(prompt, temperature, top_p, max_tokens, seed, offer=self.offer)
             live = LiveCompare(spec, req, inputs.repeats(repeats), compare=self.compare,
                                explain=bool(explain), job=job)
             yield {status: status_html("checking the input", "working")}
-            record = yield from follow(live, self._live_update, "the run")
+            record = yield from followed(live, self._live_update, "the run")
         except Cancelled:
             yield {status: status_html("stopped; the engines are free for the next run")}
             return
@@ -112,14 +101,10 @@ class Handlers:
             yield self._failed(f"the run failed ({type(exc).__name__}: {_short(exc)}); "
                                "details are in the server log")
             return
-        finally:
-            if live is not None:
-                live.stop()
         yield {**self.show(record, f"done: {text.summary(record)}",
                            saved=job.replies.get("history")), **self.memory()}
 
     def _live_update(self, ev: Event) -> dict | None:
-        """What the page shows for one event of a streaming run."""
         status, tokens = self.ui.results.status, self.ui.results.tokens
         if isinstance(ev, MeasuredRun):
             waiting = "running the baseline engine; the speculative run streams here next"
@@ -135,10 +120,7 @@ class Handlers:
         return None
 
     def _failed(self, message: str) -> dict:
-        # Gradio draws a toast's message as (sanitized) HTML: escape it, since
-        # messages quote what the visitor sent (a file name, a draft, a value).
-        gr.Warning(html.escape(message))
-        return {self.ui.results.status: status_html(message, "error")}
+        return failure_shown(self.ui.results.status, message)
 
     def show(self, record: views.Record, message: str, source: str | None = None,
              saved: object = None) -> dict:
@@ -151,17 +133,12 @@ class Handlers:
             r.tokens: v.token_html, r.compare: v.compare_html, r.table: v.compare_table,
             ui.timeline: v.timeline, a.summary: v.acceptance_html,
             a.per_position: v.per_position, a.histogram: v.histogram,
-            ui.checklist: v.checklist_html,
-            **self._tipping(record),
-            **({a.draft_probs: v.draft_probs} if a.draft_probs is not None else {}),
-            **({ui.anatomy: False} if ui.anatomy is not None else {}),  # the figure is per step
+            ui.checklist: v.checklist_html, ui.tipping: mini_figure(record),
+            a.draft_probs: v.draft_probs, ui.anatomy: False,  # the anatomy figure is per step
             f.trace_json: gr.DownloadButton(value=json_path, interactive=True),
             f.steps_csv: gr.DownloadButton(value=csv_path, interactive=True),
             **self.step(record, 1),
         }
-
-    def _tipping(self, record: views.Record) -> dict:
-        return {} if self.ui.tipping is None else {self.ui.tipping: mini_figure(record)}
 
     # --- replay -----------------------------------------------------------
 
@@ -227,10 +204,7 @@ class Handlers:
 
     def memory(self) -> dict:
         """What each engine holds, and the GPU or host beside it; feeds /metrics too.
-
-        Never waits for a run (page loads call this): while one holds the
-        engines, their last reading shows, marked with its age.
-        """
+        Never waits for a run: while one holds the engines, their last reading shows."""
         m = self.ui.memory
         try:
             reading = runner.engine_memory()
@@ -245,6 +219,6 @@ class Handlers:
         return {m.figure: fig, m.summary: views.reading_note(reading) + summary}
 
 
-def _short(exc: BaseException, limit: int = 200) -> str:
+def _short(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text if len(text) <= limit else text[:limit] + "\u2026"
+    return text if len(text) <= 200 else text[:200] + "\u2026"

@@ -1,9 +1,6 @@
 """The History tab: saved runs newest first, with filters and paging; two
-comparisons side by side; and, with logins on, deleting one's own runs.
-
-Runs are saved by ``space.runs.recorder`` as they finish; each has a link,
-``?run=<id>``, that opens it in every view of the page.
-"""
+comparisons side by side; with logins on, deleting one's own runs; and
+``?run=<id>``, which opens a saved run on page load."""
 from __future__ import annotations
 
 import functools
@@ -71,8 +68,7 @@ class HistoryPanel:
 def build_history_panel(logins_on: bool) -> HistoryPanel:
     gr.Markdown(INTRO)
     with gr.Row():
-        # Choices come from the stored runs when the tab opens; any value is safe
-        # (a query parameter that matches nothing), so the API may name one first.
+        # Choices come from the stored runs; any value is safe (it matches nothing).
         free = dict(value=ANY, allow_custom_value=True)
         model = gr.Dropdown([ANY], label="Model", elem_id="history-model", **free)
         method = gr.Dropdown([ANY], label="Method", elem_id="history-method", **free)
@@ -195,8 +191,6 @@ class HistoryHandlers:
 
 def sweep_views(record_json: str) -> tuple:
     """(figure, table) of a saved sweep; ValueError when it cannot be drawn."""
-    import json
-
     import pandas as pd
 
     from space.runs.sweep import VARIABLES, SweepResult
@@ -218,9 +212,7 @@ def sweep_views(record_json: str) -> tuple:
 
 
 def _has_keys(record_json: str, *keys: str) -> bool:
-    """A saved record whose JSON object holds all ``keys``: a traffic run
-    (``TrafficResult.to_dict()``: prompts, groups) or a tipping curve
-    (``TippingCurve.to_dict()``: points, step_costs) rather than a sweep."""
+    """A saved record whose JSON object holds all ``keys`` (a traffic run, a tipping curve)."""
     try:
         d = json.loads(record_json)
     except ValueError:
@@ -238,28 +230,26 @@ def tipping_view(record_json: str):
 
 def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandlers,
                  show, status: gr.HTML, record_outputs: list, sweep_outputs: tuple,
-                 traffic: tuple[Callable, list] | None = None,
-                 tipping_outputs: tuple[gr.HTML, gr.Plot] | None = None) -> None:
+                 traffic: tuple[Callable, list], tipping_outputs: tuple[gr.HTML, gr.Plot]) -> None:
     """The tab's events, and ``?run=<id>`` on every page load: ``show(record,
-    message)`` draws a comparison in every view, as a replay does, into
-    ``record_outputs``, which hold the status line ``status``. ``traffic``:
-    (``show_summary(summary, message)``, its outputs) draws a saved traffic run
-    in the Traffic tab; ``tipping_outputs`` (status, plot): where a saved tipping
-    curve is drawn."""
+    message)`` draws a comparison in every view (``record_outputs``, with the status
+    line ``status``); ``traffic``: (``show_summary(summary, message)``, its outputs)
+    draws a saved traffic run; ``tipping_outputs``: (status, plot) of a tipping curve."""
     quick = dict(concurrency_limit=None, show_progress="hidden")
     p.refresh.click(h.list, p.filters(), p.list_outputs(), api_name="history", **quick)
-    for event in (tab.select, p.model.input, p.method.input, p.verdict.input):
-        event(h.list, p.filters(), p.list_outputs(), api_visibility="undocumented", **quick)
-    p.prev.click(functools.partial(h.list, delta=-1), p.filters(), p.list_outputs(),
-                 api_visibility="undocumented", **quick)
-    p.next.click(functools.partial(h.list, delta=1), p.filters(), p.list_outputs(),
-                 api_visibility="undocumented", **quick)
-    p.page.submit(h.list, p.filters(), p.list_outputs(), api_visibility="undocumented", **quick)
+    for event, listing in ((tab.select, h.list), (p.model.input, h.list), (p.method.input, h.list),
+                           (p.verdict.input, h.list),
+                           (p.prev.click, functools.partial(h.list, delta=-1)),
+                           (p.next.click, functools.partial(h.list, delta=1)),
+                           (p.page.submit, h.list)):
+        event(listing, p.filters(), p.list_outputs(), api_visibility="undocumented", **quick)
     p.side.click(h.side_by_side, [p.run_a, p.run_b], p.side_outputs(), api_name="side_by_side",
                  **quick)
     p.delete.click(h.delete, [p.delete_id], [p.delete_status], api_name="delete_run", **quick) \
         .then(h.list, p.filters(), p.list_outputs(), api_visibility="undocumented", **quick)
     sweep_status, sweep_plot, sweep_table = sweep_outputs
+    show_traffic, traffic_outputs = traffic
+    tipping_status, tipping_plot = tipping_outputs
 
     def open_link(request: gr.Request) -> dict:
         from space.ui.links import opened_run
@@ -271,34 +261,23 @@ def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandle
         if isinstance(opened, str):
             return {status: status_html(opened, "error")}
         record, message = opened
-        if isinstance(record, str) and traffic is not None and _has_keys(record, "prompts", "groups"):
+        if not isinstance(record, str):
+            return show(record, message)
+        if _has_keys(record, "prompts", "groups"):
             said = f"{message}: a traffic run, shown in the Traffic tab"
-            return {**traffic[0](json.loads(record), said), status: status_html(said, "done")}
-        if isinstance(record, str) and tipping_outputs is not None \
-                and _has_keys(record, "points", "step_costs"):
-            return _open_tipping(record, message, status, tipping_outputs)
-        if isinstance(record, str):  # a sweep: its plot and table in the Sweep tab
-            try:
+            return {**show_traffic(json.loads(record), said), status: status_html(said, "done")}
+        try:  # a tipping curve, or a sweep: drawn in the Sweep tab
+            if _has_keys(record, "points", "step_costs"):
+                what, tab_status = "a tipping curve", tipping_status
+                drawn = {tipping_plot: tipping_view(record)}
+            else:
                 figure, table = sweep_views(record)
-            except (ValueError, KeyError, TypeError) as exc:
-                return {status: status_html(f"{message}: cannot be drawn ({exc})", "error")}
-            said = f"{message}: a sweep, shown in the Sweep tab"
-            return {status: status_html(said, "done"), sweep_status: status_html(said, "done"),
-                    sweep_plot: figure, sweep_table: table}
-        return show(record, message)
+                what, tab_status = "a sweep", sweep_status
+                drawn = {sweep_plot: figure, sweep_table: table}
+        except (ValueError, KeyError, TypeError) as exc:
+            return {status: status_html(f"{message}: cannot be drawn ({exc})", "error")}
+        said = f"{message}: {what}, shown in the Sweep tab"
+        return {status: status_html(said, "done"), tab_status: status_html(said, "done"), **drawn}
 
-    extra = (traffic[1] if traffic is not None else []) + list(tipping_outputs or ())
-    demo.load(open_link, None, [*record_outputs, *sweep_outputs, *extra],
-              api_visibility="undocumented",
-              **quick)
-
-
-def _open_tipping(record: str, message: str, status: gr.HTML,
-                  outputs: tuple[gr.HTML, gr.Plot]) -> dict:
-    try:
-        figure = tipping_view(record)
-    except (ValueError, KeyError, TypeError) as exc:
-        return {status: status_html(f"{message}: cannot be drawn ({exc})", "error")}
-    said = f"{message}: a tipping curve, shown in the Sweep tab"
-    return {status: status_html(said, "done"), outputs[0]: status_html(said, "done"),
-            outputs[1]: figure}
+    demo.load(open_link, None, [*record_outputs, *sweep_outputs, *traffic_outputs, *tipping_outputs],
+              api_visibility="undocumented", **quick)

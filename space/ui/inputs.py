@@ -1,9 +1,7 @@
 """Page inputs -> ``EngineSpec`` / ``RequestSpec``, and the sample prompts (pure).
 
-Values from the page (or from an API client, which can send anything) are
-coerced here; a value that makes no sense raises ``ConfigError`` with a
-one-line message for the user. Ranges are checked by the specs' own
-``validate`` (in ``preflight``), so the page and the CLI agree.
+Values (an API client can send anything) are coerced here, or ``ConfigError``
+with one line; ranges are the specs' own ``validate``, as in the CLI.
 """
 from __future__ import annotations
 
@@ -15,8 +13,8 @@ from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.runs import presets
 from space.runs.offer import Offer
 
-# Longest sample prompt offered on CPU: prefill of a few thousand tokens takes
-# tens of seconds on a small CPU box, which defeats a quick first look.
+# Longest sample prompt offered on CPU: a prefill of thousands of tokens takes tens
+# of seconds there.
 CPU_SAMPLE_MAX_TOKENS = 1024
 
 
@@ -27,8 +25,7 @@ class Sample:
     temperature: float
 
 
-# Used only if the presets cannot be read: one code edit (ngram's best case),
-# one structured, one creative.
+# Used only if the presets cannot be read.
 BUILTIN_SAMPLES = (
     Sample("Code editing (built-in)",
            "Rename the variable x to total in this code and output the whole code:\n\n"
@@ -41,10 +38,7 @@ BUILTIN_SAMPLES = (
 
 
 def sample_prompts(on_gpu: bool = False) -> list[Sample]:
-    """First prompt of each single-request workload preset (short ones on CPU).
-
-    The concurrency workload is left out: the page runs one request at a time.
-    """
+    """First prompt of each single-request workload preset (short ones on CPU)."""
     workloads = presets.load_or_warn(presets.load_workloads, "sample prompts",
                                      "using the built-in ones")
     if workloads is None:
@@ -76,15 +70,11 @@ def engine_spec(base: EngineSpec, method: str | None, draft: str | None, k,
                 pair_id: str | None = None, *, offer: Offer) -> EngineSpec:
     """``base`` (from the command line) with the page's method, draft and k.
 
-    The draft and the pair must be among those ``offer`` names (checked first,
-    before anything reads the filesystem; see ``space.runs.offer``).
-
-    The draft is kept only for methods that take one, so that a leftover
-    draft name does not build a second, identical ngram engine. vLLM keys
-    beyond method/draft/k (e.g. ngram's ``prompt_lookup_min/max``) come from
-    the model pair chosen in the page, or else from the command line's, and
-    only while the method and draft are still that pair's: a lookup window
-    must not travel to a draft-model engine.
+    The draft and the pair must be ones ``offer`` names (checked before anything
+    reads the filesystem). The draft is kept only for methods that take one (a
+    leftover name must not build a second, identical ngram engine). Other vLLM keys
+    (e.g. ``prompt_lookup_min``) come from the chosen pair, else the command line's,
+    only while method and draft are still that pair's.
     """
     if draft is not None and not isinstance(draft, str):  # free text lets an API send a list
         raise ConfigError(f"the draft must be a name, got {type(draft).__name__}")
@@ -110,8 +100,7 @@ def engine_spec(base: EngineSpec, method: str | None, draft: str | None, k,
 
 def speculative_spec(base: EngineSpec, method: str | None, draft: str | None, k,
                      pair_id: str | None = None, *, offer: Offer) -> EngineSpec:
-    """``engine_spec`` for a tab that compares with speculation (Sweep, Traffic): a
-    method must be chosen."""
+    """``engine_spec`` with a speculative method required (Sweep, Traffic)."""
     spec = engine_spec(base, method, draft, k, pair_id, offer=offer)
     if not spec.is_speculative:
         raise ConfigError("choose a speculative method above")
@@ -150,8 +139,7 @@ class PairChoice:
 
 
 def pair_choices(on_gpu: bool, offer: Offer) -> list[PairChoice]:
-    """The model-pair presets ``offer`` names, each marked with whether it can run
-    on this machine."""
+    """The model-pair presets ``offer`` names, marked with whether each runs here."""
     from space.runs.workloads import pair_status
 
     pairs = presets.load_or_warn(presets.load_model_pairs, "model pairs", "offering none")

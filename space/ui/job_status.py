@@ -1,6 +1,5 @@
-"""A long job's tab (Sweep, Tipping, Traffic): what its handlers share (``JobHandlers``),
-and its status box: the job's progress while it runs, and its failure, the same on
-every tab."""
+"""What a long job's tab (Sweep, Tipping, Traffic) shares: its handlers' state, and
+its status box's progress and failure."""
 from __future__ import annotations
 
 import html
@@ -29,8 +28,7 @@ class JobHandlers:
 
 
 def progress_shown(status: gr.HTML, ev: Event, progress: Any) -> dict | None:
-    """A ``Progress`` event on Gradio's bar (``progress``) and in ``status``: the only
-    event a long job shows while it runs; None for the others."""
+    """A ``Progress`` event on Gradio's bar and in ``status``; None for other events."""
     if not isinstance(ev, Progress):
         return None
     progress(ev.fraction, desc=ev.message)

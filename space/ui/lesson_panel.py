@@ -1,11 +1,7 @@
 """The step-through's lesson tools: a note for the class on the current step, and
-the run as one HTML file to step through offline (vis/lesson.py, docs/lesson.md).
-
-Notes live in the visitor's session (``gr.State``) with the record they belong
-to: a new run or replay starts with none. A note is plain text, bounded
-(space/records/notes.py) and escaped where the lesson writes it. Handlers are
-thin: they read the step the step-through shows and call ``vis.lesson``.
-"""
+the run as one HTML file to step through offline (``vis.lesson``, docs/lesson.md).
+Notes live in the visitor's session with the record they belong to: a new run or
+replay starts with none."""
 from __future__ import annotations
 
 import datetime as dt
@@ -17,7 +13,6 @@ import gradio as gr
 from space.records.notes import MAX_NOTE_CHARS, NotesError, StepNotes
 from space.ui import datadir, views
 from space.ui.status import status_html
-from vis import emitting_step_indices
 from vis.lesson import LessonError, LessonInfo, lesson_bytes
 
 NOTE_LABEL = "Note for the class on this step (shown at this step in the exported lesson)"
@@ -55,15 +50,6 @@ def record_key(record: views.Record | None) -> str:
     return f"{run.arrival_s!r}/{run.finish_s!r}/{len(run.steps)}/{run.request.prompt_sha256}"
 
 
-def shown_step(record: views.Record | None, slider: Any) -> int | None:
-    """The engine step the step-through shows at slider ``value`` (1-based)."""
-    sv = views.step_view(record, int(slider or 1) - 1)
-    if record is None or sv is None:
-        return None
-    run, _ = views.runs(record)
-    return run.steps[emitting_step_indices(run)[sv.position]].index
-
-
 def notes_of(record: views.Record | None, state: Any) -> StepNotes:
     """The session's notes when they belong to ``record``; else none."""
     if not isinstance(state, dict) or state.get("key") != record_key(record):
@@ -78,7 +64,7 @@ class LessonHandlers:
     def follow(self, record, slider, state) -> dict:
         """The note box at the step shown; a new record starts without notes."""
         p = self.p
-        step = shown_step(record, slider)
+        step = views.shown_step(record, slider)
         if isinstance(state, dict) and state.get("key") == record_key(record):
             return {p.note: notes_of(record, state).get(step) if step is not None else ""}
         return {p.note: "", p.notes: {"key": record_key(record), "notes": {}},
@@ -87,7 +73,7 @@ class LessonHandlers:
     def save(self, record, slider, state, text) -> dict:
         """The note on the step shown, kept for the lesson; a lesson made before is stale."""
         p = self.p
-        step = shown_step(record, slider)
+        step = views.shown_step(record, slider)
         if step is None:
             return {}
         try:
@@ -100,7 +86,6 @@ class LessonHandlers:
                                       "to include them", "info")}
 
     def make(self, record, state) -> dict:
-        """The lesson file in the session's download folder, offered by the button."""
         p = self.p
         if record is None:
             return {p.status: status_html("run a prompt or open a saved trace first", "error")}
@@ -122,7 +107,7 @@ def _now_utc() -> str:
 
 
 def wire(ui, panel: LessonPanel) -> None:
-    """The note box follows the step-through; typing keeps the note; Make writes the file."""
+    """The note box follows the step-through, typing keeps the note, Make writes the file."""
     h, s = LessonHandlers(panel), ui.stepper
     quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
     shown = [panel.note, panel.notes, panel.download, panel.status]

@@ -1,13 +1,5 @@
-"""Who asked for a job, and ``?run=<id>``, which opens a saved one.
-
-The history itself is written by ``space.runs.recorder`` as jobs end; the page
-only names the visitor of each job (``job_for``: Gradio's ``request.username``,
-None without logins) and shows the saved run's link (``space.ui.status.saved_html``).
-
-``opened_run`` serves the page's load event: with ``?run=<id>`` it shows that
-run in every view, as a replay does (records go through ``space.records.schema.load``,
-which validates them), and the status line says who ran it and when.
-"""
+"""Who asked for a job (``job_for``: the login name, None without logins), and
+``?run=<id>``, which opens a saved run (``opened_run``)."""
 from __future__ import annotations
 
 from typing import Any
@@ -32,7 +24,8 @@ def job_for(publisher: Publisher, request: gr.Request | None) -> Job:
 
 
 def opened_run(history: History, run_id_text: str) -> tuple[Any, str] | str:
-    """(record, status message) for ``?run=<id>``, or a one-line reason."""
+    """(record, status message) for ``?run=<id>``, or a one-line reason; a sweep,
+    traffic run or tipping curve comes as its JSON text."""
     try:
         run_id = int(run_id_text)
     except ValueError:

@@ -1,22 +1,12 @@
 """A comparison or a sweep in a worker thread, reported as a stream of events.
 
-``runner.compare`` reports progress (engine builds, warm-up) and streams the
-speculative run's steps through callbacks on the thread that runs it. A
-Gradio generator handler cannot yield from inside those callbacks, so the
-work goes to a worker thread and the callbacks put events on a queue that the
-handler iterates. Steps that arrive while the page is still drawing the last
-update are merged into one event, so a slow client never falls behind.
-
-Stopping: the worker gets a cancel token (``threading.Event``), which
-``stop()`` sets; the engine loop then raises ``space.common.cancel.Cancelled`` before
-its next step, aborts its requests and releases the engines. Iterating sets
-it too when it ends early: Gradio closes a generator handler whose client
-left or pressed Stop, which closes this iterator. Gradio notices a client
-that left only when the handler yields, so while the worker is quiet (a
-baseline run streams nothing) a ``Heartbeat`` comes every ``HEARTBEAT_S``.
-
-``follow`` is a handler's side of that: the page updates for a job's events,
-``gr.skip()`` on each heartbeat, the job's result at the end.
+A Gradio generator handler cannot yield from inside the engine's callbacks, so
+the work runs in a worker thread whose callbacks fill a queue the handler
+iterates; steps that arrive while the page draws are merged into one event, so a
+slow client never falls behind. ``stop()`` (or closing the iterator, as Gradio
+does on Stop or a client that left) sets the cancel token: the engine loop raises
+``Cancelled`` before its next step. Gradio notices a client that left only when
+the handler yields, hence a ``Heartbeat`` every ``HEARTBEAT_S`` of quiet.
 """
 from __future__ import annotations
 
@@ -26,7 +16,7 @@ import queue
 import threading
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
@@ -64,8 +54,7 @@ class Done:
 
 @dataclass
 class MeasuredRun:
-    """A measured repeat starts (``index`` from 0 of ``count``): the baseline runs first
-    or second, and the speculative run of the last repeat streams its steps."""
+    """A measured repeat starts (``index`` from 0 of ``count``)."""
 
     index: int
     count: int
@@ -155,14 +144,9 @@ class LiveJob:
 
 def follow(job: LiveJob, show: Callable[[Event], dict | None],
            what: str) -> Generator[Any, None, Any]:
-    """Iterate ``job`` inside a Gradio generator handler: ``record = yield from
-    follow(job, show, "the run")``. Yields ``show(event)`` where it is an update
-    (None: that event changes nothing on the page) and ``gr.skip()`` on a heartbeat;
-    returns the job's result. The work's exceptions (``Cancelled`` too) re-raise here.
-
-    When Gradio closes the handler (client left, Stop), it closes this at a yield;
-    the handler's ``finally`` then calls ``job.stop()``.
-    """
+    """``result = yield from follow(job, show, "the run")`` in a Gradio generator
+    handler: yields ``show(event)`` unless None, ``gr.skip()`` on a heartbeat;
+    returns the job's result. The work's exceptions (``Cancelled`` too) re-raise here."""
     for ev in job:
         if isinstance(ev, Heartbeat):
             yield gr.skip()  # lets Gradio see whether the client is still there
@@ -178,13 +162,10 @@ def follow(job: LiveJob, show: Callable[[Event], dict | None],
 def guarded(body: Generator[Any, None, Any], what: str, stopped: dict,
             failed: Callable[[str], dict],
             expected: tuple[type[Exception], ...]) -> Generator[Any, None, Any]:
-    """A long job's handler body (a sweep, a traffic run) with the page's answers to
-    its ends: ``result = yield from guarded(body, "the sweep", ...)``. Stop or a
-    client that left (``Cancelled``) yields ``stopped``; an ``expected`` error its
-    one line through ``failed``; anything else is logged and named by its type.
-    Returns the body's result, or None after one of those. GeneratorExit (Gradio
-    closing the handler) passes through to the body, whose ``finally`` stops its job.
-    """
+    """A long job's handler body with the page's answers to its ends: ``stopped`` on
+    ``Cancelled``, an ``expected`` error's line through ``failed``, anything else
+    logged and named by its type. Returns the body's result, or None after those.
+    GeneratorExit passes through to the body, whose ``finally`` stops its job."""
     try:
         return (yield from body)
     except Cancelled:
@@ -207,14 +188,11 @@ def followed(job: LiveJob, show: Callable[[Event], dict | None],
 
 
 class LiveCompare(LiveJob):
-    """``runner.compare`` of one prompt as a ``LiveJob``."""
-
     def __init__(self, spec: EngineSpec, req: RequestSpec, repeats: int = 1,
-                 warmup: bool | Literal["once"] = "once",
                  compare: CompareRunner | None = None, explain: bool = False,
                  job: Job | None = None) -> None:
         super().__init__(self._compare)
-        self.spec, self.req, self.repeats, self.warmup = spec, req, repeats, warmup
+        self.spec, self.req, self.repeats = spec, req, repeats
         self.compare = compare  # None: space.runs.runner.compare (tests pass a fake)
         self.explain = explain  # score the drafts after the timed runs (runner.compare)
         self.job = job  # who hears how it ends (None: the process's publisher)
@@ -224,5 +202,5 @@ class LiveCompare(LiveJob):
             from space.runs.runner import compare  # imports vLLM
             self.compare = compare
         return self.compare(self.spec, self.req, repeats=self.repeats, on_step=on_step,
-                            progress=progress, warmup=self.warmup, cancel=cancel,
+                            progress=progress, warmup="once", cancel=cancel,
                             on_repeat=self._on_repeat, explain=self.explain, job=self.job)

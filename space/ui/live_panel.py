@@ -1,12 +1,8 @@
-"""The Live tab: the in-process metrics of both engines, refreshed while the
-tab is open (``gr.Timer``), the talk's split-screen view with no extra servers.
+"""The Live tab: both engines' in-process metrics, refreshed while the tab is open.
 
-The timer is off until the tab is selected and off again when another tab is:
-a page nobody watches polls nothing. Each tick reads a ``LiveSource``
-snapshot: every 2 s when idle; while a measured run is going, every 5 s and
-from a cached snapshot in between (nothing is sent when it is unchanged), so
-that watching never skews a measurement. Nothing here takes the engine lock:
-KV-cache usage is read from the engines as they run (``EnginePool.peek``).
+The timer runs only while the tab is selected. While a measured run goes, ticks
+come less often and send nothing unchanged, so watching never skews a
+measurement; nothing here takes the engine lock (``EnginePool.peek``).
 """
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
 """ASGI middleware in front of Gradio's ``POST /login``: a locked address or
 name gets 429 with Retry-After before Gradio sees the password, and Gradio's
-answer (200 right, 400 wrong) feeds the limiter.
-
-It is installed through ``launch(app_kwargs={"middleware": ...})``, so it is
-in place before the server accepts its first request.
-"""
+answer (200 right, 400 wrong) feeds the limiter."""
 from __future__ import annotations
 
 import json

@@ -56,8 +56,7 @@ class Controls:
 def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
                    pairs: list[PairChoice] | None = None, pair_id: str | None = None,
                    offer: Offer | None = None, vary_k: bool = True) -> Controls:
-    """``vary_k``: the page's source runs the method, draft and k picked here (else
-    its operator's; running servers)."""
+    """``vary_k``: the source runs the method, draft and k picked here (not servers')."""
     sample = gr.Dropdown([(s.label, i) for i, s in enumerate(samples)], value=0,
                          label="Sample prompts", info="from the workload presets")
     prompt = gr.Textbox(samples[0].text, lines=8, max_lines=20, label="Prompt",
@@ -92,10 +91,8 @@ def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
 
 
 def refuse_wrong_types(component: gr.Slider | gr.Number) -> None:
-    """One line for a value of the wrong type. The page always sends numbers, but an
-    API client can send anything, and Gradio's own preprocess then fails with a
-    TypeError that the client sees as an unnamed error (and the server log as a
-    traceback). Range errors are Gradio's own one-line messages and pass through."""
+    """One line for a value of the wrong type from an API client, where Gradio's own
+    preprocess fails with an unnamed TypeError. Its range errors pass through."""
     original = component.preprocess
     label = component.label or "a number"
 
@@ -114,8 +111,7 @@ def refuse_wrong_types(component: gr.Slider | gr.Number) -> None:
 
 
 def build_draft(spec: EngineSpec, offer: Offer) -> gr.Dropdown:
-    """The drafts the operator offers (``space.runs.offer``); typing another name only
-    with ``--allow-any-model``. "none" is for methods that take no draft."""
+    """The drafts the operator offers; typing another name only with ``--allow-any-model``."""
     choices = [("none", "")] + [(d, d) for d in offer.drafts]
     info = ("for draft_model / eagle; the drafts this server offers"
             + ("; or type a folder or owner/name" if offer.allow_any_model else ""))
@@ -132,7 +128,7 @@ class Results:
 
 
 def build_results() -> Results:
-    # Never empty: the queue position and run timer are drawn inside this box.
+    # Never empty: Gradio draws the queue position and run timer inside it.
     status = gr.HTML(READY, label="Status", elem_id="status")
     gr.Markdown("### Tokens of the speculative run")
     tokens = gr.HTML(NO_RECORD, label="Tokens", elem_id="tokens")
@@ -160,7 +156,7 @@ class Acceptance:
     summary: gr.HTML
     per_position: gr.Plot
     histogram: gr.Plot
-    draft_probs: gr.Plot | None = None  # the target's p of each verified draft (explained runs)
+    draft_probs: gr.Plot  # the target's p of each verified draft (explained runs)
 
 
 def build_acceptance() -> Acceptance:

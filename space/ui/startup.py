@@ -1,15 +1,8 @@
-"""The link works at once: the page serves first, the engines build behind it.
+"""The page serves first, the engines build behind it (a background thread).
 
-``serve`` launches the page, then ``Startup.start`` builds and warms the
-start's engines on a background thread (vLLM itself is imported there, with
-the first engine). The page shows the build's progress in a banner that a
-``gr.Timer`` refreshes until the engines are ready; a run or sweep submitted
-before then waits, in its queue slot, with the progress in its status box
-(``gate``), and starts by itself when the engines are ready. Others queue
-behind it in Gradio's queue, as they do behind any run.
-
-A build that fails leaves the page up: the banner says why, and the next run
-builds the engines itself and shows its own error.
+A banner shows the build's progress until the engines are ready; a job submitted
+meanwhile waits in its queue slot (``gate``). A build that fails leaves the page
+up: the banner says why, and the next run builds the engines itself.
 """
 from __future__ import annotations
 
@@ -30,12 +23,8 @@ log = logging.getLogger(__name__)
 POLL_S = 0.5         # how often a waiting run looks at the build again
 BANNER_TICK_S = 1.0  # the banner's refresh while the engines build
 # The build waits for the first page to load, at most this long: importing vLLM
-# and torch on the build thread holds the GIL and both cores for seconds, and a
-# browser loading the page meanwhile gets its answers late (on 2 cores the page
-# became usable seconds later). A browser takes ~1.3 s to load the page on 2
-# cores; 5 s leaves room for a visitor who opens the link as soon as it answers.
-# With no visitor, the build starts after this; a run submitted (``gate``) starts it
-# at once, as nothing is gained by holding it then.
+# holds the GIL and both cores for seconds, and a page loading meanwhile (~1.3 s on
+# 2 cores) would answer late. A submitted run (``gate``) starts the build at once.
 PAGE_FIRST_S = 5.0
 
 
@@ -58,14 +47,14 @@ class Startup:
         return self._done.is_set()
 
     def progress(self, fraction: float, message: str) -> None:
-        """A ``space.engine.Progress``: the page's banner and the console both show it."""
+        """A ``Progress``: the banner and the console both show it."""
         self.fraction, self.message = fraction, message
         print(f"  [{fraction:4.0%}] {message}", flush=True)
 
     def start(self, build: Callable[[Progress], None],
               page_first_s: float = PAGE_FIRST_S) -> threading.Thread:
-        """Run ``build(progress)`` on a daemon thread, once the first page has
-        loaded or ``page_first_s`` has passed; returns the thread."""
+        """``build(progress)`` on a daemon thread, once the first page has loaded
+        or ``page_first_s`` has passed."""
         def build_after_the_page() -> None:
             self._page_seen.wait(page_first_s)
             self._build(build)
@@ -76,8 +65,7 @@ class Startup:
         return thread
 
     def page_loaded(self) -> None:
-        """A page finished loading (Gradio's load event), or a run is waiting: the
-        build may start."""
+        """A page loaded, or a run is waiting: the build may start."""
         self._page_seen.set()
 
     def mark_ready(self) -> None:
@@ -131,9 +119,8 @@ class Startup:
                 "</progress></div>")
 
     def gate(self, fn: Callable, status: gr.components.Component, status_html: Callable):
-        """``fn`` (a Gradio handler), held back with a message in ``status`` until the
-        engines are ready. The wrapper is a generator, so the message shows while
-        it waits; ``functools.wraps`` keeps ``fn``'s signature for Gradio."""
+        """``fn`` (a Gradio handler) held back, with a message in ``status``, until the
+        engines are ready; ``functools.wraps`` keeps its signature for Gradio."""
         is_gen = inspect.isgeneratorfunction(fn)
 
         @functools.wraps(fn)
@@ -151,7 +138,6 @@ class Startup:
 
 
 def build_banner(startup: Startup | None) -> tuple[gr.HTML, gr.Timer] | None:
-    """The banner and the timer that refreshes it while the engines build."""
     if startup is None:
         return None
     banner = gr.HTML(startup.banner_html(), elem_id="startup")
@@ -160,8 +146,7 @@ def build_banner(startup: Startup | None) -> tuple[gr.HTML, gr.Timer] | None:
 
 
 def wire_banner(demo: gr.Blocks, startup: Startup, banner: gr.HTML, timer: gr.Timer) -> None:
-    def tick():
-        # Once built, the timer stops: a ready page polls nothing.
+    def tick():  # once built, the timer stops: a ready page polls nothing
         return startup.banner_html(), gr.Timer(active=not startup.done)
 
     def loaded():

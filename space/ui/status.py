@@ -1,8 +1,4 @@
-"""The status boxes every panel writes into, and what one says of a saved run.
-
-Its own module so that the panels (the tipping panel among them) and the run
-handlers import it, and not each other.
-"""
+"""The status boxes every panel writes into, and what one says of a saved run."""
 from __future__ import annotations
 
 import html
@@ -11,9 +7,8 @@ from space.runs.recorder import Saved
 
 
 def status_html(message: str, kind: str = "info", after_html: str = "") -> str:
-    """The status box: kind is info | working | done | error (role=alert).
-    ``after_html`` follows the message inside the box: markup already escaped
-    (``saved_html``)."""
+    """The status box: kind is info | working | done | error (role=alert);
+    ``after_html``: escaped markup after the message (``saved_html``)."""
     role = ' role="alert"' if kind == "error" else ""
     mark = {"error": "\u26a0 ", "working": "\u25b8 ", "done": "\u2714 "}.get(kind, "")
     kind = html.escape(kind, quote=True)
@@ -21,17 +16,13 @@ def status_html(message: str, kind: str = "info", after_html: str = "") -> str:
             f"{mark}{html.escape(message)}{after_html}</div>")
 
 
-def link_html(run_id: int) -> str:
-    rid = int(run_id)
-    return (f' <a class="speclens-run-link" href="?run={rid}" target="_blank" rel="noopener" '
-            f'data-run="{rid}">saved as run #{rid}: link</a>')
-
-
 def saved_html(saved: object) -> str:
-    """The run's link from the history's answer (``space.runs.recorder.Saved``), or
-    why it was not saved; '' without a history."""
+    """The run's link from the history's answer (``Saved``), or why it was not
+    saved; '' without a history."""
     if not isinstance(saved, Saved):
         return ""
-    if saved.run_id is not None:
-        return link_html(saved.run_id)
-    return f" (not saved to the history: {html.escape(saved.reason)})"
+    if saved.run_id is None:
+        return f" (not saved to the history: {html.escape(saved.reason)})"
+    rid = int(saved.run_id)
+    return (f' <a class="speclens-run-link" href="?run={rid}" target="_blank" rel="noopener" '
+            f'data-run="{rid}">saved as run #{rid}: link</a>')

@@ -1,11 +1,5 @@
-"""The Sweep tab: one workload across a range of one variable (``space.runs.sweep``),
-speedup and acceptance plotted against it, the table downloadable as CSV.
-
-The builder lays out the components; ``SweepHandlers`` runs the sweep through
-``space.runs.sweep_plan.run`` (in-process, under ``runner.POOL``'s lock like page
-runs; or, on a page that measures running servers, over concurrency through
-them) and draws it with ``vis.sweep.sweep_figure``.
-"""
+"""The Sweep tab: one workload across a range of one variable (``space.runs.sweep_plan``),
+speedup and acceptance plotted against it, the table downloadable as CSV."""
 from __future__ import annotations
 
 import functools
@@ -26,12 +20,10 @@ from space.ui.links import job_for
 from space.ui.live import LiveJob, followed, guarded
 from space.ui.status import saved_html, status_html
 
-# Short defaults: every point is a baseline and a speculative run of every
-# prompt of the workload, so a CPU sweep of 3 points takes a minute or two.
+# Short: every point runs every prompt of the workload on both engines.
 DEFAULT_VALUES = {"k": "1,2,4", "concurrency": "1,2,4", "input_length": "128,512,1024",
                   "temperature": "0,0.5,1",
-                  # the preset a deployable schedule of k is derived from (k values x concurrencies)
-                  GRID: "1,2,4 x 1,2,4"}
+                  GRID: "1,2,4 x 1,2,4"}  # k values x concurrencies: a deployable schedule of k
 INTRO = ("Run one workload at several values of one variable: each point is a baseline "
          "and a speculative run of every prompt of the workload, with the method and draft "
          "chosen above. Speedup = baseline TPOT / speculative TPOT; below the dashed line "
@@ -56,15 +48,14 @@ class SweepPanel:
     plot: gr.Plot
     table: gr.Dataframe
     csv: gr.DownloadButton
-    deploy: gr.Markdown | None = None  # k x concurrency: the deployable config
+    deploy: gr.Markdown  # k x concurrency: the deployable config
 
     def inputs(self) -> list:
         """In the order of ``SweepHandlers.sweep``'s first parameters (and of the API)."""
         return [self.workload, self.variable, self.values, self.max_tokens, self.repeats]
 
     def outputs(self) -> list:
-        return [self.status, self.plot, self.table, self.csv] + (
-            [self.deploy] if self.deploy is not None else [])
+        return [self.status, self.plot, self.table, self.csv, self.deploy]
 
 
 def workload_choices() -> list[tuple[str, str]]:
@@ -73,7 +64,7 @@ def workload_choices() -> list[tuple[str, str]]:
 
 
 def build_sweep_panel(workload_id: str | None = None, vary_k: bool = True) -> SweepPanel:
-    """``vary_k`` false: the page's source fixes k (running servers): concurrency is swept."""
+    """``vary_k`` false: the source fixes k (running servers); concurrency is swept."""
     gr.Markdown(INTRO)
     if not vary_k:
         gr.Markdown(SERVERS_NOTE, elem_id="sweep-servers-note")
@@ -120,12 +111,8 @@ class SweepHandlers(JobHandlers):
     def sweep(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
               pair_id=None, progress=gr.Progress(),  # noqa: B008 (Gradio injects it)
               request: gr.Request | None = None) -> Iterator[dict]:
-        """Run the sweep (queued behind page runs: same pool lock, same queue).
-
-        Gradio closes this generator when the client leaves or presses Stop; the
-        ``finally`` then stops the sweep before its next engine step, and the
-        remaining points are not run.
-        """
+        """Run the sweep; Stop or a client that leaves closes this generator, and the
+        sweep stops before its next engine step."""
         from space.runs import sweep_plan  # its runs import vLLM lazily
 
         page_job = job_for(self.publisher, request)  # who asked; who hears how it ends
@@ -151,8 +138,7 @@ class SweepHandlers(JobHandlers):
 
     def _plan(self, workload_id, variable, values, max_tokens, repeats, method, draft, k,
               pair_id) -> tuple[EngineSpec, SweepPlan]:
-        """The page's sweep settings, checked; ``ConfigError`` with one line if not.
-        A source that fixes k (running servers): its method and k, concurrency only."""
+        """The sweep settings checked, or ``ConfigError``; a source that fixes k keeps its own."""
         from space.runs import sweep_plan
 
         plan = sweep_plan.plan(str(workload_id or ""), str(variable), str(values or ""),
@@ -177,11 +163,9 @@ class SweepHandlers(JobHandlers):
         return {p.status: status_html(done, "done", saved),
                 p.plot: sweep_figure(result, title=f"{plan.workload.title}: sweep over {variable}"),
                 p.table: display_table(result.table),
-                p.csv: gr.DownloadButton(value=str(csv_path), interactive=True),
-                **({p.deploy: ""} if p.deploy is not None else {})}
+                p.csv: gr.DownloadButton(value=str(csv_path), interactive=True), p.deploy: ""}
 
     def _show_grid(self, plan: SweepPlan, result, saved: str) -> dict:
-        """k x concurrency: the best k per concurrency and the deployable config."""
         from space.ui.tipping_panel import grid_view
         from vis.deploy import anatomy_markdown
 
@@ -189,8 +173,7 @@ class SweepHandlers(JobHandlers):
         status, fig, table, csv_path, deploy = grid_view(plan.workload, result)
         deploy += anatomy_markdown(result.step_costs())  # the same figures as the Checklist tab
         return {p.status: status_html(status, "done", saved), p.plot: fig, p.table: table,
-                p.csv: gr.DownloadButton(value=csv_path, interactive=True),
-                **({p.deploy: deploy} if p.deploy is not None else {})}
+                p.csv: gr.DownloadButton(value=csv_path, interactive=True), p.deploy: deploy}
 
 
 def _tokens(value) -> int:

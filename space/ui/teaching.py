@@ -1,13 +1,9 @@
 """The page's teaching layer: one step everywhere, playback, and the step in the URL.
 
-The step-through's step is the page's step: the timeline marks its bar, the
-token view outlines its tokens, and clicking a bar or a token opens the
-step-through there. Play / Pause advances it at a chosen speed, the left and
-right arrow keys step, and the URL fragment (``#step=12``, the engine step the
-timeline and the steps CSV use) follows it, so a link opens a replayed run at
-that step. This is browser-side behaviour: ``PAGE_JS`` (Gradio's ``js=``)
-drives the existing buttons and a hidden jump box whose handler is the only
-server round trip added.
+The step-through's step is the page's: the timeline marks its bar, the token view
+outlines its tokens, a click on either jumps there, and ``#step=12`` (the engine
+step) follows it. ``PAGE_JS`` does this in the browser, driving the existing
+buttons and a hidden jump box, the one server round trip added.
 """
 from __future__ import annotations
 
@@ -17,7 +13,7 @@ import re
 import gradio as gr
 
 from space.ui import views
-from vis import emitting_step_indices, timeline_figure
+from vis import timeline_figure
 
 EXPLAIN_INFO = ("after the timed runs, score each verified draft with the target (its "
                 "probability, top 5, p/q): one extra prefill, never timed")
@@ -43,8 +39,7 @@ the address bar keeps the step (#step=N)</small>
 </div>
 """
 
-# Runs once when the page loads. Everything hangs off window.speclensTeach so a
-# second call (Gradio reconnects) does not bind twice.
+# Everything hangs off window.speclensTeach, so a second call (a reconnect) binds nothing twice.
 PAGE_JS = r"""
 () => {
   const T = window.speclensTeach = window.speclensTeach || {};
@@ -167,8 +162,7 @@ class Playback:
 
 
 def build_playback() -> Playback:
-    """Play / Pause and speed (plain HTML driven by PAGE_JS), and the hidden box
-    through which the page asks for a step."""
+    """Play / Pause and speed (driven by PAGE_JS), and the hidden jump box."""
     controls = gr.HTML(PLAY_HTML, label="Playback", elem_id="step-playback")
     jump = gr.Textbox("", visible="hidden", label="Jump to engine step", elem_id="step-jump")
     return Playback(controls, jump)
@@ -190,7 +184,7 @@ class TeachingHandlers:
         self.handlers = handlers  # space.ui.handlers.Handlers: its ``step`` draws the stepper
 
     def jump(self, record: views.Record | None, value) -> dict:
-        """The step-through at engine step ``value`` (from a click or the URL)."""
+        """The step-through at the engine step a click or the URL asked for."""
         step = parse_jump(value)
         position = views.position_of_step(record, step) if step is not None else None
         if position is None:
@@ -204,19 +198,14 @@ class TeachingHandlers:
         if record is None:
             return gr.skip()
         run, baseline = views.runs(record)
-        sv = views.step_view(record, int(value or 1) - 1)
-        if sv is None:
-            return timeline_figure(run, baseline, anatomy=bool(anatomy))
-        return timeline_figure(run, baseline, run.steps[emitting_step_indices(run)[sv.position]].index,
+        return timeline_figure(run, baseline, views.shown_step(record, value),
                                anatomy=bool(anatomy))
 
 
 def wire(ui, handlers, playback: Playback) -> None:
-    """Jumps from the page, and the timeline following the step-through."""
     t, s = TeachingHandlers(handlers), ui.stepper
     quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
     playback.jump.change(t.jump, [ui.state, playback.jump], s.outputs(), **quick)
-    shown = [ui.state, s.slider] + ([ui.anatomy] if ui.anatomy is not None else [])
+    shown = [ui.state, s.slider, ui.anatomy]
     s.slider.change(t.timeline, shown, ui.timeline, **quick)
-    if ui.anatomy is not None:
-        ui.anatomy.change(t.timeline, shown, ui.timeline, **quick)
+    ui.anatomy.change(t.timeline, shown, ui.timeline, **quick)

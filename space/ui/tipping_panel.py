@@ -1,13 +1,7 @@
 """The tipping point on the page: the cached curves (Sweep tab), a "measure" button,
-a small curve beside the checklist, and the k x concurrency sweep's deployable config.
-
-Curves come from the data folder (``space.judge.curves``); measuring one runs
-``space.runs.tipping.build_curve`` under the engine pool's lock, queued like page
-runs. Pure drawing is in ``vis.tipping`` and ``vis.deploy``.
-"""
+a small curve beside the checklist, and the k x concurrency sweep's deployable config."""
 from __future__ import annotations
 
-import html
 import json
 import logging
 from dataclasses import dataclass
@@ -23,7 +17,7 @@ from space.records.trace import CompareRecord, RunTrace
 from space.runs import curve_cache, machine_inputs
 from space.runs.source import Source
 from space.ui import datadir, inputs
-from space.ui.job_status import JobHandlers
+from space.ui.job_status import JobHandlers, failure_shown
 from space.ui.links import job_for
 from space.ui.status import saved_html, status_html
 
@@ -94,8 +88,7 @@ class TippingHandlers(JobHandlers):
     panel: TippingPanel
 
     def show(self, name: str | None, axis: str = "length", saved: str = "") -> dict:
-        """Draw a cached curve (page load, dropdown, axis); ``saved``: the history
-        link of a curve just measured."""
+        """Draw a cached curve; ``saved``: the history link of a curve just measured."""
         from vis.tipping import anatomy_html, tipping_figure
 
         p = self.panel
@@ -117,8 +110,8 @@ class TippingHandlers(JobHandlers):
     def measure(self, method, draft, k, pair_id=None, axis="length",
                 progress=gr.Progress(),  # noqa: B008 (Gradio injects it)
                 request: gr.Request | None = None) -> dict:
-        """Measure (or derive) the chosen pair's curve, cache it, draw it; on a page
-        that measures running servers, one sentence saying why not (nothing is built)."""
+        """Measure (or derive) the chosen pair's curve, cache it, draw it; through
+        running servers, one sentence saying why not."""
         p = self.panel
         if not self.source.can.forced_acceptance:  # nothing is built
             return {p.status: status_html(self.source.refusal("forced_acceptance"), "info")}
@@ -132,8 +125,7 @@ class TippingHandlers(JobHandlers):
                                               progress=lambda f, m: progress(f, desc=m),
                                               job=job)
         except (ConfigError, ModelError) as exc:
-            gr.Warning(html.escape(str(exc)))  # a toast is drawn as HTML; it quotes the draft
-            return {p.status: status_html(str(exc), "error")}
+            return failure_shown(p.status, str(exc))
         except Exception as exc:  # anything else: log it, say it briefly, stay up
             log.exception("tipping measurement failed")
             message = f"the measurement failed ({type(exc).__name__}); details are in the server log"
@@ -157,8 +149,7 @@ def _summary(curve: curves.TippingCurve) -> str:
 
 def mini_figure(record: CompareRecord | RunTrace | None):
     """The small curve beside the checklist, with the run's acceptance marked; None
-    when no curve is cached for the run's pair (drawn from this machine's cache,
-    never from the file)."""
+    when this machine has no curve cached for the run's pair."""
     from vis.tipping import tipping_figure
 
     run = record.speculative if isinstance(record, CompareRecord) else record
@@ -172,8 +163,7 @@ def mini_figure(record: CompareRecord | RunTrace | None):
 
 
 def deploy_markdown(cfg) -> str:
-    """The deployable config as Markdown: the best k per concurrency, the
-    --speculative-config to paste, and the full vllm serve command."""
+    """The deployable config as Markdown: best k per concurrency, and the command."""
     rows = "\n".join(f"| {c.concurrency} | {c.k} | {c.speedup:.2f}x |" for c in cfg.choices)
     out = ("#### Deployable config\n| concurrency | best k (0: off) | speedup |\n|---|---|---|\n"
            f"{rows}\n\n")
@@ -185,8 +175,7 @@ def deploy_markdown(cfg) -> str:
 
 
 def grid_view(workload, result) -> tuple[str, object, object, str, str]:
-    """A finished k x concurrency sweep (``space.runs.sweep_plan.run``): (status text,
-    figure, table, CSV path, deployable config as Markdown)."""
+    """A finished k x concurrency sweep: (status, figure, table, CSV path, deploy Markdown)."""
     from vis.deploy import grid_figure
 
     cfg = result.deploy

@@ -1,15 +1,12 @@
 """The Traffic tab: a visitor's file of prompts (or the operator's ``--traffic FILE``),
 a verdict per group of requests and what to deploy (``space.runs.traffic``).
 
-The upload is bounded as ``space.runs.traffic_file.Bounds`` says (its size is checked
-before it is read) and removed when the visitor's session ends. The run goes
-through the page's engine queue, one prompt at a time under the engine lock,
-stoppable like a sweep; the figures come from ``vis.traffic``. A page that
-measures running servers (``app.py --baseline-url/--speculative-url``) sends
-the prompts to them and builds no engine.
+The upload is bounded (its size checked before it is read) and removed when the
+session ends; the run goes through the page's engine queue, stoppable like a sweep.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import html
 import json
@@ -155,15 +152,13 @@ class TrafficHandlers(JobHandlers):
                  publisher: Publisher | None = None, source: Source | None = None) -> None:
         super().__init__(panel, base_spec, offer, publisher, source)
         self.operator_file, self.bounds = operator_file, bounds
-        # Handlers.show(record, message): a comparison in every view
-        self.show_record = show_record
+        self.show_record = show_record  # Handlers.show: a comparison in every view
 
     def run(self, file, label_field, per_group, max_tokens, repeats, concurrency, method, draft,
             k, pair_id=None, progress=gr.Progress(),  # noqa: B008 (Gradio injects it)
             request: gr.Request | None = None) -> Iterator[dict]:
         """Read, group, sample and measure the file; Stop or a client that leaves
         closes this generator, and the run stops before its next engine step."""
-
         page_job = job_for(self.publisher, request)  # who asked; who hears how it ends
         kept: dict[str, TrafficSession] = {}
 
@@ -185,9 +180,8 @@ class TrafficHandlers(JobHandlers):
     def more(self, last: TrafficSession | None,
              progress=gr.Progress(),  # noqa: B008 (Gradio injects it)
              request: gr.Request | None = None) -> Iterator[dict]:
-        """"Measure more": unseen prompts of the last run's undecided groups, a few at a
-        time, until they are decided or the budget (MAX_PROMPTS in all, MORE_MINUTES)
-        is spent; the progress line names the groups still open."""
+        """"Measure more": unseen prompts of the last run's undecided groups until they
+        are decided or the budget (MAX_PROMPTS in all, MORE_MINUTES) is spent."""
         from space.runs.traffic import Budget
 
         if last is None or not last.items:
@@ -224,10 +218,7 @@ class TrafficHandlers(JobHandlers):
                                     functools.partial(failure_shown, self.panel.status),
                                     (ConfigError, ModelError, ServerError))
         if result is not None:
-            session = kept["s"]
-            session = TrafficSession(session.spec, session.plan, session.source,
-                                     session.max_tokens, session.repeats, session.concurrency,
-                                     session.skipped, list(getattr(result, "items", [])))
+            session = dataclasses.replace(kept["s"], items=list(getattr(result, "items", [])))
             yield {**self.show(result, saved_html(page_job.replies.get("history"))),
                    self.panel.last: session}
 
@@ -255,8 +246,6 @@ class TrafficHandlers(JobHandlers):
                 plan(traffic, n, MAX_PROMPTS))
 
     def show(self, result, saved: str = "") -> dict:
-        """The result in the tab: figure, tables, the answer, the downloads; ``saved``:
-        its history link for the status line."""
         from space.judge.traffic import PROMPT_COLUMNS, to_csv
 
         folder = datadir.export_folder("speclens-traffic-")
@@ -270,8 +259,7 @@ class TrafficHandlers(JobHandlers):
                 self.panel.pick: gr.Dropdown(choices=list(records), value=None)}
 
     def open_prompt(self, records: dict, choice: str | None) -> dict:
-        """One measured prompt of the session's last run in every view (token view,
-        timeline, checklist), as a replay shows a saved comparison."""
+        """One measured prompt of the session's last run in every view, as a replay."""
         record = (records or {}).get(choice or "")
         if record is None or self.show_record is None:
             return {self.panel.status: status_html("run the traffic first, then pick one of "

@@ -1,11 +1,6 @@
-"""What each panel shows for a record: calls ``vis/`` (no gradio). Pure but for
-``write_exports``, which writes the downloads into the session's folder; memory
-readings come in as arguments (``space.observe.memory`` reads them).
-
-A record is a ``CompareRecord`` (the page's runs, ``python -m space compare
---json``) or a ``RunTrace`` (``python -m space trace --json``); both replay in
-every view, a lone trace without the baseline lane and comparison.
-"""
+"""What each panel shows for a record, through ``vis/`` (no gradio); pure but for
+``write_exports``. A record is a ``CompareRecord`` or a ``RunTrace`` (a lone
+speculative run: no baseline lane or comparison)."""
 from __future__ import annotations
 
 import dataclasses
@@ -38,9 +33,8 @@ NO_VERDICT = ('<p class="speclens-no-verdict">Run a comparison to get a verdict:
               "this record has no checklist.</p>")
 NO_BASELINE = ("<p>This is a single speculative run (saved by <code>python -m space trace"
                "</code>): there is no baseline run to compare with.</p>")
-# The token views draw a run's first steps only: a replayed trace can be long
-# (space/records/replay.py), and the page's HTML grows with every token drawn. The
-# stepper, the timeline and the CSV have every step.
+# The token views draw a run's first steps only: the page's HTML grows with every
+# token drawn. The stepper, the timeline and the CSV have every step.
 TOKEN_VIEW_STEPS = 2000
 
 
@@ -88,8 +82,7 @@ def render(record: Record) -> RecordViews:
 
 
 def missing_hooks_html(run: RunTrace) -> str:
-    """The tracing hooks that did not attach for this run, one escaped line each
-    ('' when all did): what the page lacks, and why."""
+    """The tracing hooks that did not attach for this run, one line each ('' when all did)."""
     lines = hooks.missing_lines(run.config)
     if not lines:
         return ""
@@ -97,17 +90,16 @@ def missing_hooks_html(run: RunTrace) -> str:
     return f'<div class="speclens-missing-hooks"><p><b>Not traced here</b></p><ul>{items}</ul></div>'
 
 
-def head(run: RunTrace, max_steps: int = TOKEN_VIEW_STEPS) -> RunTrace:
-    """``run`` cut after its first ``max_steps`` steps (itself when shorter)."""
-    if len(run.steps) <= max_steps:
+def head(run: RunTrace) -> RunTrace:
+    if len(run.steps) <= TOKEN_VIEW_STEPS:
         return run
-    steps = run.steps[:max_steps]
+    steps = run.steps[:TOKEN_VIEW_STEPS]
     n_out = steps[-1].output_offset + len(steps[-1].emitted_token_ids)
     return dataclasses.replace(run, steps=steps, output_token_ids=run.output_token_ids[:n_out])
 
 
-def cut_note(run: RunTrace, max_steps: int = TOKEN_VIEW_STEPS) -> str:
-    """A line saying the token view stops early, or "" when it draws the whole run."""
+def cut_note(run: RunTrace) -> str:
+    max_steps = TOKEN_VIEW_STEPS
     if len(run.steps) <= max_steps:
         return ""
     return (f'<p class="speclens-cut" data-cut="{max_steps}"><em>The first {max_steps:,} of '
@@ -116,7 +108,7 @@ def cut_note(run: RunTrace, max_steps: int = TOKEN_VIEW_STEPS) -> str:
 
 
 def _compare_html(cmp: CompareRecord) -> str:
-    """vis.compare_html, whose token lanes (drawn when the outputs differ) show the runs' heads."""
+    """vis.compare_html, whose token lanes (drawn when outputs differ) show the runs' heads."""
     longest = max(cmp.baseline, cmp.speculative, key=lambda r: len(r.steps))
     if cmp.outputs_identical or len(longest.steps) <= TOKEN_VIEW_STEPS:
         return vis.compare_html(cmp)
@@ -136,7 +128,6 @@ def _checklist(record: Record) -> str:
 
 
 def live_token_html(steps: list[StepRecord], texts: dict[int, str]) -> str:
-    """The token view of a run still in progress, from the steps streamed so far."""
     return vis.token_view_html(_partial(steps, texts))
 
 
@@ -170,8 +161,7 @@ def step_view(record: Record | None, position: int | float | None) -> StepView |
     pos = min(max(int(position or 0), 0), len(indices) - 1)
     d = vis.describe_step(run, indices[pos])
     step = run.steps[indices[pos]]
-    # The slider counts only the passes that emit tokens; the sentence names the
-    # engine step ("Engine step 12: ..."), which the timeline and CSV also use.
+    # The slider counts the passes that emit tokens; the sentence names the engine step.
     title = (f'<p class="speclens-step" data-step="{int(step.index)}" '
              f'data-kind="{html.escape(step.kind)}" data-pass="{pos + 1}" '
              f'data-count="{len(indices)}"><b>Pass {pos + 1} of {len(indices)}.'
@@ -179,12 +169,19 @@ def step_view(record: Record | None, position: int | float | None) -> StepView |
     if d["why"]:  # an explained run: the target's side
         title += f'<p class="speclens-why">{html.escape(str(d["why"]))}</p>'
     title += str(d["top5_html"])  # its top 5 where it disagreed, or why a server run has none
-    # where the step's time went, beside a decode step of the baseline
     title += ('<div class="speclens-step-anatomy"><p><b>Where this step\'s time went</b></p>'
               f"{vis.step_breakdown_html(step, runs(record)[1], source=run.config.source)}</div>")
-
     return StepView(pos, len(indices), title, str(d["context_html"]), str(d["drafts_html"]),
                     str(d["emitted_html"]))
+
+
+def shown_step(record: Record | None, slider: Any) -> int | None:
+    """The engine step the step-through shows at slider ``value`` (1-based)."""
+    sv = step_view(record, int(slider or 1) - 1)
+    if record is None or sv is None:
+        return None
+    run, _ = runs(record)
+    return run.steps[vis.emitting_step_indices(run)[sv.position]].index
 
 
 def position_of_step(record: Record | None, step_index: int) -> int | None:
@@ -209,12 +206,9 @@ def steps_csv_frame(record: Record) -> pd.DataFrame:
 
 
 def write_exports(record: Record, source: str | Path | None = None) -> tuple[str, str]:
-    """Trace JSON and steps CSV in a fresh folder of the visitor's session, under
-    the data folder's tmp/ (removed when the session ends); returns their paths.
-
-    ``source``: the file ``record`` was replayed from, offered back as it is
-    (a copy costs nothing; writing a long trace anew takes most of a replay's time).
-    """
+    """Trace JSON and steps CSV in a fresh folder of the visitor's session; returns
+    their paths. ``source``: the file ``record`` was replayed from, copied as it is
+    (writing a long trace anew takes most of a replay's time)."""
     folder = datadir.export_folder("speclens-")
     kind = "compare" if isinstance(record, CompareRecord) else "trace"
     json_path = folder / f"speclens-{kind}.json"
@@ -230,8 +224,8 @@ def write_exports(record: Record, source: str | Path | None = None) -> tuple[str
 def memory_views(engines: list[EngineMemory], gpu: GpuMemory | None,
                  system: SystemMemory | None, rss: int | None,
                  budget: PoolBudget | None = None) -> tuple[Any, str]:
-    """Figure and table. On CPU the figure leaves the host out: a bar of the
-    whole host's RAM would flatten the engines' bars; the table names it."""
+    """Figure and table; the figure leaves the host's RAM out (its bar would flatten
+    the engines'), the table names it."""
     return (memory_figure(engines, gpu, None, rss),
             memory_html(engines, gpu, system, rss, budget))
 
