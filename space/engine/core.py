@@ -207,8 +207,7 @@ class TracedEngine:
             self.engine.abort_request(req_ids)
             raise
         if recording and not self.recording:  # the scheduler stopped recording in this run
-            self._note_hooks()  # the config now names it; no half-recorded steps
-            raws = {rid: [] for rid in req_ids}
+            self._note_hooks()  # the config now names it; no half-recorded steps below
         return [self._finish(req, ids, arrival, finals[rid],
                              build_steps(raws[rid], times[rid]) if self.recording else [],
                              out_s[rid])

@@ -199,16 +199,13 @@ def estimate_bytes(spec: EngineSpec) -> int:
         gpu = memory.gpu_memory()
         return int(spec.gpu_memory_utilization * gpu.total_bytes) if gpu else 0
     dtype = str(spec.dtype)
-    weights = 0
     names = [spec.model]
     row = method_info(spec.method) if spec.method else None
     if row is not None and row.takes_draft and spec.draft_model:
         names.append(spec.draft_model)
-    for name in names:
-        folder = models.local_folder(name)
-        if folder is not None:
-            weights += models.weight_bytes(folder, dtype)
-    return weights + hardware.kv_cache_bytes(spec.kv_cache_bytes, dtype) + BUILD_OVERHEAD_BYTES
+    folders = [f for f in map(models.local_folder, names) if f is not None]
+    return (sum(models.weight_bytes(f, dtype) for f in folders)
+            + hardware.kv_cache_bytes(spec.kv_cache_bytes, dtype) + BUILD_OVERHEAD_BYTES)
 
 
 def default_budget() -> tuple[int, str]:

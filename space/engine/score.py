@@ -1,12 +1,10 @@
 """Score a finished run with the target: what it thought of each draft it verified.
 
 After the timed runs, one prefill of prompt + output on the baseline engine
-with ``prompt_logprobs`` gives, at every output position, the target's
-distribution in the context it verified in. The public answer has only the
-top 5 (a rejected draft is usually not among them) and no temperature or
-top-p, so for this one request ``Sampler.gather_logprobs`` is wrapped to see
-the full-vocabulary rows and reduce those we need; the public top-1 is then
-checked against them, so moved vLLM internals fail loudly instead of misaligning.
+gives the target's distribution at every output position. vLLM's public
+``prompt_logprobs`` has only the top 5 and no temperature or top-p, so for
+this request ``Sampler.gather_logprobs`` is wrapped to reduce the full rows we
+need; the public top-1 is checked against them, so moved internals fail loudly.
 """
 from __future__ import annotations
 

@@ -1,11 +1,9 @@
 """Was the machine busy while a run measured? What other processes used (psutil, NVML).
 
 Timings on a shared machine are not comparable (the same prompts gave 2.11x
-while other work ran, 1.26x alone). The meter takes the machine's busy CPU
-time minus this process's (children included) over the run, as a share of
-the CPUs' wall time, flagged above ``BUSY_SHARE``; on a GPU, other processes'
-SM time from NVML's samples, flagged above ``GPU_BUSY_SHARE`` (absent where
-NVML cannot say).
+while other work ran, 1.26x alone). Other processes' share of the CPUs' time
+over the run is flagged above ``BUSY_SHARE``; on a GPU, their share of SM
+time (NVML's samples, absent where it cannot say) above ``GPU_BUSY_SHARE``.
 """
 from __future__ import annotations
 
