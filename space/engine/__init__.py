@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 
-if TYPE_CHECKING:  # for the type checker; at runtime, __getattr__ below
+if TYPE_CHECKING:
     from space.engine.core import TracedEngine
     from space.engine.pool import EnginePool
 
@@ -16,10 +16,7 @@ __all__ = ["TracedEngine", "EnginePool"]
 
 
 def __getattr__(name: str):
-    # vLLM is imported with the first engine, not with this package: the page
-    # serves within seconds and builds the engines behind it (space.ui.startup).
-    # The light modules of this layer (hardware, models, prompts) import
-    # without the engines too.
+    # vLLM loads with the first engine, not this package, so the page serves first.
     if name == "EnginePool":
         from space.engine.pool import EnginePool
         return EnginePool

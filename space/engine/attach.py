@@ -1,8 +1,4 @@
-"""Attaching SpecLens's hooks to one engine, and whether each attached (issue 30).
-
-Each hook point attaches or says why not (``space.records.hooks``); the
-engine (``space.engine.core``) writes the states into every trace's config.
-"""
+"""Attaching SpecLens's hooks to one engine, and whether each attached (``space.records.hooks``)."""
 from __future__ import annotations
 
 import dataclasses
@@ -23,10 +19,8 @@ def build_engine(args: EngineArgs, build: Callable[[EngineArgs], Any] | None = N
                  ) -> tuple[Any, str | None]:
     """The engine, and why the tracing scheduler is not in it (None: it is).
 
-    vLLM marks custom schedulers as non-public: a vLLM whose ``Scheduler``
-    changed may refuse ``TracingScheduler``. Then the engine is built with
-    vLLM's own scheduler and runs take their counts from vLLM's per-request
-    metrics (the second build costs a model load; only on that vLLM).
+    Custom schedulers are non-public vLLM API: a vLLM that refuses ours gets
+    its own scheduler, and runs take their counts from its per-request metrics.
     """
     build = build or LLMEngine.from_engine_args
     if args.scheduler_cls is not TracingScheduler:
@@ -40,20 +34,15 @@ def build_engine(args: EngineArgs, build: Callable[[EngineArgs], Any] | None = N
 
 
 def hook_states(engine: Any) -> list[hooks.HookState]:
-    """Every hook point's state of a ``TracedEngine``, in the doctor's order: the
-    tracing scheduler, the step clock's parts, the proposer timer, the why-rejected hook."""
+    """Every hook point's state of a ``TracedEngine``, in the doctor's order."""
     from space.engine.score import why_rejected_state
 
-    states = [scheduler_state(engine._scheduler_why, engine.scheduler)]
-    if engine.clock is not None:
-        states += engine.clock.states(engine.spec.is_speculative)
-    states.append(why_rejected_state(engine.runner))
-    return states
+    return [scheduler_state(engine._scheduler_why, engine.scheduler),
+            *engine.clock.states(engine.spec.is_speculative), why_rejected_state(engine.runner)]
 
 
 def scheduler_state(build_why: str | None, scheduler: Any) -> hooks.HookState:
-    """The tracing scheduler: refused at build (``build_why``), stopped recording
-    during a run (its ``failure``), or attached."""
+    """The tracing scheduler: refused at build, stopped recording, or attached."""
     if build_why is not None:
         return hooks.missing(hooks.TRACING_SCHEDULER, build_why)
     failure = getattr(scheduler, "failure", None)

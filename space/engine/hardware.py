@@ -1,30 +1,10 @@
-"""What this machine is, and the dtype its engines run in: one home for both rules.
+"""What this machine is, and the dtype its engines run in (docs/install.md, "Which dtype runs").
 
-Why the dtype is decided here and not left to vLLM's ``auto``: on CPU, vLLM's
-``auto`` picks bf16 on any x86. A CPU without bf16 units (AVX2-only AMD, older
-Xeons) then emulates every bf16 matrix product. A single-token decode step
-costs about the same as in float32, but prefill and the (1 + k)-token verify
-pass of speculative decoding are several times slower (measured on an AVX2 EPYC:
-TTFT 2720 ms against 334 ms, a verify of 5 tokens 2.7x a decode step). The
-verdict would then describe the emulation, not speculative decoding, on a
-setup no one would deploy. So:
-
-- CPU: bf16 where the CPU has native bf16 arithmetic, float32 otherwise. The
-  probes are the ones vLLM's own CPU kernels use: ``torch.cpu._is_avx512_bf16_supported()``
-  and ``_is_amx_tile_supported()`` on x86, ``torch.cpu.get_capabilities()["bf16"]``
-  on Arm. /proc/cpuinfo is read only for the model name.
-- GPU: the model's own dtype, resolved as vLLM's ``auto`` does
-  (``vllm.config.model._resolve_auto_dtype``): a float32 checkpoint is served
-  in bf16 where the GPU has it, else float16.
-- ``--dtype`` overrides either; without it, ``SPECLENS_DTYPE`` (read by the app,
-  the CLI and the test setup alike) does, e.g. ``SPECLENS_DTYPE=float32`` to
-  check float32 memory on a machine with bf16 units.
-
-The result is a ``DtypeChoice``: the resolved dtype (never "auto") with the CPU
-and the reason, written into every trace's config.
-
-Importing this module imports neither torch nor vLLM; the probes import torch
-when first asked, and are cached.
+CPU: bf16 where vLLM's own probes find native bf16 units, float32 otherwise
+(emulated bf16 makes prefill and verify several times slower). GPU: the
+checkpoint's dtype, resolved as vLLM's ``auto``. ``--dtype``, else
+``SPECLENS_DTYPE``, overrides either. Importing this module imports neither
+torch nor vLLM; the probes import torch when first asked, and are cached.
 """
 from __future__ import annotations
 
@@ -40,14 +20,12 @@ from space.common import versions
 from space.common.paths import cache_dir
 from space.records.config import ConfigError, EngineSpec
 
-# The names vLLM's ``--dtype`` accepts that run on this project's devices, with
-# their canonical spelling (vllm.config.model._STR_DTYPE_TO_TORCH_DTYPE). Every
-# one of them runs on vLLM's CPU and CUDA platforms (CpuPlatform.supported_dtypes;
-# bf16 on CUDA needs compute capability 8.0, checked by vLLM itself).
+# vLLM's ``--dtype`` names that run on its CPU and CUDA platforms -> canonical spelling.
 DTYPES: dict[str, str] = {
     "bfloat16": "bfloat16", "float16": "float16", "half": "float16",
     "float32": "float32", "float": "float32",
 }
+_CHOICES = ", ".join(sorted(set(DTYPES.values())))
 BYTES_PER_VALUE: dict[str, int] = {"bfloat16": 2, "float16": 2, "float32": 4}
 
 # Why a dtype was chosen: one short clause, shown after the dtype.
@@ -71,7 +49,7 @@ class DtypeChoice:
 
     @property
     def clause(self) -> str:
-        """'float32 (this CPU has no native bf16)': the run line's words."""
+        """'float32 (this CPU has no native bf16)'."""
         return f"{self.dtype} ({self.reason})"
 
     @property
@@ -93,7 +71,7 @@ def on_gpu() -> bool:
 
 @functools.lru_cache(maxsize=1)
 def cpu_model() -> str:
-    """The CPU's model name, e.g. 'AMD EPYC' or 'Intel(R) Xeon(R) Platinum 8488C'."""
+    """The CPU's model name, e.g. 'AMD EPYC'."""
     try:
         for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
             if line.lower().startswith(("model name", "processor name")) and ":" in line:
@@ -110,9 +88,8 @@ PROBE_FILE = "cpu-bf16-probe.json"  # under the cache folder: the probes' last a
 def cpu_bf16_flags() -> tuple[str, ...]:
     """The probes (vLLM's own) that report native bf16 arithmetic on this CPU.
 
-    The probes need torch, whose import costs seconds at the app's start
-    before the page is served; their answer is kept in the cache folder, keyed
-    by the CPU and the torch version (``scripts/setup.sh`` fills it)."""
+    Importing torch costs seconds at the app's start, so the answer is kept in
+    the cache folder, keyed by the CPU and the torch version."""
     key = {"cpu": cpu_model(), "machine": platform.machine(), "torch": versions.dist_version("torch")}
     path = cache_dir() / PROBE_FILE
     try:
@@ -148,33 +125,31 @@ def canonical(requested: str) -> str:
     """The canonical name of a ``--dtype``; one line naming what is supported if bad."""
     name = DTYPES.get(requested.strip().lower())
     if name is None:
-        raise ConfigError(f"dtype {requested!r} is not supported here: choose "
-                          f"{', '.join(sorted(set(DTYPES.values())))} (or leave --dtype out "
-                          "to let SpecLens pick what this machine runs natively)")
+        raise ConfigError(f"dtype {requested!r} is not supported here: choose {_CHOICES} "
+                          "(or leave --dtype out to let SpecLens pick what this machine "
+                          "runs natively)")
     return name
 
 
 def choose_dtype(requested: str | None = None, model_path: Path | None = None) -> DtypeChoice:
-    """The dtype to run in. ``requested``: ``--dtype`` (None or "auto": not given).
-
-    ``model_path`` is read on GPU only (its config.json's dtype)."""
+    """The dtype to run in. ``requested``: ``--dtype`` (None or "auto": not given);
+    ``model_path`` is read on GPU only."""
     gpu = on_gpu()
-    device = "gpu" if gpu else "cpu"
     flags = () if gpu else cpu_bf16_flags()
-    if requested and requested.strip().lower() != "auto":
-        return DtypeChoice(canonical(requested), BY_FLAG, device, cpu_model(), flags)
     from_env = os.environ.get(DTYPE_ENV, "").strip()
-    if from_env and from_env.lower() != "auto":
+    if requested and requested.strip().lower() != "auto":
+        dtype, reason = canonical(requested), BY_FLAG
+    elif from_env and from_env.lower() != "auto":
         try:
-            return DtypeChoice(canonical(from_env), BY_ENV, device, cpu_model(), flags)
+            dtype, reason = canonical(from_env), BY_ENV
         except ConfigError:
-            raise ConfigError(f"{DTYPE_ENV}={from_env!r} is not a dtype: choose "
-                              f"{', '.join(sorted(set(DTYPES.values())))}, or unset it") from None
-    if not gpu:
-        if flags:
-            return DtypeChoice("bfloat16", BY_BF16_UNITS, device, cpu_model(), flags)
-        return DtypeChoice("float32", BY_NO_BF16, device, cpu_model(), flags)
-    return DtypeChoice(_gpu_auto_dtype(model_path), BY_MODEL, device, cpu_model(), flags)
+            raise ConfigError(f"{DTYPE_ENV}={from_env!r} is not a dtype: choose {_CHOICES}, "
+                              "or unset it") from None
+    elif gpu:
+        dtype, reason = _gpu_auto_dtype(model_path), BY_MODEL
+    else:
+        dtype, reason = ("bfloat16", BY_BF16_UNITS) if flags else ("float32", BY_NO_BF16)
+    return DtypeChoice(dtype, reason, "gpu" if gpu else "cpu", cpu_model(), flags)
 
 
 def _gpu_auto_dtype(model_path: Path | None) -> str:
@@ -196,15 +171,13 @@ def _gpu_auto_dtype(model_path: Path | None) -> str:
 
 
 def kv_cache_bytes(budget_bytes: int, dtype: str) -> int:
-    """The KV cache to give vLLM for a budget stated at 2 bytes per value
-    (``--kv-cache-mib``): float32 gets twice the bytes, so the same number of
-    tokens fits and a float32 run is not cut short where a bf16 one was not."""
+    """The KV bytes for a budget stated at 2 bytes per value (``--kv-cache-mib``):
+    float32 gets twice the bytes, so the same number of tokens fits."""
     return budget_bytes * BYTES_PER_VALUE.get(dtype, 2) // 2
 
 
 def resolve_spec(spec: EngineSpec) -> EngineSpec:
-    """``spec`` with its dtype resolved and canonical: the form engine pools and
-    caches are keyed on, so a bf16 engine or curve never stands in for a float32 one.
+    """``spec`` with its dtype resolved and canonical (what pools and caches key on).
     Idempotent; a bad ``--dtype`` fails here, before any engine is built."""
     if spec.dtype in BYTES_PER_VALUE:
         return spec
@@ -213,9 +186,8 @@ def resolve_spec(spec: EngineSpec) -> EngineSpec:
 
 
 def explain(dtype: str, model: str | Path | None = None) -> DtypeChoice:
-    """Why a resolved ``dtype`` runs here: the machine's own choice when it is the
-    one ``choose_dtype`` makes, else the operator's ``--dtype``. ``model`` (a name or
-    folder) is read on GPU only, where the checkpoint's dtype is the natural one."""
+    """Why a resolved ``dtype`` runs here: the machine's own choice when it is
+    ``choose_dtype``'s, else ``--dtype``. ``model`` is read on GPU only."""
     natural = choose_dtype(None, _gpu_model_path(model))
     if natural.dtype == dtype:
         return natural
@@ -223,8 +195,7 @@ def explain(dtype: str, model: str | Path | None = None) -> DtypeChoice:
 
 
 def _gpu_model_path(model: str | Path | None) -> Path | None:
-    """The model's folder on GPU (its config.json names the checkpoint's dtype);
-    None on CPU, where the checkpoint does not decide."""
+    """The model's folder on GPU, where its checkpoint's dtype decides; None on CPU."""
     if model is None or not on_gpu():
         return None
     from space.engine import models

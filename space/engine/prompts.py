@@ -1,8 +1,4 @@
-"""Prompt -> token ids, with the checks that need only the tokenizer (no vLLM).
-
-Run before any engine is built, so that bad input fails in a second with a
-clear message instead of after an engine start.
-"""
+"""Prompt -> token ids, checked with the tokenizer alone, before any engine is built."""
 from __future__ import annotations
 
 import functools
@@ -19,11 +15,9 @@ def load_tokenizer(model_path: str):
 
 
 def encode(tokenizer, req: RequestSpec, max_model_len: int) -> list[int]:
-    """Token ids of the prompt: chat template applied unless ``req.raw``.
+    """Token ids: system, earlier turns, then the prompt through the chat template.
 
-    The template gets the system message, then ``req.messages`` (a conversation's
-    earlier turns), then the prompt as the last user turn. Without a template
-    (or raw) only the prompt is sent: there is no agreed way to join turns.
+    Raw or without a template, only the prompt: there is no agreed way to join turns.
     """
     req.validate()
     if req.raw or not getattr(tokenizer, "chat_template", None):

@@ -1,11 +1,8 @@
 """A vLLM scheduler that records, per request per step, what was verified.
 
-vLLM's scheduler sees every step's inputs (``SchedulerOutput``) and outputs
-(``ModelRunnerOutput``) for every request: the draft token ids being verified,
-the tokens the target sampled, and (after its stop checks) the tokens the
-request actually kept. Subclassing it is the one place where the real draft ids
-are visible per step (vLLM marks custom schedulers as non-public API: the
-versions this was tested against are pinned in ``space/common/versions.py``).
+The scheduler is the one place that sees each step's real draft ids, the
+tokens sampled and those kept after stop checks (non-public vLLM API: the
+versions tested are pinned in ``space/common/versions.py``).
 """
 from __future__ import annotations
 
@@ -25,7 +22,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class RawStep:
-    """What the scheduler saw for one request in one step (times are added later)."""
+    """What the scheduler saw for one request in one step."""
 
     num_scheduled_tokens: int
     num_computed_before: int        # tokens of the request already in the KV cache
@@ -45,7 +42,6 @@ class Recorder:
     new_in_step: list[tuple[str, RawStep]] = field(default_factory=list)
 
     def take_step(self) -> list[tuple[str, RawStep]]:
-        """The records made by the last engine step, in order."""
         out, self.new_in_step = self.new_in_step, []
         return out
 
@@ -53,26 +49,14 @@ class Recorder:
 class TracingScheduler(Scheduler):
     """``Scheduler`` plus a ``recorder``; behaviour is unchanged.
 
-    vLLM verifies and counts draft slots that no proposer filled; the trace
-    keeps only the proposer's drafts and counts the others apart, with their
-    cause (docs/vllm-hooks.md, "Placeholder drafts"):
-    - padding: ids outside the vocabulary (-1). vLLM pads a new request whose
-      prefill is a single token (a prefix-cache hit on a prompt of 128n+1
-      tokens) with ``num_speculative_tokens`` of them; async scheduling and
-      grammars use -1 too.
-    - drafter skipped: when the drafter's input would pass max_model_len,
-      the model runner skips it and hands back zeros (a real id, 0), which
-      the next step verifies. ``proposer_ran`` (set by the engine, from the
-      timer around the proposer) tells these apart from proposals.
+    Draft slots no proposer filled are kept out of the drafts and counted
+    apart with their cause (docs/vllm-hooks.md, "Placeholder drafts"): -1
+    padding, or zeros the model runner returns when it skipped the drafter
+    (``proposer_ran``, set by the engine, tells those from proposals).
+    With a ``clock``, vLLM's scheduling and our recording are timed apart.
 
-    With a ``clock`` (the engine's step anatomy), ``update_from_output`` times
-    vLLM's work as scheduling and its own recording apart, so that looking
-    is never counted as vLLM's cost.
-
-    Fails soft: if reading vLLM's objects raises (a vLLM whose fields moved),
-    ``failure`` says why, recording stops, and vLLM's own methods go on as
-    if nothing were attached; the engine then takes the run's counts from
-    vLLM's per-request metrics (``space.records.hooks``).
+    Fails soft: if reading vLLM's objects raises, ``failure`` says why,
+    recording stops and vLLM goes on as if nothing were attached.
     """
 
     def __init__(self, *args, **kwargs) -> None:
@@ -106,7 +90,7 @@ class TracingScheduler(Scheduler):
         self.vocab_size = self.vllm_config.model_config.get_vocab_size()
 
     def update_draft_token_ids(self, draft_token_ids) -> None:
-        # Runs at the end of an engine step, after the model runner proposed (or not).
+        # At the end of an engine step, after the model runner proposed (or not).
         self._guard(self._note_zero_filled, draft_token_ids)
         super().update_draft_token_ids(draft_token_ids)
 
@@ -133,14 +117,13 @@ class TracingScheduler(Scheduler):
         sampled = model_runner_output.sampled_token_ids
         index = model_runner_output.req_id_to_index
         before = {}
-        for req_id in scheduler_output.num_scheduled_tokens:
+        for req_id, n_sched in scheduler_output.num_scheduled_tokens.items():
             req = self.requests.get(req_id)
             if req is not None:
-                # num_computed_tokens already counts this step's scheduled tokens.
-                n_sched = scheduler_output.num_scheduled_tokens[req_id]
                 i = index.get(req_id)
                 # Copy now: vLLM trims this very list in place at a stop.
                 got = list(sampled[i]) if (sampled and i is not None) else []
+                # num_computed_tokens already counts this step's scheduled tokens.
                 before[req_id] = (req, len(req.output_token_ids),
                                   req.num_computed_tokens - n_sched, got)
         return before
@@ -152,15 +135,10 @@ class TracingScheduler(Scheduler):
             proposed, cause = self._proposed(req_id, drafts)
             raw = RawStep(
                 num_scheduled_tokens=scheduler_output.num_scheduled_tokens[req_id],
-                num_computed_before=computed,
-                num_prompt_tokens=req.num_prompt_tokens,
-                draft_token_ids=proposed,
-                sampled_token_ids=got,
-                kept_token_ids=list(req.output_token_ids[n_out:]),
-                output_offset=n_out,
-                num_placeholder_drafts=len(drafts) - len(proposed),
-                placeholder_cause=cause,
-            )
+                num_computed_before=computed, num_prompt_tokens=req.num_prompt_tokens,
+                draft_token_ids=proposed, sampled_token_ids=got,
+                kept_token_ids=list(req.output_token_ids[n_out:]), output_offset=n_out,
+                num_placeholder_drafts=len(drafts) - len(proposed), placeholder_cause=cause)
             self.recorder.new_in_step.append((req_id, raw))
 
     def _proposed(self, req_id: str, drafts) -> tuple[list[int], str | None]:

@@ -1,23 +1,10 @@
 """Score a finished run with the target: what it thought of each draft it verified.
 
-After the timed runs, one request reads prompt + output on the baseline engine
-with ``prompt_logprobs`` (one prefill: at every output position the target's
-distribution given exactly the context it had while verifying there).
-
-Why a hook and not only vLLM's public answer: ``prompt_logprobs=5`` returns
-the top 5 and the token that follows, but a rejected draft is usually neither,
-and ``prompt_logprob_token_ids`` (scores for chosen ids) needs the V2 model
-runner (``VLLM_USE_V2_MODEL_RUNNER=1``), which the tracing hooks are not built
-on. The acceptance rule also needs probabilities after temperature and top-p,
-and vLLM's processed-logprobs mode does not apply to prompt logprobs (its
-``ModelConfig.logprobs_mode`` says so): those need the whole distribution. So
-for the length of this one request the engine's own
-``Sampler.gather_logprobs`` is wrapped and sees the full-vocabulary log
-probabilities vLLM computed for its prompt logprobs; the rows we need are
-reduced there (top 5, the drafted token, temperature and top-p applied with
-vLLM's own top-p function). The public top-5 it returns is then checked
-against the captured rows, so a vLLM whose internals moved fails loudly
-instead of explaining with misaligned numbers.
+After the timed runs, one prefill of prompt + output on the baseline engine
+gives the target's distribution at every output position. vLLM's public
+``prompt_logprobs`` has only the top 5 and no temperature or top-p, so for
+this request ``Sampler.gather_logprobs`` is wrapped to reduce the full rows we
+need; the public top-1 is checked against them, so moved internals fail loudly.
 """
 from __future__ import annotations
 
@@ -54,7 +41,7 @@ class _Want:
 
 @dataclass
 class _Capture:
-    """Rows of the scoring prefill we need, reduced as vLLM computes them."""
+    """The scoring prefill's rows we need, reduced as vLLM computes them."""
 
     rows: dict[int, int]                  # prefill row -> drafted token id
     temperature: float
@@ -69,9 +56,8 @@ class _Capture:
             return
         index = torch.tensor([r - first for r in wanted], device=scores.device)
         drafts = torch.tensor([self.rows[r] for r in wanted], device=scores.device)
-        for r, result in zip(wanted, _reduce(scores.index_select(0, index), drafts,
-                                             self.temperature, self.top_p), strict=True):
-            self.got[r] = result
+        self.got.update(zip(wanted, _reduce(scores.index_select(0, index), drafts,
+                                            self.temperature, self.top_p), strict=True))
 
 
 def _reduce(scores: torch.Tensor, drafts: torch.Tensor, temperature: float,
@@ -113,8 +99,7 @@ def _wanted(run: RunTrace) -> list[_Want]:
 
 
 def why_rejected_state(runner) -> hooks.HookState:
-    """Whether ``explain`` can hook this engine: its runner's sampler has the
-    ``gather_logprobs`` that ``_hooked`` wraps (a V2 runner's sampler may not)."""
+    """Whether ``explain`` can hook this engine: its runner's sampler has ``gather_logprobs``."""
     sampler = getattr(runner, "sampler", None)
     if sampler is None:
         return hooks.missing(hooks.WHY_REJECTED, f"{type(runner).__name__} has no sampler")
@@ -177,19 +162,14 @@ def _check_alignment(final, capture: _Capture) -> None:
 
 
 def explain(engine, run: RunTrace, temperature: float, top_p: float) -> Explanation:
-    """Score ``run`` on ``engine`` (the baseline) and fill its steps' target views.
-
-    Sets ``run.explanation`` and each verify step's ``target_views``; returns
-    the explanation. Call it after the timed runs: it is not part of them.
-    """
+    """Score ``run`` on the baseline ``engine``: set ``run.explanation`` (returned) and
+    each verify step's ``target_views``. Call it after the timed runs."""
     t0 = time.perf_counter()
-    wants = _wanted(run)
-    ids = run.prompt_token_ids + run.output_token_ids
-    room = engine.spec.max_model_len - 1  # the scoring request emits one token
-    ids = ids[:room]
+    # the scoring request emits one token
+    ids = (run.prompt_token_ids + run.output_token_ids)[:engine.spec.max_model_len - 1]
     n_prompt = len(run.prompt_token_ids)
     # Output position p is predicted by prefill row n_prompt - 1 + p; the last row predicts nothing.
-    wants = [w for w in wants if n_prompt + w.out_pos < len(ids)]
+    wants = [w for w in _wanted(run) if n_prompt + w.out_pos < len(ids)]
     capture = _Capture({n_prompt - 1 + w.out_pos: w.draft_id for w in wants},
                        temperature, top_p)
     if wants:
@@ -197,13 +177,14 @@ def explain(engine, run: RunTrace, temperature: float, top_p: float) -> Explanat
     q = 1.0 if _greedy_drafts(run) else None
     for step in run.steps:
         step.target_views = []
+    shown = []
     for w in wants:
         tops, probs, p_draft, _ = capture.got[n_prompt - 1 + w.out_pos]
+        shown += tops
         run.steps[w.step].target_views.append(TargetView(
             draft_pos=w.draft_pos, draft_token_id=w.draft_id, draft_prob=_clip(p_draft),
             top_token_ids=tops, top_probs=[_clip(p) for p in probs], draft_q=q))
-    run.token_text.update(engine.texts([t for w in wants
-                                        for t in capture.got[n_prompt - 1 + w.out_pos][0]]))
+    run.token_text.update(engine.texts(shown))
     run.explanation = Explanation(temperature=temperature, top_p=top_p,
                                   score_s=time.perf_counter() - t0,
                                   num_scored_tokens=len(ids) if wants else 0)

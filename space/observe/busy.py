@@ -1,15 +1,9 @@
-"""Was the machine busy while a run measured? CPU time other processes used (psutil).
+"""Was the machine busy while a run measured? What other processes used (psutil, NVML).
 
-Timings on a shared machine are not comparable: the same prompts measured twice
-gave a traffic-weighted 2.11x while other work ran and 1.26x alone. The meter
-reads the whole machine's busy CPU time and this process's own (with its
-children) at the start and at the end; the difference is what other processes
-used, as a share of the CPUs' wall time. Above ``BUSY_SHARE`` the run is flagged.
-
-On a GPU, NVML's per-process samples say the same of the GPU: the SM time that
-processes other than this one and its children (vLLM's engine core may be one)
-used during the run. Above ``GPU_BUSY_SHARE`` the run is flagged too. Where NVML
-cannot say (no driver, samples not supported), the GPU figures are absent.
+Timings on a shared machine are not comparable (the same prompts gave 2.11x
+while other work ran, 1.26x alone). Other processes' share of the CPUs' time
+over the run is flagged above ``BUSY_SHARE``; on a GPU, their share of SM
+time (NVML's samples, absent where it cannot say) above ``GPU_BUSY_SHARE``.
 """
 from __future__ import annotations
 
@@ -70,12 +64,10 @@ def _own_pids() -> set[int]:
 
 def gpu_others(nvml, handle, since_us: int, own: set[int]) -> tuple[float, int] | None:
     """(mean share of the GPU's SM time, number of processes) of the processes not in
-    ``own`` since ``since_us`` (NVML's clock, microseconds), from NVML's
-    per-process samples; None when NVML cannot say.
+    ``own`` since ``since_us`` (NVML's clock, microseconds); None when NVML cannot say.
 
-    Each sample is one process's SM utilisation (%) over one sampling period; the
-    others' samples summed per period, over the periods NVML sampled, is their mean
-    share. No sample since then (NVML's NOT_FOUND) is an idle GPU: 0.
+    The others' per-process SM samples (%), summed over the periods NVML sampled,
+    per period; no sample since then (NOT_FOUND) is an idle GPU: 0.
     """
     try:
         samples = nvml.nvmlDeviceGetProcessUtilization(handle, since_us)

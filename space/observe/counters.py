@@ -1,11 +1,8 @@
 """The counters every finished run adds to, one table for both namings.
 
-``/metrics`` exports each count under SpecLens's name (``speclens_*``, labelled
-by ``engine``; ``space.observe.prom``) and under vLLM's (``vllm:*``, labelled by
-``model_name`` and ``engine``; ``space.observe.prom_vllm``). Both read this
-table, so a count cannot be added to one naming and forgotten in the other,
-nor taken two ways. Counts come from the trace's verify steps
-(``space.records.trace``), vLLM's definitions.
+``/metrics`` exports each count as ``speclens_*`` (``space.observe.prom``) and
+under vLLM's name (``space.observe.prom_vllm``); one table keeps them from
+drifting apart. Counts come from the trace's verify steps, vLLM's definitions.
 """
 from __future__ import annotations
 

@@ -1,14 +1,10 @@
 """What the Live tab shows, from the in-process metrics; never the engine lock.
 
-``RunLog`` keeps the last runs each engine finished, the jobs that ended (it is
-an observer of the Runs layer's events, ``space.runs.events``; forced-acceptance
-runs stay out, as they do of ``/metrics``) and the KV-cache readings the Live tab
-took. ``LiveSource.snapshot`` gathers them with the readers it was given: a
-new snapshot at most every ``idle_s`` when idle, and while a measured run is
-going (``busy()``) the cached one until ``busy_s`` have passed, so that
-watching costs the measurement next to nothing.
-
-Pure: no Gradio, no vLLM. Readers never raise (a failed reading is skipped).
+``RunLog`` observes the Runs layer's events: recent runs per engine (not
+forced-acceptance ones), jobs that ended, and the KV readings taken.
+``LiveSource.snapshot`` reads anew at most every ``idle_s``, and every
+``busy_s`` while a measured run goes, so watching costs it next to nothing.
+Pure: no Gradio, no vLLM. A failed reading is skipped, never raised.
 """
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """Memory readings: the GPU (NVML), this process, the host, and each engine.
 
-Imports only the standard library, plus psutil when it is installed and
-pynvml lazily on the first GPU reading, so that ``benchmarks/gpu_check.py``
-runs on a bare GPU machine with only torch and pynvml. Readers never raise:
-"no GPU" is ``None``, not an exception.
-
-Units are bytes throughout (``*_bytes``); ``*_tokens`` are KV-cache slots.
+Only the standard library, psutil if installed, and pynvml lazily, so that
+``benchmarks/gpu_check.py`` runs on a bare GPU machine. Readers never raise:
+"no GPU" is ``None``. Units are bytes (``*_bytes``); ``*_tokens`` are KV slots.
 """
 from __future__ import annotations
 
@@ -53,13 +50,10 @@ class SystemMemory:
 
 @dataclass
 class EngineMemory:
-    """What one engine holds. Filled by the engine layer from vLLM.
+    """What one engine holds, filled by the engine layer from vLLM.
 
-    ``weights_bytes`` maps a model role to its weights, e.g.
-    ``{'target': 1_000_000_000, 'draft': 150_000_000}``; a baseline engine has
-    no 'draft'; the engine layer counts them from the loaded tensors. In vLLM
-    a draft model's layers keep their KV in the same blocks as the target's,
-    so ``kv_cache_capacity_tokens`` already pays for the draft.
+    ``weights_bytes``: role -> bytes, e.g. ``{'target': ..., 'draft': ...}``. A draft
+    model's KV shares the target's blocks, so the capacity already pays for it.
     """
 
     label: str                                   # 'baseline' | 'speculative'
@@ -94,9 +88,8 @@ class EngineMemory:
 
 @dataclass(frozen=True)
 class EngineReading:
-    """The engines' memory as last read. ``taken_s`` is ``time.monotonic()`` at the
-    reading (None: never read); ``fresh`` is False when the engines were busy
-    with a run and this is the last reading instead of a new one."""
+    """The engines' memory as last read: ``taken_s`` is ``time.monotonic()`` (None:
+    never read); ``fresh`` is False when a run held the engines and this is the last."""
 
     engines: list[EngineMemory]
     taken_s: float | None
@@ -110,11 +103,7 @@ class EngineReading:
 
 @dataclass(frozen=True)
 class PoolBudget:
-    """The engine pool's memory budget and what it holds now (the Memory tab).
-
-    ``held`` pairs an engine's label with the bytes it is counted for: its
-    weights and KV cache as measured, plus what the process grew by while it
-    was built (buffers, allocator slack), never less than the first two."""
+    """The engine pool's memory budget and what it holds now (the Memory tab)."""
 
     budget_bytes: int
     source: str                               # "--memory-budget-gb" or how the default was set
@@ -128,9 +117,8 @@ class PoolBudget:
 class ReadingCache:
     """The last engine memory reading, so that readers never wait for a run.
 
-    ``read`` reads anew only when it gets the engines' lock at once; while a
-    run holds it, the last reading comes back (``fresh=False``). Runs
-    ``store`` a reading as they finish, with the lock still held.
+    ``read`` reads anew only when it gets the engines' lock at once, else returns
+    the last reading (``fresh=False``); runs ``store`` one as they finish.
     """
 
     def __init__(self) -> None:
@@ -171,12 +159,13 @@ def _nvml_module():
         return _nvml
 
 
-def gpu_memory(index: int = 0) -> GpuMemory | None:
-    """Read one GPU through NVML; None when there is no NVIDIA GPU or driver.
+def _nvml_str(v) -> str:
+    """Older nvidia-ml-py returns bytes."""
+    return v.decode(errors="replace") if isinstance(v, bytes) else str(v)
 
-    ``index`` is NVML's index; see ``nvml_index`` for a CUDA index under
-    CUDA_VISIBLE_DEVICES.
-    """
+
+def gpu_memory(index: int = 0) -> GpuMemory | None:
+    """One GPU (NVML's ``index``, see ``nvml_index``); None without an NVIDIA GPU or driver."""
     nvml = _nvml_module()
     if nvml is None:
         return None
@@ -191,18 +180,13 @@ def gpu_memory(index: int = 0) -> GpuMemory | None:
         util = float(nvml.nvmlDeviceGetUtilizationRates(handle).gpu)
     except Exception:  # not supported on some devices (MIG slices)
         util = None
-    if isinstance(name, bytes):  # older nvidia-ml-py returns bytes
-        name = name.decode(errors="replace")
-    return GpuMemory(index=index, name=str(name), total_bytes=int(mem.total),
+    return GpuMemory(index=index, name=_nvml_str(name), total_bytes=int(mem.total),
                      used_bytes=int(mem.used), free_bytes=int(mem.free), utilization_pct=util)
 
 
 def nvml_index(cuda_index: int = 0, visible: str | None = None) -> int:
-    """NVML index of CUDA device ``cuda_index``, through CUDA_VISIBLE_DEVICES.
-
-    Example: CUDA_VISIBLE_DEVICES='2,3' -> cuda:1 is NVML device 3.
-    UUID or MIG entries are not resolved; the CUDA index is returned as is.
-    """
+    """NVML index of CUDA device ``cuda_index``: CUDA_VISIBLE_DEVICES='2,3' -> cuda:1 is 3.
+    UUID or MIG entries are not resolved (the CUDA index comes back)."""
     if visible is None:
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if not visible:
@@ -262,23 +246,16 @@ def system_memory() -> SystemMemory:
 # --- pure helpers -----------------------------------------------------------
 
 def kv_tax_tokens(baseline: EngineMemory, speculative: EngineMemory) -> int:
-    """KV-cache tokens the draft costs: what the baseline engine would hold in
-    the speculative engine's footprint, minus what the speculative engine holds.
+    """KV-cache tokens the draft costs: what the baseline would hold in the
+    speculative engine's footprint, minus what the speculative engine holds
+    (its weights and its layers' KV per token both take from the pool):
+        tax = (speculative.total_bytes - baseline weights) / baseline KV per token
+              - speculative capacity
+    Normalising by the speculative footprint keeps it honest when the engines
+    were given different budgets. 0 when a capacity is unknown; never negative.
 
-    The draft pays twice: its weights take memory the KV pool would have had,
-    and its layers add KV bytes to every token. With b = the baseline's KV
-    bytes per token:
-        tax = (speculative.total_bytes - baseline weights) / b - speculative capacity
-    When both engines were given the same footprint this is simply the
-    difference in capacity. Normalising by the speculative footprint keeps the
-    figure honest when the two engines were given different memory budgets.
-
-    Example: baseline 2 GiB target + 1 GiB KV for 32768 tokens (32 KiB/token);
-    speculative 2 GiB target + 0.25 GiB draft + 0.75 GiB KV for 16384 tokens
-    (the draft's layers add 16 KiB/token: 48 KiB/token): both footprints are
-    3 GiB, so tax = 32768 - 16384 = 16384 tokens.
-    Returns 0 when either capacity is unknown (no KV figures yet) and never
-    a negative number (block rounding can make the difference slightly negative).
+    Example: baseline 2 GiB weights + 1 GiB KV for 32768 tokens; speculative
+    2.25 GiB weights + 0.75 GiB KV for 16384 tokens: tax = 32768 - 16384 = 16384.
     """
     per_token = baseline.kv_bytes_per_token
     if not per_token or speculative.kv_cache_capacity_tokens <= 0:

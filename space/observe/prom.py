@@ -1,27 +1,11 @@
-"""Prometheus metrics for both engines, on a registry of their own.
+"""Prometheus metrics for both engines, on a registry of their own (docs/metrics.md).
 
-Counter names mirror vLLM's spec-decode counters (``vllm:spec_decode_num_*``)
-with the ``speclens_`` prefix and an ``engine`` label, so the same PromQL
-gives the same definitions:
-  acceptance rate      = rate(accepted_tokens) / rate(draft_tokens)
-  mean accepted length = 1 + rate(accepted_tokens) / rate(drafts)
-  acceptance at pos p  = rate(accepted_tokens_per_pos{position=p}) / rate(drafts)
-Counts come from the trace's verify steps (space/records/trace.py), one run at a time.
-The same counts go out under vLLM's own names too (``space.observe.prom_vllm``);
-both namings are made from one table (``space.observe.counters``).
-``speclens_jobs_total{kind}`` counts the jobs that ended: comparisons, sweeps,
-tipping curves, traffic runs (a sweep's own runs count in the run series).
-
-A ``Metrics`` is an observer of the Runs layer's events (``space.runs.events``):
-a run that starts registers its engine, one that ends is counted.
-
-Every labelled series, the per-position ones included, is created at zero
-when its engine is registered (``register_engine``, before the engine runs):
-Prometheus' increase() and rate() cannot count the first increment of a
-series they never saw at its start value.
-
-A registry per ``Metrics`` (not prometheus_client's global one) keeps tests
-and a second app in one process from colliding on names.
+Series mirror vLLM's spec-decode counters as ``speclens_*`` with an ``engine``
+label, and go out under vLLM's own names too (``space.observe.prom_vllm``), both
+from one table (``space.observe.counters``). A ``Metrics`` observes the Runs
+layer's events. Every labelled series is created at zero when its engine is
+registered: increase() and rate() cannot count a series' first increment.
+A registry per ``Metrics`` keeps tests and a second app from colliding on names.
 """
 from __future__ import annotations
 
@@ -59,7 +43,7 @@ TPOT_BUCKETS = (0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05, 0.0
 
 
 def _check_engine(label: str) -> str:
-    # A fixed label set keeps the series count bounded.
+    """``label``, one of the fixed ``ENGINES`` (a bounded series count)."""
     if label not in ENGINES:
         raise ValueError(f"engine label must be one of {ENGINES}, got {label!r}")
     return label
@@ -105,8 +89,7 @@ class Metrics:
         self._init_series()
 
     def _init_series(self) -> None:
-        """Create every engine's counter series at 0, so rate() has a start
-        point and the baseline's zero drafts show as 0, not as no data."""
+        """Every engine's series at 0: rate() gets a start, the baseline's drafts show 0."""
         for kind in JOB_KINDS:
             self.jobs.labels(kind=kind)
         for e in ENGINES:
@@ -121,9 +104,8 @@ class Metrics:
             self.vllm.register(e, 0)
 
     def __call__(self, event: Event) -> None:
-        """The observer: a run starting registers its engine's series, one ending is
-        counted (a failure as an error of the speculative engine), a job that ends
-        counts under its kind."""
+        """The observer: a run that starts registers its engine, one that ends counts
+        (a failure as a speculative error), a job that ends counts under its kind."""
         if isinstance(event, RunStarted) and event.spec.is_speculative:
             self.register_engine("speculative", event.spec.k)
         elif isinstance(event, RunFinished):
@@ -139,8 +121,7 @@ class Metrics:
         self.engines_ready.set(1)
 
     def register_engine(self, engine_label: str, k: int) -> None:
-        """Create ``engine_label``'s per-position series 0..k-1 at zero (k drafts
-        per step); call it before the engine's first run. Idempotent."""
+        """Create ``engine_label``'s per-position series 0..k-1 at zero, before its first run."""
         e = _check_engine(engine_label)
         for p in range(k):
             self.num_accepted_per_pos.labels(engine=e, position=str(p))
@@ -188,14 +169,10 @@ def mount_metrics(app, metrics: Metrics, path: str = "/metrics", logins=None,
                   limiter=None) -> None:
     """Serve ``metrics.render()`` at GET ``path`` on a FastAPI/Starlette app.
 
-    With ``logins`` (anything with ``check(user, password) -> bool``: the
-    page's login table), the route asks for one of the page's logins as HTTP
-    basic auth, which Prometheus sends with ``basic_auth:`` in its scrape
-    config; a shared link then does not expose the counters. With ``limiter``
-    (``space.common.ratelimit.LoginLimiter``), wrong passwords count per client address
-    and name, and a locked one gets 429 with Retry-After before its password
-    is checked. The route goes first in the route table: Gradio mounts itself
-    at "/", and a mount at "/" placed earlier would swallow /metrics.
+    With ``logins`` (``check(user, password) -> bool``), one of the page's logins
+    is asked as HTTP basic auth; with ``limiter`` (``LoginLimiter``), a locked
+    client gets 429 before its password is checked. The route goes first:
+    Gradio's mount at "/" would swallow /metrics.
     """
     from starlette.responses import Response
     from starlette.routing import Route
@@ -223,7 +200,7 @@ def _refuse_login(request, logins, limiter) -> tuple[int, dict, str] | None:
     if wait_s > 0:
         return 429, {"Retry-After": retry_after_header(wait_s)}, too_many_message(wait_s) + "\n"
     if given is None and "authorization" not in request.headers:
-        # No credentials yet: the challenge, not a failure (browsers ask first).
+        # the challenge, not a failure (browsers ask first)
         return 401, _CHALLENGE, "login required: use one of the app's logins\n"
     if given is not None and logins.check(*given):
         if limiter:

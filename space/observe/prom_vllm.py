@@ -1,31 +1,10 @@
 """vLLM's own metric names, so dashboards and queries written for ``vllm serve``
-work on SpecLens's ``/metrics`` unchanged.
+work on SpecLens's ``/metrics`` unchanged (docs/metrics.md lists the series).
 
-vLLM (vllm/v1/metrics/loggers.py, vllm/v1/spec_decode/metrics.py) labels every
-series with ``model_name`` and ``engine`` (an engine index there); here
-``engine`` is "baseline" or "speculative". The series exported are those
-SpecLens measures:
-
-  vllm:spec_decode_num_drafts_total                 verify steps
-  vllm:spec_decode_num_draft_tokens_total           draft tokens verified
-  vllm:spec_decode_num_accepted_tokens_total        draft tokens accepted
-  vllm:spec_decode_num_accepted_tokens_per_pos_total{position}
-  vllm:generation_tokens_total, vllm:prompt_tokens_total
-  vllm:request_success_total{finished_reason}
-  vllm:time_to_first_token_seconds                  histogram, per request
-  vllm:inter_token_latency_seconds                  histogram, per streamed output
-  vllm:request_time_per_output_token_seconds        histogram, per request
-  vllm:e2e_request_latency_seconds                  histogram, per request
-  vllm:kv_cache_usage_perc                          gauge, 0..1 (vLLM's unit too)
-  vllm:num_requests_running, vllm:num_requests_waiting  gauges
-
-Counts come from the trace's verify steps, the same counts as the
-``speclens_*`` series: both namings are made from one table
-(``space.observe.counters``). Inter-token latency follows vLLM: the time between two
-consecutive outputs of one request, where one speculative step's output can
-carry several tokens. The two request gauges exist, at 0, so that the
-template variables of vLLM's dashboards (``label_values(vllm:num_requests_running,
-engine)``) list SpecLens's engines; SpecLens does not track them mid-run.
+Labels are vLLM's ``model_name`` and ``engine`` ("baseline" or "speculative"
+here, an index in vLLM). Inter-token latency is vLLM's: between consecutive
+outputs, one speculative step's output carrying several tokens. The request
+gauges stay at 0, only so vLLM's dashboards' variables list the engines.
 """
 from __future__ import annotations
 
@@ -36,8 +15,7 @@ from space.records.trace import RunTrace
 
 # vLLM's FinishReason values (vllm/v1/engine/__init__.py), as its label shows them.
 FINISHED_REASONS = ("stop", "length", "abort")
-# Seconds; vLLM's inter-token buckets start at 10 ms, too coarse for a GPU's
-# small-model steps, so these span ~1 ms to a slow CPU step.
+# Seconds, ~1 ms to a slow CPU step (vLLM's inter-token buckets start at 10 ms).
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1,
                    0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 LABELS = ["model_name", "engine"]
@@ -59,13 +37,11 @@ def inter_token_latencies_s(run: RunTrace) -> list[float]:
 
 
 class VllmSeries:
-    """vLLM-named series on ``registry``; one model name per app (the target
-    is fixed at start)."""
+    """vLLM-named series on ``registry``; one model name per app."""
 
     def __init__(self, registry: CollectorRegistry, model_name: str) -> None:
         self.model_name = model_name
         r = registry
-        # (counter, how a run counts) for each row of the table that vLLM names
         self.counters = [(Counter(c.vllm, c.vllm_doc, LABELS, registry=r), c.count)
                          for c in RUN_COUNTERS if c.vllm is not None]
         self.num_accepted_per_pos = Counter(PER_POSITION.vllm, PER_POSITION.vllm_doc,
@@ -96,8 +72,7 @@ class VllmSeries:
         return {"model_name": self.model_name, "engine": engine}
 
     def register(self, engine: str, k: int) -> None:
-        """Create every series of ``engine`` at zero, positions 0..k-1 included, so
-        that increase() and rate() count a series' first increment."""
+        """Create every series of ``engine`` at zero, positions 0..k-1 included."""
         lb = self._labels(engine)
         for c, _count in self.counters:
             c.labels(**lb)
