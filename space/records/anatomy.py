@@ -36,7 +36,6 @@ NOT_TIMED_STEP: Final = ("this step was not timed: on a GPU one engine step in n
 
 @dataclass
 class PartInterval:
-
     part: AnatomyPart
     start_s: float
     end_s: float

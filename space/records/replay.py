@@ -26,8 +26,7 @@ def step_count(record: RunTrace | CompareRecord) -> int:
 
 
 def read_record(path: str | Path) -> RunTrace | CompareRecord:
-    """The record in ``path``; ``TraceFormatError`` (one line) when it is too large,
-    not UTF-8 text, or not a SpecLens trace."""
+    """The record in ``path``, or ``TraceFormatError``."""
     size = Path(path).stat().st_size
     if size > MAX_TRACE_BYTES:
         raise TraceFormatError(f"too large to replay: {size / MiB:.1f} MB, more than the "

@@ -19,8 +19,7 @@ SERVER: Final = "server"          # a running vLLM server, observed through its 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """The engine a run was made on; the hardware fields say why the numbers are
-    what they are (space.engine.hardware)."""
+    """The engine a run was made on, and the hardware that explains its numbers."""
 
     model: str = "default"              # the name asked for: "default", a folder, a hub id
     method: str | None = None           # a space.records.methods.Method; None: baseline

@@ -63,12 +63,7 @@ UNUSED: Final = "unused"      # cut off by max_tokens/EOS before the output took
 
 @dataclass
 class StepRecord:
-    """One engine step of one request.
-
-    Example (ngram, k=4): drafts ['2',' years',' old',' and'], the target sampled
-    ['2', ','] -> num_accepted_tokens=1, emitted ['2', ','], a correction (','
-    replaced ' years'; ' old' and ' and' are discarded with it).
-    """
+    """One engine step of one request."""
 
     index: int                     # engine step number within the request, from 0
     kind: StepKind
@@ -104,25 +99,17 @@ class StepRecord:
         return len(self.draft_token_ids) + self.num_unreported_draft_tokens
 
     def draft_fates(self) -> list[DraftFate]:
-        """What became of each draft with an id, in order.
-
-        vLLM accepts drafts up to the first one the target turns down; the target's
-        token replaces that one and the drafts after it are rejected with it. Drafts
-        past a max_tokens/EOS cut are unused.
-        Example (k=4): 1 accepted, emitted [a, X] -> accepted, rejected, rejected, rejected.
-        """
+        """What became of each draft with an id: vLLM accepts drafts up to the first one
+        the target turns down, which the target's token replaces, and rejects those
+        after it with it; drafts past a max_tokens/EOS cut are unused."""
         na, n_out = self.num_accepted_tokens, len(self.emitted_token_ids)
         corrected = self.target_token_kind == CORRECTION
         return [ACCEPTED if j < na and j < n_out else REJECTED if corrected and j >= na
                 else UNUSED for j in range(len(self.draft_token_ids))]
 
     def own_token_kind(self) -> TargetTokenKind | None:
-        """The target's own token at the end of a verify step, from the counts: a
-        correction when a draft was rejected, a bonus when all were accepted; None on
-        other steps and when max_tokens/EOS cut the step before it.
-
-        Example (k=4): 1 accepted, emitted [a, X] -> correction; emitted [a] -> None.
-        """
+        """The target's own token ending a verify step, from the counts (a correction or
+        a bonus); None on other steps and when max_tokens/EOS cut the step before it."""
         k, na = self.num_draft_tokens, self.num_accepted_tokens
         if self.kind != VERIFY or not k or len(self.emitted_token_ids) <= min(na, k):
             return None
@@ -219,12 +206,8 @@ def busy_server_sentence(n: int) -> str:
 
 @dataclass
 class RunTrace:
-    """One request through one engine, with run-level counts and metrics.
-
-    Counts are stored in vLLM's names, from the steps or vLLM's per-request metrics
-    (``counts_from``); rates derive from them in ``SpecCounts``. Latencies follow
-    ``vllm bench``: tpot_s = (e2e_s - ttft_s) / (output tokens - 1).
-    """
+    """One request through one engine. Counts are stored in vLLM's names (rates derive
+    from them in ``SpecCounts``); latencies follow ``vllm bench``."""
 
     config: RunConfig
     prompt: str
