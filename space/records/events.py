@@ -1,16 +1,16 @@
 """What the Runs layer says when a job starts or ends (pure records).
 
 ``space.runs.events`` publishes these to the metrics, the Live tab's log and the
-run history. Results of jobs defined above this layer are held as ``Result``.
+run history. Results of jobs defined above this layer are held as ``Writable``.
 """
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, get_args
 
 from space.records.config import EngineSpec
-from space.records.trace import CompareRecord, RunTrace
+from space.records.trace import CompareRecord, RunTrace, Writable
 
 EngineLabel = Literal["baseline", "speculative"]
 # What a run is part of; None: a job of its own (a page run, a CLI compare).
@@ -30,10 +30,6 @@ class Origin:
             Origin(user='ada', part_of='sweep')
         """
         return self if self.part_of else dataclasses.replace(self, part_of=job)
-
-
-class Result(Protocol):
-    def to_dict(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -66,7 +62,7 @@ class RunFailed:
 
 @dataclass(frozen=True)
 class SweepFinished:
-    result: Result                # space.runs.sweep.SweepResult or GridResult
+    result: Writable              # space.runs.sweep.SweepResult or GridResult
     variable: str                 # the swept variable, or "k_x_concurrency"
     spec: EngineSpec              # method, draft and k as asked (k is swept over a k sweep)
     origin: Origin = Origin()
@@ -74,7 +70,7 @@ class SweepFinished:
 
 @dataclass(frozen=True)
 class TippingMeasured:
-    curve: Result                 # space.judge.curves.TippingCurve
+    curve: Writable               # space.judge.curves.TippingCurve
     label: str                    # the curve's own name ("ngram k=4 on ...")
     spec: EngineSpec
     origin: Origin = Origin()
@@ -90,7 +86,7 @@ class TrafficFinished:
 Event = RunStarted | RunFinished | RunFailed | SweepFinished | TippingMeasured | TrafficFinished
 # What each event that ends a job counts as (the jobs counter's kind label).
 JobKind = Literal["compare", "trace", "sweep", "tipping", "traffic"]
-JOB_KINDS: tuple[JobKind, ...] = ("compare", "trace", "sweep", "tipping", "traffic")
+JOB_KINDS: tuple[JobKind, ...] = get_args(JobKind)
 
 
 def job_kind(event: Event) -> JobKind | None:

@@ -387,22 +387,22 @@ def run_figures(run: RunTrace) -> dict[str, float]:
 
 
 def make_compare(baselines: list[RunTrace], speculatives: list[RunTrace]) -> CompareRecord:
-    """Pick the median-TPOT run of each side and compute medians of the ratios' inputs."""
+    """The median-TPOT run of each side; ratios of the sides' medians."""
     def median_run(runs: list[RunTrace]) -> RunTrace:
         return sorted(runs, key=lambda r: r.tpot_s)[(len(runs) - 1) // 2]
 
+    def ratio(key: str) -> float:
+        b = statistics.median(getattr(r, key) for r in baselines)
+        s = statistics.median(getattr(r, key) for r in speculatives)
+        return b / s if s > 0 else 0.0
+
     b, s = median_run(baselines), median_run(speculatives)
-    b_tpot = statistics.median(r.tpot_s for r in baselines)
-    s_tpot = statistics.median(r.tpot_s for r in speculatives)
-    b_e2e = statistics.median(r.e2e_s for r in baselines)
-    s_e2e = statistics.median(r.e2e_s for r in speculatives)
     div = first_divergence(b.output_token_ids, s.output_token_ids)
     return CompareRecord(
         baseline=b, speculative=s,
         baseline_runs=[run_figures(r) for r in baselines],
         speculative_runs=[run_figures(r) for r in speculatives],
-        speedup=b_tpot / s_tpot if s_tpot > 0 else 0.0,
-        e2e_speedup=b_e2e / s_e2e if s_e2e > 0 else 0.0,
+        speedup=ratio("tpot_s"), e2e_speedup=ratio("e2e_s"),
         outputs_identical=div is None, first_divergence=div,
     )
 
