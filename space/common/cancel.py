@@ -1,11 +1,7 @@
-"""Stopping a run between engine steps: a cancel token and the step guard (pure).
-
-A run or sweep started from the page gets a ``threading.Event``; the page sets
-it when its client leaves or presses Stop. ``TracedEngine.run_many`` calls a
-``StepGuard`` before every engine step, which raises ``Cancelled`` once the
-event is set; the engine loop then aborts its vLLM requests and the pool lock
-is released on the way out, so the next queued user starts within about one
-engine step.
+"""Stopping a run between engine steps (pure): the page sets a run's
+``threading.Event`` when its client leaves or presses Stop, and the next
+``StepGuard`` call raises ``Cancelled``, so the next queued user starts within
+about one engine step.
 """
 from __future__ import annotations
 
@@ -18,8 +14,8 @@ class Cancelled(Exception):
 
 
 class StepGuard:
-    """Called before each engine step of one ``run_many`` of ``prompts`` (kept:
-    the test-only fault in tests/helpers/faults.py is a subclass that reads them).
+    """Called before each engine step of one ``run_many`` of ``prompts`` (kept for
+    tests/helpers/faults.py, a subclass that reads them).
 
     Example:
         >>> stop = threading.Event()
@@ -34,7 +30,7 @@ class StepGuard:
 
     def __init__(self, cancel: threading.Event | None, prompts: Sequence[str]) -> None:
         self.cancel, self.prompts = cancel, list(prompts)
-        self.steps = 0  # engine steps taken so far
+        self.steps = 0
 
     def __call__(self) -> None:
         if self.cancel is not None and self.cancel.is_set():

@@ -17,7 +17,6 @@ def cache_dir() -> Path:
 
 def data_dir() -> Path:
     """The default data folder (run history, tipping curves, the app's tmp/):
-    ``$SPECLENS_DATA_DIR``, else ``data/`` in the model cache. The app's
-    ``--data-dir`` overrides it for that app."""
+    ``$SPECLENS_DATA_DIR``, else ``data/`` in the model cache."""
     given = os.environ.get(ENV_DATA_DIR)
     return Path(given) if given else cache_dir() / "data"

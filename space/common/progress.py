@@ -6,12 +6,11 @@ from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
-# fraction done in [0, 1], and what is being done now
-Progress = Callable[[float, str], None]
+Progress = Callable[[float, str], None]  # fraction done in [0, 1], what is being done
 
 
 def to_log(frac: float, msg: str) -> None:
-    """The ``Progress`` used when the caller gives none: the log, at INFO."""
+    """The ``Progress`` used when the caller gives none."""
     log.info("%3.0f%% %s", frac * 100, msg)
 
 

@@ -1,18 +1,5 @@
-"""Failed logins, counted and slowed down: the one limiter of ``/login`` and ``/metrics``.
-
-Pure: standard library only, so both the page (``space.ui.login_guard``) and the
-metrics route (``space.observe.prom``) use it, and ``app.py`` can build it before vLLM
-and Gradio load.
-
-Three counts, each with its own backoff:
-  name at an address   the fast one: guessing one colleague's password from one
-                       client locks that client out of that name only, so
-                       knowing a colleague's name is no button to lock them out;
-  address              trying many names from one client;
-  name                 the slow, global one: guessing one name from many
-                       addresses stays bounded (a lockout here needs
-                       NAME_BACKOFF.free_failures wrong passwords, from at
-                       least that many / ADDRESS_BACKOFF.free_failures clients).
+"""Failed logins, counted and slowed down: the one limiter of ``/login`` and
+``/metrics`` (standard library only, so ``app.py`` builds it before vLLM and Gradio).
 """
 from __future__ import annotations
 
@@ -39,13 +26,12 @@ class Backoff:
         return min(self.max_lockout_s, self.base_lockout_s * 2.0 ** (failures - self.free_failures))
 
 
-# Per name at one address: guessing one colleague's password from one client.
-# Per address: trying many names from one client; an office behind one NAT
-# shares an address, so it gets more free tries. Per name from anywhere: a
-# bound on guessing from many addresses, loose enough that locking a colleague
-# out costs an attacker a hundred guesses from five or more clients.
+# Per name at one address: the fast one, locking that client out of that name only
+# (knowing a colleague's name is no button to lock them out).
 USER_BACKOFF = Backoff(free_failures=5)
+# Per address: many names from one client (an office behind one NAT shares one).
 ADDRESS_BACKOFF = Backoff(free_failures=20)
+# Per name from anywhere: locking a colleague out costs a hundred guesses from 5+ clients.
 NAME_BACKOFF = Backoff(free_failures=100)
 
 
@@ -57,8 +43,7 @@ class _Key:
 
 
 class LoginLimiter:
-    """Failed logins per name at an address, per address and per name, with an
-    injectable clock.
+    """Failed logins per name at an address, per address and per name.
 
     Example (a lockout for "ada" at one address leaves her other addresses free):
         >>> now = [0.0]
@@ -99,32 +84,27 @@ class LoginLimiter:
         now = self.clock()
         with self._lock:
             for key, policy in self._pairs(address, user):
-                k = self._keys.get(key) or _Key()
-                if now - k.last_failure_s > policy.forget_after_s:
+                k = self._keys.pop(key, None)
+                if k is None or now - k.last_failure_s > policy.forget_after_s:
                     k = _Key()
                 k.failures += 1
                 k.last_failure_s = now
                 k.locked_until_s = now + policy.lockout_s(k.failures)
-                self._keys.pop(key, None)
                 self._keys[key] = k  # re-inserted: the dict stays ordered by last failure
             self._prune(now)
 
     def succeeded(self, address: str, user: str | None = None) -> None:
-        """A right password clears the name's count at this address. The address
-        keeps its count (one valid login must not buy more guesses at other
-        names), and so does the name's global one (the owner logging in must not
-        reset a guesser elsewhere)."""
+        """A right password clears the name's count at this address only: one valid
+        login must not buy more guesses at other names, nor reset a guesser elsewhere."""
         with self._lock:
             if user:
                 self._keys.pop(("user", user, address), None)
 
     def _prune(self, now: float) -> None:
-        """Bound memory against a flood of made-up names: drop forgotten keys,
-        then the oldest."""
+        """Bound memory against made-up names: drop forgotten keys, then the oldest."""
         if len(self._keys) <= self.max_keys:
             return
-        horizon = max(self.user.forget_after_s, self.address.forget_after_s,
-                      self.name.forget_after_s)
+        horizon = max(p.forget_after_s for p in (self.user, self.address, self.name))
         for key in [k for k, v in self._keys.items()
                     if now - v.last_failure_s > horizon and v.locked_until_s <= now]:
             del self._keys[key]
@@ -133,9 +113,7 @@ class LoginLimiter:
 
 
 def retry_after_header(wait_s: float) -> str:
-    """Whole seconds, rounded up (Retry-After takes an integer).
-
-    Example:
+    """Whole seconds, rounded up (Retry-After takes an integer). Example:
         >>> retry_after_header(0.2), retry_after_header(30.0)
         ('1', '30')
     """

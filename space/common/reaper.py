@@ -1,21 +1,11 @@
 """Processes that die with their parent, even when the parent is SIGKILLed.
 
-``PR_SET_PDEATHSIG`` alone is not enough for what SpecLens starts:
-- it fires when the parent *thread* that forked the child exits, not the
-  parent process (a fixture's thread may end long before pytest does);
-- it reaches only the direct child: vLLM's EngineCore and workers, and
-  Chromium's renderers, have no parent-death watch of their own;
-- the test servers run in a new session (``start_new_session=True``), so a
-  signal to pytest's process group never reaches them.
-
-So every process is watched by a small watchdog process of its own: it polls
-the parent's pid twice a second, remembers the child's whole tree as it grows,
-and when the parent is gone it sends SIGTERM to that tree (and to the child's
-process group), then SIGKILL to whatever is left 3 s later. The watchdog exits
-by itself once the child's tree has gone.
-
-    proc = reaper.spawn([sys.executable, "-m", "vllm...", ...], stdout=log)
-    reaper.watch(pid)   # a process someone else started (Playwright's driver)
+``PR_SET_PDEATHSIG`` is not enough: it fires when the forking *thread* exits,
+reaches only the direct child (not vLLM's workers nor Chromium's renderers), and
+new sessions miss signals to pytest's group. So each process gets a watchdog of
+its own: it polls the parent twice a second, remembers the child's tree as it
+grows, and once the parent is gone sends SIGTERM to that tree (and the child's
+group), SIGKILL 3 s later; it exits by itself once the tree has gone.
 """
 from __future__ import annotations
 
@@ -24,8 +14,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
-# Run as ``python -c WATCHDOG parent_pid child_pid``. Uses psutil (a SpecLens
-# requirement) to follow the tree; create_time guards against reused pids.
+# ``python -c WATCHDOG parent_pid child_pid``; create_time guards against reused pids.
 WATCHDOG = r"""
 import os, signal, sys, time
 import psutil
@@ -90,12 +79,10 @@ signal_all(signal.SIGKILL)
 """
 
 
-def watch(child_pid: int, parent_pid: int | None = None) -> subprocess.Popen:
-    """Start a watchdog that takes down ``child_pid``'s tree when ``parent_pid``
-    (default: this process) dies. The watchdog is in a session of its own, so
-    the signals that end the parent's group do not end it first."""
-    parent = os.getpid() if parent_pid is None else parent_pid
-    return subprocess.Popen([sys.executable, "-I", "-c", WATCHDOG, str(parent), str(child_pid)],
+def watch(child_pid: int) -> subprocess.Popen:
+    """A watchdog that takes down ``child_pid``'s tree when this process dies (in a
+    session of its own, so the signals that end this group do not end it first)."""
+    return subprocess.Popen([sys.executable, "-I", "-c", WATCHDOG, str(os.getpid()), str(child_pid)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
 
@@ -113,8 +100,7 @@ def stop(proc: subprocess.Popen, wait_s: float = 30) -> None:
 
 
 def spawn(cmd: Sequence[str], **popen_kwargs) -> subprocess.Popen:
-    """``subprocess.Popen(cmd, **popen_kwargs)`` with a watchdog: the process and
-    everything it starts die when this process dies, by SIGKILL too."""
+    """``subprocess.Popen`` with a watchdog (``watch``)."""
     proc = subprocess.Popen(list(cmd), **popen_kwargs)
     watch(proc.pid)
     return proc

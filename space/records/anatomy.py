@@ -1,30 +1,16 @@
 """Step anatomy: where one engine step's time went, part by part (pure).
 
-The engine layer (``space/engine/anatomy.py``) times vLLM's own methods inside
-every engine step and records each call as an interval of the
-``time.perf_counter`` clock. The parts:
-
-  scheduling  ``Scheduler.schedule``, ``update_from_output`` (vLLM's share of it)
-              and ``update_draft_token_ids``
-  forward     the target's forward pass (``_model_forward``) and ``compute_logits``
-  sampling    the sampler, on steps that verify nothing
-  rejection   the rejection sampler, on verify steps (it samples the target too)
-  proposer    ``propose_draft_token_ids``: the drafter's forward passes or the
-              n-gram lookup (drafting for the next step)
-  recording   SpecLens's own bookkeeping inside the scheduler, timed apart
-  other       the remainder: input preparation, output processing,
-              detokenization, Python glue (derived, never recorded)
-
-Intervals never overlap (a call inside a timed call belongs to the outer
-one) and lie inside the step's [start_s, end_s], so ``other`` is never
-negative; ``check`` says so for a record and the schema refuses files that
-break it.
+The engine (``space/engine/anatomy.py``) times vLLM's own methods inside each step,
+one ``time.perf_counter`` interval per call (docs/vllm-hooks.md): scheduling,
+forward (target forward and logits), sampling (steps that verify nothing),
+rejection (the rejection sampler), proposer (drafting for the next step) and
+recording (SpecLens's bookkeeping). ``other`` is the remainder, derived, never
+recorded: intervals never overlap and lie inside the step, so it is never negative.
 """
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
@@ -38,8 +24,8 @@ REJECTION: Final = "rejection"
 PROPOSER: Final = "proposer"
 RECORDING: Final = "recording"
 ANATOMY_PARTS: tuple[AnatomyPart, ...] = get_args(AnatomyPart)
-OTHER: Final = "other"  # the remainder: derived, never an interval
-# How the parts are drawn, bottom to top, with the remainder last.
+OTHER: Final = "other"
+# How the parts are drawn, bottom to top.
 SHOWN_PARTS: tuple[str, ...] = (FORWARD, SAMPLING, REJECTION, PROPOSER, SCHEDULING,
                                 RECORDING, OTHER)
 BEFORE_ANATOMY: Final = "recorded before step anatomy (trace version 4 or older)"
@@ -50,8 +36,6 @@ NOT_TIMED_STEP: Final = ("this step was not timed: on a GPU one engine step in n
 
 @dataclass
 class PartInterval:
-    """One timed call: ``part`` ran from ``start_s`` to ``end_s`` (perf_counter)."""
-
     part: AnatomyPart
     start_s: float
     end_s: float
@@ -59,14 +43,7 @@ class PartInterval:
 
 @dataclass
 class StepAnatomy:
-    """The timed parts of one engine step, in time order.
-
-    Example: a 50 ms verify step starting at 10.000 s
-      intervals [scheduling 10.000-10.001, forward 10.002-10.040,
-                 rejection 10.041-10.043, proposer 10.044-10.046,
-                 scheduling 10.047-10.048, recording 10.048-10.0485]
-      -> other = 50 - 46.5 = 3.5 ms.
-    """
+    """The timed parts of one engine step, in time order."""
 
     intervals: list[PartInterval] = field(default_factory=list)
     num_drafter_forwards: int = 0  # the draft model's forward passes in this step
@@ -82,9 +59,9 @@ class StepAnatomy:
 
 
 def to_json(anatomy: StepAnatomy, step_start_s: float) -> dict[str, Any]:
-    """The compact form trace files hold: the parts in time order, and where each
-    starts and ends in whole microseconds after its step's start (floored: a
-    monotone rounding, so order, non-overlap and containment survive it).
+    """The compact form trace files hold: the parts, and where each starts and ends
+    in whole microseconds after the step's start (floored: monotone, so order,
+    non-overlap and containment survive it).
 
     Example: a step starting at 12.0 s
         >>> a = StepAnatomy([PartInterval("scheduling", 12.0000004, 12.0001),
@@ -103,10 +80,8 @@ def to_json(anatomy: StepAnatomy, step_start_s: float) -> dict[str, Any]:
 
 
 def from_json(d: dict[str, Any], step_start_s: float, step_end_s: float) -> StepAnatomy:
-    """A step's anatomy from a file, in either form: the compact one (``to_json``)
-    or ``intervals`` with perf_counter times (trace version 5, and version 6
-    before 2026-12-02). A compact time within 1 us past the step's end is the
-    step's end (the step's own times are not rounded)."""
+    """A step's anatomy from a file: the compact form (``to_json``) or the older
+    ``intervals``. A compact time within 1 us past the step's end is the step's end."""
     forwards = d.get("num_drafter_forwards", 0)
     if "intervals" in d:
         return StepAnatomy([PartInterval(i["part"], i["start_s"], i["end_s"])
@@ -121,7 +96,7 @@ def from_json(d: dict[str, Any], step_start_s: float, step_end_s: float) -> Step
 
 
 def breakdown(anatomy: StepAnatomy, duration_s: float) -> dict[str, float]:
-    """Seconds per shown part, ``other`` included (step duration minus the timed parts).
+    """Seconds per shown part, ``other`` included.
 
     Example:
         >>> a = StepAnatomy([PartInterval("forward", 0.0, 0.03), PartInterval("proposer", 0.03, 0.04)])
@@ -134,8 +109,7 @@ def breakdown(anatomy: StepAnatomy, duration_s: float) -> dict[str, float]:
 
 
 def problems(anatomy: StepAnatomy, start_s: float, end_s: float) -> list[str]:
-    """What breaks the anatomy's truth: parts out of order or overlapping, or
-    outside the step. Empty when it holds (then ``other`` >= 0 follows)."""
+    """Parts out of order, overlapping or outside the step; empty when none."""
     out = []
     last = start_s
     for n, i in enumerate(anatomy.intervals):
@@ -151,9 +125,8 @@ def problems(anatomy: StepAnatomy, start_s: float, end_s: float) -> list[str]:
 
 
 def json_problem(d: dict[str, Any], step_start_s: float, step_end_s: float) -> tuple[str, str] | None:
-    """What breaks a step's anatomy as a file holds it, its types already checked
-    (``space.records.schema``): (the key under ``anatomy``, what it must be), or None.
-    One form or the other; the compact form's lists as long as each other; ``problems``."""
+    """What breaks a step's anatomy as a type-checked file holds it: (the key under
+    ``anatomy``, what it must be), or None."""
     compact = [key for key in ("parts", "start_us", "end_us") if key in d]
     if ("intervals" in d) == bool(compact):
         return "", "either intervals or parts, start_us and end_us"
@@ -166,12 +139,8 @@ def json_problem(d: dict[str, Any], step_start_s: float, step_end_s: float) -> t
 
 @dataclass(frozen=True)
 class KindCosts:
-    """Median costs per step kind over some runs (the anatomy table).
-
-    decode_forward_s: the baseline's decode steps, target forward;
-    verify_*: the speculative run's verify steps; c = proposer per verify step
-    / a baseline decode step (the draft cost ratio, per step).
-    """
+    """Median costs per step kind: decode_* of the baseline's decode steps,
+    verify_* and the rest of the speculative run's verify steps (the anatomy table)."""
 
     decode_step_s: float | None = None
     decode_forward_s: float | None = None
@@ -187,7 +156,6 @@ class KindCosts:
 
     @classmethod
     def from_dict(cls, d: dict) -> KindCosts:
-        """Inverse of ``dataclasses.asdict`` (unknown keys are ignored)."""
         return build(cls, d)
 
     @property
@@ -205,9 +173,8 @@ class KindCosts:
         return self.proposer_s / self.decode_step_s
 
     def excess_over_decode_s(self) -> dict[str, float]:
-        """What a verify step adds to a decode step, by part: the target forward
-        over 1 + k tokens, the proposer, and the rejection sampler with the rest
-        of the step (against the decode step's own sampling and rest).
+        """What a verify step adds to a decode step: the target forward over 1 + k
+        tokens, the proposer, and the rejection sampler with the rest of the step.
 
         Example:
             >>> c = KindCosts(decode_step_s=0.010, decode_forward_s=0.008, verify_forward_s=0.012,
@@ -223,19 +190,13 @@ class KindCosts:
         }
 
 
-def _median(xs: Iterable[float]) -> float | None:
-    values = list(xs)
-    return statistics.median(values) if values else None
-
-
 def kind_costs(baseline_steps: list, verify_steps: list) -> KindCosts:
-    """Medians over steps that carry an anatomy (``StepRecord``s of the baseline's
-    decode steps and the speculative run's verify steps)."""
+    """Medians over the steps that carry an anatomy (``StepRecord``s)."""
     base = [s for s in baseline_steps if s.anatomy is not None]
     ver = [s for s in verify_steps if s.anatomy is not None]
 
     def med(steps, fn) -> float | None:
-        return _median(fn(s) for s in steps)
+        return statistics.median(fn(s) for s in steps) if steps else None
 
     forwards = med(ver, lambda s: s.anatomy.num_drafter_forwards)
     tokens = med(ver, lambda s: s.num_scheduled_tokens)

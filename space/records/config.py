@@ -1,8 +1,4 @@
-"""Engine and request settings, validated before any engine is built (pure).
-
-The speculative configuration passes straight through in vLLM's own keys
-(``method``, ``model``, ``num_speculative_tokens``, ``prompt_lookup_min``, ...).
-"""
+"""Engine and request settings, validated before any engine is built (pure)."""
 from __future__ import annotations
 
 import dataclasses
@@ -12,12 +8,10 @@ from typing import Any
 from space.records.methods import METHODS, info, names
 
 K_RANGE = (1, 16)
-# The sweep "variable" of a k x concurrency sweep (one concurrency sweep per k), as
-# the page, the CLI and the history's records name it.
+# The sweep "variable" of a k x concurrency sweep (one concurrency sweep per k).
 GRID = "k_x_concurrency"
-# Prefix cache between runs. "cold": every run starts with an empty prefix
-# cache, so repeats measure what a new prompt costs; "warm": runs reuse the KV
-# blocks earlier runs of the same prompt left behind (vLLM's default behaviour).
+# "cold": every run starts with an empty prefix cache, so repeats measure a new
+# prompt's cost; "warm": runs reuse earlier runs' KV blocks (vLLM's default).
 PREFIX_CACHE_MODES = ("cold", "warm")
 MiB = 1 << 20
 
@@ -27,8 +21,7 @@ class ConfigError(ValueError):
 
 
 def at_least_one(**values: int) -> None:
-    """The one check that counts (repeats, concurrency, prompts a group...) are at least
-    1: ``ConfigError`` naming the first that is not, as its flag.
+    """``ConfigError`` naming, as its flag, the first count below 1.
 
     Example:
         >>> at_least_one(repeats=2, per_group=0)
@@ -50,11 +43,9 @@ class EngineSpec:
     draft_model: str | None = None         # draft_model / eagle heads
     k: int = 4                             # num_speculative_tokens
     max_model_len: int = 4096              # prompt + output tokens
-    # None: not given; space.engine.hardware.resolve_spec picks what this machine runs
-    # natively before any pool or cache key is made (bf16 only on CPUs with bf16 units).
-    dtype: str | None = None
-    # CPU: explicit, so two engines fit one process. Stated at 2 bytes per value:
-    # float32 gets twice the bytes, the same tokens (space.engine.hardware.kv_cache_bytes).
+    dtype: str | None = None               # None: space.engine.hardware.resolve_spec picks
+    # CPU: explicit, so two engines fit one process; at 2 bytes per value (float32 gets
+    # twice the bytes, the same tokens: space.engine.hardware.kv_cache_bytes).
     kv_cache_bytes: int = 512 * MiB
     gpu_memory_utilization: float = 0.40   # GPU: fraction per engine (two engines share)
     prompt_lookup_min: int = 2             # ngram: shortest suffix to match
@@ -64,8 +55,8 @@ class EngineSpec:
     prefix_cache: str = "cold"             # one of PREFIX_CACHE_MODES
 
     def baseline(self) -> EngineSpec:
-        """The same target without speculation. Speculative settings go back to
-        their defaults, so that changing k or the method keeps one baseline engine."""
+        """The same target without speculation, speculative settings at their defaults
+        (so that changing k or the method keeps one baseline engine)."""
         plain = EngineSpec()
         return dataclasses.replace(self, method=None, draft_model=None, k=plain.k,
                                    extra_speculative=(), **plain.vllm_key_fields())
@@ -76,13 +67,11 @@ class EngineSpec:
 
     @property
     def synthetic(self) -> bool:
-        """Acceptance forced by vLLM's synthetic rejection sampler: timings are real,
-        the text is not the model's (``space.runs.tipping``)."""
+        """Acceptance forced by vLLM's synthetic rejection sampler (timings only)."""
         return dict(self.extra_speculative).get("rejection_sample_method") == "synthetic"
 
     def vllm_key_fields(self, method: str | None = None) -> dict[str, Any]:
-        """The vLLM speculative keys this spec holds as fields of its own
-        (``FIELD_VLLM_KEYS``), or only those ``method``'s row in the methods table reads."""
+        """This spec's ``FIELD_VLLM_KEYS``, or only those ``method`` reads."""
         row = info(method) if method else None
         return {key: getattr(self, key) for key in FIELD_VLLM_KEYS
                 if method is None or (row is not None and key in row.vllm_keys)}
@@ -121,8 +110,7 @@ class EngineSpec:
             raise ConfigError("gpu_memory_utilization must be in 0.05..0.95")
 
 
-# The vLLM speculative keys of the methods table that EngineSpec holds as fields
-# (ngram's lookup window); every other key travels in ``extra_speculative``.
+# The methods' vLLM keys EngineSpec holds as fields; others travel in ``extra_speculative``.
 FIELD_VLLM_KEYS: tuple[str, ...] = tuple(
     key for key in dict.fromkeys(k for row in METHODS.values() for k in row.vllm_keys)
     if key in {f.name for f in dataclasses.fields(EngineSpec)})
@@ -143,8 +131,7 @@ class RequestSpec:
     raw: bool = False           # True: send the prompt as is, no chat template
     system: str | None = None   # optional system message for the chat template
     ignore_eos: bool = False    # True: always max_tokens tokens (timing runs of fixed length)
-    # Earlier turns of a conversation, (role, content) in order, before ``prompt`` (the
-    # last user turn): a multi-turn request is templated whole, as a chat server sees it.
+    # Earlier turns of a conversation, (role, content), before ``prompt`` (the last user turn).
     messages: tuple[tuple[str, str], ...] = ()
 
     def validate(self) -> None:

@@ -1,22 +1,16 @@
-"""What the Runs layer says when a job ends: one record per kind of ending.
+"""What the Runs layer says when a job starts or ends (pure records).
 
-``space.runs.events`` publishes these to the observers the app (or the CLI)
-registered at start: the metrics, the Live tab's log, the run history. Each
-event carries its ``Origin``: who asked for the job, and whether the run is a
-part of a larger one (a prompt of a sweep), which the history does not save
-on its own.
-
-Pure records: the results of jobs defined above this layer (a sweep, a
-tipping curve, a traffic run) are held as ``Result``: anything with ``to_dict``.
+``space.runs.events`` publishes these to the metrics, the Live tab's log and the
+run history. Results of jobs defined above this layer are held as ``Writable``.
 """
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, get_args
 
 from space.records.config import EngineSpec
-from space.records.trace import CompareRecord, RunTrace
+from space.records.trace import CompareRecord, RunTrace, Writable
 
 EngineLabel = Literal["baseline", "speculative"]
 # What a run is part of; None: a job of its own (a page run, a CLI compare).
@@ -25,8 +19,6 @@ PartOf = Literal["sweep", "workload", "traffic"]
 
 @dataclass(frozen=True)
 class Origin:
-    """Who asked for a job, and what it is part of."""
-
     user: str | None = None       # the login name; None without logins, or from the CLI
     part_of: PartOf | None = None  # the outermost job this run belongs to
 
@@ -40,30 +32,19 @@ class Origin:
         return self if self.part_of else dataclasses.replace(self, part_of=job)
 
 
-class Result(Protocol):
-    """A finished job's result as JSON-ready data (SweepResult, GridResult, TippingCurve)."""
-
-    def to_dict(self) -> dict[str, Any]: ...
-
-
 @dataclass(frozen=True)
 class RunStarted:
-    """A run (compare or trace) is about to use the engines of ``spec``."""
-
     spec: EngineSpec
     origin: Origin = Origin()
 
 
 @dataclass(frozen=True)
 class RunFinished:
-    """A comparison, or one traced run, ended with a record."""
-
     record: CompareRecord | RunTrace  # its runs carry their request (temperature, ...)
     origin: Origin = Origin()
 
     def runs(self) -> list[tuple[EngineLabel, RunTrace]]:
-        """The finished requests by engine: a comparison's reported (median) run of
-        each engine, or the one traced run."""
+        """The finished requests by engine (a comparison's median runs)."""
         r = self.record
         if isinstance(r, CompareRecord):
             return [("baseline", r.baseline), ("speculative", r.speculative)]
@@ -72,7 +53,7 @@ class RunFinished:
 
 @dataclass(frozen=True)
 class RunFailed:
-    """A run ended in an error that is not the visitor's input (a bug, a dead engine)."""
+    """An error that is not the visitor's input (a bug, a dead engine)."""
 
     spec: EngineSpec
     error: str                    # the exception's type name
@@ -81,9 +62,7 @@ class RunFailed:
 
 @dataclass(frozen=True)
 class SweepFinished:
-    """A sweep over one variable, or a k x concurrency grid, ended."""
-
-    result: Result                # space.runs.sweep.SweepResult or GridResult
+    result: Writable              # space.runs.sweep.SweepResult or GridResult
     variable: str                 # the swept variable, or "k_x_concurrency"
     spec: EngineSpec              # method, draft and k as asked (k is swept over a k sweep)
     origin: Origin = Origin()
@@ -91,9 +70,7 @@ class SweepFinished:
 
 @dataclass(frozen=True)
 class TippingMeasured:
-    """A tipping curve was measured (or derived) and cached."""
-
-    curve: Result                 # space.judge.curves.TippingCurve
+    curve: Writable               # space.judge.curves.TippingCurve
     label: str                    # the curve's own name ("ngram k=4 on ...")
     spec: EngineSpec
     origin: Origin = Origin()
@@ -101,8 +78,6 @@ class TippingMeasured:
 
 @dataclass(frozen=True)
 class TrafficFinished:
-    """A traffic file's sampled prompts were measured and answered."""
-
     result: Any                   # space.judge.traffic.TrafficResult (to_dict(keep_prompts))
     spec: EngineSpec
     origin: Origin = Origin()
@@ -111,11 +86,11 @@ class TrafficFinished:
 Event = RunStarted | RunFinished | RunFailed | SweepFinished | TippingMeasured | TrafficFinished
 # What each event that ends a job counts as (the jobs counter's kind label).
 JobKind = Literal["compare", "trace", "sweep", "tipping", "traffic"]
-JOB_KINDS: tuple[JobKind, ...] = ("compare", "trace", "sweep", "tipping", "traffic")
+JOB_KINDS: tuple[JobKind, ...] = get_args(JobKind)
 
 
 def job_kind(event: Event) -> JobKind | None:
-    """The job ``event`` ends, or None (a start, a failure, or a part of a larger job).
+    """The job ``event`` ends; None for a start, a failure, or a part of a larger job.
 
     Example:
         >>> from space.records.config import EngineSpec

@@ -1,24 +1,12 @@
 """Run history: every compare, sweep, tipping curve and traffic run the page finishes,
-in one SQLite file.
+one row each in ``<data folder>/history.sqlite3``: the full record as JSON, and the
+columns the History tab filters and shows.
 
-``<data folder>/history.sqlite3`` (Python's ``sqlite3``, WAL journal), one row
-per run: the full record as JSON (``space.records.trace.dumps`` for a comparison,
-``SweepResult.to_dict`` for a sweep), when it finished, the login name when
-the page has logins, and the columns the History tab filters and shows
-(model, method, k, temperature, verdict, speedup).
-
-Crash safety: each save is one transaction, committed with ``synchronous=FULL``
-(the WAL is fsynced at every commit), so a run whose save returned survives a
-killed process or a power cut, and a half-written one is rolled back when the
-file is next opened. Writers from several threads or processes wait for each
-other (``busy_timeout``); readers never block writers in WAL mode.
-
-The schema's version is SQLite's ``user_version``. Opening a file of an older
-version migrates it, one step per version, each step in one transaction; a
-file from a newer SpecLens is refused with one line.
-
-Retention: ``max_runs`` and ``max_bytes`` (of stored records) cap the history;
-after each save the oldest runs go until both hold.
+Each save is one transaction committed with ``synchronous=FULL`` (WAL fsynced), so a
+save that returned survives a killed process or a power cut. The schema's version is
+SQLite's ``user_version``; an older file is migrated one step per version, a newer
+one refused. Retention: after each save the oldest runs go until ``max_runs`` and
+``max_bytes`` (of stored records) both hold.
 """
 from __future__ import annotations
 
@@ -41,6 +29,7 @@ DEFAULT_MAX_MB = 500
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 KINDS = ("compare", "sweep", "traffic", "tipping")
+FILTER_COLUMNS = ("model", "method", "verdict")
 
 # One list of statements per version; step n turns version n-1 into version n.
 MIGRATIONS: dict[int, list[str]] = {
@@ -57,8 +46,6 @@ MIGRATIONS: dict[int, list[str]] = {
             speedup REAL,
             record TEXT NOT NULL              -- the full record, JSON
         )"""],
-    # 2: a title for the list, the record's size for the size cap, and an index
-    # for newest-first paging.
     2: ["ALTER TABLE runs ADD COLUMN title TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE runs ADD COLUMN size_bytes INTEGER NOT NULL DEFAULT 0",
         "UPDATE runs SET size_bytes = length(CAST(record AS BLOB))",
@@ -67,13 +54,11 @@ MIGRATIONS: dict[int, list[str]] = {
 
 
 class HistoryError(ValueError):
-    """A history file this SpecLens cannot use; the message is one line."""
+    """A history file this SpecLens cannot use (a one-line message)."""
 
 
 @dataclass(frozen=True)
 class RunColumns:
-    """The columns the History tab filters and shows, as a save stores them."""
-
     kind: str
     model: str
     method: str | None
@@ -86,8 +71,6 @@ class RunColumns:
 
 @dataclass(frozen=True)
 class RunRow(RunColumns):
-    """One saved run, without its record."""
-
     id: int
     created_s: float
     user: str | None
@@ -96,8 +79,6 @@ class RunRow(RunColumns):
 
 @dataclass(frozen=True)
 class NewRun(RunColumns):
-    """What a save stores; ``record_json`` is the full record."""
-
     record_json: str
     user: str | None = None
 
@@ -112,13 +93,9 @@ class Filters:
     verdict: str | None = None
 
     def where(self) -> tuple[str, list[Any]]:
-        parts, args = [], []
-        for column in ("model", "method", "verdict"):
-            value = getattr(self, column)
-            if value:
-                parts.append(f"{column} = ?")
-                args.append(value)
-        return (" WHERE " + " AND ".join(parts)) if parts else "", args
+        given = [column for column in FILTER_COLUMNS if getattr(self, column)]
+        where = " WHERE " + " AND ".join(f"{column} = ?" for column in given)
+        return where if given else "", [getattr(self, column) for column in given]
 
 
 class History:
@@ -153,26 +130,19 @@ class History:
             conn.close()
 
     def save(self, run: NewRun, now_s: float | None = None) -> int:
-        """Store one run in one transaction (then apply retention); its id."""
+        """Store one run (then apply retention); its id."""
         if run.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {run.kind!r}")
         size = len(run.record_json.encode("utf-8"))
-        with self._connect() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                cur = conn.execute(
-                    "INSERT INTO runs (created_s, kind, user, model, method, k, temperature, "
-                    "verdict, speedup, title, size_bytes, record) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (time.time() if now_s is None else now_s, run.kind, run.user, run.model,
-                     run.method, run.k, run.temperature, run.verdict, run.speedup, run.title,
-                     size, run.record_json))
-                self._retain(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+        with self._connect() as conn, _transaction(conn):
+            cur = conn.execute(
+                "INSERT INTO runs (created_s, kind, user, model, method, k, temperature, "
+                "verdict, speedup, title, size_bytes, record) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (time.time() if now_s is None else now_s, run.kind, run.user, run.model,
+                 run.method, run.k, run.temperature, run.verdict, run.speedup, run.title,
+                 size, run.record_json))
+            self._retain(conn)
         assert cur.lastrowid is not None
         return cur.lastrowid
 
@@ -182,7 +152,6 @@ class History:
             conn.execute("DELETE FROM runs WHERE id NOT IN "
                          "(SELECT id FROM runs ORDER BY id DESC LIMIT ?)", (max(1, self.max_runs),))
         if self.max_bytes is not None:
-            # Keep the newest runs whose sizes, summed newest first, fit the cap.
             conn.execute(
                 "DELETE FROM runs WHERE id IN (SELECT id FROM (SELECT id, SUM(size_bytes) "
                 "OVER (ORDER BY id DESC) AS total FROM runs) WHERE total > ? AND id < "
@@ -201,13 +170,10 @@ class History:
 
     def choices(self) -> dict[str, list[str]]:
         """The distinct models, methods and verdicts stored, for the filters."""
-        out = {}
         with self._connect() as conn:
-            for column in ("model", "method", "verdict"):
-                out[column] = [v for (v,) in conn.execute(
-                    f"SELECT DISTINCT {column} FROM runs WHERE {column} IS NOT NULL "
-                    f"ORDER BY {column}")]
-        return out
+            return {column: [v for (v,) in conn.execute(
+                f"SELECT DISTINCT {column} FROM runs WHERE {column} IS NOT NULL ORDER BY {column}")]
+                for column in FILTER_COLUMNS}
 
     def get(self, run_id: int) -> tuple[RunRow, str] | None:
         """The row and its record JSON, or None."""
@@ -217,7 +183,7 @@ class History:
         return None if r is None else (RunRow(*r[:-1]), r[-1])
 
     def delete(self, run_id: int, user: str | None) -> bool:
-        """Delete a run of ``user``'s; without a login name nothing is deleted."""
+        """Delete a run of ``user``'s; nothing without a login name."""
         if not user:
             return False
         with self._connect() as conn:
@@ -230,30 +196,34 @@ class History:
 
 
 def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
-    """Bring the file to ``target``, one step per version; the version before."""
+    """Bring the file to ``target``; the version it had."""
     found = conn.execute("PRAGMA user_version").fetchone()[0]
     if found > SCHEMA_VERSION:
         raise HistoryError(f"the history file has schema version {found}, newer than this "
                            f"SpecLens knows ({SCHEMA_VERSION}); upgrade SpecLens or use "
                            "another data folder")
     for version in range(found + 1, target + 1):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _transaction(conn):
             for statement in MIGRATIONS[version]:
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version={version}")
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
     return found
 
 
-def record_title(kind: str, record: dict[str, Any]) -> str:
-    """A short line for the list: the prompt's start, or what a sweep swept.
+@contextlib.contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
-    Example:
+
+def record_title(kind: str, record: dict[str, Any]) -> str:
+    """A short line for the list. Example:
         >>> record_title("sweep", {"workload_id": "code_editing", "variable": "k",
         ...                        "table": [{"value": 1}, {"value": 4}]})
         'sweep over k (1, 4) of code_editing'
@@ -293,7 +263,6 @@ def dumps_sweep(result: dict[str, Any]) -> str:
 
 
 def compare_run(cmp: CompareRecord, user: str | None) -> NewRun:
-    """A finished comparison as a history row (its sampling settings are the record's)."""
     cfg = cmp.speculative.config
     d = cmp.to_dict()
     return NewRun(kind="compare", model=cfg.model, method=cfg.method,
@@ -305,8 +274,7 @@ def compare_run(cmp: CompareRecord, user: str | None) -> NewRun:
 
 def sweep_run(result: dict[str, Any], model: str, method: str | None, k: int | None,
               user: str | None) -> NewRun:
-    """A finished sweep (``SweepResult.to_dict()``) as a history row: no single
-    verdict; the speedup is the best point's."""
+    """The speedup is the best point's; no verdict."""
     speedups = [row.get("speedup") for row in result.get("table", [])]
     best = max((x for x in speedups if isinstance(x, int | float) and x == x), default=None)
     swept_k = result.get("variable") in ("k", GRID)
@@ -317,9 +285,7 @@ def sweep_run(result: dict[str, Any], model: str, method: str | None, k: int | N
 
 
 def traffic_run(result: dict[str, Any], model: str, user: str | None) -> NewRun:
-    """A finished traffic run (``TrafficResult.to_dict()``, with or without its prompts)
-    as a history row: the traffic-weighted speedup; one verdict only when every
-    group has the same one."""
+    """The traffic-weighted speedup; a verdict only when every group has the same."""
     verdicts = {g.get("verdict") for g in result.get("groups", [])}
     cfg = RunConfig.from_dict(result.get("config") or {})
     return NewRun(kind="traffic", model=model, method=cfg.method, k=cfg.k or None, temperature=None,
@@ -329,8 +295,6 @@ def traffic_run(result: dict[str, Any], model: str, user: str | None) -> NewRun:
 
 
 def tipping_run(curve: dict[str, Any], user: str | None) -> NewRun:
-    """A measured (or derived) tipping curve (``TippingCurve.to_dict()``) as a history
-    row: no verdict and no single speedup; the method and k the curve is for."""
     k = curve.get("k")
     return NewRun(kind="tipping", model=str(curve.get("model", "")), method=curve.get("method"),
                   k=k if isinstance(k, int) else None, temperature=None, verdict=None,

@@ -1,11 +1,7 @@
 """Whether each of SpecLens's hooks into vLLM attached, and why not (pure).
 
-Tracing reads vLLM internals (docs/vllm-hooks.md). Each hook point attaches
-or says why it did not, and a run completes either way: what the missing
-hook would have measured is absent (None, or 'other' in the step anatomy),
-never made up. The engine writes its states into every trace's
-``config.tracing_settings["hooks"]``; the page, the CLI and ``doctor`` read
-them from there.
+A run completes either way; what a missing hook would have measured is absent,
+never made up. States travel in ``config.tracing_settings["hooks"]``.
 """
 from __future__ import annotations
 
@@ -42,10 +38,7 @@ CONSEQUENCE: dict[str, str] = {
 
 @dataclass(frozen=True)
 class HookState:
-    """One hook point: ``attached``, or ``missing`` with ``why`` (one line).
-
-    Example: HookState("step clock: sampling", "missing",
-    "V2 GPUModelRunner has no sampler on vLLM 0.34.0")."""
+    """One hook point: ``attached``, or ``missing`` with ``why`` (one line)."""
 
     name: HookName
     state: HookStateName
@@ -56,7 +49,6 @@ class HookState:
         return self.state == ATTACHED
 
     def sentence(self, vllm_version: str | None = None) -> str:
-        """'step clock: forward did not attach on vLLM 0.34.0 (why); the target's ...'"""
         on = f" on vLLM {vllm_version}" if vllm_version else ""
         why = f" ({self.why})" if self.why else ""
         return f"{self.name}: did not attach{on}{why}; {CONSEQUENCE.get(self.name, '')}".rstrip("; ")
@@ -75,8 +67,7 @@ def to_json(states: Iterable[HookState]) -> list[dict[str, str]]:
 
 
 def from_config(config: Any) -> list[HookState]:
-    """The hook states a run's ``RunConfig`` carries (empty: recorded before them,
-    a server run, or a hand-made file)."""
+    """The hook states a run's ``RunConfig`` carries (empty: none recorded)."""
     settings = getattr(config, "tracing_settings", None) or {}
     out = []
     for d in settings.get("hooks") or []:

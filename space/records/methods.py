@@ -1,9 +1,4 @@
-"""Speculative methods: the one table of what each vLLM method needs (pure).
-
-Every check that depends on the method (does it take a draft, does it need a
-GPU, does it propose by lookup, which vLLM keys does it read) reads this
-table, in the way of vLLM's own ``SpeculativeMethod`` Literal.
-"""
+"""Speculative methods: the one table of what each vLLM method needs (pure)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,22 +31,19 @@ METHODS: dict[Method, MethodInfo] = {
 }
 assert set(METHODS) == set(get_args(Method))
 
-# Keys any method may carry: the synthetic rejection sampler forces an
-# acceptance rate whatever the proposer, for measuring the tipping point
-# (space/runs/tipping.py sets them).
+# Keys any method may carry: the synthetic rejection sampler forces an acceptance
+# rate whatever the proposer (space/runs/tipping.py sets them).
 SYNTHETIC_VLLM_KEYS = ("rejection_sample_method", "synthetic_acceptance_length",
                        "synthetic_acceptance_rates")
 
 
 def info(method: str) -> MethodInfo | None:
-    """The method's row, or None for an unknown name (or None: the baseline)."""
+    """The method's row; None for an unknown name or the baseline."""
     return METHODS.get(method) if method else None  # type: ignore[call-overload]
 
 
 def names(**where: object) -> tuple[Method, ...]:
-    """Methods whose properties match, in table order.
-
-    Example:
+    """Methods whose properties match, in table order. Example:
         >>> names(lookup=True)
         ('ngram', 'suffix')
         >>> names(needs_gpu=True)

@@ -1,16 +1,7 @@
-"""A teacher's notes on a run's steps, for an exported lesson (vis/lesson.py).
+"""A teacher's notes on a run's engine steps, for an exported lesson (pure).
 
-A note is plain text on one engine step (``StepRecord.index``, the number the
-timeline, the steps CSV and the page's ``#step=N`` use); the lesson shows it
-when a student reaches that step. Notes are a visitor's input: bounded here,
-checked when read from a file, and escaped where they are written into HTML.
-
-A notes file is one JSON object, engine step -> text:
-
-    {"4": "here the draft copied the variable name from the prompt",
-     "9": "all four drafts accepted: the bonus token comes free"}
-
-Pure: no I/O but what the caller reads.
+A notes file is one JSON object, engine step (``StepRecord.index``) -> text. Notes
+are a visitor's input: bounded here, checked when read, escaped in HTML (vis/lesson.py).
 """
 from __future__ import annotations
 
@@ -22,13 +13,12 @@ from typing import Any
 MAX_NOTES = 200          # notes on one run: far more than a class steps through
 MAX_NOTE_CHARS = 1_000   # one note: a few sentences, not an essay
 MAX_STEP = 2**31 - 1     # step indices are counts (space.records.schema.MAX_COUNT)
-# Control characters other than tab and newline: invisible, and a terminal's
-# escape sequences among them; removed, not refused (a paste may carry them).
+# Control characters but tab and newline: removed, not refused (a paste may carry them).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 class NotesError(ValueError):
-    """Notes that cannot be used; the message is one line for the user."""
+    """Notes that cannot be used (a one-line message)."""
 
 
 def clean_note(text: str) -> str:
@@ -43,8 +33,6 @@ def clean_note(text: str) -> str:
 
 @dataclass(frozen=True)
 class StepNotes:
-    """Notes by engine step; empty notes are never stored."""
-
     by_step: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -57,7 +45,7 @@ class StepNotes:
         return self.by_step.get(step, "")
 
     def with_note(self, step: int, text: str) -> StepNotes:
-        """These notes with ``text`` on ``step`` (an empty text removes its note)."""
+        """With ``text`` on ``step`` (an empty text removes its note)."""
         notes = dict(self.by_step)
         text = clean_note(text)
         if text:
@@ -67,7 +55,7 @@ class StepNotes:
         return StepNotes(dict(sorted(notes.items())))
 
     def unknown(self, steps: set[int]) -> list[int]:
-        """The noted steps that are not in ``steps`` (a note a lesson could not show)."""
+        """The noted steps not in ``steps``."""
         return sorted(s for s in self.by_step if s not in steps)
 
     def to_json(self) -> str:
@@ -76,7 +64,7 @@ class StepNotes:
 
     @classmethod
     def from_dict(cls, d: Any) -> StepNotes:
-        """From a file's object, checked: step keys, string values, the bounds."""
+        """From a file's object, checked."""
         if not isinstance(d, dict):
             raise NotesError("notes must be a JSON object of engine step -> text, "
                              'e.g. {"4": "the draft copied this from the prompt"}')

@@ -1,23 +1,11 @@
 """Opening a saved trace or comparison for a replay, within bounds (pure).
 
-A replay shares the machine with measured runs and never waits for them, so
-it must stay cheap: a file over ``MAX_TRACE_BYTES`` is refused before it is
-read, and one over ``MAX_TRACE_STEPS`` engine steps (all runs in the file
-together) after it is parsed. The largest file allowed replayed in 1.8-4.2 s
-of CPU time, page and all (measured in the test process on 2026-11-30; it took
-~9 s before the limits); tests/ui/test_page.py checks that it opens, not how
-fast, since CPU time differs from machine to machine. Links to saved runs open
-the same way, so the bound holds for them too.
-
-The step bound holds every trace the app and the CLI write: a page run has
-at most 1,024 output tokens per engine (about 2,050 steps for the pair), and
-the CLI's largest, 8,192 tokens per engine, about 16,400. So does the byte
-bound, since the step anatomy is written compactly (parts, and offsets from the
-step's start in whole microseconds: ``space.records.anatomy.to_json``) and
-lists of plain values on one line (``space.records.trace.dumps``): the CLI's
-largest compare, one token per step and nine timed parts in every step, is
-about 14 MB (27 MB with the anatomy's intervals as version 5 wrote them);
-tests/unit/test_replay.py builds it and opens it.
+A replay shares the machine with measured runs, so it must stay cheap: a file
+over ``MAX_TRACE_BYTES`` is refused before it is read, one over ``MAX_TRACE_STEPS``
+engine steps (all its runs) after it is parsed (the largest allowed replayed in
+1.8-4.2 s of CPU time, 2026-11-30). Both bounds hold every trace the app and the
+CLI write: the CLI's largest compare, 8,192 tokens per engine, is about 16,400
+steps and 14 MB (tests/unit/test_replay.py builds it).
 """
 from __future__ import annotations
 
@@ -32,15 +20,13 @@ MAX_TRACE_STEPS = 20_000
 
 
 def step_count(record: RunTrace | CompareRecord) -> int:
-    """Engine steps of every run in the record."""
     if isinstance(record, CompareRecord):
         return len(record.baseline.steps) + len(record.speculative.steps)
     return len(record.steps)
 
 
 def read_record(path: str | Path) -> RunTrace | CompareRecord:
-    """The record in ``path``; ``TraceFormatError`` (one line) when it is too large,
-    not UTF-8 text, or not a SpecLens trace."""
+    """The record in ``path``, or ``TraceFormatError``."""
     size = Path(path).stat().st_size
     if size > MAX_TRACE_BYTES:
         raise TraceFormatError(f"too large to replay: {size / MiB:.1f} MB, more than the "

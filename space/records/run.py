@@ -1,7 +1,6 @@
 """What was run: the engine configuration and the request, one typed record each.
 
-Every ``RunTrace`` carries both (trace version 6). Readers use the fields;
-the JSON keeps vLLM's own ``speculative_config`` beside them only for export
+Readers use the fields; vLLM's own ``speculative_config`` is kept only for export
 and deploy, never to find the method or k again.
 """
 from __future__ import annotations
@@ -9,24 +8,18 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal
 
 from space.records.dicts import build, known
 
 Source = Literal["in-process", "server"]
 IN_PROCESS: Final = "in-process"  # an engine SpecLens built in its own process
 SERVER: Final = "server"          # a running vLLM server, observed through its API
-SOURCES: tuple[Source, ...] = get_args(Source)
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """The engine a run was made on: model, method and k, dtype, device, source.
-
-    ``method`` is None and ``k`` 0 for the baseline. The hardware fields say why
-    the numbers are what they are (space.engine.hardware): the dtype and why it
-    was chosen, the device, the CPU and its native-bf16 units.
-    """
+    """The engine a run was made on, and the hardware that explains its numbers."""
 
     model: str = "default"              # the name asked for: "default", a folder, a hub id
     method: str | None = None           # a space.records.methods.Method; None: baseline
@@ -59,7 +52,6 @@ class RunConfig:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunConfig:
-        """From a config dict already checked and upgraded by ``space.records.schema``."""
         kw = {k: v for k, v in known(cls, d).items() if v is not None}
         if "cpu_bf16_flags" in kw:
             kw["cpu_bf16_flags"] = tuple(kw["cpu_bf16_flags"])
@@ -93,12 +85,9 @@ def prompt_hash(prompt: str) -> str:
 
 
 def upgrade_config(d: dict[str, Any]) -> None:
-    """A config dict from before version 6 in today's fields (in place).
-
-    Method and k were read from ``speculative_config`` when the top level
-    lacked them; a file with neither is a baseline. Older files all came
-    from an in-process engine.
-    """
+    """A config dict from before version 6 in today's fields (in place): method and
+    k from ``speculative_config`` where the top level lacks them (neither: a
+    baseline); every older file came from an in-process engine."""
     found = d.get("speculative_config")
     spec: dict[str, Any] = found if isinstance(found, dict) else {}
     if d.get("method") is None and isinstance(spec.get("method"), str):

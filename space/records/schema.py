@@ -29,9 +29,8 @@ class TraceFormatError(ValueError):
 
 
 def load(text: str) -> RunTrace | CompareRecord:
-    """Load a trace or compare JSON written by the CLI or the app, any version; a bad
-    file raises ``TraceFormatError`` with one line naming the first bad field, e.g.
-    "not a SpecLens trace: steps[3].index must be an integer"."""
+    """A trace or compare JSON of any version; ``TraceFormatError`` naming the first bad
+    field, e.g. "not a SpecLens trace: steps[3].index must be an integer"."""
     try:
         d = json.loads(text)
     except (ValueError, RecursionError) as exc:

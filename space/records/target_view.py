@@ -1,24 +1,10 @@
-"""What the target model thought of each draft it verified (trace version 4).
+"""What the target model thought of each draft it verified (pure).
 
-Scored after the timed runs (``space/engine/score.py``): one prefill of
-prompt + output on the baseline engine gives, at every output position, the
-target's distribution over the next token. A verified draft position is an
-output position whose context is exactly the prompt plus the output before it,
-so that prefill sees what the target saw while verifying.
-
-Verified positions of a verify step with ``num_accepted_tokens = n`` are the
-first ``n`` drafts (accepted) and, when a draft was rejected (the step ends
-in a correction), draft ``n``: the first rejected one (``StepRecord.draft_fates``).
-Drafts after it were never compared with the target's choice (they were
-conditioned on the rejected token), so they have no view.
-
-Probabilities are the ones vLLM's acceptance rule uses: at temperature 0 the
-target's softmax (the rule is "accept iff the draft is the argmax"); above it,
-softmax(logits / temperature) after top-p, where a draft is accepted with
-probability min(1, p / q). vLLM drafts greedily (``draft_sample_method``
-"greedy", its default), so q = 1 for ngram and draft_model alike.
-
-Pure: no vLLM, no torch.
+Scored after the timed runs by one prefill of prompt + output on the baseline
+engine (``space/engine/score.py``). Only verified drafts have a view: the accepted
+ones and the first rejected one. Probabilities are those vLLM's acceptance rule
+uses: the softmax at temperature 0, else after temperature and top-p, where a
+draft is accepted with probability min(1, p / q) (q = 1: vLLM drafts greedily).
 """
 from __future__ import annotations
 
@@ -31,12 +17,7 @@ GREEDY_EPS: Final = 1e-5      # vLLM's _SAMPLING_EPS: below it a temperature mea
 
 @dataclass
 class TargetView:
-    """The target's distribution at one verified draft position.
-
-    Example: drafts [' rows', ...] at a position where the target preferred
-    'rows': draft_prob 0.07, top_token_ids [rows, ' rows', ...],
-    top_probs [0.81, 0.07, ...].
-    """
+    """The target's distribution at one verified draft position."""
 
     draft_pos: int                 # 0-based position among the step's drafts
     draft_token_id: int
@@ -53,13 +34,12 @@ class TargetView:
 
     @property
     def chosen_token_id(self) -> int | None:
-        """The target's likeliest token here (its greedy choice)."""
         return self.top_token_ids[0] if self.top_token_ids else None
 
 
 @dataclass
 class Explanation:
-    """How a run's target views were scored; on ``RunTrace.explanation``."""
+    """How a run's target views were scored."""
 
     temperature: float             # the run's; > 0 means probabilities are after it and top_p
     top_p: float

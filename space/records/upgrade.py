@@ -1,10 +1,8 @@
 """Older trace files in today's names, before the schema checks them (pure).
 
-``space.records.schema.load`` calls ``upgrade`` on every file it reads. What each
-version added is told at ``space.records.trace.TRACE_VERSION``; a field an older
-file lacks takes its default (absent, none or 0), except where a function here
-says otherwise. Everything is done in place and on a dict not yet checked, so
-each step looks before it touches.
+A field an older file lacks takes its default unless a function here says otherwise
+(versions: ``space.records.trace.TRACE_VERSION``). All in place, on a dict not yet
+checked, so each step looks before it touches.
 """
 from __future__ import annotations
 
@@ -16,14 +14,8 @@ from space.records.trace import PREFILL, TRACE_VERSION, UNCERTAIN
 
 
 def upgrade(d: Any) -> Any:
-    """An older version's dict in today's names (in place).
-
-    Version 1 (no ``version`` key): a step's accepted count was ``num_accepted``.
-    Version 5 may keep method and k only in ``speculative_config`` and has no
-    source (``space.records.run.upgrade_config``).
-    Version 6 decided verdicts by the spread rule (``upgrade_verdict_rule``) and
-    had no counts source nor step placements (``upgrade_to_7``).
-    """
+    """An older version's dict in today's names (in place); version 1 named a step's
+    accepted count ``num_accepted``."""
     if not isinstance(d, dict):
         return d
     version = d.get("version", 1)
@@ -43,9 +35,8 @@ def upgrade(d: Any) -> Any:
 
 
 def upgrade_verdict_rule(d: dict) -> dict:
-    """Version 6 -> 7: a comparison's checklist was decided by the spread rule (every
-    repeat at or above 1.00x), not by an interval. Its verdict stays as recorded;
-    ``rule`` says how it was reached, so the page does not present it as an interval's.
+    """Version 6 -> 7: a checklist decided by the spread rule keeps its verdict, and
+    says so.
 
     Example:
         >>> upgrade_verdict_rule({"checklist": {"verdict": "worth-it", "checks": []}})
@@ -58,15 +49,9 @@ def upgrade_verdict_rule(d: dict) -> dict:
 
 
 def upgrade_to_7(run: dict) -> None:
-    """Version 6 had no ``counts_from`` nor steps' ``placement`` (issue 29).
-
-    A server run took its counts from its steps, and where no placement fitted
-    its chunks those steps made counts up: its counts now come from vLLM's
-    metrics it carries (``counts_from: vllm_metrics``). Its steps were exact
-    where its step split said so; an approximate split did not say which steps
-    it guessed, so its steps after the prefill are ``uncertain``. In-process
-    steps were all seen: the default, exact, stands.
-    """
+    """Version 6 -> 7: a server run's counts come from the vLLM metrics it carries
+    (its steps may have made counts up), and after an approximate split its steps
+    after the prefill are ``uncertain``; in-process runs stay as they are."""
     config = run.get("config")
     if not (isinstance(config, dict) and config.get("source") == SERVER):
         return

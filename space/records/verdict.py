@@ -1,8 +1,5 @@
-"""A checklist's verdict and lines, as records (the Judge's ``evaluate`` makes them).
-
-They live with the records because a trace carries its checklist: a saved
-comparison is read back, validated and shown without the Judge.
-"""
+"""A checklist's verdict and lines, as records (the Judge's ``evaluate`` makes them):
+a saved comparison carries its checklist, read back and shown without the Judge."""
 from __future__ import annotations
 
 import dataclasses
@@ -17,9 +14,7 @@ BORDERLINE: Final = "borderline"
 NOT_WORTH_IT: Final = "not-worth-it"
 # The speedup's interval straddles a bar (trace version 7): measure more prompts.
 UNDECIDED: Final = "undecided"
-VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
-# The checklist's lines. Code refers to them by these constants; the strings
-# are also what the page and the CLI show.
+# The checklist's lines, as the page and the CLI show them.
 CheckName = Literal["measured speedup", "acceptance rate", "mean acceptance length",
                     "per-token acceptance vs draft cost", "predicted speedup (ideal)",
                     "predicted speedup (measured step times)", "spare memory", "concurrency",
@@ -59,11 +54,9 @@ class Check:
     unit: str = ""           # 'x', '%' (fraction shown as percent), 'bytes', 'tokens', 'requests'
 
 
-# How a verdict was decided. "interval": the speedup's confidence interval against
-# the bars (trace version 7). "spread": the rule before it (every repeat or prompt
-# at or above 1.00x, no prompt on its own not worth it); older files keep it.
+# How a verdict was decided: the speedup's confidence interval against the bars, or
+# (older files) every repeat or prompt at or above 1.00x.
 DecisionRule = Literal["interval", "spread"]
-DECISION_RULES: tuple[DecisionRule, ...] = get_args(DecisionRule)
 
 
 @dataclass
@@ -81,6 +74,5 @@ class Checklist:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Checklist:
-        """Inverse of ``to_dict`` (a checklist read back from a saved compare JSON)."""
         return cls(verdict=d["verdict"], rule=d.get("rule", "interval"),
                    checks=[build(Check, c) for c in d.get("checks", [])])
