@@ -1,10 +1,5 @@
-"""HTML for the "is it worth it?" checklist. Pure: Checklist in, HTML string out.
-
-The root element carries ``data-verdict``; every row carries ``data-check``
-and ``data-passed`` (true / false / context) so tests and the browser can
-read the result without parsing text. Pass and fail are marked with a symbol
-and a word, never colour alone.
-"""
+"""HTML for the "is it worth it?" checklist: ``data-verdict`` on the root, ``data-check``
+and ``data-passed`` on each row; pass and fail shown by symbol and word, not colour alone."""
 from __future__ import annotations
 
 from html import escape
@@ -26,7 +21,7 @@ _VERDICT_TEXT = {
     UNDECIDED: "what was measured cannot decide it yet (an interval straddling 1.05x or "
                "1.10x, or a busy server): see the lines that say why.",
 }
-# (symbol, word, data-passed) per passed value; the word (a screen reader reads it) is the css class.
+# (symbol, word = css class, data-passed) per passed value
 _MARKS = {True: ("\u2714", "pass", "true"), False: ("\u2718", "fail", "false"),
           None: ("\u2022", "context", "context")}
 
