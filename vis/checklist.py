@@ -5,14 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from space.observe.memory import fmt_bytes
-from space.records.verdict import (
-    BORDERLINE,
-    NOT_WORTH_IT,
-    UNDECIDED,
-    WORTH_IT,
-    Check,
-    Checklist,
-)
+from space.records.verdict import BORDERLINE, NOT_WORTH_IT, UNDECIDED, WORTH_IT, Check, Checklist
 
 _VERDICT_TEXT = {
     WORTH_IT: "speculation is faster on this workload.",

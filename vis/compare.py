@@ -11,6 +11,7 @@ import pandas as pd
 
 from space.records.anatomy import SHOWN_PARTS, breakdown
 from space.records.trace import CompareRecord, RunTrace, StepRecord
+from vis.explain import sampled, token_repr
 from vis.tokens import token_view_html
 
 METRICS: list[tuple[str, Callable[[RunTrace], float]]] = [
@@ -65,7 +66,7 @@ def _summary_line(cmp: CompareRecord) -> str:
 
 def _token_at(run: RunTrace, i: int) -> str:
     ids = run.output_token_ids
-    return html.escape(repr(run.token_str(ids[i]))) if i < len(ids) else "(output ended)"
+    return html.escape(token_repr(run, ids[i])) if i < len(ids) else "(output ended)"
 
 
 def _divergence_html(cmp: CompareRecord) -> str:
@@ -109,14 +110,13 @@ def _view_columns(run: RunTrace, s: StepRecord) -> dict[str, str]:
     views = sorted(s.target_views, key=lambda v: v.draft_pos)
     if not views:
         return {"draft_probs": "", "target_top5": "", "acceptance_probs": ""}
-    sampled = run.explanation is not None and run.explanation.sampled
     return {
         "draft_probs": json.dumps([round(v.draft_prob, 4) for v in views]),
         "target_top5": json.dumps([[[run.token_str(t), round(p, 4)]
                                     for t, p in zip(v.top_token_ids, v.top_probs, strict=False)]
                                    for v in views], ensure_ascii=False),
         "acceptance_probs": json.dumps([_round4(v.acceptance_prob()) for v in views])
-        if sampled else "",
+        if sampled(run) else "",
     }
 
 

@@ -13,15 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from space.records.anatomy import BEFORE_ANATOMY
-from space.records.trace import (
-    DECODE,
-    MERGED,
-    PREFILL,
-    VERIFY,
-    RunTrace,
-    StepRecord,
-    chunk_groups,
-)
+from space.records.trace import DECODE, MERGED, PREFILL, VERIFY, RunTrace, StepRecord, chunk_groups
 from vis.anatomy import anatomy_bars, has_anatomy
 from vis.safe import plot_text
 from vis.server_notes import STEP_ANATOMY, from_server, plot_lines
