@@ -66,23 +66,19 @@ def _row(check: Check) -> str:
     threshold = format_value(check.threshold, check.unit) if check.threshold is not None else ""
     threshold = f"{escape(check.op)} {escape(threshold)}" if threshold and check.op else escape(threshold)
     decisive = ' class="decisive"' if check.decisive else ""
-    return (
-        f'<tr data-check="{escape(check.name)}" data-passed="{passed_attr}"{decisive}>'
-        f'<td class="{word}"><span aria-hidden="true">{symbol}</span> {word}</td>'
-        f"<td>{escape(check.name)}{' (decisive)' if check.decisive else ''}</td>"
-        f"<td>{escape(format_value(check.value, check.unit))}</td>"
-        f"<td>{threshold}</td><td>{escape(check.detail)}</td></tr>"
-    )
+    return (f'<tr data-check="{escape(check.name)}" data-passed="{passed_attr}"{decisive}>'
+            f'<td class="{word}"><span aria-hidden="true">{symbol}</span> {word}</td>'
+            f"<td>{escape(check.name)}{' (decisive)' if check.decisive else ''}</td>"
+            f"<td>{escape(format_value(check.value, check.unit))}</td>"
+            f"<td>{threshold}</td><td>{escape(check.detail)}</td></tr>")
 
 
 def checklist_html(checklist: Checklist) -> str:
     """The checklist as one self-contained HTML fragment (inline CSS, no script)."""
     verdict = checklist.verdict
     rows = "".join(_row(c) for c in checklist.checks)
-    return (
-        f'<div class="speclens-checklist" data-verdict="{escape(verdict)}">'
-        f"<style>{_CSS}</style>"
-        f'<p class="verdict">{escape(verdict)}: {escape(_VERDICT_TEXT.get(verdict, ""))}</p>'
-        "<table><thead><tr><th>mark</th><th>check</th><th>value</th><th>threshold</th>"
-        f"<th>detail</th></tr></thead><tbody>{rows}</tbody></table></div>"
-    )
+    return (f'<div class="speclens-checklist" data-verdict="{escape(verdict)}">'
+            f"<style>{_CSS}</style>"
+            f'<p class="verdict">{escape(verdict)}: {escape(_VERDICT_TEXT.get(verdict, ""))}</p>'
+            "<table><thead><tr><th>mark</th><th>check</th><th>value</th><th>threshold</th>"
+            f"<th>detail</th></tr></thead><tbody>{rows}</tbody></table></div>")
