@@ -1,5 +1,4 @@
-"""Pure rendering of SpecLens traces: RunTrace / CompareRecord in, HTML,
-plotly figures, DataFrames and plain text out. No gradio, no vLLM."""
+"""Pure rendering of SpecLens records: HTML, plotly figures, DataFrames and text out."""
 from vis.acceptance import acceptance_summary_html, accepted_histogram_figure, per_position_figure
 from vis.anatomy import costs_table_html, step_breakdown_html
 from vis.compare import compare_html, compare_table, steps_dataframe

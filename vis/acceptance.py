@@ -1,18 +1,5 @@
-"""Acceptance: how much of what the proposer drafted the target kept.
-
-The numbers are RunTrace's, which follow vLLM's definitions
-(vllm/v1/spec_decode/metrics.py), so they match what ``vllm bench`` and the
-Prometheus counters report:
-  acceptance rate        = accepted draft tokens / drafted tokens
-  mean acceptance length = 1 + accepted draft tokens / verify steps
-                           (tokens emitted per verify step, counting the
-                           target's own token)
-  per-position acceptance[p] = share of verify steps whose draft at position
-                           p+1 was accepted. It can only fall with p: a draft
-                           counts only if every draft before it was accepted.
-
-Pure: trace in, HTML / plotly Figure out.
-"""
+"""Acceptance: how much of what the proposer drafted the target kept (RunTrace's
+figures, vLLM's definitions: docs/metrics.md)."""
 from __future__ import annotations
 
 import html
@@ -24,11 +11,12 @@ from space.records.trace import VERIFY, RunTrace
 
 BAR_COLOR = "#009E73"  # Okabe-Ito bluish green, the token view's "accepted"
 NO_DRAFTS = "no drafts"
+MARGIN = {"l": 10, "r": 10, "t": 50, "b": 40}
 
 
 def acceptance_summary_html(run: RunTrace) -> str:
-    """Acceptance rate, mean acceptance length and the counts behind them; vLLM's
-    own counts beside them when vLLM counted drafts no proposer made."""
+    """The rate, the mean acceptance length and their counts; vLLM's own beside them
+    when vLLM counted drafts no proposer made."""
     return (f'<div class="speclens-acceptance">{_summary(run)}'
             f"{_vllm_difference_html(run)}</div>")
 
@@ -40,31 +28,26 @@ def _summary(run: RunTrace) -> str:
         return (f"<p><b>{NO_DRAFTS.capitalize()}</b>: "
                 f"{html.escape(reason)}, so there is no acceptance rate.</p>")
     k = len(run.num_accepted_tokens_per_pos)  # the most drafts any verify step had
-    return (
-        "<p>"
-        f"Acceptance rate <b>{run.acceptance_rate:.1%}</b>: "
-        f"{run.num_accepted_tokens} of {run.num_draft_tokens} drafted tokens accepted "
-        f"over {run.num_drafts} verify steps.<br>"
-        f"Mean acceptance length <b>{run.mean_acceptance_length:.2f}</b> tokens per verify "
-        f"step (at most {k + 1}: {k} drafts plus the target's own token).</p>"
-    )
+    return (f"<p>Acceptance rate <b>{run.acceptance_rate:.1%}</b>: "
+            f"{run.num_accepted_tokens} of {run.num_draft_tokens} drafted tokens accepted "
+            f"over {run.num_drafts} verify steps.<br>"
+            f"Mean acceptance length <b>{run.mean_acceptance_length:.2f}</b> tokens per verify "
+            f"step (at most {k + 1}: {k} drafts plus the target's own token).</p>")
 
 
 def _vllm_difference_html(run: RunTrace) -> str:
-    """vLLM's figures and SpecLens's side by side, with the reason they differ."""
     diff = run.draft_count_difference
     if diff is None:
         return ""
-    accepted = run.num_accepted_tokens  # placeholders are never accepted
-    vllm_rate = (f"{accepted / diff.vllm_num_draft_tokens:.1%}"
+    # placeholders are never accepted: vLLM's rate has the same numerator
+    vllm_rate = (f"{run.num_accepted_tokens / diff.vllm_num_draft_tokens:.1%}"
                  if diff.vllm_num_draft_tokens else "n/a")
     ours = f"{run.acceptance_rate:.1%}" if run.acceptance_rate is not None else "n/a"
-    return (
-        '<p class="speclens-vllm-difference" data-vllm-draft-tokens='
-        f'"{diff.vllm_num_draft_tokens}"><b>vLLM\'s own counters differ</b>: '
-        f"vLLM {diff.vllm_num_draft_tokens} drafted tokens over {diff.vllm_num_drafts} "
-        f"spec steps (acceptance rate {vllm_rate}); SpecLens {diff.num_draft_tokens} over "
-        f"{diff.num_drafts} verify steps ({ours}). {html.escape(diff.reason)}</p>")
+    return ('<p class="speclens-vllm-difference" data-vllm-draft-tokens='
+            f'"{diff.vllm_num_draft_tokens}"><b>vLLM\'s own counters differ</b>: '
+            f"vLLM {diff.vllm_num_draft_tokens} drafted tokens over {diff.vllm_num_drafts} "
+            f"spec steps (acceptance rate {vllm_rate}); SpecLens {diff.num_draft_tokens} over "
+            f"{diff.num_drafts} verify steps ({ours}). {html.escape(diff.reason)}</p>")
 
 
 def _empty_figure(title: str) -> go.Figure:
@@ -82,21 +65,16 @@ def per_position_figure(run: RunTrace) -> go.Figure:
     fracs = run.per_position_acceptance
     if not fracs:
         return _empty_figure(title)
-    positions = list(range(1, len(fracs) + 1))
-    counts = run.num_accepted_tokens_per_pos
     fig = go.Figure(go.Bar(
-        x=positions, y=fracs, marker={"color": BAR_COLOR}, name="accepted",
+        x=list(range(1, len(fracs) + 1)), y=fracs, marker={"color": BAR_COLOR}, name="accepted",
         text=[f"{f:.0%}" for f in fracs], textposition="outside",
-        customdata=counts,
+        customdata=run.num_accepted_tokens_per_pos,
         hovertemplate=("draft position %{x}: accepted in %{customdata} of "
-                       f"{run.num_drafts} verify steps (%{{y:.1%}})<extra></extra>"),
-    ))
+                       f"{run.num_drafts} verify steps (%{{y:.1%}})<extra></extra>")))
     fig.update_layout(
-        title={"text": f"{title} ({run.num_drafts} verify steps)"}, height=300,
-        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+        title={"text": f"{title} ({run.num_drafts} verify steps)"}, height=300, margin=MARGIN,
         xaxis={"title": {"text": "draft position"}, "dtick": 1},
-        yaxis={"title": {"text": "accepted"}, "range": [0, 1.1], "tickformat": ".0%"},
-    )
+        yaxis={"title": {"text": "accepted"}, "range": [0, 1.1], "tickformat": ".0%"})
     return fig
 
 
@@ -112,11 +90,7 @@ def accepted_counts(run: RunTrace) -> list[int]:
 
 
 def accepted_histogram_figure(run: RunTrace) -> go.Figure:
-    """Histogram over verify steps of accepted drafts, with every bin 0..k shown.
-
-    Bars are computed here rather than with go.Histogram so that empty bins
-    (e.g. no step accepted exactly 2) still appear as zero.
-    """
+    """Verify steps by accepted drafts; bars, not go.Histogram, so empty bins show as 0."""
     title = "Accepted drafts per verify step"
     counts = accepted_counts(run)
     if not run.num_drafts:
@@ -125,16 +99,13 @@ def accepted_histogram_figure(run: RunTrace) -> go.Figure:
     fig = go.Figure(go.Bar(
         x=list(range(k + 1)), y=counts, marker={"color": BAR_COLOR}, name="verify steps",
         text=counts, textposition="outside",
-        hovertemplate="%{y} verify steps accepted %{x} drafts<extra></extra>",
-    ))
+        hovertemplate="%{y} verify steps accepted %{x} drafts<extra></extra>"))
     mean_accepted = run.num_accepted_tokens / run.num_drafts
     fig.add_vline(x=mean_accepted, line={"dash": "dash", "width": 2, "color": "#444444"},
                   annotation_text=f"mean {mean_accepted:.2f}", annotation_position="top")
     fig.update_layout(
         title={"text": f"{title} ({run.num_drafts} steps; {k} = all drafts accepted)"},
-        height=300, margin={"l": 10, "r": 10, "t": 50, "b": 40},
+        height=300, margin=MARGIN,
         xaxis={"title": {"text": "drafts accepted"}, "dtick": 1, "range": [-0.6, k + 0.6]},
-        # Headroom so the count above the tallest bar is not clipped.
-        yaxis={"title": {"text": "verify steps"}, "range": [0, max(counts) * 1.2 + 0.5]},
-    )
+        yaxis={"title": {"text": "verify steps"}, "range": [0, max(counts) * 1.2 + 0.5]})
     return fig

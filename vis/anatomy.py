@@ -1,16 +1,5 @@
-"""Step anatomy views: where each engine step's milliseconds went.
-
-- ``anatomy_bars``: the timeline's segments, each timed part at its real time
-  inside its step, over a grey bar for the remainder ("other");
-- ``step_breakdown_html``: one step's parts beside a decode step of the baseline;
-- ``costs_table_html``: medians per step kind (decode forward, verify forward
-  for 1 + k tokens, rejection, proposer, their ratios).
-
-Runs recorded before trace version 5 have no anatomy: the views say so
-(``space.records.anatomy.BEFORE_ANATOMY``) instead of drawing zeros.
-
-Pure: trace in, plotly traces / HTML out.
-"""
+"""Step anatomy views: where each engine step's milliseconds went. Runs recorded
+before trace version 5 have none: the views say so instead of drawing zeros."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -31,6 +20,7 @@ from space.records.anatomy import (
     SAMPLING,
     SCHEDULING,
     KindCosts,
+    StepAnatomy,
     breakdown,
     kind_costs,
 )
@@ -39,8 +29,7 @@ from space.records.trace import DECODE, VERIFY, RunTrace, StepRecord
 from vis.safe import plot_text
 from vis.server_notes import SENTENCES, STEP_ANATOMY
 
-# What is drawn: (label, parts, colour, pattern), bottom of the legend last.
-# Okabe-Ito colours plus patterns, so the parts differ without colour too.
+# (label, parts, colour, pattern): Okabe-Ito plus patterns, apart without colour too.
 GROUPS: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
     ("forward", (FORWARD,), "#0072B2", ""),
     ("sampling / rejection", (SAMPLING, REJECTION), "#009E73", "/"),
@@ -66,11 +55,8 @@ def has_anatomy(run: RunTrace) -> bool:
 
 
 def anatomy_bars(lanes: Lanes, ms: Callable[[RunTrace, float], float]) -> list[go.Bar]:
-    """One bar trace per part group, plus "other" underneath each timed step.
-
-    ``ms(run, t_s)`` places a perf_counter time on the axis (the timeline's).
-    Steps without an anatomy are drawn whole, as "other".
-    """
+    """One bar trace per part group over an "other" bar per step (an untimed step: all
+    "other"); ``ms(run, t_s)`` places a perf_counter time on the timeline's axis."""
     whole: list[list] = [[], [], [], []]  # y, base, width, custom
     parts: dict[str, list[list]] = {label: [[], [], [], []] for label, *_ in GROUPS}
     group_of = {p: label for label, ps, *_ in GROUPS for p in ps}
@@ -110,6 +96,13 @@ def _bar(label: str, color: str, pattern: str, cols: list[list]) -> go.Bar:
         marker={"color": color, "line": {"width": 0}, "pattern": {"shape": pattern}})
 
 
+def group_seconds(anatomy: StepAnatomy, duration_s: float) -> list[tuple[str, float]]:
+    """(label, seconds) per part group, "other" last."""
+    shares = breakdown(anatomy, duration_s)
+    return [(label, sum(shares[p] for p in parts))
+            for label, parts, *_ in GROUPS + ((OTHER_LABEL, (OTHER,), "", ""),)]
+
+
 def baseline_decode_step(baseline: RunTrace | None) -> StepRecord | None:
     """The baseline's median decode step (by duration) among those with an anatomy."""
     if baseline is None:
@@ -121,8 +114,7 @@ def baseline_decode_step(baseline: RunTrace | None) -> StepRecord | None:
 
 def step_breakdown_html(step: StepRecord, baseline: RunTrace | None = None, *,
                         source: Source = IN_PROCESS) -> str:
-    """The step's parts in ms and share, beside the baseline's median decode step.
-    ``source``: the step's run's (a server reports no step anatomy)."""
+    """The step's parts in ms and share, beside the baseline's median decode step."""
     ref = baseline_decode_step(baseline)
     if step.anatomy is None and source == SERVER:
         return (f'<div class="speclens-anatomy" data-why="{STEP_ANATOMY}">'
@@ -131,22 +123,20 @@ def step_breakdown_html(step: StepRecord, baseline: RunTrace | None = None, *,
         why = NOT_TIMED_STEP if ref is not None else BEFORE_ANATOMY
         return f'<div class="speclens-anatomy"><em>{escape(why)}</em></div>'
 
-    mine = breakdown(step.anatomy, step.duration_s)
-    theirs = breakdown(ref.anatomy, ref.duration_s) if ref and ref.anatomy else None
+    mine = group_seconds(step.anatomy, step.duration_s)
+    theirs = group_seconds(ref.anatomy, ref.duration_s) if ref and ref.anatomy else None
     head = f"<th>part</th><th>step {int(step.index)} ({escape(step.kind)}), ms</th><th>share</th>"
+    total = f"<td><b>step</b></td><td><b>{step.duration_s * 1e3:.2f}</b></td><td></td>"
     if theirs is not None and ref is not None:
         head += f"<th>baseline decode step {int(ref.index)}, ms</th>"
+        total += f"<td><b>{ref.duration_s * 1e3:.2f}</b></td>"
     rows = []
-    for label, parts, *_ in GROUPS + ((OTHER_LABEL, (OTHER,), "", ""),):
-        s = sum(mine[p] for p in parts)
+    for i, (label, s) in enumerate(mine):
         row = f"<td>{escape(label)}</td><td>{s * 1e3:.2f}</td>"
         row += f"<td>{s / step.duration_s:.0%}</td>" if step.duration_s > 0 else "<td>\u2014</td>"
         if theirs is not None:
-            row += f"<td>{sum(theirs[p] for p in parts) * 1e3:.2f}</td>"
+            row += f"<td>{theirs[i][1] * 1e3:.2f}</td>"
         rows.append(f'<tr data-part="{escape(label)}">{row}</tr>')
-    total = f"<td><b>step</b></td><td><b>{step.duration_s * 1e3:.2f}</b></td><td></td>"
-    if ref is not None and theirs is not None:
-        total += f"<td><b>{ref.duration_s * 1e3:.2f}</b></td>"
     forwards = ""
     if step.anatomy.num_drafter_forwards:
         forwards = (f"<p>The drafter ran {int(step.anatomy.num_drafter_forwards)} forward "

@@ -1,23 +1,11 @@
-"""HTML for the "is it worth it?" checklist. Pure: Checklist in, HTML string out.
-
-The root element carries ``data-verdict``; every row carries ``data-check``
-and ``data-passed`` (true / false / context) so tests and the browser can
-read the result without parsing text. Pass and fail are marked with a symbol
-and a word, never colour alone.
-"""
+"""HTML for the "is it worth it?" checklist: ``data-verdict`` on the root, ``data-check``
+and ``data-passed`` on each row; pass and fail shown by symbol and word, not colour alone."""
 from __future__ import annotations
 
 from html import escape
 
 from space.observe.memory import fmt_bytes
-from space.records.verdict import (
-    BORDERLINE,
-    NOT_WORTH_IT,
-    UNDECIDED,
-    WORTH_IT,
-    Check,
-    Checklist,
-)
+from space.records.verdict import BORDERLINE, NOT_WORTH_IT, UNDECIDED, WORTH_IT, Check, Checklist
 
 _VERDICT_TEXT = {
     WORTH_IT: "speculation is faster on this workload.",
@@ -26,7 +14,7 @@ _VERDICT_TEXT = {
     UNDECIDED: "what was measured cannot decide it yet (an interval straddling 1.05x or "
                "1.10x, or a busy server): see the lines that say why.",
 }
-# (symbol, word, data-passed) per passed value; the word (a screen reader reads it) is the css class.
+# (symbol, word = css class, data-passed) per passed value
 _MARKS = {True: ("\u2714", "pass", "true"), False: ("\u2718", "fail", "false"),
           None: ("\u2022", "context", "context")}
 
@@ -78,23 +66,19 @@ def _row(check: Check) -> str:
     threshold = format_value(check.threshold, check.unit) if check.threshold is not None else ""
     threshold = f"{escape(check.op)} {escape(threshold)}" if threshold and check.op else escape(threshold)
     decisive = ' class="decisive"' if check.decisive else ""
-    return (
-        f'<tr data-check="{escape(check.name)}" data-passed="{passed_attr}"{decisive}>'
-        f'<td class="{word}"><span aria-hidden="true">{symbol}</span> {word}</td>'
-        f"<td>{escape(check.name)}{' (decisive)' if check.decisive else ''}</td>"
-        f"<td>{escape(format_value(check.value, check.unit))}</td>"
-        f"<td>{threshold}</td><td>{escape(check.detail)}</td></tr>"
-    )
+    return (f'<tr data-check="{escape(check.name)}" data-passed="{passed_attr}"{decisive}>'
+            f'<td class="{word}"><span aria-hidden="true">{symbol}</span> {word}</td>'
+            f"<td>{escape(check.name)}{' (decisive)' if check.decisive else ''}</td>"
+            f"<td>{escape(format_value(check.value, check.unit))}</td>"
+            f"<td>{threshold}</td><td>{escape(check.detail)}</td></tr>")
 
 
 def checklist_html(checklist: Checklist) -> str:
     """The checklist as one self-contained HTML fragment (inline CSS, no script)."""
     verdict = checklist.verdict
     rows = "".join(_row(c) for c in checklist.checks)
-    return (
-        f'<div class="speclens-checklist" data-verdict="{escape(verdict)}">'
-        f"<style>{_CSS}</style>"
-        f'<p class="verdict">{escape(verdict)}: {escape(_VERDICT_TEXT.get(verdict, ""))}</p>'
-        "<table><thead><tr><th>mark</th><th>check</th><th>value</th><th>threshold</th>"
-        f"<th>detail</th></tr></thead><tbody>{rows}</tbody></table></div>"
-    )
+    return (f'<div class="speclens-checklist" data-verdict="{escape(verdict)}">'
+            f"<style>{_CSS}</style>"
+            f'<p class="verdict">{escape(verdict)}: {escape(_VERDICT_TEXT.get(verdict, ""))}</p>'
+            "<table><thead><tr><th>mark</th><th>check</th><th>value</th><th>threshold</th>"
+            f"<th>detail</th></tr></thead><tbody>{rows}</tbody></table></div>")

@@ -1,10 +1,5 @@
-"""Baseline vs speculative: the numbers side by side, and whether outputs match.
-
-Also the per-step table used for CSV export, since it is the same kind of
-flat, tabular view of a trace.
-
-Pure: trace in, DataFrame / HTML out.
-"""
+"""Baseline vs speculative: the numbers side by side, whether outputs match, and the
+per-step table of a trace (the CSV export)."""
 from __future__ import annotations
 
 import html
@@ -16,9 +11,9 @@ import pandas as pd
 
 from space.records.anatomy import SHOWN_PARTS, breakdown
 from space.records.trace import CompareRecord, RunTrace, StepRecord
+from vis.explain import sampled, token_repr
 from vis.tokens import token_view_html
 
-# (row label, how to read it from a run). Definitions are RunTrace's (vllm bench's).
 METRICS: list[tuple[str, Callable[[RunTrace], float]]] = [
     ("TTFT ms", lambda r: r.ttft_s * 1e3),
     ("TPOT ms", lambda r: r.tpot_s * 1e3),
@@ -27,17 +22,13 @@ METRICS: list[tuple[str, Callable[[RunTrace], float]]] = [
     ("output tokens", lambda r: float(len(r.output_token_ids))),
 ]
 
-ANATOMY_COLUMNS = [f"{p}_ms" for p in SHOWN_PARTS]  # forward_ms, ..., other_ms
+ANATOMY_COLUMNS = [f"{p}_ms" for p in SHOWN_PARTS]
 STEP_COLUMNS = ["index", "kind", "start_ms", "duration_ms", "num_scheduled_tokens", "drafts",
                 "num_draft_tokens", "num_accepted_tokens", "num_placeholder_draft_tokens",
                 "placeholder_cause", "emitted", "target_token_kind",
                 "draft_probs", "target_top5", "acceptance_probs", *ANATOMY_COLUMNS,
                 "num_drafter_forwards"]
 
-# Why greedy outputs can differ at all: speculative decoding is exact in
-# distribution, but verifying k+1 tokens at once runs different kernels and
-# batch shapes than one-token decoding, and low-precision arithmetic is not
-# associative, so a near-tie between two tokens can flip.
 DIVERGENCE_NOTE = (
     "Speculative decoding keeps the target's output distribution, so with greedy "
     "sampling the outputs usually match. A difference typically comes from "
@@ -47,13 +38,8 @@ DIVERGENCE_NOTE = (
 
 
 def compare_table(cmp: CompareRecord) -> pd.DataFrame:
-    """Rows TTFT ms, TPOT ms, tokens/s, end-to-end ms, output tokens.
-
-    Columns baseline, speculative and ratio = speculative / baseline (NaN when
-    the baseline value is 0): below 1 is better for times, above 1 for
-    tokens/s. The index is named "metric"; call ``reset_index()`` for a
-    widget that hides the index.
-    """
+    """One row per METRICS, indexed by "metric"; ratio = speculative / baseline (NaN
+    where the baseline is 0)."""
     rows = []
     for name, read in METRICS:
         b, s = read(cmp.baseline), read(cmp.speculative)
@@ -79,14 +65,13 @@ def _summary_line(cmp: CompareRecord) -> str:
 
 
 def _token_at(run: RunTrace, i: int) -> str:
-    """repr of output token i, or a note that the output had already ended."""
     ids = run.output_token_ids
-    return html.escape(repr(run.token_str(ids[i]))) if i < len(ids) else "(output ended)"
+    return html.escape(token_repr(run, ids[i])) if i < len(ids) else "(output ended)"
 
 
 def _divergence_html(cmp: CompareRecord) -> str:
     i = cmp.first_divergence
-    if i is None:  # should not happen when outputs differ; show both without a mark
+    if i is None:
         head = "<p>Outputs <b>differ</b>.</p>"
     else:
         head = (f"<p>Outputs <b>differ</b> from output token {int(i)}: baseline "
@@ -100,11 +85,8 @@ def _divergence_html(cmp: CompareRecord) -> str:
 
 
 def compare_html(cmp: CompareRecord) -> str:
-    """Summary: TPOT speedup, end-to-end speedup, and whether outputs are identical.
-
-    When they differ, both outputs are shown as tokens with the first
-    differing one (``cmp.first_divergence``) outlined.
-    """
+    """The speedups, and whether the outputs match; if not, both as tokens, the first
+    difference outlined."""
     if cmp.outputs_identical:
         n = len(cmp.speculative.output_token_ids)
         outputs = f"<p>Outputs <b>identical</b> ({n} tokens).</p>"
@@ -123,26 +105,23 @@ def _round4(x: float | None) -> float | None:
 
 
 def _view_columns(run: RunTrace, s: StepRecord) -> dict[str, str]:
-    """Explained runs: per verified draft (JSON lists, in draft order) the target's
-    probability of it, its top 5 as [text, probability], and on sampled runs
-    min(1, p/q). Empty cells for steps without target views."""
+    """Per verified draft (JSON lists, in draft order): the target's probability of it,
+    its top 5 as [text, probability], and on sampled runs min(1, p/q)."""
     views = sorted(s.target_views, key=lambda v: v.draft_pos)
     if not views:
         return {"draft_probs": "", "target_top5": "", "acceptance_probs": ""}
-    sampled = run.explanation is not None and run.explanation.sampled
     return {
         "draft_probs": json.dumps([round(v.draft_prob, 4) for v in views]),
         "target_top5": json.dumps([[[run.token_str(t), round(p, 4)]
                                     for t, p in zip(v.top_token_ids, v.top_probs, strict=False)]
                                    for v in views], ensure_ascii=False),
         "acceptance_probs": json.dumps([_round4(v.acceptance_prob()) for v in views])
-        if sampled else "",
+        if sampled(run) else "",
     }
 
 
 def _anatomy_columns(s: StepRecord) -> dict[str, float | int | None]:
-    """Step anatomy (trace version 5): ms per part, "other" the remainder; empty
-    cells for steps recorded before it."""
+    """ms per part, "other" the remainder; empty for steps without an anatomy."""
     if s.anatomy is None:
         return dict.fromkeys((*ANATOMY_COLUMNS, "num_drafter_forwards"))
     parts = breakdown(s.anatomy, s.duration_s)
@@ -154,20 +133,13 @@ def _anatomy_columns(s: StepRecord) -> dict[str, float | int | None]:
 def steps_dataframe(run: RunTrace) -> pd.DataFrame:
     """One row per engine step; times in ms since the run's arrival."""
     rows = [{
-        "index": s.index,
-        "kind": s.kind,
-        "start_ms": (s.start_s - run.arrival_s) * 1e3,
-        "duration_ms": s.duration_s * 1e3,
-        "num_scheduled_tokens": s.num_scheduled_tokens,
-        "drafts": _texts(run, s.draft_token_ids),
-        "num_draft_tokens": s.num_draft_tokens,
+        "index": s.index, "kind": s.kind, "start_ms": (s.start_s - run.arrival_s) * 1e3,
+        "duration_ms": s.duration_s * 1e3, "num_scheduled_tokens": s.num_scheduled_tokens,
+        "drafts": _texts(run, s.draft_token_ids), "num_draft_tokens": s.num_draft_tokens,
         "num_accepted_tokens": s.num_accepted_tokens,
         # draft slots vLLM verified but no proposer filled (they are not in "drafts")
         "num_placeholder_draft_tokens": s.num_placeholder_draft_tokens,
-        "placeholder_cause": s.placeholder_cause,
-        "emitted": _texts(run, s.emitted_token_ids),
-        "target_token_kind": s.target_token_kind,
-        **_view_columns(run, s),
-        **_anatomy_columns(s),
+        "placeholder_cause": s.placeholder_cause, "emitted": _texts(run, s.emitted_token_ids),
+        "target_token_kind": s.target_token_kind, **_view_columns(run, s), **_anatomy_columns(s),
     } for s in run.steps]
     return pd.DataFrame(rows, columns=STEP_COLUMNS)

@@ -1,11 +1,5 @@
-"""The k x concurrency sweep as a figure, with the k chosen for each concurrency.
-
-One line per k: speedup (baseline TPOT / speculative TPOT) against concurrent
-requests (log axis), the 1x line, and a ring around each concurrency's chosen
-k (labelled; "k=0" where speculation loses). Pure: the grid table
-(``space.judge.deploy.GRID_COLUMNS``) and ``space.judge.deploy.Choice``s in, a Figure out.
-``anatomy_markdown``: the step anatomy of the sweep's runs (``space.judge.costs``).
-"""
+"""The k x concurrency sweep: one speedup line per k against concurrency (log axis),
+a ring at each concurrency's chosen k ("k=0" where speculation loses), and its step anatomy."""
 from __future__ import annotations
 
 import pandas as pd
@@ -57,8 +51,7 @@ def _speedup_at(table: pd.DataFrame, choice: Choice) -> float:
 
 
 def anatomy_markdown(grid: costs.GridCosts) -> str:
-    """The step anatomy of the sweep's runs as Markdown: the medians per (k,
-    concurrency) and, per concurrency, which part of a verify step grows with k."""
+    """Medians per (k, concurrency) and, per concurrency, what grows with k, as Markdown."""
     if not any(costs.timed(kc) for _, _, kc in grid):
         return f"\n#### Where a step's time goes\n{costs.NOT_TIMED}.\n"
     head = ["k", "concurrency", *costs.COLUMNS]

@@ -1,14 +1,5 @@
-"""Why the target kept or rejected each draft: its probabilities, in words and bars.
-
-Reads the target views a run carries when it was explained (trace version 4,
-``space/records/target_view.py``): at each verified draft position, the target's
-probability of the drafted token and its top 5. Runs without them (older
-traces, runs not explained) get ``None`` / empty output everywhere here, and
-the views show what they showed before.
-
-Pure: trace in, text / HTML / plotly Figure out. Every value written into HTML
-is escaped, attributes included.
-"""
+"""Why the target kept or rejected each draft, in words and bars, from the target views
+of an explained run; runs without them get ``None`` or empty output here."""
 from __future__ import annotations
 
 import html
@@ -48,7 +39,6 @@ def pct(p: float) -> str:
 
 
 def ordinal(n: int) -> str:
-    """1 -> '1st', 2 -> '2nd', 11 -> '11th'."""
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
 
@@ -58,21 +48,19 @@ def views_by_pos(step: StepRecord) -> dict[int, TargetView]:
 
 
 def rejected_view(step: StepRecord) -> TargetView | None:
-    """The view at the first rejected draft, when the step has one."""
     if step.kind != VERIFY or step.target_token_kind != CORRECTION:
         return None
     return views_by_pos(step).get(step.num_accepted_tokens)
 
 
 def chosen_token(step: StepRecord) -> int | None:
-    """The target's own token at the first rejected position (the correction)."""
+    """The correction: the target's own token at the first rejected draft."""
     if step.target_token_kind != CORRECTION or len(step.emitted_token_ids) <= step.num_accepted_tokens:
         return None
     return step.emitted_token_ids[step.num_accepted_tokens]
 
 
 def prob_of(view: TargetView, token_id: int) -> float | None:
-    """The target's probability of ``token_id`` at this position, if the view holds it."""
     if token_id == view.draft_token_id:
         return view.draft_prob
     for t, p in zip(view.top_token_ids, view.top_probs, strict=False):
@@ -81,11 +69,12 @@ def prob_of(view: TargetView, token_id: int) -> float | None:
     return None
 
 
-def _sampled(run: RunTrace) -> bool:
+def sampled(run: RunTrace) -> bool:
     return run.explanation is not None and run.explanation.sampled
 
 
-def _q(run: RunTrace, token_id: int) -> str:
+def token_repr(run: RunTrace, token_id: int) -> str:
+    """The token's text quoted so whitespace shows: ' years', '\\n'."""
     return repr(run.token_str(token_id))
 
 
@@ -94,11 +83,10 @@ def _chose(run: RunTrace, view: TargetView, chosen: int | None) -> str:
         return ""
     p = prob_of(view, chosen)
     share = pct(p) if p is not None else "outside its top 5"
-    return f" and chose {_q(run, chosen)} ({share})"
+    return f" and chose {token_repr(run, chosen)} ({share})"
 
 
 def _rule_words(view: TargetView, accepted: bool) -> str:
-    """Sampled runs: the acceptance rule in numbers, p, q and min(1, p/q)."""
     a = view.acceptance_prob()
     q = "unknown" if view.draft_q is None else f"{view.draft_q:g}"
     rule = "n/a" if a is None else pct(a)
@@ -107,11 +95,8 @@ def _rule_words(view: TargetView, accepted: bool) -> str:
 
 
 def explain_sentence(run: RunTrace, step: StepRecord) -> str | None:
-    """The step in plain words from the target's side; None without target views.
-
-    Example: "The target agreed with the first 2 drafts; at the 3rd it gave
-    'rows' only 7% and chose ' rows' (81%)."
-    """
+    """The step from the target's side in plain words (None without target views), e.g.
+    "The target agreed with the first 2 drafts; at the 3rd it gave 'rows' only 7%..."."""
     if step.kind != VERIFY or not step.target_views:
         return None
     views, na = views_by_pos(step), step.num_accepted_tokens
@@ -122,15 +107,15 @@ def explain_sentence(run: RunTrace, step: StepRecord) -> str | None:
         which = "the draft" if na == 1 else f"all {na} drafts"
         tail = f" (it gave them {shares})" if na > 1 else f" (it gave it {shares})"
         text = f"The target agreed with {which}{tail if agreed else ''}."
-        if _sampled(run) and agreed:
+        if sampled(run) and agreed:
             text += _rule_words(agreed[-1], True)
         return text
     head = ("The target disagreed with the first draft: it" if na == 0 else
             f"The target agreed with the first {'draft' if na == 1 else f'{na} drafts'} "
             f"({shares}); at the {ordinal(na + 1)} it")
-    text = (f"{head} gave {_q(run, rejected.draft_token_id)} only {pct(rejected.draft_prob)}"
+    text = (f"{head} gave {token_repr(run, rejected.draft_token_id)} only {pct(rejected.draft_prob)}"
             f"{_chose(run, rejected, chosen_token(step))}.")
-    if _sampled(run):
+    if sampled(run):
         text += _rule_words(rejected, False)
     return text
 
@@ -138,7 +123,7 @@ def explain_sentence(run: RunTrace, step: StepRecord) -> str | None:
 def _bar_row(run: RunTrace, token_id: int, p: float, role: str) -> str:
     label = {"drafted": "drafted", "chosen": "chosen", "drafted chosen": "drafted, chosen"}
     mark = label.get(role, "")
-    text = html.escape(repr(run.token_str(token_id)))
+    text = html.escape(token_repr(run, token_id))
     return (f'<div class="t5-row" data-role="{html.escape(role or "other")}" '
             f'data-token="{int(token_id)}" title="id {int(token_id)}">'
             f'<span class="t5-tok">{text}</span>'
@@ -148,11 +133,8 @@ def _bar_row(run: RunTrace, token_id: int, p: float, role: str) -> str:
 
 
 def top5_chart_html(run: RunTrace, step: StepRecord) -> str:
-    """The target's top 5 at the step's first rejected draft, drafted and chosen marked.
-
-    The drafted token always appears: below the five, after a gap, when it
-    was not among them. Empty string when the step has no rejected view.
-    """
+    """The target's top 5 at the step's first rejected draft, drafted and chosen marked
+    (the drafted token below the five when not among them)."""
     view = rejected_view(step)
     if view is None:
         return ""
@@ -172,8 +154,7 @@ def top5_chart_html(run: RunTrace, step: StepRecord) -> str:
 
 
 def no_target_view_html(run: RunTrace, step: StepRecord) -> str:
-    """Why a server run's verify step has no target's side (vis/server_notes.py); ""
-    for any other step or run."""
+    """Why a server run's verify step has no target's side; "" otherwise."""
     if not from_server(run) or step.kind != VERIFY or not step.num_draft_tokens:
         return ""
     return (f'<p class="speclens-why" data-why="{TARGET_VIEW}">'
@@ -181,11 +162,7 @@ def no_target_view_html(run: RunTrace, step: StepRecord) -> str:
 
 
 def draft_probability_figure(run: RunTrace) -> go.Figure:
-    """Every verified draft: the target's probability of it, accepted vs rejected.
-
-    A strip per outcome: how sure the target was when drafts failed (rejected
-    drafts usually sit low) against when they passed.
-    """
+    """The target's probability of every verified draft, a strip per outcome."""
     groups: dict[str, list[tuple[float, str]]] = {"accepted": [], "rejected": []}
     for s in run.steps:
         for v in s.target_views:
@@ -217,11 +194,8 @@ def draft_probability_figure(run: RunTrace) -> go.Figure:
 
 def hover_note(run: RunTrace, step: StepRecord, draft_pos: int | None,
                is_correction: bool = False) -> str | None:
-    """Hover text for a draft token (0-based ``draft_pos``) or a step's correction.
-
-    Example: "target: 'rows' 81% · drafted ' rows' 7% · top 5: 'rows' 81%, ..."
-    None when the position has no target view.
-    """
+    """Hover text for a draft token (0-based ``draft_pos``) or a step's correction, e.g.
+    "target: 'rows' 81% · drafted ' rows' 7% · top 5: 'rows' 81%, ..."."""
     if is_correction:
         view, target = rejected_view(step), chosen_token(step)
     else:
@@ -232,8 +206,8 @@ def hover_note(run: RunTrace, step: StepRecord, draft_pos: int | None,
     if view is None or target is None:
         return None
     p_target = prob_of(view, target)
-    tops = ", ".join(f"{_q(run, t)} {pct(p)}"
+    tops = ", ".join(f"{token_repr(run, t)} {pct(p)}"
                      for t, p in zip(view.top_token_ids, view.top_probs, strict=False))
-    return (f"target: {_q(run, target)} {pct(p_target) if p_target is not None else '?'} \u00b7 "
-            f"drafted {_q(run, view.draft_token_id)} {pct(view.draft_prob)} \u00b7 top "
+    return (f"target: {token_repr(run, target)} {pct(p_target) if p_target is not None else '?'} \u00b7 "
+            f"drafted {token_repr(run, view.draft_token_id)} {pct(view.draft_prob)} \u00b7 top "
             f"{len(view.top_token_ids)}: {tops}")

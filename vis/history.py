@@ -1,8 +1,5 @@
-"""The History tab's views: the list of saved runs, and two comparisons side by side.
-
-Pure: rows and records in, HTML / DataFrame / plotly figure out. Every value
-a visitor could have typed (a prompt in a title, a login name) is escaped.
-"""
+"""The History tab's views: the saved runs, and two comparisons side by side. Every value
+a visitor could have typed (a prompt in a title, a login name) is escaped."""
 from __future__ import annotations
 
 import html
@@ -47,9 +44,8 @@ def _round(x: float | None) -> float | str:
 
 
 def when(created_s: float) -> str:
-    """UTC, to the minute: 2026-11-30 15:02 UTC.
+    """UTC, to the minute.
 
-    Example:
         >>> when(0)
         '1970-01-01 00:00 UTC'
     """
@@ -96,15 +92,13 @@ def history_table_html(rows: Sequence[RunRow]) -> str:
 def side_by_side_table(a: CompareRecord, b: CompareRecord, label_a: str,
                        label_b: str) -> pd.DataFrame:
     """One row per figure, one column per run (both as text: mixed kinds)."""
-    rows = [{"metric": name, label_a: str(read(a)), label_b: str(read(b))}
-            for name, read in SIDE_METRICS]
-    return pd.DataFrame(rows)
+    return pd.DataFrame([{"metric": name, label_a: str(read(a)), label_b: str(read(b))}
+                         for name, read in SIDE_METRICS])
 
 
 def side_by_side_timeline(a: CompareRecord, b: CompareRecord, label_a: str,
                           label_b: str) -> go.Figure:
-    """Both comparisons' steps on one time axis (ms since each run's arrival):
-    four lanes, A's speculative and baseline runs above B's."""
+    """Both comparisons' steps on one time axis: A's speculative and baseline lanes above B's."""
     lanes: list[tuple[str, RunTrace]] = [
         (f"{label_a} speculative", a.speculative), (f"{label_a} baseline", a.baseline),
         (f"{label_b} speculative", b.speculative), (f"{label_b} baseline", b.baseline)]

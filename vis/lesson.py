@@ -1,24 +1,6 @@
-"""A lesson: one run as one self-contained HTML file, to step through anywhere.
-
-What the file holds (docs/lesson.md):
-- what was measured: machine, model pair, method, k, dtype, sampling, dates;
-- the prompt and the output in the token view (accepted, rejected, correction,
-  bonus, as on the page), the baseline's output and figures beside it;
-- the timeline of both runs as inline SVG (vis/lesson_svg.py), with the step
-  anatomy when the run has one;
-- the step-through (vis/lesson_steps.py): per step that emits tokens, the
-  drafts, the target's top 5 at each (explained runs), why each was kept or
-  dropped, and the teacher's note;
-- the checklist's verdict with its lines.
-
-It needs nothing else: no server, no network, no plotly.js. Its script
-(vis/lesson_script.py) is allowed by hash in a Content-Security-Policy that
-allows nothing else (no connection, no other script, no image but data:), so
-even a string that escaped its escaping could not run or fetch. Every string
-from the trace is escaped where it is written, as the page's views do.
-
-Pure: records in, one HTML string out.
-"""
+"""A lesson: one run as one self-contained HTML file, to step through anywhere
+(docs/lesson.md). Its Content-Security-Policy allows only its own script, by hash, so
+even a string that escaped its escaping could not run or fetch."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,12 +16,10 @@ from vis.lesson_script import LESSON_CSS, LESSON_JS, script_hash
 from vis.lesson_steps import esc, step_sections
 from vis.lesson_svg import SVG_CSS, timeline_svg
 from vis.stepper import emitting_step_indices
-from vis.text import dtype_words
+from vis.text import dtype_words, na
 from vis.tokens import TOKEN_CSS, text_html, token_view_html
 
-# A lesson draws every step of its run. The page's runs have at most 1,024 output
-# tokens (at most 1,025 steps); an explained lesson of 2,000 steps is about 16 MB
-# (benchmarks/lesson_size.py, docs/lesson.md).
+# above the page's 1,025 steps; 2,000 explained steps are about 16 MB (docs/lesson.md)
 MAX_LESSON_STEPS = 2_048
 NOT_EXPLAINED = ("This run was not explained: the trace holds no target probabilities "
                  "(run with --explain, or with \u201cExplain each verification\u201d on in the "
@@ -55,7 +35,7 @@ class LessonInfo:
     """What the trace does not say about itself: when, and from where."""
 
     exported_utc: str                 # "2026-12-04 16:10 UTC"
-    measured_utc: str | None = None   # when the run was measured (the history knows; a file not)
+    measured_utc: str | None = None   # the history knows; a file not
     source: str = ""                  # "run history #12", "compare.json"
 
 
@@ -66,14 +46,12 @@ def _runs(record: RunTrace | CompareRecord) -> tuple[RunTrace, RunTrace | None]:
 
 
 def _csp() -> str:
-    """Nothing may load or connect; only the lesson's own script runs (by its hash)."""
     return ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
             f"script-src {script_hash(LESSON_JS)}; base-uri 'none'; form-action 'none'")
 
 
 def _unstyled(fragment: str) -> str:
-    """A view's fragment without the ``<style>`` it carries for a gr.HTML: the lesson
-    has these rules once, in its head (they would repeat per step otherwise)."""
+    """A view's fragment without its ``<style>``: the lesson has the rules once, in its head."""
     return fragment.replace(f"<style>{TOKEN_CSS}</style>", "")
 
 
@@ -82,7 +60,6 @@ def _model(name: str | None) -> str:
 
 
 def meta_rows(run: RunTrace, info: LessonInfo) -> list[tuple[str, str]]:
-    """(label, plain text) for the "what was measured" table."""
     c, r = run.config, run.request
     if c.source == SERVER:
         machine = f"a vLLM {c.vllm_version or '?'} server (a server does not report its hardware)"
@@ -95,8 +72,6 @@ def meta_rows(run: RunTrace, info: LessonInfo) -> list[tuple[str, str]]:
     sampling = ", ".join(f"{name} {value}" for name, value in (
         ("temperature", r.temperature), ("top-p", r.top_p), ("seed", r.seed),
         ("max tokens", r.max_tokens)) if value is not None) or "not recorded"
-    rate = run.acceptance_rate
-    mal = run.mean_acceptance_length
     return [
         ("machine", machine),
         ("model pair", f"target {_model(c.model_path or c.model)}, draft {draft}"),
@@ -106,8 +81,8 @@ def meta_rows(run: RunTrace, info: LessonInfo) -> list[tuple[str, str]]:
         ("vLLM", c.vllm_version or "not recorded"),
         ("sampling", sampling),
         ("run", f"{len(run.output_token_ids)} output tokens in {len(run.steps)} engine steps; "
-                f"acceptance {'n/a' if rate is None else f'{rate:.1%}'}, mean acceptance "
-                f"length {'n/a' if mal is None else f'{mal:.2f}'}"),
+                f"acceptance {na(run.acceptance_rate, '.1%')}, mean acceptance "
+                f"length {na(run.mean_acceptance_length, '.2f')}"),
         ("measured", info.measured_utc or "not recorded in the trace"),
         ("exported", info.exported_utc + (f" from {info.source}" if info.source else "")),
     ]
@@ -120,7 +95,6 @@ def _meta_html(run: RunTrace, info: LessonInfo) -> str:
 
 
 def _baseline_text(cmp: CompareRecord) -> str:
-    """The baseline's output, its part after the first difference marked."""
     base, d = cmp.baseline, cmp.first_divergence
     if d is None or cmp.outputs_identical:
         return text_html(base.text)
@@ -166,7 +140,6 @@ def _checklist_html(record: RunTrace | CompareRecord) -> str:
 
 
 def _controls_html() -> str:
-    """Hidden until the script runs: without JavaScript every step is listed instead."""
     return ('<div id="lesson-controls" hidden role="toolbar" aria-label="step through">'
             '<button id="lesson-prev" type="button">\u25c0 Previous</button>'
             '<button id="lesson-next" type="button">Next \u25b6</button>'
@@ -177,7 +150,6 @@ def _controls_html() -> str:
 
 
 def check_size(record: RunTrace | CompareRecord) -> None:
-    """``LessonError`` (one line) for a run too long to draw every step of."""
     n = len(_runs(record)[0].steps)
     if n > MAX_LESSON_STEPS:
         raise LessonError(f"too long for a lesson: {n:,} engine steps; a lesson draws every "
@@ -186,7 +158,7 @@ def check_size(record: RunTrace | CompareRecord) -> None:
 
 def lesson_html(record: RunTrace | CompareRecord, notes: StepNotes | None = None,
                 info: LessonInfo | None = None) -> str:
-    """The lesson file's text (UTF-8 HTML) for ``record``, with ``notes`` at their steps."""
+    """The lesson file's HTML for ``record``, with ``notes`` at their steps."""
     check_size(record)
     run, baseline = _runs(record)
     notes = notes or StepNotes()
@@ -225,5 +197,4 @@ def lesson_html(record: RunTrace | CompareRecord, notes: StepNotes | None = None
 
 def lesson_bytes(record: RunTrace | CompareRecord, notes: StepNotes | None = None,
                  info: LessonInfo | None = None) -> bytes:
-    """The lesson file as written: UTF-8."""
     return lesson_html(record, notes, info).encode("utf-8")

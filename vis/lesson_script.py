@@ -1,18 +1,9 @@
-"""The lesson's own style and script, as constants (vis/lesson.py writes them inline).
+"""The lesson's style and step-through script, written inline by vis/lesson.py; the
+file's Content-Security-Policy allows this script by its hash only (``script_hash``).
 
-The script is the step-through: previous / next / play, the arrow keys (Home
-and End too), a click on a token or a timeline bar, and ``#step=N`` in the
-address. One step is current everywhere at once: its section, its tokens in the
-token view and its bar on the timeline carry ``aria-current="step"``, each
-with ``data-step="N"`` (the engine step). Tokens of later steps are dimmed, so
-the token view reads as "the output so far".
-
-Without JavaScript nothing is hidden: every step's section is listed in order
-under the token view, which reads as it is.
-
-The page's Content-Security-Policy allows this script by its hash only
-(``script_hash``): nothing else in the file can run, whatever a trace holds.
-"""
+One step is current everywhere at once: its section, its tokens and its timeline bar
+carry ``aria-current="step"``; later tokens are dimmed. Without JavaScript every
+step's section is listed in order."""
 from __future__ import annotations
 
 import base64
@@ -163,7 +154,6 @@ LESSON_JS = r"""
 def script_hash(script: str) -> str:
     """The CSP source that allows exactly this inline script: 'sha256-<base64>'.
 
-    Example:
         >>> script_hash("")
         "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"
     """

@@ -1,32 +1,27 @@
-"""The lesson's step-through: one section per step that emits tokens.
-
-Each section says what the step did (vis/stepper.py's sentence and, for an
-explained run, the target's side from vis/explain.py), the teacher's note,
-every draft with its fate, why it was kept or dropped and the target's top 5
-at it, what the step emitted, and where its time went.
-
-Pure: trace in, HTML out. Every string from the trace or a note is escaped
-where it is written; numbers are formatted as numbers.
-"""
+"""The lesson's step-through: per step that emits tokens, what it did, the teacher's note,
+every draft with its fate, why and the target's top 5 at it, what it emitted, and where
+its time went."""
 from __future__ import annotations
 
 import html
 
 from space.records.notes import StepNotes
 from space.records.target_view import TargetView
-from space.records.trace import (
-    ACCEPTED,
-    CORRECTION,
-    REJECTED,
-    UNUSED,
-    RunTrace,
-    StepRecord,
+from space.records.trace import ACCEPTED, CORRECTION, REJECTED, UNUSED, RunTrace, StepRecord
+from vis.explain import (
+    chosen_token,
+    explain_sentence,
+    ordinal,
+    pct,
+    prob_of,
+    sampled,
+    token_repr,
+    views_by_pos,
 )
-from vis.explain import chosen_token, explain_sentence, ordinal, pct, prob_of, views_by_pos
 from vis.lesson_svg import step_parts_words
 from vis.server_notes import REJECTED_IDS, SENTENCES
 from vis.stepper import emitting_step_indices, step_sentence
-from vis.tokens import CONTAINER_CLASS, TokenEntry, step_entries, token_span, unreported_span
+from vis.tokens import CONTAINER_CLASS, draft_entries, step_entries, token_span, unreported_span
 
 FATE_WORDS = {ACCEPTED: "kept", REJECTED: "dropped", UNUSED: "unused"}
 
@@ -36,29 +31,16 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _q(run: RunTrace, token_id: int) -> str:
-    return repr(run.token_str(token_id))
-
-
 def draft_reason(run: RunTrace, step: StepRecord, j: int) -> str:
-    """Why draft ``j`` (0-based) of a verify step was kept or dropped, in plain text.
-
-    vLLM accepts drafts up to the first one the target turns down; the target's
-    own token replaces that one, and the drafts after it go with it (they were
-    conditioned on it). Greedy: a draft is kept iff it is the target's likeliest
-    token; sampled: with probability min(1, p / q).
-
-    Example (views_run, step 2): draft 1 ' 2' -> "dropped: the target gave it 7%
-    and put ',' (81%) in its place".
-    """
+    """Why draft ``j`` (0-based) of a verify step was kept or dropped, in plain text, e.g.
+    "dropped: the target gave it 7% and put ',' (81%) in its place"."""
     fate = step.draft_fates()[j]
     view = views_by_pos(step).get(j)
-    sampled = run.explanation is not None and run.explanation.sampled
     na = step.num_accepted_tokens
     if fate == ACCEPTED:
         if view is None:
             return "kept: the target agreed with it"
-        if sampled:
+        if sampled(run):
             a = view.acceptance_prob()
             return (f"kept: the target gave it {pct(view.draft_prob)}; a draft is accepted with "
                     f"probability min(1, p/q) = {'n/a' if a is None else pct(a)}")
@@ -68,15 +50,15 @@ def draft_reason(run: RunTrace, step: StepRecord, j: int) -> str:
         return f"unused: the output ended before it{reason}"
     if j > na:
         return (f"dropped: it came after the rejected {ordinal(na + 1)} draft "
-                f"{_q(run, step.draft_token_ids[na])}, so the target never checked it")
+                f"{token_repr(run, step.draft_token_ids[na])}, so the target never checked it")
     chosen = chosen_token(step)
-    put = f" and put {_q(run, chosen)}" if chosen is not None else ""
+    put = f" and put {token_repr(run, chosen)}" if chosen is not None else ""
     if view is None:
         return f"dropped: the target disagreed{put} in its place"
     p = prob_of(view, chosen) if chosen is not None else None
     share = f" ({pct(p)})" if p is not None else (" (outside its top 5)" if chosen is not None
                                                   else "")
-    if sampled:
+    if sampled(run):
         a = view.acceptance_prob()
         return (f"dropped: the target gave it {pct(view.draft_prob)}, accepted only with "
                 f"probability min(1, p/q) = {'n/a' if a is None else pct(a)}, and this time "
@@ -85,10 +67,9 @@ def draft_reason(run: RunTrace, step: StepRecord, j: int) -> str:
 
 
 def top5_html(run: RunTrace, step: StepRecord, view: TargetView) -> str:
-    """The target's top 5 at a verified draft, the drafted token marked (kept or
-    dropped) and, at the first rejected draft, the target's own token (chosen);
-    the drafted token below the five when it was not among them. Bars are
-    ``<meter>`` elements: nothing from the trace becomes a style."""
+    """The target's top 5 at a verified draft: the drafted token marked kept or dropped
+    (below the five when not among them), the target's own token chosen; ``<meter>``
+    bars, so nothing from the trace becomes a style."""
     kept = view.draft_pos < step.num_accepted_tokens
     chosen = chosen_token(step) if view.draft_pos == step.num_accepted_tokens else None
 
@@ -98,7 +79,7 @@ def top5_html(run: RunTrace, step: StepRecord, view: TargetView) -> str:
                                   ("chosen", token_id == chosen)) if hit]
         words = ", ".join(r.replace("-", ", ") for r in roles)
         return (f'<li data-role="{esc(" ".join(roles) or "other")}" data-token="{int(token_id)}">'
-                f"<code>{esc(_q(run, token_id))}</code>"
+                f"<code>{esc(token_repr(run, token_id))}</code>"
                 f'<meter min="0" max="1" value="{min(max(p, 0.0), 1.0):.4f}"></meter>'
                 f"<span>{esc(pct(p))}</span><span>{esc(words)}</span></li>")
 
@@ -111,16 +92,14 @@ def top5_html(run: RunTrace, step: StepRecord, view: TargetView) -> str:
 
 def drafts_html(run: RunTrace, step: StepRecord) -> str:
     """Every draft of a verify step: the token, its fate and why, the target's top 5."""
-    k = step.num_draft_tokens
-    if not k:
+    if not step.num_draft_tokens:
         return ""
     views = views_by_pos(step)
     rows = []
-    for j, (d, fate) in enumerate(zip(step.draft_token_ids, step.draft_fates(), strict=True)):
-        chip = token_span(run, TokenEntry(fate, d, step.index, j + 1, k, None))
-        view = views.get(j)
+    for j, e in enumerate(draft_entries(step)):
+        view, fate = views.get(j), e.status
         rows.append(f'<li class="lesson-draft" data-draft="{j + 1}" data-fate="{esc(fate)}">'
-                    f'<span class="{CONTAINER_CLASS}">{chip}</span> '
+                    f'<span class="{CONTAINER_CLASS}">{token_span(run, e)}</span> '
                     f'<b class="fate-{esc(fate)}">{esc(FATE_WORDS.get(fate, fate))}</b> '
                     f"{esc(draft_reason(run, step, j).split(': ', 1)[-1])}"
                     f"{top5_html(run, step, view) if view else ''}</li>")

@@ -1,27 +1,14 @@
-"""The lesson's timeline as inline SVG: engine steps of one or two runs on one axis.
-
-The page's timeline is a plotly figure (vis/timeline.py), and plotly.js alone is
-4.8 MB; a lesson file draws the same picture in SVG, a few bytes a step. Lanes,
-colours and patterns follow vis/timeline.py: each run from its own arrival, one
-bar per engine step coloured by kind (prefill / verify / decode), the finish of
-each run marked. A run with a step anatomy also shows each step's timed parts
-(vis/anatomy.py's groups) in a band under its bar.
-
-The speculative lane's bars carry ``data-step`` (the engine step), so the
-lesson's script marks the current one (``aria-current="step"``) and moves a
-band over it; the baseline's carry ``data-base-step``.
-
-Pure: trace in, SVG string out. Numbers are formatted as numbers; the only
-text from the trace (a step's kind, in its hover title) is escaped.
-"""
+"""The lesson's timeline as inline SVG (plotly.js alone is 4.8 MB): vis/timeline.py's
+lanes and colours, each step's timed parts in a band under its bar. Speculative bars
+carry ``data-step`` (the lesson's script marks the current one), baseline bars
+``data-base-step``."""
 from __future__ import annotations
 
 import html
 import math
 
-from space.records.anatomy import OTHER, breakdown
 from space.records.trace import DECODE, PREFILL, VERIFY, RunTrace, StepRecord
-from vis.anatomy import GROUPS, OTHER_COLOR, OTHER_LABEL, has_anatomy
+from vis.anatomy import GROUPS, OTHER_COLOR, OTHER_LABEL, group_seconds, has_anatomy
 from vis.timeline import KIND_STYLE
 
 WIDTH = 1000.0     # viewBox units; the SVG scales to the page's width
@@ -33,7 +20,7 @@ BAR_H = 18.0
 PART_H = 10.0
 AXIS_H = 34.0
 KIND_CLASS = {PREFILL: "k-prefill", VERIFY: "k-verify", DECODE: "k-decode"}
-# Part groups as classes p0..p4 (vis.anatomy.GROUPS), "other" as p-other.
+# vis.anatomy.GROUPS as classes p0..p4, "other" as p-other
 PART_CLASS = {part: f"p{i}" for i, (_, parts, _, _) in enumerate(GROUPS) for part in parts}
 
 SVG_CSS = "\n".join(
@@ -58,7 +45,6 @@ def _lanes(spec: RunTrace, baseline: RunTrace | None) -> list[tuple[str, RunTrac
 def _nice_step(span_ms: float) -> float:
     """A tick spacing of 1, 2 or 5 times a power of ten: about 4 to 8 ticks.
 
-    Example:
         >>> _nice_step(1234.0), _nice_step(0.07)
         (200.0, 0.01)
     """
@@ -70,7 +56,6 @@ def _nice_step(span_ms: float) -> float:
 
 
 def _step_title(step: StepRecord) -> str:
-    """Hover text of one bar (escaped where written)."""
     ms = step.duration_s * 1e3
     words = f"engine step {int(step.index)} \u00b7 {step.kind} \u00b7 {ms:.2f} ms"
     if step.kind == VERIFY:
@@ -157,12 +142,7 @@ def legend_html(anatomy: bool) -> str:
 
 
 def timeline_svg(spec: RunTrace, baseline: RunTrace | None = None) -> str:
-    """Both runs' engine steps as inline SVG; with a step anatomy, each step's
-    parts under it. The lesson's script marks the current step.
-
-    Example: views_run beside its baseline -> two lanes, 7 speculative bars
-    with data-step 0..6, 11 baseline bars with data-base-step 0..10.
-    """
+    """Both runs' engine steps as inline SVG; with a step anatomy, each step's parts under it."""
     lanes = _lanes(spec, baseline)
     span_ms = max((run.e2e_s * 1e3 for _, run in lanes), default=0.0) or 1.0
     scale = (WIDTH - LEFT - RIGHT) / span_ms
@@ -183,10 +163,5 @@ def step_parts_words(step: StepRecord) -> str:
     """Where one step's time went, in words: 'forward 9.00 ms (75%), ...' ("" when untimed)."""
     if step.anatomy is None or step.duration_s <= 0:
         return ""
-    shares = breakdown(step.anatomy, step.duration_s)
-    words = []
-    for label, parts, _, _ in GROUPS + ((OTHER_LABEL, (OTHER,), "", ""),):
-        s = sum(shares[p] for p in parts)
-        if s > 0:
-            words.append(f"{label} {s * 1e3:.2f} ms ({s / step.duration_s:.0%})")
-    return ", ".join(words)
+    return ", ".join(f"{label} {s * 1e3:.2f} ms ({s / step.duration_s:.0%})"
+                     for label, s in group_seconds(step.anatomy, step.duration_s) if s > 0)

@@ -1,12 +1,9 @@
-"""The Live tab: per engine, TPOT and acceptance over time, acceptance per
-draft position, KV-cache usage over time, and the device's memory.
-
-Pure: a ``space.observe.livestats.Snapshot`` in, a plotly figure and an HTML line out.
-Times are wall-clock, shown as seconds before the snapshot.
-"""
+"""The Live tab: per engine, TPOT, acceptance and KV-cache usage over time (seconds before
+the snapshot), acceptance per draft position, and the device's memory."""
 from __future__ import annotations
 
 import html
+from collections import Counter
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -55,10 +52,9 @@ def live_figure(snap: Snapshot) -> go.Figure:
     fig.update_yaxes(range=[0, 1.05], row=1, col=2)
     fig.update_yaxes(range=[0, 1.05], row=2, col=1)
     fig.update_yaxes(range=[0, 1.05], tickformat=".0%", row=2, col=2)
-    fig.update_xaxes(title={"text": "seconds ago"}, row=1, col=1)
-    fig.update_xaxes(title={"text": "seconds ago"}, row=1, col=2)
+    for row, col in ((1, 1), (1, 2), (2, 2)):
+        fig.update_xaxes(title={"text": "seconds ago"}, row=row, col=col)
     fig.update_xaxes(title={"text": "draft position"}, dtick=1, row=2, col=1)
-    fig.update_xaxes(title={"text": "seconds ago"}, row=2, col=2)
     fig.update_layout(height=620, margin={"l": 10, "r": 10, "t": 40, "b": 40},
                       legend={"orientation": "h", "y": -0.12})
     return fig
@@ -69,13 +65,10 @@ JOB_NAMES = {"compare": "comparisons", "trace": "traced runs", "sweep": "sweeps"
 
 
 def jobs_line(snap: Snapshot) -> str:
-    """'jobs ended: 2 comparisons, 1 tipping curves; the last (tipping curves) 4 s ago',
-    or '' before the first."""
+    """'jobs ended: 2 comparisons, 1 tipping curves; the last (tipping curves) 4 s ago'."""
     if not snap.jobs:
         return ""
-    counts: dict[str, int] = {}
-    for j in snap.jobs:
-        counts[j.kind] = counts.get(j.kind, 0) + 1
+    counts = Counter(j.kind for j in snap.jobs)
     last = snap.jobs[-1]
     said = ", ".join(f"{n} {JOB_NAMES[k]}" for k, n in counts.items())
     return (f'<li data-jobs="{len(snap.jobs)}">jobs ended: {said}; the last '

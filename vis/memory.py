@@ -1,7 +1,4 @@
-"""Memory view: what each engine holds, and the device beside it.
-
-Pure: memory records in, plotly figure / HTML out; no gradio import.
-"""
+"""Memory view: what each engine holds, and the device beside it."""
 from __future__ import annotations
 
 import html
@@ -19,7 +16,7 @@ from space.observe.memory import (
 )
 from vis.safe import plot_text
 
-# One colour per kind of segment, so a segment reads the same on every bar.
+# one colour per kind of segment, the same on every bar
 _COLORS = {
     "target weights": "#1f77b4",
     "draft weights": "#ff7f0e",
@@ -36,7 +33,6 @@ Segment = tuple[str, int]  # (legend name, bytes)
 
 
 def _weights_order(e: EngineMemory) -> list[str]:
-    """Target first, then draft, then any other role in insertion order."""
     known = [r for r in ("target", "draft") if r in e.weights_bytes]
     return known + [r for r in e.weights_bytes if r not in known]
 
@@ -71,8 +67,7 @@ def device_segments(gpu: GpuMemory | None, system: SystemMemory | None,
 
 def memory_figure(engines: list[EngineMemory], gpu: GpuMemory | None,
                   system: SystemMemory | None, process_rss: int | None) -> go.Figure:
-    """Stacked bar per engine (weights by role, KV used / unused) and one bar
-    for the device (GPU used / free, or process RSS within the host), in GiB."""
+    """A stacked bar per engine and one for the device, in GiB."""
     bars: list[tuple[str, list[Segment]]] = [(plot_text(e.label), engine_segments(e))
                                              for e in engines]
     device = device_segments(gpu, system, process_rss)
@@ -139,7 +134,6 @@ def _engine_row(e: EngineMemory) -> str:
 
 def device_sentence(gpu: GpuMemory | None, system: SystemMemory | None,
                     process_rss: int | None) -> str:
-    """Plain text: the GPU reading, or this process and the host on CPU."""
     if gpu is not None:
         util = f", {gpu.utilization_pct:.0f}% busy" if gpu.utilization_pct is not None else ""
         return (f"GPU {gpu.index} ({gpu.name}): {fmt_bytes(gpu.used_bytes)} used of "
@@ -154,8 +148,6 @@ def device_sentence(gpu: GpuMemory | None, system: SystemMemory | None,
 
 
 def budget_sentence(budget: PoolBudget) -> str:
-    """'Engines' memory budget 4.00 GiB (--memory-budget-gb): 2 engines hold 1.50 GiB
-    (baseline 0.75 GiB, ngram 0.75 GiB); the least recently used close first.'"""
     held = ", ".join(f"{label} {fmt_bytes(b)}" for label, b in budget.held)
     what = (f"{len(budget.held)} engine{'s' * (len(budget.held) != 1)} hold "
             f"{fmt_bytes(budget.held_bytes)} ({held})" if budget.held else "no engine built yet")
@@ -166,8 +158,7 @@ def budget_sentence(budget: PoolBudget) -> str:
 def memory_html(engines: list[EngineMemory], gpu: GpuMemory | None,
                 system: SystemMemory | None, process_rss: int | None,
                 budget: PoolBudget | None = None) -> str:
-    """Summary table per engine, the draft's KV tax in tokens, the device line,
-    and the engine pool's memory budget."""
+    """A table of the engines, the draft's KV tax, the device and the pool's budget."""
     head = "".join(f"<th>{h}</th>" for h in
                    ("engine", "weights", "KV reserved", "KV used", "KV capacity (tokens)",
                     "KV per token"))

@@ -1,15 +1,5 @@
-"""What a server run cannot show, and the one sentence a view says instead.
-
-A run measured through a running vLLM server (``config.source == "server"``,
-space/server/) holds what the server's API reports: the emitted tokens, each
-verify step's drafted and accepted counts, the chunks' arrival times. It does
-not hold the ids of rejected drafts (a count only), the target's probabilities
-(the explain views: why, top 5, the probability strip) or where a step's time
-went (the step anatomy). A view that would draw these empty says why, in these
-words, each in its own markup with ``data-why`` set to the key below.
-
-Pure: trace in, text out.
-"""
+"""What a server run cannot show (rejected drafts' ids, the target's probabilities, the
+step anatomy), and the sentence a view says instead, marked ``data-why="<key>"``."""
 from __future__ import annotations
 
 from typing import Final, Literal
@@ -37,6 +27,5 @@ def from_server(run: RunTrace) -> bool:
 
 
 def plot_lines(missing: Missing) -> str:
-    """The sentence for a plotly annotation or title, escaped, with a line break after
-    its colon (plotly does not wrap text)."""
+    """The sentence for plotly, escaped, broken after its colon (plotly does not wrap)."""
     return plot_text(SENTENCES[missing]).replace(": ", ":<br>", 1)

@@ -1,14 +1,4 @@
-"""Stepper: one engine step at a time, in plain words, for teaching.
-
-A "Step" button walks through ``emitting_step_indices(run)``, the steps that
-emit tokens; for each, ``describe_step`` gives the context so far, the drafts
-with their fate, what the step emitted, and a sentence saying what happened.
-
-Token texts are quoted with ``repr`` so whitespace shows: ' years' has a
-leading space, '\\n' is a newline.
-
-Pure: trace in, dict of HTML strings and text out.
-"""
+"""Stepper: the steps that emit tokens, one at a time, in plain words, for teaching."""
 from __future__ import annotations
 
 from space.records.trace import (
@@ -24,9 +14,17 @@ from space.records.trace import (
     StepRecord,
     chunk_groups,
 )
-from vis.explain import explain_sentence, hover_note, no_target_view_html, ordinal, top5_chart_html
+from vis.explain import (
+    explain_sentence,
+    hover_note,
+    no_target_view_html,
+    ordinal,
+    token_repr,
+    top5_chart_html,
+)
 from vis.tokens import (
     TokenEntry,
+    draft_entries,
     merged_entries,
     step_entries,
     text_html,
@@ -42,21 +40,13 @@ OUTPUT_TAIL_CHARS = 600   # keep late steps readable: show the recent output onl
 
 
 def emitting_step_indices(run: RunTrace) -> list[int]:
-    """Indices into ``run.steps`` of the steps that emit tokens.
-
-    That is the final prefill chunk, every verify step and every decode step;
-    earlier prefill chunks only read the prompt and are skipped.
-    """
+    """Indices into ``run.steps`` of the steps that emit tokens (not the prefill chunks
+    before the last)."""
     return [i for i, s in enumerate(run.steps) if s.emitted_token_ids]
 
 
-def q(text: str) -> str:
-    """Quote token text so whitespace is visible: ' years', '\\n'."""
-    return repr(text)
-
-
 def _qlist(run: RunTrace, ids: list[int]) -> str:
-    return ", ".join(q(run.token_str(t)) for t in ids)
+    return ", ".join(token_repr(run, t) for t in ids)
 
 
 def _tail(text: str, n: int) -> str:
@@ -64,33 +54,22 @@ def _tail(text: str, n: int) -> str:
 
 
 def _context_html(run: RunTrace, offset: int) -> str:
-    """The end of the prompt (dimmed) and the output before this step."""
     n = len(run.prompt_token_ids)
     prompt = (f'<span class="ctx-prompt" title="prompt, {n} tokens (end shown)">'
               f"{text_html(_tail(run.prompt, PROMPT_TAIL_CHARS))}</span>")
     so_far = "".join(run.token_str(t) for t in run.output_token_ids[:offset])
     output = f'<span class="ctx-output">{text_html(_tail(so_far, OUTPUT_TAIL_CHARS))}</span>'
-    # The prompt and the answer are separate turns: a break and a label keep a
-    # prompt ending in ``` from running into an answer starting with ```.
+    # a break and a label keep a prompt ending in ``` apart from an answer starting with ```
     turn = '\n<span class="tok-glyph" title="the model\'s answer starts here">\u2192 answer: </span>'
     cursor = '<span class="tok-glyph" title="this step continues here">\u258c</span>'
     return wrap(prompt + turn + output + cursor)
 
 
-def _draft_entries(step: StepRecord) -> list[TokenEntry]:
-    """Every draft of the step with its fate (``StepRecord.draft_fates``)."""
-    k = step.num_draft_tokens
-    return [TokenEntry(fate, d, step.index, j + 1, k, None)
-            for j, (d, fate) in enumerate(zip(step.draft_token_ids, step.draft_fates(),
-                                              strict=True))]
-
-
 def _drafts_html(run: RunTrace, step: StepRecord) -> str:
     if not step.num_draft_tokens:
         return wrap("<em>no drafts in this step</em>")
-    # Every entry here is a draft, so draft_pos is set (1-based).
     spans = [token_span(run, e, note=hover_note(run, step, (e.draft_pos or 1) - 1))
-             for e in _draft_entries(step)]
+             for e in draft_entries(step)]
     n = step.num_unreported_draft_tokens  # a server run's drafts without ids: one mark
     if not n:
         return wrap("".join(spans), "tok-chips")
@@ -112,7 +91,7 @@ def _prefill_words(run: RunTrace, i: int) -> str:
     if not step.emitted_token_ids:
         return (f"the target read {step.num_scheduled_tokens} tokens of the {n}-token prompt "
                 f"({chunk}); no token comes out until the whole prompt is read.")
-    first = q(run.token_str(step.emitted_token_ids[0]))
+    first = token_repr(run, step.emitted_token_ids[0])
     if len(chunks) == 1:
         return f"the target read the {n}-token prompt and produced its first token {first}."
     return (f"the target read the last {step.num_scheduled_tokens} tokens of the {n}-token "
@@ -143,16 +122,16 @@ def _verify_words(run: RunTrace, step: StepRecord) -> str:
     if kind == BONUS:
         which = "the draft" if k == 1 else f"all {k} drafts"
         return head + (f"The target accepted {which} and added the bonus token "
-                       f"{q(run.token_str(emitted[-1]))}.")
+                       f"{token_repr(run, emitted[-1])}.")
     if kind == CORRECTION and na < k:
         accepted = _qlist(run, drafts[:na]) if na else "no draft"
-        target = q(run.token_str(emitted[-1]))
+        target = token_repr(run, emitted[-1])
         if na >= len(drafts):  # a server run: the rejected drafts have no ids
             rejected = f"{k - na} rejected draft{'s are' if k - na != 1 else ' is'}"
             return head + (f"The target accepted {accepted}; at the {ordinal(na + 1)} draft the "
                            f"target wanted {target} instead, so the {rejected} discarded and "
                            f"{target} is emitted.")
-        return head + (f"The target accepted {accepted}; at {q(run.token_str(drafts[na]))} "
+        return head + (f"The target accepted {accepted}; at {token_repr(run, drafts[na])} "
                        f"the target wanted {target} instead, so "
                        f"{_discarded(run, drafts[na:])} and {target} is emitted.")
     # Cut by max_tokens/EOS: only accepted drafts made it into the output.
@@ -163,7 +142,6 @@ def _verify_words(run: RunTrace, step: StepRecord) -> str:
 
 
 def _merged_words(run: RunTrace, step: StepRecord) -> str:
-    """A step the server sent in one chunk with others, their order not told."""
     group = next(g for g in chunk_groups(run.steps) if step in g)
     counted = (f"a verify step ({step.num_draft_tokens} drafted, "
                f"{step.num_accepted_tokens} accepted, by the server's counts)"
@@ -186,17 +164,9 @@ def step_sentence(run: RunTrace, i: int) -> str:
 
 
 def describe_step(run: RunTrace, i: int) -> dict[str, object]:
-    """Everything the stepper shows for ``run.steps[i]``.
-
-    Keys: ``context_html`` (end of the prompt + output before this step),
-    ``drafts_html`` (drafts: accepted shaded, rejected struck through),
-    ``emitted_html`` (tokens this step added), ``sentence`` (plain text, not
-    HTML: escape it before putting it into HTML), plus ``step_index``,
-    ``kind`` and ``output_offset`` (output tokens before this step).
-    Explained runs add ``why`` (the target's side in plain text, or None)
-    and ``top5_html`` (its top 5 at the first rejected draft, or ""); a server
-    run's verify step has no target's side, and ``top5_html`` says why.
-    """
+    """Everything the stepper shows for ``run.steps[i]``; ``sentence`` and ``why`` are
+    plain text (escape them for HTML); ``why`` and ``top5_html`` are the target's side of
+    an explained run (a server run's ``top5_html`` says why it has none)."""
     step = run.steps[i]
     offset = sum(len(s.emitted_token_ids) for s in run.steps[:i])
     unplaced = step.index in unplaced_steps(run)

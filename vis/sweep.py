@@ -1,11 +1,5 @@
-"""A sweep as a figure: speedup and acceptance against the swept variable.
-
-Top panel: speedup (baseline TPOT / speculative TPOT, median over prompts),
-with the spread over prompts (or repeats) as error bars, the baseline
-(speedup = 1) as a dashed line and the crossover, where speedup crosses 1,
-as a marked vertical line. Bottom panel: vLLM's acceptance rate (accepted /
-drafted). Pure: the sweep table (``space.runs.sweep.COLUMNS``) in, a plotly Figure out.
-"""
+"""A sweep as a figure: speedup (with its spread and the crossover at 1x) and acceptance
+against the swept variable."""
 from __future__ import annotations
 
 import math
@@ -30,8 +24,7 @@ class Axis(Protocol):
 
 
 class SweepPlot(Protocol):
-    """What the figure reads from a sweep's result (``space.runs.sweep.SweepResult``):
-    the table and the crossovers the result already computed."""
+    """What the figure reads from a ``space.runs.sweep.SweepResult``."""
 
     @property
     def variable(self) -> str: ...
@@ -65,11 +58,8 @@ def _error_bars(table: pd.DataFrame) -> dict | None:
 
 
 def sweep_figure(result: SweepPlot, title: str | None = None) -> go.Figure:
-    """Two panels sharing the x axis: speedup (top) and acceptance rate (bottom).
-
-    A concurrency sweep also draws the aggregate throughput speedup (all
-    requests' tokens / the batch's wall time), which is what a server sees.
-    """
+    """Speedup (top) and acceptance (bottom); a concurrency sweep also draws the aggregate
+    throughput speedup (all requests' tokens / the batch's wall time)."""
     variable, var = result.variable, result.axis
     table = result.table.sort_values("value")
     xs = table["value"].tolist()
@@ -154,7 +144,6 @@ def _mark_crossover(fig: go.Figure, x: float, variable: str, log_axis: bool,
 
 
 def _axes(fig: go.Figure, var: Axis, xs: list[float], heights: list[float]) -> None:
-    """x ticks at the swept values (log scale where asked); y from 0 to above the top."""
     xaxis: dict = {"title": {"text": var.label}}
     if var.log_axis and xs and min(xs) > 0:
         xaxis.update(type="log", tickvals=xs, ticktext=[f"{x:g}" for x in xs])

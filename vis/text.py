@@ -1,8 +1,4 @@
-"""Plain-text descriptions of records, for the terminal and the status line.
-
-Pure: records in, strings out (the CLI prints them; the page puts them in its
-status box, where they are escaped).
-"""
+"""Plain-text descriptions of records, for the terminal and the page's status box."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,24 +10,26 @@ from space.records.trace import CompareRecord, RunTrace, busy_server_sentence, o
 from space.records.verdict import Checklist
 
 
+def na(value: float | None, spec: str) -> str:
+    """``value`` formatted by ``spec``, or "n/a" for None."""
+    return "n/a" if value is None else format(value, spec)
+
+
 def describe_run(r: RunTrace) -> str:
-    rate = "n/a" if r.acceptance_rate is None else f"{r.acceptance_rate:.1%}"
-    mal = "n/a" if r.mean_acceptance_length is None else f"{r.mean_acceptance_length:.2f}"
     return (f"{r.text}\n---\n{config_words(r)}\n{len(r.output_token_ids)} tokens, {len(r.steps)} steps, "
             f"TTFT {r.ttft_s * 1e3:.0f} ms, TPOT {r.tpot_s * 1e3:.1f} ms, "
-            f"{r.tokens_per_s:.1f} tok/s, acceptance {rate}, mean acceptance length {mal}"
+            f"{r.tokens_per_s:.1f} tok/s, acceptance {na(r.acceptance_rate, '.1%')}, mean acceptance "
+            f"length {na(r.mean_acceptance_length, '.2f')}"
             f"{describe_explanation(r)}{describe_missing_hooks(r.config)}")
 
 
 def describe_missing_hooks(config: RunConfig) -> str:
-    """One line per tracing hook that did not attach ('' when all did), each
-    saying what the run lacks for it (``space.records.hooks``)."""
+    """One line per tracing hook that did not attach, saying what the run lacks for it."""
     return "".join(f"\nmissing: {line}" for line in hooks.missing_lines(config))
 
 
 def describe_explanation(r: RunTrace) -> str:
-    """'; explained: 23 verified drafts scored in 0.31 s (after timing)', or '' when
-    the run was not explained."""
+    """'; explained: 23 verified drafts scored in 0.31 s (after timing)', or ''."""
     if r.explanation is None:
         return ""
     n = sum(len(s.target_views) for s in r.steps)
@@ -53,15 +51,12 @@ def describe_compare(c: CompareRecord) -> str:
     table = "\n".join(f"{a:<15}{b:>12}{d:>14}" for a, b, d in rows)
     same = "identical" if c.outputs_identical else \
         f"differ from output token {c.first_divergence}"
-    rate = c.speculative.acceptance_rate
     return (f"{head}\n{table}\nspeedup (TPOT) {c.speedup:.2f}x, end-to-end {c.e2e_speedup:.2f}x; "
-            f"outputs {same}; acceptance "
-            f"{'n/a' if rate is None else f'{rate:.1%}'}{describe_explanation(c.speculative)}"
-            f"{describe_missing_hooks(c.speculative.config)}")
+            f"outputs {same}; acceptance {na(c.speculative.acceptance_rate, '.1%')}"
+            f"{describe_explanation(c.speculative)}{describe_missing_hooks(c.speculative.config)}")
 
 
 def describe_checklist(checklist: Checklist) -> str:
-    """The verdict and one line per check, for the terminal."""
     marks = {True: "pass", False: "FAIL", None: "  - "}
     lines = [f"verdict: {checklist.verdict}"]
     for c in checklist.checks:
@@ -71,30 +66,27 @@ def describe_checklist(checklist: Checklist) -> str:
 
 
 def describe_workload(r: Any) -> str:
-    """A workload's result (``space.runs.workloads.WorkloadResult``): per-prompt rows, then
-    the medians."""
+    """A ``space.runs.workloads.WorkloadResult``: per-prompt rows, then the medians."""
     dtype = dtype_words(r.config)
     lines = [f"{r.workload_id}{f', {dtype}' if dtype else ''}",
              f"{'prompt':<24}{'speedup':>8}{'accept':>8}{'base ms':>9}{'spec ms':>9}"
              f"{'tokens':>7}  verdict"]
     for row in r.rows():
-        rate = row["acceptance_rate"]
         lines.append(f"{row['prompt'][:23]:<24}{row['speedup']:>7.2f}x"
-                     f"{'n/a' if rate is None else f'{rate:.0%}':>8}"
+                     f"{na(row['acceptance_rate'], '.0%'):>8}"
                      f"{row['baseline_tpot_ms']:>9.1f}{row['speculative_tpot_ms']:>9.1f}"
                      f"{row['output_tokens']:>7}  {row['verdict']}")
-    rate = "n/a" if r.acceptance_rate is None else f"{r.acceptance_rate:.1%}"
     low_high = (f" (spread {r.speedup_spread[0]:.2f}-{r.speedup_spread[1]:.2f})"
                 if r.speedup_spread else "")
     lines.append(f"{r.workload_id}, concurrency {r.concurrency}: median speedup (TPOT) "
                  f"{r.speedup:.2f}x{low_high}; throughput {r.baseline_tokens_per_s:.1f} -> "
                  f"{r.speculative_tokens_per_s:.1f} tok/s ({r.throughput_speedup:.2f}x); "
-                 f"acceptance {rate}")
+                 f"acceptance {na(r.acceptance_rate, '.1%')}")
     return "\n".join(lines)
 
 
 def config_words(run: RunTrace) -> str:
-    """'ngram, k=4, on SmolLM2-135M-Instruct (cpu)' from the trace's config."""
+    """'ngram, k=4, on SmolLM2-135M-Instruct (cpu)'."""
     c = run.config
     method = c.method or "baseline"
     draft = f", draft {c.draft_model}" if c.draft_model else ""
@@ -102,14 +94,12 @@ def config_words(run: RunTrace) -> str:
     # a server does not report its device (source_words says where the run went)
     device = f" ({c.device})" if c.device and c.source != SERVER else ""
     dtype = dtype_words(c)
-    k = c.k
-    return (f"{method}{f', k={k}' if k else ''}{draft}, on {model}{device}"
+    return (f"{method}{f', k={c.k}' if c.k else ''}{draft}, on {model}{device}"
             f"{f', {dtype}' if dtype else ''}{source_words(run)}")
 
 
 def source_words(run: RunTrace) -> str:
-    """', through a vLLM 0.32.0 server (declared method and k; step split exact)' for
-    a server run (space/server/), '' for an in-process one."""
+    """', through a vLLM 0.32.0 server (declared method and k; step split exact)', or ''."""
     if run.config.source != SERVER:
         return ""
     version = run.config.vllm_version or "?"
@@ -122,8 +112,7 @@ def source_words(run: RunTrace) -> str:
 
 
 def dtype_words(config: RunConfig) -> str:
-    """'float32 (this CPU has no native bf16)': the dtype a run used and why
-    (space.engine.hardware); just the dtype for traces from before the reason was recorded."""
+    """'float32 (this CPU has no native bf16)': the dtype and, where recorded, why."""
     if not config.dtype:
         return ""
     reason = config.dtype_reason
@@ -131,7 +120,6 @@ def dtype_words(config: RunConfig) -> str:
 
 
 def summary(record: CompareRecord | RunTrace) -> str:
-    """One line for the status box: the config, the time, the speedup."""
     run = record.speculative if isinstance(record, CompareRecord) else record
     head = f"{config_words(run)}: {len(run.output_token_ids)} tokens in {run.e2e_s:.2f} s"
     if not isinstance(record, CompareRecord):

@@ -1,27 +1,12 @@
-"""Timeline: engine steps of one or two runs on a shared time axis.
-
-Each run is drawn relative to its own arrival, so both lanes start at 0 and
-the gap between their finish marks is the end-to-end time saved (or lost) by
-speculation. A verify step is usually a little longer than a decode step but
-emits several tokens; the timeline makes that trade visible.
-
-Pure: trace in, plotly Figure out.
-"""
+"""Timeline: engine steps of one or two runs, each from its own arrival, so the gap
+between the finish marks is the end-to-end time speculation saved (or lost)."""
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 
 from space.records.anatomy import BEFORE_ANATOMY
-from space.records.trace import (
-    DECODE,
-    MERGED,
-    PREFILL,
-    VERIFY,
-    RunTrace,
-    StepRecord,
-    chunk_groups,
-)
+from space.records.trace import DECODE, MERGED, PREFILL, VERIFY, RunTrace, StepRecord, chunk_groups
 from vis.anatomy import anatomy_bars, has_anatomy
 from vis.safe import plot_text
 from vis.server_notes import STEP_ANATOMY, from_server, plot_lines
@@ -29,14 +14,14 @@ from vis.server_notes import STEP_ANATOMY, from_server, plot_lines
 SPEC_LANE = "speculative"
 BASE_LANE = "baseline"
 
-# Okabe-Ito colours plus a fill pattern, so kinds differ without colour too.
+# Okabe-Ito colours plus a pattern, apart without colour too
 KIND_STYLE = {
     PREFILL: {"color": "#E69F00", "pattern": "/"},
     VERIFY: {"color": "#009E73", "pattern": ""},
     DECODE: {"color": "#56B4E9", "pattern": "."},
 }
 OTHER_STYLE = {"color": "#999999", "pattern": "x"}  # a kind this module does not know yet
-# Steps a server sent in one chunk: one bar for the chunk, no kind made up for it.
+# steps a server sent in one chunk: one bar, no kind made up for it
 MERGED_STYLE = {"color": "#BBBBBB", "pattern": "\\"}
 MERGED_NAME = "merged chunk (several steps)"
 FINISH_COLOR = "#444444"
@@ -52,7 +37,6 @@ HOVER = ("<b>%{y}</b> step %{customdata[0]} (%{customdata[1]})<br>"
 
 
 def _ms(run: RunTrace, t_s: float) -> float:
-    """Milliseconds since the run's arrival."""
     return (t_s - run.arrival_s) * 1e3
 
 
@@ -64,12 +48,8 @@ def _kinds(lanes: list[tuple[str, RunTrace]]) -> list[str]:
 
 
 def step_label(run: RunTrace, step: StepRecord) -> str:
-    """The step's kind, and for the first prefill of a run that read part of its
-    prompt from the prefix cache, how much: that prefill is short because of it.
-
-    Example: "prefill (cached: 768 of 769 prompt tokens from the prefix cache;
-    4 placeholder drafts, vLLM's padding)".
-    """
+    """The step's kind, with how much of the prompt the first prefill read from the prefix
+    cache (it is short because of it) and the placeholder drafts."""
     notes = []
     first_prefill = next((s.index for s in run.steps if s.kind == PREFILL), None)
     if step.kind == PREFILL and run.num_cached_tokens and step.index == first_prefill:
@@ -82,36 +62,37 @@ def step_label(run: RunTrace, step: StepRecord) -> str:
 
 def _kind_bars(kind: str, lanes: list[tuple[str, RunTrace]]) -> go.Bar:
     """One trace per kind, bars for both lanes, so the legend has one entry per kind."""
-    ys, bases, widths, custom, texts = [], [], [], [], []
+    rows, texts = [], []
     for lane, run in lanes:
         for s in run.steps:
             if s.kind != kind or s.placement == MERGED:
                 continue
             start, dur = _ms(run, s.start_s), s.duration_s * 1e3
-            ys.append(lane)
-            bases.append(start)
-            widths.append(dur)
             label = step_label(run, s)
             texts.append(CACHED_TEXT if "prefix cache" in label else "")
-            custom.append([int(s.index), plot_text(label), start, dur, s.num_scheduled_tokens,
-                           s.num_draft_tokens, s.num_accepted_tokens, len(s.emitted_token_ids)])
-    style = KIND_STYLE.get(kind, OTHER_STYLE)
-    # numpy arrays: plotly checks a list element by element (a 20,000-step replay's
-    # timeline: 0.7 s with lists, 0.25 s so, building and encoding)
+            rows.append((lane, start, dur, [int(s.index), plot_text(label), start, dur,
+                                            s.num_scheduled_tokens, s.num_draft_tokens,
+                                            s.num_accepted_tokens, len(s.emitted_token_ids)]))
+    return _bars(plot_text(kind), KIND_STYLE.get(kind, OTHER_STYLE), rows,
+                 text=np.array(texts, dtype=object), textposition="inside", insidetextanchor="start")
+
+
+def _bars(name: str, style: dict[str, str], rows: list[tuple[str, float, float, list]],
+          **text: object) -> go.Bar:
+    """Bars from (lane, start ms, duration ms, hover data) rows. numpy arrays: plotly checks
+    a list element by element (a 20,000-step replay's timeline: 0.7 s with lists, 0.25 s)."""
+    ys, bases, widths, custom = zip(*rows, strict=True)
     return go.Bar(
         orientation="h", y=np.array(ys, dtype=object), x=np.array(widths, dtype=float),
-        base=np.array(bases, dtype=float), name=plot_text(kind),
-        text=np.array(texts, dtype=object), textposition="inside", insidetextanchor="start",
+        base=np.array(bases, dtype=float), name=name,
         customdata=np.array(custom, dtype=object), hovertemplate=HOVER,
         # a thin white edge keeps consecutive steps of one kind apart
         marker={"color": style["color"], "line": {"width": 0.5, "color": "white"},
-                "pattern": {"shape": style["pattern"]}},
-    )
+                "pattern": {"shape": style["pattern"]}}, **text)
 
 
 def merged_label(group: list[StepRecord]) -> str:
-    """'steps 3-5 arrived in one chunk: 2 verify, 1 decode' (kinds in the server's
-    counts; which token each emitted is not known unless they are one kind)."""
+    """'steps 3-5 arrived in one chunk: 2 verify, 1 decode'."""
     kinds = [s.kind for s in group]
     counts = ", ".join(f"{kinds.count(k)} {k}" for k in (PREFILL, VERIFY, DECODE) if k in kinds)
     return f"steps {group[0].index}-{group[-1].index} arrived in one chunk: {counts}"
@@ -119,28 +100,18 @@ def merged_label(group: list[StepRecord]) -> str:
 
 def _merged_bars(lanes: list[tuple[str, RunTrace]]) -> list[go.Bar]:
     """One bar per merged chunk (``chunk_groups``), over the chunk's window."""
-    ys, bases, widths, custom = [], [], [], []
+    rows = []
     for lane, run in lanes:
         for g in chunk_groups(run.steps):
             if g[0].placement != MERGED:
                 continue
             start, dur = _ms(run, g[0].start_s), g[0].duration_s * 1e3
-            ys.append(lane)
-            bases.append(start)
-            widths.append(dur)
-            custom.append([int(g[0].index), plot_text(merged_label(g)), start, dur,
-                           sum(s.num_scheduled_tokens for s in g),
-                           sum(s.num_draft_tokens for s in g),
-                           sum(s.num_accepted_tokens for s in g),
-                           sum(len(s.emitted_token_ids) for s in g)])
-    if not ys:
-        return []
-    return [go.Bar(
-        orientation="h", y=np.array(ys, dtype=object), x=np.array(widths, dtype=float),
-        base=np.array(bases, dtype=float), name=MERGED_NAME,
-        customdata=np.array(custom, dtype=object), hovertemplate=HOVER,
-        marker={"color": MERGED_STYLE["color"], "line": {"width": 0.5, "color": "white"},
-                "pattern": {"shape": MERGED_STYLE["pattern"]}})]
+            rows.append((lane, start, dur, [int(g[0].index), plot_text(merged_label(g)), start, dur,
+                                            sum(s.num_scheduled_tokens for s in g),
+                                            sum(s.num_draft_tokens for s in g),
+                                            sum(s.num_accepted_tokens for s in g),
+                                            sum(len(s.emitted_token_ids) for s in g)]))
+    return [_bars(MERGED_NAME, MERGED_STYLE, rows)] if rows else []
 
 
 def _finish_marks(fig: go.Figure, lanes: list[tuple[str, RunTrace]]) -> None:
@@ -183,17 +154,9 @@ def _mark_current(fig: go.Figure, run: RunTrace, step_index: int) -> None:
 
 def timeline_figure(spec: RunTrace, baseline: RunTrace | None = None,
                     current_step: int | None = None, anatomy: bool = False) -> go.Figure:
-    """One horizontal bar per engine step, in ms since each run's arrival.
-
-    Lanes: "speculative" (top) and, if given, "baseline". Colours and patterns
-    tell prefill / verify / decode apart; hover gives step index, kind,
-    duration and tokens proposed / accepted / emitted. ``current_step`` (a
-    speculative ``StepRecord.index``) is marked with a band, the step-through's.
-    ``anatomy``: each step as its timed parts (forward, sampling / rejection,
-    proposer, scheduling, SpecLens's recording) over a grey remainder, instead
-    of one bar per step kind (vis/anatomy.py); runs recorded before step
-    anatomy say so in the title and keep one bar per step.
-    """
+    """One bar per engine step, in ms since each run's arrival; ``current_step`` (a
+    speculative ``StepRecord.index``) banded; ``anatomy``: each step as its timed parts
+    (a run without them says so in the title and keeps one bar per step)."""
     lanes = [(SPEC_LANE, spec)] + ([(BASE_LANE, baseline)] if baseline is not None else [])
     timed = any(has_anatomy(run) for _, run in lanes)
     wants_anatomy, anatomy = anatomy, anatomy and timed
@@ -215,7 +178,6 @@ def timeline_figure(spec: RunTrace, baseline: RunTrace | None = None,
         height=170 + 80 * len(lanes) + 20 * note.count("<br>"),  # 20 px a line of note
         margin={"l": 10, "r": 10, "t": 60 + 20 * note.count("<br>"), "b": 40},
         legend={"title": {"text": "part of the step" if anatomy else "step kind"}},
-        # headroom on the right so the finish labels are not clipped
         xaxis={"title": {"text": "time since arrival (ms)"},
                "range": [0, 1.12 * max(run.e2e_s * 1e3 for _, run in lanes) or 1.0]},
         yaxis={"categoryorder": "array", "categoryarray": order},

@@ -1,12 +1,6 @@
-"""The tipping-point curve as a figure: speedup against acceptance, per concurrency.
-
-Measured points (forced acceptance, with the spread over repeats), the curve
-the measured-cost model predicts, the 1x line, the interpolated break-even
-marked and labelled, one colour per concurrency, and the real workload's
-measured acceptance as a vertical marker; beside it (``anatomy_html``) the step
-anatomy of the runs the curve was measured from. Pure: a
-``space.judge.curves.TippingCurve`` in, a plotly Figure or HTML out.
-"""
+"""The tipping-point curve: speedup against acceptance per concurrency (measured points,
+the measured-cost model, the break-even, the workload's acceptance), and the step
+anatomy of the runs it was measured from."""
 from __future__ import annotations
 
 from html import escape
@@ -17,7 +11,7 @@ from space.judge import costs, theory
 from space.judge.curves import MEASURED, TippingCurve
 from vis.anatomy import costs_html  # the Checklist tab's table: the same figures
 
-# Okabe-Ito, one per concurrency (colour-blind safe); symbols differ too.
+# Okabe-Ito, one per concurrency; symbols differ too
 COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star")
 BASELINE_COLOR = "#444444"
@@ -37,10 +31,8 @@ def _x(curve: TippingCurve, tau: float | None, axis: str) -> float | None:
 def tipping_figure(curve: TippingCurve, axis: str = "length",
                    workload_acceptance: float | None = None,
                    workload_concurrency: int | None = None, compact: bool = False) -> go.Figure:
-    """Speedup (y) against acceptance (x: ``axis`` "length" or "rate").
-
-    ``workload_acceptance`` (in the x axis' unit) draws the vertical marker.
-    """
+    """Speedup against acceptance (``axis``: "length" or "rate"); ``workload_acceptance``,
+    in that unit, draws the vertical marker."""
     if axis not in AXES:
         raise ValueError(f"axis must be one of {', '.join(AXES)}, got {axis!r}")
     fig = go.Figure()
@@ -136,9 +128,7 @@ def _workload_marker(fig, x: float, concurrency: int | None, axis: str) -> None:
 
 
 def anatomy_html(curve: TippingCurve) -> str:
-    """The step anatomy of the runs the curve was measured from: medians per step
-    kind at each concurrency (``space.judge.costs``), and in words which part of a
-    verify step grows with k."""
+    """Medians per step kind at each concurrency, and in words what grows with k."""
     if curve.kind != MEASURED:
         return (f'<div class="speclens-anatomy"><em>{escape(curve.kind)}: no runs of its own '
                 f"were timed; its step costs come from {escape(str(curve.source))}, whose "

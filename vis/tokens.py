@@ -1,17 +1,6 @@
-"""Token view: the output as tokens, each marked with how it came to be.
-
-Every output token was produced by one engine step, in one of six ways
-(the *status*). A verify step that rejects a draft also leaves rejected drafts
-behind; they are not part of the output but are shown in place, struck
-through, between the step's accepted drafts and the target's correction, which
-is where the target turned them down.
-
-Statuses are told apart by colour (Okabe-Ito, safe for colour-blind readers)
-and, independently of colour, by decoration, so the view also reads in
-greyscale or for readers who cannot tell the colours apart.
-
-Pure: trace in, HTML string out. No gradio import.
-"""
+"""Token view: the output as tokens, each marked with the way its step made it (its
+status), by colour and by decoration. Rejected drafts, not in the output, are shown
+struck through where the target turned them down: just before its correction."""
 from __future__ import annotations
 
 import html
@@ -35,8 +24,7 @@ from space.records.trace import (
 from vis.explain import hover_note
 from vis.server_notes import REJECTED_IDS, SENTENCES
 
-# Token statuses: the trace's step kinds, target token kinds and draft fates
-# (StepRecord.draft_fates); the stepper alone shows the third fate, UNUSED.
+# step kinds, target token kinds and draft fates (the stepper alone shows UNUSED)
 STATUSES = (PREFILL, ACCEPTED, REJECTED, CORRECTION, BONUS, DECODE)
 
 STATUS_LABELS = {
@@ -46,8 +34,6 @@ STATUS_LABELS = {
     CORRECTION: "correction: the target's token in place of a rejected draft",
     BONUS: "bonus: the target's extra token after all drafts were accepted",
     DECODE: "decode: nothing was proposed; one token from the target alone",
-    # not a kind: a server sent several steps in one chunk and did not say which
-    # emitted this token (space/server/split.py)
     MERGED: "merged: the server sent several steps in one chunk; which emitted this "
             "token it does not say",
 }
@@ -56,10 +42,8 @@ NEWLINE_GLYPH = "\u21b5"  # ↵, drawn before each real line break
 EMPTY_GLYPH = "\u2205"    # ∅, so a token with empty text still has a visible box
 CONTAINER_CLASS = "speclens-tokens"
 
-# Scoped under the container class so it cannot restyle the rest of a Gradio page.
-# Okabe-Ito: orange #E69F00, bluish green #009E73, vermillion #D55E00,
-# blue #0072B2, reddish purple #CC79A7. Backgrounds are translucent tints so
-# the text colour can stay inherited and readable in light and dark themes.
+# Scoped under the container class; Okabe-Ito colours, translucent tints so the text
+# colour stays inherited in light and dark themes.
 TOKEN_CSS = """
 .speclens-tokens{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
   font-size:14px;line-height:1.9}
@@ -103,23 +87,23 @@ class TokenEntry:
 
 
 def _target_status(step: StepRecord) -> str:
-    """Status of the target's own token at the end of a verify step: the trace's
-    word, else the rule the engine records it by (a file may leave it out); a
-    verify step without drafts is shown as a decode step."""
+    """The target's own token's status: the trace's word, else the engine's rule (a file
+    may leave it out); a verify step without drafts shows as decode."""
     return step.target_token_kind or step.own_token_kind() or DECODE
 
 
+def draft_entries(step: StepRecord) -> list[TokenEntry]:
+    """Every draft of the step with its fate (``StepRecord.draft_fates``)."""
+    k = step.num_draft_tokens
+    return [TokenEntry(fate, d, step.index, j + 1, k, None)
+            for j, (d, fate) in enumerate(zip(step.draft_token_ids, step.draft_fates(), strict=True))]
+
+
 def step_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
-    """The tokens of one step in display order, rejected drafts included.
-
-    Always renders exactly ``step.emitted_token_ids`` as output tokens: a last
-    step cut by max_tokens/EOS emits fewer than ``num_accepted + 1``, and then
-    emits accepted drafts only. Rejected drafts (``drafts[num_accepted:]``) are
-    inserted just before the correction token, and only when there is one.
-
-    Example (k=4): drafts [a, b, c, d], num_accepted_tokens=1, emitted [a, X],
-    correction -> accepted a, rejected b, c, d, correction X.
-    """
+    """The tokens of one step in display order: exactly ``step.emitted_token_ids`` (a
+    step cut by max_tokens/EOS emits accepted drafts only), the rejected drafts just
+    before the correction, only when there is one. E.g. drafts [a, b, c, d], 1
+    accepted, emitted [a, X] -> accepted a, rejected b, c, d, correction X."""
     emitted = step.emitted_token_ids
     if step.kind != VERIFY:
         status = PREFILL if step.kind == PREFILL else DECODE
@@ -127,9 +111,7 @@ def step_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
                 for j, t in enumerate(emitted)]
     fates, k = step.draft_fates(), step.num_draft_tokens
     # rejected only where the trace says correction: never guessed on a cut step
-    rejected = [TokenEntry(REJECTED, d, step.index, j + 1, k, None)
-                for j, (d, fate) in enumerate(zip(step.draft_token_ids, fates, strict=True))
-                if fate == REJECTED]
+    rejected = [e for e in draft_entries(step) if e.status == REJECTED]
     out: list[TokenEntry] = []
     for j, tid in enumerate(emitted):
         if j < len(fates) and fates[j] == ACCEPTED:  # fates: one per draft id
@@ -141,8 +123,7 @@ def step_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
 
 
 def unplaced_steps(run: RunTrace) -> set[int]:
-    """Indices of steps whose tokens are not known to be their own: steps of a
-    merged chunk whose order the server does not tell (``tokens_certain``)."""
+    """Steps of a merged chunk whose tokens' steps the server does not tell."""
     return {s.index for g in chunk_groups(run.steps) if not tokens_certain(g) for s in g}
 
 
@@ -153,8 +134,7 @@ def merged_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
 
 
 def token_entries(run: RunTrace) -> list[TokenEntry]:
-    """All tokens of a run in display order; output indices count across steps.
-    Tokens of steps in ``unplaced_steps`` are MERGED, not given a kind."""
+    """All tokens of a run in display order; those of ``unplaced_steps`` MERGED."""
     out: list[TokenEntry] = []
     offset = 0
     unplaced = unplaced_steps(run)
@@ -166,11 +146,8 @@ def token_entries(run: RunTrace) -> list[TokenEntry]:
 
 
 def text_html(text: str) -> str:
-    """Escape model text; show each newline as ↵ followed by a real line break.
-
-    The glyph sits in its own unselectable span so copying the view yields the
-    model's text, and tests can strip it to compare against ``run.text``.
-    """
+    """Escaped model text, each newline shown as ↵ (unselectable: copying yields the
+    model's text) before a real line break."""
     if text == "":
         return f'<span class="tok-glyph" aria-hidden="true">{EMPTY_GLYPH}</span>'
     mark = f'<span class="tok-glyph" aria-hidden="true">{NEWLINE_GLYPH}</span>\n'
@@ -178,8 +155,7 @@ def text_html(text: str) -> str:
 
 
 def entry_title(run: RunTrace, e: TokenEntry, note: str | None = None) -> str:
-    """Hover text: step, status, place in the draft, token id and repr of the text,
-    then ``note`` (the target's view of this position, when the run was explained)."""
+    """Hover text: step, status, place, id and text, then ``note`` (the target's view)."""
     parts = [f"step {e.step}", e.status]
     k = e.num_draft_tokens
     if e.draft_pos is not None:
@@ -200,10 +176,8 @@ def entry_title(run: RunTrace, e: TokenEntry, note: str | None = None) -> str:
 
 def token_span(run: RunTrace, e: TokenEntry, highlight: bool = False,
                note: str | None = None) -> str:
-    """One ``<span class="tok tok-STATUS" data-status data-step title>``; ``note``
-    (the target's view) goes into the title and marks the span ``data-explained``."""
-    # Escaped or formatted as integers where written: a replayed file is a
-    # visitor's, and a value that broke out of an attribute would run as script.
+    """One token's span; ``note`` goes into its title and marks it ``data-explained``.
+    Every value escaped or an int: a replayed file is a visitor's."""
     status = html.escape(e.status, quote=True)
     cls = f"tok tok-{status}" + (" tok-diverge" if highlight else "")
     attrs = [f'class="{cls}"', f'data-status="{status}"', f'data-step="{int(e.step)}"']
@@ -218,9 +192,8 @@ def token_span(run: RunTrace, e: TokenEntry, highlight: bool = False,
 
 
 def unreported_span(step: int, n: int, fate: str = REJECTED) -> str:
-    """Where a server run's rejected drafts were: their count, not their ids
-    (a server reports how many drafts a step verified, not which). ``fate``:
-    REJECTED, or UNUSED (the stepper's drafts after a max_tokens/EOS cut)."""
+    """Where a server run's drafts without ids were: ×n. ``fate``: REJECTED, or UNUSED
+    (the stepper's drafts after a max_tokens/EOS cut)."""
     fate = html.escape(fate, quote=True)
     title = html.escape(f"step {int(step)} \u00b7 {int(n)} {fate} draft(s): "
                         f"{UNREPORTED_DRAFTS}", quote=True)
@@ -229,17 +202,13 @@ def unreported_span(step: int, n: int, fate: str = REJECTED) -> str:
 
 
 def unreported_note_html() -> str:
-    """The sentence beside a server run's \u00d7n marks (vis/server_notes.py)."""
+    """The sentence beside a server run's ×n marks."""
     return (f'<p class="tok-note" data-why="{REJECTED_IDS}">'
             f"<em>{html.escape(SENTENCES[REJECTED_IDS])}</em></p>")
 
 
 def wrap(body: str, extra_class: str = "", header: str = "") -> str:
-    """Put rendered tokens in the styled container.
-
-    Each fragment carries its own ``<style>`` so it is self-contained inside a
-    gr.HTML; the rules are scoped, so repeating them is harmless.
-    """
+    """Rendered tokens in the container, with its own (scoped) ``<style>`` for a gr.HTML."""
     body_class = f"tok-body {extra_class}".strip()
     return (f'<div class="{CONTAINER_CLASS}"><style>{TOKEN_CSS}</style>{header}'
             f'<div class="{body_class}">{body}</div></div>')
@@ -254,18 +223,14 @@ def _legend_items(merged: bool = False) -> str:
 
 
 def legend_html() -> str:
-    """One sample per status, styled exactly as in the token view; hover explains it.
-
-    Samples carry ``data-legend``, not ``data-status``, so counting
-    ``data-status`` in a view counts tokens only.
-    """
+    """One sample per status, as in the token view; ``data-legend``, not ``data-status``,
+    so counting ``data-status`` counts tokens only."""
     return (f'<div class="{CONTAINER_CLASS}"><style>{TOKEN_CSS}</style>'
             f'<div class="tok-legend">{_legend_items()}</div></div>')
 
 
 def entry_notes(run: RunTrace) -> dict[tuple[int, str, int | None], str]:
-    """(step, status, draft_pos) -> the target's view, for explained runs' drafts and
-    corrections (``vis.explain.hover_note``); empty for runs without target views."""
+    """(step, status, draft_pos) -> the target's view of that draft or correction."""
     out = {}
     for step in run.steps:
         if not step.target_views:
@@ -281,12 +246,8 @@ def entry_notes(run: RunTrace) -> dict[tuple[int, str, int | None], str]:
 
 def token_view_html(run: RunTrace, highlight_index: int | None = None,
                     show_legend: bool = True) -> str:
-    """The run's output as styled tokens, rejected drafts shown in place.
-
-    ``highlight_index`` marks the output token at that index (e.g. the first
-    divergence from a baseline) with class ``tok-diverge``; an index equal to
-    the output length marks the end of the output instead.
-    """
+    """The run's output as styled tokens; ``highlight_index`` outlines that output token
+    (``tok-diverge``), or the output's end when it equals the length."""
     notes = entry_notes(run)
     unreported = {s.index: s.num_unreported_draft_tokens for s in run.steps
                   if s.num_unreported_draft_tokens}
@@ -305,6 +266,6 @@ def token_view_html(run: RunTrace, highlight_index: int | None = None,
         spans.append("<em>no output tokens</em>")
     merged = any(e.status == MERGED for e in entries)
     legend = f'<div class="tok-legend">{_legend_items(merged)}</div>' if show_legend else ""
-    if show_legend and unreported:  # a server run: its \u00d7n marks say why they have no ids
+    if show_legend and unreported:
         legend += unreported_note_html()
     return wrap("".join(spans), header=legend)

@@ -1,17 +1,6 @@
-"""A traffic run as figures and a table (pure: a run's summary in, plotly / DataFrame out).
-
-The input is ``TrafficResult.summary()`` (or a saved one from the history): its
-``groups`` and ``prompts`` rows and the traffic's figures, never the runs
-themselves, so a run saved without its prompts draws the same.
-
-Left: speedup per group (the ratio of totals over its prompts) with its 90 %
-confidence interval as error bars (a summary saved before intervals: its spread,
-min to max), the baseline (1x) dashed; the bar's colour is the group's verdict.
-Right: acceptance rate against speedup, one point per prompt,
-coloured by group, so a group whose prompts scatter shows as a cloud; a prompt
-whose runs verified no draft has no acceptance rate, and no point.
-Visitor text (group names come from the file) goes through ``plot_text``.
-"""
+"""A traffic run as figures and tables, drawn from ``TrafficResult.summary()`` alone (so a
+run saved without its prompts draws the same): speedup per group with its 90 % interval,
+coloured by verdict, and acceptance against speedup, one point per prompt."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -23,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from vis.safe import plot_text
 
-# Okabe-Ito: distinguishable with colour-blindness; cycled for many groups
+# Okabe-Ito, cycled for many groups
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
            "#000000"]
 VERDICT_COLOR = {"worth-it": "#009E73", "borderline": "#E69F00", "not-worth-it": "#D55E00",
@@ -50,16 +39,18 @@ def group_table(summary: Summary) -> pd.DataFrame:
 
 
 def _interval_text(interval: Any, m: Any) -> str | None:
-    """'1.10-3.40x (3 prompts)' for a prediction interval; None without one."""
     if not interval:
         return None
     return f"{interval[0]:.2f}-{interval[1]:.2f}x ({m} prompts)"
 
 
-def _bounds(g: Mapping[str, Any]) -> tuple[float | None, float | None]:
-    """The group's interval, or the spread of a summary saved before intervals."""
+def _errors(g: Mapping[str, Any]) -> tuple[float, float]:
+    """Error bars below and above the speedup: the group's interval, or the spread (min to
+    max) of a summary saved before intervals."""
     ci = g.get("speedup_ci")
-    return (ci[0], ci[1]) if ci else (g.get("speedup_low"), g.get("speedup_high"))
+    lo, hi = (ci[0], ci[1]) if ci else (g.get("speedup_low"), g.get("speedup_high"))
+    s = g["speedup"]
+    return (max(s - lo, 0.0) if lo is not None else 0.0, max(hi - s, 0.0) if hi is not None else 0.0)
 
 
 def prompt_table(summary: Summary) -> pd.DataFrame:
@@ -93,18 +84,14 @@ def traffic_figure(summary: Summary) -> go.Figure:
 
 
 def _group_bars(fig: go.Figure, groups: list[Mapping[str, Any]]) -> None:
-    speedups = [g["speedup"] for g in groups]
-    bounds = [_bounds(g) for g in groups]
-    high = [max(hi - g["speedup"], 0.0) if hi is not None else 0.0
-            for g, (_, hi) in zip(groups, bounds, strict=True)]
-    low = [max(g["speedup"] - lo, 0.0) if lo is not None else 0.0
-           for g, (lo, _) in zip(groups, bounds, strict=True)]
+    errors = [_errors(g) for g in groups]
     fig.add_trace(go.Bar(
-        x=[plot_text(g["group"]) for g in groups], y=speedups, showlegend=False,
+        x=[plot_text(g["group"]) for g in groups], y=[g["speedup"] for g in groups], showlegend=False,
         name="speedup",
         marker={"color": [VERDICT_COLOR.get(g["verdict"] or "", BASELINE_COLOR)
                           for g in groups]},
-        error_y={"type": "data", "symmetric": False, "array": high, "arrayminus": low,
+        error_y={"type": "data", "symmetric": False, "array": [hi for _, hi in errors],
+                 "arrayminus": [lo for lo, _ in errors],
                  "color": BASELINE_COLOR, "thickness": 1.5},
         customdata=[[g["prompts"], plot_text(g["verdict"] or "n/a"), g["output_token_share"],
                      plot_text(g.get("speedup_text") or f"{g['speedup']:.2f}x")]
