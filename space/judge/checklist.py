@@ -307,58 +307,54 @@ def _interval_check(i: ChecklistInputs, s: float, ci: tuple[float, float], d: _D
 
 
 def _acceptance_rate_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name: CheckName = ACCEPTANCE_RATE
     if d.rate is None:
-        return Check(name, None, None, None, "No drafts were verified.", op=">", unit="%")
+        return Check(ACCEPTANCE_RATE, None, None, None, "No drafts were verified.", op=">", unit="%")
     be_rate = (None if d.tau_break_even is None or i.k is None  # a break-even needs k
                else theory.acceptance_rate_from_length(d.tau_break_even, i.k))
     if d.rate == 0.0:
-        return Check(name, 0.0, be_rate, False, _NONE_ACCEPTED, op=">", unit="%")
+        return Check(ACCEPTANCE_RATE, 0.0, be_rate, False, _NONE_ACCEPTED, op=">", unit="%")
     if be_rate is None:
-        return Check(name, d.rate, None, None, "Draft cost not measured: no break-even.",
+        return Check(ACCEPTANCE_RATE, d.rate, None, None, "Draft cost not measured: no break-even.",
                      op=">", unit="%")
     detail = (f"vLLM acceptance rate (accepted / drafted) {d.rate:.1%} against {be_rate:.1%}"
               f" at break-even for the measured draft cost.")
-    return _unless_looped(name, d.rate, be_rate, d.rate > be_rate, detail, d, op=">", unit="%")
+    return _unless_looped(ACCEPTANCE_RATE, d.rate, be_rate, d.rate > be_rate, detail, d, op=">", unit="%")
 
 
 def _acceptance_length_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name: CheckName = ACCEPTANCE_LENGTH
     if d.tau is None:
-        return Check(name, None, None, None, "No drafts were verified.", op=">", unit="tokens")
+        return Check(ACCEPTANCE_LENGTH, None, None, None, "No drafts were verified.", op=">", unit="tokens")
     if d.tau_break_even is None:
-        return Check(name, d.tau, None, None, "Draft cost not measured: no break-even.",
+        return Check(ACCEPTANCE_LENGTH, d.tau, None, None, "Draft cost not measured: no break-even.",
                      op=">", unit="tokens")
     detail = f"Tokens per verify step {d.tau:.2f} against {d.tau_break_even:.2f} at break-even"
     detail += " (1 / (1 - proposer share))." if d.per_step else f" (k c + 1, k={i.k}, c={d.c:.3f})."
     if i.verify_step_s and i.target_decode_step_s and i.k:
         be = theory.measured_break_even_acceptance_length(i.target_decode_step_s, i.verify_step_s)
         detail += f" With measured step times the break-even is {be:.2f}."
-    return _unless_looped(name, d.tau, d.tau_break_even, d.tau > d.tau_break_even, detail, d,
+    return _unless_looped(ACCEPTANCE_LENGTH, d.tau, d.tau_break_even, d.tau > d.tau_break_even, detail, d,
                           op=">", unit="tokens")
 
 
 def _necessary_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name: CheckName = ALPHA_VS_COST
     if d.alpha is not None and d.c is None and i.source == SERVER:
-        return Check(name, d.alpha, None, None, "Draft cost not measured through a server "
+        return Check(ALPHA_VS_COST, d.alpha, None, None, "Draft cost not measured through a server "
                      "(it reports no proposer time): this line decides nothing.", op=">")
     if d.alpha is None or d.c is None:
         missing = "acceptance" if d.alpha is None else "draft cost"
-        return Check(name, d.alpha, d.c, None, f"Not measured ({missing}).", op=">")
+        return Check(ALPHA_VS_COST, d.alpha, d.c, None, f"Not measured ({missing}).", op=">")
     cost = "proposer share of step time" if d.per_step else "draft step / target step"
     passed = d.alpha > d.c
     detail = (f"alpha = {d.alpha:.3f} (tau inverted at k={i.k}) against c = {d.c:.3f} ({cost}):"
               f" some k gives a speedup only if alpha > c.")
     if not passed:
         detail += " Fails: no number of drafts can pay for this draft."
-    return _unless_looped(name, d.alpha, d.c, passed, detail, d, op=">")
+    return _unless_looped(ALPHA_VS_COST, d.alpha, d.c, passed, detail, d, op=">")
 
 
 def _ideal_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name: CheckName = PREDICTED_IDEAL
     if d.alpha is None or d.c is None or i.k is None:  # alpha is only derived with a k
-        return Check(name, None, 1.0, None, "Needs acceptance and draft cost.", op=">", unit="x")
+        return Check(PREDICTED_IDEAL, None, 1.0, None, "Needs acceptance and draft cost.", op=">", unit="x")
     if d.per_step:
         s = theory.proposer_share_speedup(d.alpha, i.k, d.c)
         detail = (f"tau (1 - share) at k={i.k}. With a per-step proposer cost more drafts always"
@@ -368,13 +364,13 @@ def _ideal_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
         best_k, best_s = theory.best_gamma(d.alpha, d.c)
         detail = f"Leviathan S at k={i.k}; best k={best_k} would give {best_s:.2f}x."
     detail += " Assumes verifying k+1 tokens costs one decode step (memory-bound decode)."
-    return _unless_looped(name, s, 1.0, s > 1, detail, d, op=">", unit="x")
+    return _unless_looped(PREDICTED_IDEAL, s, 1.0, s > 1, detail, d, op=">", unit="x")
 
 
 def _measured_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name: CheckName = PREDICTED_MEASURED
     if d.tau is None or not (i.verify_step_s and i.target_decode_step_s and i.k):
-        return Check(name, None, 1.0, None, "Needs acceptance and step times.", op=">", unit="x")
+        return Check(PREDICTED_MEASURED, None, 1.0, None, "Needs acceptance and step times.",
+                     op=">", unit="x")
     if _parts_known(i.step_costs):
         return _anatomy_prediction_check(i, d)
     s = theory.measured_cost_speedup(d.tau, i.target_decode_step_s, i.verify_step_s, i.k, None)
@@ -383,7 +379,7 @@ def _measured_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
     if i.speedup_median is not None:
         detail += (f" Measured: {i.speedup_median:.2f}x"
                    " (the gap: prefill, steps without drafts, noise).")
-    return _unless_looped(name, s, 1.0, s > 1, detail, d, op=">", unit="x")
+    return _unless_looped(PREDICTED_MEASURED, s, 1.0, s > 1, detail, d, op=">", unit="x")
 
 
 def _parts_known(c: KindCosts | None) -> bool:
@@ -444,9 +440,8 @@ def gap_part(c: KindCosts, k: int | None, method: str | None, device: str | None
 
 
 def _memory_check(i: ChecklistInputs) -> Check:
-    name: CheckName = SPARE_MEMORY
     if i.spare_memory_bytes is None:
-        return Check(name, None, 0, None, "Not measured.", op=">", unit="bytes")
+        return Check(SPARE_MEMORY, None, 0, None, "Not measured.", op=">", unit="bytes")
     passed = i.spare_memory_bytes > 0
     detail = "Memory is left after target, draft and KV cache." if passed else \
         "Target + draft + KV cache do not fit: the draft must go, or KV cache shrinks."
@@ -455,7 +450,7 @@ def _memory_check(i: ChecklistInputs) -> Check:
         if i.context_tokens and i.draft_kv_tax_tokens > 0:
             detail += f" ({i.draft_kv_tax_tokens / i.context_tokens:.1f} requests of this length)"
         detail += "."
-    return Check(name, i.spare_memory_bytes, 0, passed, detail, op=">", unit="bytes")
+    return Check(SPARE_MEMORY, i.spare_memory_bytes, 0, passed, detail, op=">", unit="bytes")
 
 
 def _load_check(name: CheckName, value: int | None, vanishes_at: int | None, unit: str,
@@ -520,34 +515,32 @@ def _hardware_check(i: ChecklistInputs) -> Check:
 
 
 def _repetition_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name: CheckName = REPETITION
     share = i.repetition_share
     if share is None:
-        return Check(name, None, LOOP_SHARE_THRESHOLD, None, "Not measured.", op="<=", unit="%")
+        return Check(REPETITION, None, LOOP_SHARE_THRESHOLD, None, "Not measured.", op="<=", unit="%")
     if d.looped:
         detail = (f"The output loops: {share:.0%} of its tokens repeat an earlier 4-gram."
                   " High ngram acceptance comes from the loop, not the task; acceptance is"
                   " not counted as a reason to enable speculation.")
     else:
         detail = f"{share:.0%} of output tokens repeat an earlier 4-gram: no loop."
-    return Check(name, share, LOOP_SHARE_THRESHOLD, not d.looped, detail, op="<=", unit="%")
+    return Check(REPETITION, share, LOOP_SHARE_THRESHOLD, not d.looped, detail, op="<=", unit="%")
 
 
 def _headroom_check(i: ChecklistInputs, d: _Derived) -> Check:
     """The workload's acceptance against the break-even of this machine's curve."""
-    name: CheckName = HEADROOM
     be = i.break_even_acceptance_rate
     assert be is not None  # evaluate adds this line only with a break-even
     where = f" at concurrency {i.break_even_concurrency}" if i.break_even_concurrency else ""
     source = f" ({i.break_even_source})" if i.break_even_source else ""
     if d.rate is None:
-        return Check(name, None, be, None, f"No drafts were verified; break-even {be:.2f}"
+        return Check(HEADROOM, None, be, None, f"No drafts were verified; break-even {be:.2f}"
                      f"{where}{source}.", op=">", unit="%")
     passed = d.rate > be
     detail = (f"acceptance headroom on this machine: {d.rate:.2f} measured vs {be:.2f} "
               f"break-even{where}{source}: "
               + (f"{d.rate - be:+.2f} above it." if passed else f"{d.rate - be:+.2f}, below it."))
-    return _unless_looped(name, d.rate, be, passed, detail, d, op=">", unit="%")
+    return _unless_looped(HEADROOM, d.rate, be, passed, detail, d, op=">", unit="%")
 
 
 def _prompts_check(verdicts: dict[str, str]) -> Check:

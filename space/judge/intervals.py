@@ -36,10 +36,7 @@ def _pairs(cmp: CompareRecord, key: str) -> tuple[list[float], list[float]]:
 
 
 def paired(cmps: Sequence[CompareRecord], basis: Basis = "TPOT") -> Paired:
-    """The comparisons as paired per-token times, one prompt each.
-
-    Example: see tests/unit/test_estimate.py (records built by hand).
-    """
+    """The comparisons as paired per-token times, one prompt each."""
     key = "tpot_s" if basis == "TPOT" else "e2e_s"
     both = [_pairs(c, key) for c in cmps]
     return Paired([b for b, _ in both], [s for _, s in both])

@@ -43,10 +43,7 @@ def _median(xs: Iterable[float]) -> float | None:
 
 
 def repeat_speedups(cmp: CompareRecord) -> list[float]:
-    """Per-repeat TPOT ratios: repeat i of the baseline against repeat i of speculation.
-
-    Example: baseline TPOTs [0.10, 0.12], speculative [0.05, 0.08] -> [2.0, 1.5].
-    """
+    """Per-repeat TPOT ratios: repeat i of the baseline against repeat i of speculation."""
     return [b["tpot_s"] / s["tpot_s"]
             for b, s in zip(cmp.baseline_runs, cmp.speculative_runs, strict=False) if s.get("tpot_s")]
 

@@ -137,9 +137,8 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
     verdict rests on the predicted figure, with the measured interval's relative
     width, when its step costs come from a tipping curve (measured once, alone)."""
     cmps = [it.compare for it in items]
-    speedups = [c.speedup for c in cmps]
-    spread = (measure.spread(speedups) if len(cmps) > 1
-              else measure.spread(measure.repeat_speedups(cmps[0])))
+    spread = measure.spread([c.speedup for c in cmps] if len(cmps) > 1
+                            else measure.repeat_speedups(cmps[0]))
     rate, length = measure.pooled_acceptance([c.speculative for c in cmps])
     fig = intervals.group_figures(cmps, predict_prompts)
     inputs = measure.inputs_from_runs(
@@ -259,8 +258,7 @@ def deployment(groups: Sequence[GroupSummary], config: RunConfig,
     low = traffic_ci[0] if traffic_ci is not None else traffic_speedup
     overall: Literal["on", "off"] = ("on" if low is not None and low >= WORTH_IT_SPEEDUP
                                      and gaining else "off")
-    end_to_end = [g.group for g in groups
-                  if g.figures.basis == "end-to-end"]
+    end_to_end = [g.group for g in groups if g.figures.basis == "end-to-end"]
     speculation: Speculation = ("off" if not gaining else
                                 "on" if len(gaining) == len(groups) else "route")
     return Deployment(speculation, "on" if speculation == "on" else overall,
