@@ -167,9 +167,7 @@ class TippingCurve:
         if be is not None:
             return be, MEASURED
         costs = self.costs_at(concurrency)
-        if costs is None:
-            return None, ""
-        return costs.break_even_length, "model"
+        return (None, "") if costs is None else (costs.break_even_length, "model")
 
     def break_even_rate(self, concurrency: int) -> tuple[float | None, str]:
         tau, source = self.break_even_length(concurrency)

@@ -166,13 +166,12 @@ def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | 
     lookup = str(config.method) in LOOKUP_METHODS
     alphas = {g.group: theory.alpha_from_acceptance_length(g.mean_acceptance_length, k_m)
               for g in gainers}
-    drafted = {g.group: g.drafted for g in gainers}
     rows: list[dict[str, Any]] = []
     per_group: dict[str, list[dict[str, Any]]] = {g.group: [] for g in gainers}
     for costs in sorted(curve.step_costs, key=lambda c: c.concurrency):
         for k in k_choices:
-            s = {g: predicted_speedup(a, k, costs, curve.k, lookup, drafted[g])
-                 for g, a in alphas.items()}
+            s = {g.group: predicted_speedup(alphas[g.group], k, costs, curve.k, lookup, g.drafted)
+                 for g in gainers}
             for g, v in s.items():
                 per_group[g].append({"k": k, "concurrency": costs.concurrency, "speedup": v})
             rows.append({"k": k, "concurrency": costs.concurrency,

@@ -23,7 +23,8 @@ def expected_tokens_per_step(alpha: float, gamma: int) -> float:
         >>> expected_tokens_per_step(0.0, 4)               # only the target's token
         1.0
     """
-    _check_alpha(alpha)
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
     _check_gamma(gamma)
     if alpha >= 1.0:
         return float(gamma + 1)
@@ -191,11 +192,6 @@ def repetition_share(token_ids: Sequence[int], n: int = 4) -> float:
             covered[start:start + n] = [True] * n
         seen.add(gram)
     return sum(covered) / len(tokens)
-
-
-def _check_alpha(alpha: float) -> None:
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
 
 
 def _check_gamma(gamma: int) -> None:

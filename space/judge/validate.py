@@ -25,7 +25,6 @@ class Check:
     inside: bool | None                         # None: no prediction
 
 
-
 def validate(groups: Mapping[str, Sequence[CompareRecord]],
              confidence: float = estimate.CONFIDENCE) -> tuple[list[Check], list[str]]:
     """Per group with enough prompts, the halves' check; the groups without, in one line.
