@@ -1,29 +1,17 @@
-"""The "is speculative decoding worth it?" checklist: measured numbers in, verdict out.
+"""The "is speculative decoding worth it?" checklist: measured numbers in, verdict out (pure).
 
-Pure: ``evaluate(ChecklistInputs) -> Checklist``. The measured speedup decides
-the verdict; the other lines explain it (acceptance vs break-even, draft cost,
-predicted speedup, memory, load, context) or give context that never decides
-(temperature, task type). Theory lives in ``space/judge/theory.py``.
-
-Verdict rule (thresholds below), on the speedup's confidence interval
-(``space/judge/estimate.py``: a bootstrap over prompts, and over repeats):
-  lower bound >= WORTH_IT_SPEEDUP                       -> worth-it
-  upper bound <  NO_GAIN_SPEEDUP                        -> not-worth-it
-  the whole interval in [NO_GAIN_SPEEDUP, WORTH_IT_SPEEDUP] -> borderline
-  it straddles either bar                               -> undecided, with about how
-                                                           many prompts would decide it
-  One run has no interval: the point estimate decides by the older spread rule
-  (speedup >= WORTH_IT_SPEEDUP, and every repeat >= SPREAD_FLOOR), and the
-  checklist's ``rule`` says "spread".
-  Acceptance keeps its force whatever the interval: drafts made and none
-  accepted is not-worth-it (every step then emits one token, as a plain decode
-  step does, plus the drafting, so a measured gain can only be noise), and a
-  looping output turns worth-it into borderline (LOOP_DOWNGRADES_WORTH_IT): a
-  speedup earned on a loop measures the loop. A failed necessary condition
-  (alpha <= c) turns borderline or undecided into not-worth-it. A prompt that
-  on its own is not worth it no longer demotes a group whose interval clears
-  the bar: the prompts line stays as context (MIXED_DOWNGRADES_WORTH_IT
-  applies to the spread rule only).
+The measured speedup decides; the other lines explain it or give context. Verdict
+rule, on the speedup's confidence interval (``space/judge/estimate.py``):
+  lower bound >= WORTH_IT_SPEEDUP -> worth-it; upper bound < NO_GAIN_SPEEDUP ->
+  not-worth-it; the whole interval between the two -> borderline; straddling a
+  bar -> undecided, with about how many prompts would decide it.
+One run has no interval: the point estimate decides by the spread rule (speedup >=
+WORTH_IT_SPEEDUP, every repeat >= SPREAD_FLOOR; a prompt on its own not worth it
+demotes worth-it to borderline), and ``rule`` says "spread".
+Whatever the interval: drafts made and none accepted is not-worth-it (a measured
+gain can only be noise); a looping output turns worth-it into borderline (the
+speedup measures the loop); a failed necessary condition (alpha <= c) turns
+borderline or undecided into not-worth-it.
 """
 from __future__ import annotations
 
@@ -63,23 +51,14 @@ from space.records.verdict import (
 # A 10 % gain is the smallest that survives run-to-run noise on a shared CPU
 # and is worth an extra model in memory; below it the answer is "measure more".
 WORTH_IT_SPEEDUP = 1.10
-# Below a 5 % gain there is no gain worth having: it is the size of run-to-run
-# noise on a shared CPU, and it does not pay for a proposer (and, for a draft
-# model, its weights and the KV cache they take). A measured 0.97x or 1.02x is
-# "not worth it", not "maybe".
+# Below 5 %, the size of run-to-run noise, a gain does not pay for a proposer (and a
+# draft model's weights and KV cache): 0.97x or 1.02x is "not worth it", not "maybe".
 NO_GAIN_SPEEDUP = 1.05
 # The worst repeat (low end of the spread) must not be slower than baseline.
 SPREAD_FLOOR = 1.0
-# Share of output tokens repeating an earlier 4-gram above which the output
-# "loops". Natural prose and edited code stay well below half; a greedy
-# 135M model stuck on "a keeper of the soul, ..." goes far above it.
+# Share of output tokens repeating an earlier 4-gram above which the output "loops":
+# prose and edited code stay well below half; a greedy 135M model stuck in a loop goes far above.
 LOOP_SHARE_THRESHOLD = 0.5
-# A worth-it speedup measured on a looping output is reported as borderline.
-LOOP_DOWNGRADES_WORTH_IT = True
-# A workload whose median is worth-it while some of its prompts, each on its
-# own, are not-worth-it is reported as borderline: it pays only on part of it.
-MIXED_DOWNGRADES_WORTH_IT = True
-# Lookup proposers (cost is a share of each step, not per draft token).
 
 
 @dataclass
@@ -88,27 +67,21 @@ class ChecklistInputs:
 
     method: str | None = None             # vLLM method: ngram, suffix, draft_model, eagle3, ...
     k: int | None = None                  # num_speculative_tokens
-    speedup_median: float | None = None   # baseline TPOT / speculative TPOT, median over repeats
-    speedup_spread: tuple[float, float] | None = None  # (low, high): min/max or IQR of repeats
-    # The speedup's confidence interval (space/judge/estimate.py); when given, it decides
-    # and ``speedup_median`` is the ratio of totals it surrounds.
-    speedup_ci: tuple[float, float] | None = None
+    speedup_median: float | None = None   # baseline TPOT / speculative TPOT (ratio of totals with a CI)
+    speedup_spread: tuple[float, float] | None = None  # (low, high) of the repeats
+    speedup_ci: tuple[float, float] | None = None  # when given, it decides (estimate.py)
     speedup_prompts: int | None = None    # prompts the interval is over (1: over repeats)
     speedup_repeats: int | None = None    # repeats, for an interval over one prompt's
     # "TPOT", "end-to-end" (request time per token), or "predicted" (a busy machine:
     # acceptance x step costs, with the measured interval's relative width)
     speedup_basis: str = "TPOT"
-    # A group of a traffic run: with no interval (one prompt, one run) it is undecided,
-    # not judged by the point estimate (a single compare keeps the spread rule).
+    # a traffic group: with no interval it is undecided (a single compare keeps the spread rule)
     needs_interval: bool = False
-    confidence: float = estimate.CONFIDENCE
     acceptance_rate: float | None = None  # vLLM: accepted / drafted
     mean_acceptance_length: float | None = None  # vLLM: 1 + accepted / verify steps
     draft_step_s: float | None = None     # one draft token's forward pass; None for ngram/suffix
     target_decode_step_s: float | None = None  # baseline (no speculation) decode step
-    verify_step_s: float | None = None    # median speculative verify step
-    verify_step_includes_draft: bool = True  # vLLM v1 proposes inside the engine step, so a
-    # traced step time already contains drafting; False adds k * draft_step_s to it.
+    verify_step_s: float | None = None    # median speculative verify step, drafting included
     proposer_share: float | None = None   # ngram/suffix: share of a speculative step proposing
     spare_memory_bytes: int | None = None  # left after target + draft + KV cache; < 0: no fit
     draft_kv_tax_tokens: int | None = None  # KV-cache tokens lost to the draft
@@ -121,28 +94,22 @@ class ChecklistInputs:
     task_note: str | None = None          # the workload's one-line reason, shown as context
     repetition_share: float | None = None  # theory.repetition_share of the speculative output
     prompt_verdicts: dict[str, str] | None = None  # a workload's prompts, each on its own
-    # From a tipping-point curve measured on this machine (space/judge/curves.py), when one
-    # is cached for this pair and k: the acceptance rate at which speedup = 1.
+    # from this machine's cached tipping curve (curves.py): the acceptance rate at speedup 1
     break_even_acceptance_rate: float | None = None
     break_even_concurrency: int | None = None  # the curve's concurrency it was read at
     break_even_source: str | None = None  # "measured curve", "derived curve (...)", ...
-    # Step anatomy medians (space/records/anatomy.py): decode forward, verify forward,
-    # rejection, proposer; None for runs recorded before trace version 5.
-    step_costs: KindCosts | None = None
-    # Where it was measured (space.engine.hardware): the resolved dtype and why, the device
-    # ("cpu" | "gpu", where the costs were measured), the CPU and its native-bf16
-    # probes. Context only: the verify cost it sets is already in the measured
-    # speedup, but it does not carry over to other hardware.
-    device: str | None = None
+    step_costs: KindCosts | None = None   # step anatomy medians (None before trace version 5)
+    # Where it was measured (space.engine.hardware), context only: the verify cost it sets
+    # is in the measured speedup but does not carry over to other hardware.
+    device: str | None = None             # "cpu" | "gpu"
     dtype: str | None = None
     dtype_reason: str | None = None
     cpu_model: str | None = None
     cpu_bf16_flags: tuple[str, ...] | None = None
-    # Where the runs went (space.records.run: "in-process" | "server"); through a
-    # server the draft cost, the hardware and the dtype are not measured here.
+    # "in-process" | "server" (space.records.run): through a server the draft cost,
+    # the hardware and the dtype are not measured here
     source: str | None = None
-    # Requests other than ours a server was serving during the runs (space/server):
-    # more than 0 makes every time-derived line, and so the verdict, undecided.
+    # other requests a server served during the runs: > 0 makes every time-derived line undecided
     other_requests: int | None = None
 
 
@@ -199,9 +166,8 @@ TIME_LINES: tuple[CheckName, ...] = (SPEEDUP, PREDICTED_MEASURED, PROMPTS)
 
 
 def _busy_server(checks: list[Check], n: int, d: _Derived) -> Checklist:
-    """A server that served other requests during the runs: its times are not
-    this pair's, so the lines read off the clock decide nothing, and the verdict
-    is undecided unless the counts alone decide it (nothing accepted)."""
+    """A server busy with other requests: the lines read off the clock decide nothing,
+    and the verdict is undecided unless nothing was accepted."""
     why = busy_server_sentence(n)
     for c in checks:
         if c.name in TIME_LINES:
@@ -248,14 +214,17 @@ def _derive(i: ChecklistInputs) -> _Derived:
     return d
 
 
-def _loop_discount(passed: bool | None, d: _Derived) -> bool | None:
-    """Acceptance inflated by a loop is no reason to enable speculation: drop a pass."""
-    return None if (d.looped and passed) else passed
-
-
 _NONE_ACCEPTED = ("No draft token was accepted: every step emitted one token, as a plain"
                   " decode step does, and paid for the drafts too. A measured gain is noise.")
 _LOOP_NOTE = " Not counted: the output loops, and the loop inflates acceptance."
+
+
+def _unless_looped(name: CheckName, value: float | None, threshold: float | None,
+                   passed: bool, detail: str, d: _Derived, op: str, unit: str = "") -> Check:
+    """A line whose pass is no reason to enable speculation when a loop inflated it."""
+    if d.looped and passed:
+        return Check(name, value, threshold, None, detail + _LOOP_NOTE, op=op, unit=unit)
+    return Check(name, value, threshold, passed, detail, op=op, unit=unit)
 
 
 def _clearly_above(i: ChecklistInputs) -> bool:
@@ -263,36 +232,36 @@ def _clearly_above(i: ChecklistInputs) -> bool:
     return s is not None and s >= WORTH_IT_SPEEDUP and (spread is None or spread[0] >= SPREAD_FLOOR)
 
 
-def _speedup_check(i: ChecklistInputs, d: _Derived) -> Check:
-    if i.speedup_median is not None and i.speedup_ci is not None:
-        return _interval_check(i, d)
-    if i.speedup_median is not None and i.needs_interval:
-        return Check(SPEEDUP, i.speedup_median, WORTH_IT_SPEEDUP, None,
-                     f"{i.speedup_median:.2f}x from one run: no interval, so undecided; a "
-                     "second prompt (or repeat) gives one.", decisive=d.rate != 0.0, op=">=",
-                     unit="x")
-    s, spread = i.speedup_median, i.speedup_spread
-    name: CheckName = SPEEDUP
-    threshold = WORTH_IT_SPEEDUP
-    if s is None:
-        return Check(name, None, threshold, None, "Not measured: run baseline and speculative.",
-                     op=">=", unit="x")
-    spread_txt = f" (spread {spread[0]:.2f}-{spread[1]:.2f})" if spread else " (no spread: one run)"
-    passed: bool | None
-    if _clearly_above(i):
-        detail, passed = f"Baseline TPOT / speculative TPOT = {s:.2f}x{spread_txt}: faster.", True
-    elif s < NO_GAIN_SPEEDUP:
-        how = "slower than baseline" if s < 1.0 else "no gain beyond noise"
-        detail, passed = (f"{s:.2f}x{spread_txt}: {how} (under {NO_GAIN_SPEEDUP:.2f}x)."), False
-    else:
-        detail = (f"{s:.2f}x{spread_txt}: a gain, but not a clear one; worth-it needs >= "
-                  f"{WORTH_IT_SPEEDUP:.2f}x with every repeat >= {SPREAD_FLOOR:.2f}x.")
-        passed = False
-    none_accepted = d.rate == 0.0  # the acceptance line decides, not the clock
+def _speedup_line(s: float, passed: bool | None, detail: str, d: _Derived) -> Check:
+    """The speedup line; with no draft accepted the acceptance line decides, not the clock."""
+    none_accepted = d.rate == 0.0
     if none_accepted and passed:
         passed, detail = None, detail + " Not counted: no draft was accepted, so the gain is noise."
-    return Check(name, s, threshold, passed, detail, decisive=not none_accepted, op=">=",
-                 unit="x")
+    return Check(SPEEDUP, s, WORTH_IT_SPEEDUP, passed, detail, decisive=not none_accepted,
+                 op=">=", unit="x")
+
+
+def _speedup_check(i: ChecklistInputs, d: _Derived) -> Check:
+    s, spread = i.speedup_median, i.speedup_spread
+    if s is None:
+        return Check(SPEEDUP, None, WORTH_IT_SPEEDUP, None,
+                     "Not measured: run baseline and speculative.", op=">=", unit="x")
+    if i.speedup_ci is not None:
+        return _interval_check(i, s, i.speedup_ci, d)
+    if i.needs_interval:
+        return _speedup_line(s, None, f"{s:.2f}x from one run: no interval, so undecided; a "
+                             "second prompt (or repeat) gives one.", d)
+    spread_txt = f" (spread {spread[0]:.2f}-{spread[1]:.2f})" if spread else " (no spread: one run)"
+    if _clearly_above(i):
+        return _speedup_line(s, True, f"Baseline TPOT / speculative TPOT = {s:.2f}x{spread_txt}: "
+                             "faster.", d)
+    if s < NO_GAIN_SPEEDUP:
+        how = "slower than baseline" if s < 1.0 else "no gain beyond noise"
+        return _speedup_line(s, False, f"{s:.2f}x{spread_txt}: {how} (under "
+                             f"{NO_GAIN_SPEEDUP:.2f}x).", d)
+    return _speedup_line(s, False, f"{s:.2f}x{spread_txt}: a gain, but not a clear one; "
+                         f"worth-it needs >= {WORTH_IT_SPEEDUP:.2f}x with every repeat >= "
+                         f"{SPREAD_FLOOR:.2f}x.", d)
 
 
 def interval_decision(i: ChecklistInputs) -> str | None:
@@ -310,104 +279,82 @@ def more_prompts(i: ChecklistInputs) -> int | None:
                                       NO_GAIN_SPEEDUP, WORTH_IT_SPEEDUP)
 
 
-def _interval_check(i: ChecklistInputs, d: _Derived) -> Check:
+def _interval_check(i: ChecklistInputs, s: float, ci: tuple[float, float], d: _Derived) -> Check:
     """The speedup line under the interval rule: '2.27x (90 % CI 1.52-2.90, 3 prompts)'."""
-    s, ci = i.speedup_median, i.speedup_ci
-    assert s is not None and ci is not None  # the caller checked
     what = {"end-to-end": "request time per token",
             "predicted": "Predicted from acceptance x step costs (this machine was busy: the "
                          "measured interval, moved to the predicted figure)"}.get(
         i.speedup_basis, "Baseline TPOT / speculative TPOT")
-    figure = estimate.describe(s, ci, i.speedup_prompts, i.confidence, i.speedup_repeats)
+    figure = estimate.describe(s, ci, i.speedup_prompts, estimate.CONFIDENCE, i.speedup_repeats)
     head = f"{what}, ratio of totals: {figure}"
     decision = interval_decision(i)
-    passed: bool | None
     if decision == WORTH_IT:
-        detail, passed = f"{head}: faster; the interval clears {WORTH_IT_SPEEDUP:.2f}x.", True
-    elif decision == NOT_WORTH_IT:
-        detail, passed = f"{head}: the interval lies under {NO_GAIN_SPEEDUP:.2f}x.", False
-    elif decision == BORDERLINE:
-        detail, passed = (f"{head}: a real but small gain, the whole interval within "
-                          f"{NO_GAIN_SPEEDUP:.2f}-{WORTH_IT_SPEEDUP:.2f}x."), False
-    else:
-        need = more_prompts(i)
-        more = ("no number of prompts would decide it: the estimate sits on the bar"
-                if need is None else
-                f"about {need} prompts in all would decide it (the interval narrows as "
-                f"1/sqrt(n))" if need <= estimate.MAX_MORE_PROMPTS else
-                f"more than {estimate.MAX_MORE_PROMPTS} prompts would be needed")
-        detail, passed = (f"{head}: undecided, the interval straddles {NO_GAIN_SPEEDUP:.2f}x "
-                          f"or {WORTH_IT_SPEEDUP:.2f}x; {more}."), None
-    none_accepted = d.rate == 0.0  # the acceptance line decides, not the clock
-    if none_accepted and passed:
-        passed, detail = None, detail + " Not counted: no draft was accepted, so the gain is noise."
-    return Check(SPEEDUP, s, WORTH_IT_SPEEDUP, passed, detail, decisive=not none_accepted,
-                 op=">=", unit="x")
+        return _speedup_line(s, True, f"{head}: faster; the interval clears "
+                             f"{WORTH_IT_SPEEDUP:.2f}x.", d)
+    if decision == NOT_WORTH_IT:
+        return _speedup_line(s, False, f"{head}: the interval lies under {NO_GAIN_SPEEDUP:.2f}x.", d)
+    if decision == BORDERLINE:
+        return _speedup_line(s, False, f"{head}: a real but small gain, the whole interval within "
+                             f"{NO_GAIN_SPEEDUP:.2f}-{WORTH_IT_SPEEDUP:.2f}x.", d)
+    need = more_prompts(i)
+    more = ("no number of prompts would decide it: the estimate sits on the bar"
+            if need is None else
+            f"about {need} prompts in all would decide it (the interval narrows as "
+            f"1/sqrt(n))" if need <= estimate.MAX_MORE_PROMPTS else
+            f"more than {estimate.MAX_MORE_PROMPTS} prompts would be needed")
+    return _speedup_line(s, None, f"{head}: undecided, the interval straddles "
+                         f"{NO_GAIN_SPEEDUP:.2f}x or {WORTH_IT_SPEEDUP:.2f}x; {more}.", d)
 
 
 def _acceptance_rate_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name: CheckName = ACCEPTANCE_RATE
     if d.rate is None:
-        return Check(name, None, None, None, "No drafts were verified.", op=">", unit="%")
+        return Check(ACCEPTANCE_RATE, None, None, None, "No drafts were verified.", op=">", unit="%")
     be_rate = (None if d.tau_break_even is None or i.k is None  # a break-even needs k
                else theory.acceptance_rate_from_length(d.tau_break_even, i.k))
     if d.rate == 0.0:
-        return Check(name, 0.0, be_rate, False, _NONE_ACCEPTED, op=">", unit="%")
+        return Check(ACCEPTANCE_RATE, 0.0, be_rate, False, _NONE_ACCEPTED, op=">", unit="%")
     if be_rate is None:
-        return Check(name, d.rate, None, None, "Draft cost not measured: no break-even.",
+        return Check(ACCEPTANCE_RATE, d.rate, None, None, "Draft cost not measured: no break-even.",
                      op=">", unit="%")
-    passed = d.rate > be_rate
     detail = (f"vLLM acceptance rate (accepted / drafted) {d.rate:.1%} against {be_rate:.1%}"
               f" at break-even for the measured draft cost.")
-    if d.looped and passed:
-        detail += _LOOP_NOTE
-    return Check(name, d.rate, be_rate, _loop_discount(passed, d), detail, op=">", unit="%")
+    return _unless_looped(ACCEPTANCE_RATE, d.rate, be_rate, d.rate > be_rate, detail, d, op=">", unit="%")
 
 
 def _acceptance_length_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name: CheckName = ACCEPTANCE_LENGTH
     if d.tau is None:
-        return Check(name, None, None, None, "No drafts were verified.", op=">", unit="tokens")
+        return Check(ACCEPTANCE_LENGTH, None, None, None, "No drafts were verified.", op=">", unit="tokens")
     if d.tau_break_even is None:
-        return Check(name, d.tau, None, None, "Draft cost not measured: no break-even.",
+        return Check(ACCEPTANCE_LENGTH, d.tau, None, None, "Draft cost not measured: no break-even.",
                      op=">", unit="tokens")
-    passed = d.tau > d.tau_break_even
     detail = f"Tokens per verify step {d.tau:.2f} against {d.tau_break_even:.2f} at break-even"
     detail += " (1 / (1 - proposer share))." if d.per_step else f" (k c + 1, k={i.k}, c={d.c:.3f})."
     if i.verify_step_s and i.target_decode_step_s and i.k:
-        draft = None if i.verify_step_includes_draft else i.draft_step_s
-        be = theory.measured_break_even_acceptance_length(
-            i.target_decode_step_s, i.verify_step_s, i.k, draft)
+        be = theory.measured_break_even_acceptance_length(i.target_decode_step_s, i.verify_step_s)
         detail += f" With measured step times the break-even is {be:.2f}."
-    if d.looped and passed:
-        detail += _LOOP_NOTE
-    return Check(name, d.tau, d.tau_break_even, _loop_discount(passed, d), detail,
-                 op=">", unit="tokens")
+    return _unless_looped(ACCEPTANCE_LENGTH, d.tau, d.tau_break_even, d.tau > d.tau_break_even, detail, d,
+                          op=">", unit="tokens")
 
 
 def _necessary_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name: CheckName = ALPHA_VS_COST
     if d.alpha is not None and d.c is None and i.source == SERVER:
-        return Check(name, d.alpha, None, None, "Draft cost not measured through a server "
+        return Check(ALPHA_VS_COST, d.alpha, None, None, "Draft cost not measured through a server "
                      "(it reports no proposer time): this line decides nothing.", op=">")
     if d.alpha is None or d.c is None:
         missing = "acceptance" if d.alpha is None else "draft cost"
-        return Check(name, d.alpha, d.c, None, f"Not measured ({missing}).", op=">")
+        return Check(ALPHA_VS_COST, d.alpha, d.c, None, f"Not measured ({missing}).", op=">")
     cost = "proposer share of step time" if d.per_step else "draft step / target step"
     passed = d.alpha > d.c
     detail = (f"alpha = {d.alpha:.3f} (tau inverted at k={i.k}) against c = {d.c:.3f} ({cost}):"
               f" some k gives a speedup only if alpha > c.")
     if not passed:
         detail += " Fails: no number of drafts can pay for this draft."
-    if d.looped and passed:
-        detail += _LOOP_NOTE
-    return Check(name, d.alpha, d.c, _loop_discount(passed, d), detail, op=">")
+    return _unless_looped(ALPHA_VS_COST, d.alpha, d.c, passed, detail, d, op=">")
 
 
 def _ideal_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name: CheckName = PREDICTED_IDEAL
     if d.alpha is None or d.c is None or i.k is None:  # alpha is only derived with a k
-        return Check(name, None, 1.0, None, "Needs acceptance and draft cost.", op=">", unit="x")
+        return Check(PREDICTED_IDEAL, None, 1.0, None, "Needs acceptance and draft cost.", op=">", unit="x")
     if d.per_step:
         s = theory.proposer_share_speedup(d.alpha, i.k, d.c)
         detail = (f"tau (1 - share) at k={i.k}. With a per-step proposer cost more drafts always"
@@ -417,28 +364,22 @@ def _ideal_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
         best_k, best_s = theory.best_gamma(d.alpha, d.c)
         detail = f"Leviathan S at k={i.k}; best k={best_k} would give {best_s:.2f}x."
     detail += " Assumes verifying k+1 tokens costs one decode step (memory-bound decode)."
-    if d.looped and s > 1:
-        detail += _LOOP_NOTE
-    return Check(name, s, 1.0, _loop_discount(s > 1, d), detail, op=">", unit="x")
+    return _unless_looped(PREDICTED_IDEAL, s, 1.0, s > 1, detail, d, op=">", unit="x")
 
 
 def _measured_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name: CheckName = PREDICTED_MEASURED
     if d.tau is None or not (i.verify_step_s and i.target_decode_step_s and i.k):
-        return Check(name, None, 1.0, None, "Needs acceptance and step times.", op=">", unit="x")
+        return Check(PREDICTED_MEASURED, None, 1.0, None, "Needs acceptance and step times.",
+                     op=">", unit="x")
     if _parts_known(i.step_costs):
         return _anatomy_prediction_check(i, d)
-    draft = None if i.verify_step_includes_draft else i.draft_step_s
-    s = theory.measured_cost_speedup(d.tau, i.target_decode_step_s, i.verify_step_s, i.k, draft)
-    step_ms = (i.verify_step_s + i.k * (draft or 0.0)) * 1e3
+    s = theory.measured_cost_speedup(d.tau, i.target_decode_step_s, i.verify_step_s, i.k, None)
     detail = (f"tau x decode step / speculative step = {d.tau:.2f} x "
-              f"{i.target_decode_step_s * 1e3:.1f} ms / {step_ms:.1f} ms.")
+              f"{i.target_decode_step_s * 1e3:.1f} ms / {i.verify_step_s * 1e3:.1f} ms.")
     if i.speedup_median is not None:
         detail += (f" Measured: {i.speedup_median:.2f}x"
                    " (the gap: prefill, steps without drafts, noise).")
-    if d.looped and s > 1:
-        detail += _LOOP_NOTE
-    return Check(name, s, 1.0, _loop_discount(s > 1, d), detail, op=">", unit="x")
+    return _unless_looped(PREDICTED_MEASURED, s, 1.0, s > 1, detail, d, op=">", unit="x")
 
 
 def _parts_known(c: KindCosts | None) -> bool:
@@ -451,22 +392,18 @@ def _anatomy_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
     the step anatomy's medians; below tau, the part that took the difference."""
     c, tau = i.step_costs, d.tau
     assert c is not None and tau is not None  # _parts_known, and the caller checked tau
-    parts = (c.verify_forward_s or 0.0) + (c.proposer_s or 0.0) + (c.rejection_s or 0.0) \
-        + (c.overhead_s or 0.0)
+    parts = [x or 0.0 for x in (c.verify_forward_s, c.proposer_s, c.rejection_s, c.overhead_s)]
     decode = c.decode_step_s or 0.0
-    s = tau * decode / parts if parts > 0 else 0.0
+    s = tau * decode / sum(parts) if sum(parts) > 0 else 0.0
     detail = (f"tau x decode step / (verify forward + proposer + rejection + overhead) = "
-              f"{tau:.2f} x {decode * 1e3:.1f} ms / ({(c.verify_forward_s or 0) * 1e3:.1f} + "
-              f"{(c.proposer_s or 0) * 1e3:.1f} + {(c.rejection_s or 0) * 1e3:.1f} + "
-              f"{(c.overhead_s or 0) * 1e3:.1f} ms).")
+              f"{tau:.2f} x {decode * 1e3:.1f} ms / "
+              f"({' + '.join(f'{p * 1e3:.1f}' for p in parts)} ms).")
     if i.speedup_median is not None:
         detail += f" Measured: {i.speedup_median:.2f}x."
         if i.speedup_median < tau:
             detail += f" Below tau = {tau:.2f}x (a verify step at a decode step's cost): " \
                       + gap_part(c, i.k, i.method, i.device) + "."
-    if d.looped and s > 1:
-        detail += _LOOP_NOTE
-    return Check(PREDICTED_MEASURED, s, 1.0, _loop_discount(s > 1, d), detail, op=">", unit="x")
+    return _unless_looped(PREDICTED_MEASURED, s, 1.0, s > 1, detail, d, op=">", unit="x")
 
 
 def gap_part(c: KindCosts, k: int | None, method: str | None, device: str | None) -> str:
@@ -503,9 +440,8 @@ def gap_part(c: KindCosts, k: int | None, method: str | None, device: str | None
 
 
 def _memory_check(i: ChecklistInputs) -> Check:
-    name: CheckName = SPARE_MEMORY
     if i.spare_memory_bytes is None:
-        return Check(name, None, 0, None, "Not measured.", op=">", unit="bytes")
+        return Check(SPARE_MEMORY, None, 0, None, "Not measured.", op=">", unit="bytes")
     passed = i.spare_memory_bytes > 0
     detail = "Memory is left after target, draft and KV cache." if passed else \
         "Target + draft + KV cache do not fit: the draft must go, or KV cache shrinks."
@@ -514,7 +450,7 @@ def _memory_check(i: ChecklistInputs) -> Check:
         if i.context_tokens and i.draft_kv_tax_tokens > 0:
             detail += f" ({i.draft_kv_tax_tokens / i.context_tokens:.1f} requests of this length)"
         detail += "."
-    return Check(name, i.spare_memory_bytes, 0, passed, detail, op=">", unit="bytes")
+    return Check(SPARE_MEMORY, i.spare_memory_bytes, 0, passed, detail, op=">", unit="bytes")
 
 
 def _load_check(name: CheckName, value: int | None, vanishes_at: int | None, unit: str,
@@ -579,36 +515,32 @@ def _hardware_check(i: ChecklistInputs) -> Check:
 
 
 def _repetition_check(i: ChecklistInputs, d: _Derived) -> Check:
-    name: CheckName = REPETITION
     share = i.repetition_share
     if share is None:
-        return Check(name, None, LOOP_SHARE_THRESHOLD, None, "Not measured.", op="<=", unit="%")
+        return Check(REPETITION, None, LOOP_SHARE_THRESHOLD, None, "Not measured.", op="<=", unit="%")
     if d.looped:
         detail = (f"The output loops: {share:.0%} of its tokens repeat an earlier 4-gram."
                   " High ngram acceptance comes from the loop, not the task; acceptance is"
                   " not counted as a reason to enable speculation.")
     else:
         detail = f"{share:.0%} of output tokens repeat an earlier 4-gram: no loop."
-    return Check(name, share, LOOP_SHARE_THRESHOLD, not d.looped, detail, op="<=", unit="%")
+    return Check(REPETITION, share, LOOP_SHARE_THRESHOLD, not d.looped, detail, op="<=", unit="%")
 
 
 def _headroom_check(i: ChecklistInputs, d: _Derived) -> Check:
     """The workload's acceptance against the break-even of this machine's curve."""
-    name: CheckName = HEADROOM
     be = i.break_even_acceptance_rate
     assert be is not None  # evaluate adds this line only with a break-even
     where = f" at concurrency {i.break_even_concurrency}" if i.break_even_concurrency else ""
     source = f" ({i.break_even_source})" if i.break_even_source else ""
     if d.rate is None:
-        return Check(name, None, be, None, f"No drafts were verified; break-even {be:.2f}"
+        return Check(HEADROOM, None, be, None, f"No drafts were verified; break-even {be:.2f}"
                      f"{where}{source}.", op=">", unit="%")
     passed = d.rate > be
     detail = (f"acceptance headroom on this machine: {d.rate:.2f} measured vs {be:.2f} "
               f"break-even{where}{source}: "
               + (f"{d.rate - be:+.2f} above it." if passed else f"{d.rate - be:+.2f}, below it."))
-    if d.looped and passed:
-        detail += _LOOP_NOTE
-    return Check(name, d.rate, be, _loop_discount(passed, d), detail, op=">", unit="%")
+    return _unless_looped(HEADROOM, d.rate, be, passed, detail, d, op=">", unit="%")
 
 
 def _prompts_check(verdicts: dict[str, str]) -> Check:
@@ -624,45 +556,28 @@ def _prompts_check(verdicts: dict[str, str]) -> Check:
 
 def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[CheckName, Check]) -> Verdict:
     """Apply the module's verdict rule; mark the lines that decided it."""
-    necessary = checks[ALPHA_VS_COST]
-    necessary_failed = necessary.passed is False
     if d.rate == 0.0:
         checks[ACCEPTANCE_RATE].decisive = True
         return NOT_WORTH_IT
     decision = interval_decision(i) if i.speedup_median is not None else None
-    if decision is None and i.needs_interval:
+    spread_rule = decision is None and not i.needs_interval
+    if spread_rule:
+        s = i.speedup_median
+        decision = (WORTH_IT if _clearly_above(i) else
+                    NOT_WORTH_IT if s is not None and s < NO_GAIN_SPEEDUP else BORDERLINE)
+    elif decision is None:
         decision = UNDECIDED  # one run: no interval to decide on
-    if decision is not None:
-        return _interval_verdict(decision, d, checks, necessary_failed)
-    s = i.speedup_median
-    if _clearly_above(i):
-        if d.looped and LOOP_DOWNGRADES_WORTH_IT:
-            checks[REPETITION].decisive = True
-            return BORDERLINE
-        if PROMPTS in checks and checks[PROMPTS].passed is False \
-                and MIXED_DOWNGRADES_WORTH_IT:
-            checks[PROMPTS].decisive = True
-            return BORDERLINE
-        return WORTH_IT
-    if s is not None and s < NO_GAIN_SPEEDUP:
-        return NOT_WORTH_IT
-    if necessary_failed:  # speedup unmeasured or not clearly above 1
-        necessary.decisive = True
-        return NOT_WORTH_IT
-    return BORDERLINE
-
-
-def _interval_verdict(decision: str, d: _Derived, checks: dict[CheckName, Check],
-                      necessary_failed: bool) -> Verdict:
-    """The interval's verdict, with the acceptance-decided lines' force kept."""
     if decision == WORTH_IT:
-        if d.looped and LOOP_DOWNGRADES_WORTH_IT:
+        if d.looped:
             checks[REPETITION].decisive = True
+            return BORDERLINE
+        if spread_rule and PROMPTS in checks and checks[PROMPTS].passed is False:
+            checks[PROMPTS].decisive = True
             return BORDERLINE
         return WORTH_IT
     if decision == NOT_WORTH_IT:
         return NOT_WORTH_IT
-    if necessary_failed:  # a small or unsettled gain that no k can pay for
+    if checks[ALPHA_VS_COST].passed is False:  # a small or unsettled gain that no k can pay for
         checks[ALPHA_VS_COST].decisive = True
         return NOT_WORTH_IT
     return BORDERLINE if decision == BORDERLINE else UNDECIDED

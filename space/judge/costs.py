@@ -1,16 +1,5 @@
-"""The step anatomy's medians as figures and words (pure), one home for every reader.
-
-The Checklist tab's table (``vis/anatomy.py``), the tipping page and the deploy
-output (``vis/tipping.py``, ``vis/deploy.py``) and the terminal
-(``space/runs/tipping.py``, ``space/cli/tipping.py``) all show the same figures
-of a ``KindCosts``:
-
-- ``cost_rows``: medians per step kind: decode forward, verify forward for
-  1 + k tokens, rejection, proposer, the forward ratio and the draft cost c;
-- ``grows_with_k``: at one k, what a verify step adds to a decode step, part by
-  part, and which part that is;
-- ``grows_across_k``: at several k (the k x concurrency sweep), which part of
-  the verify step grew from the smallest k to the largest.
+"""The step anatomy's medians (a ``KindCosts``) as figures and words (pure): one home
+for the Checklist tab, the tipping page, the deploy output and the terminal.
 """
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
-"""Where a measured speedup line crosses 1 (the baseline): the one rule for sweeps
-and tipping curves (pure).
+"""Where a measured speedup line crosses 1, for sweeps and tipping curves (pure).
 
-Points are sorted by x; unmeasured ones (x or speedup None, speedup NaN) are
-skipped. Between two neighbouring points on either side of 1 the crossing is
-interpolated linearly (in log x on a log axis): with speedups s0 and s1 at x0
-and x1, t = (1 - s0) / (s1 - s0) and the crossing is x0 + t (x1 - x0). A point
-at exactly 1 is the crossing itself.
+Unmeasured points (x or speedup None, speedup NaN) are skipped; between neighbours
+on either side of 1 the crossing is interpolated linearly (in log x on a log axis);
+a point at exactly 1 is the crossing itself.
 """
 from __future__ import annotations
 

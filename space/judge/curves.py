@@ -1,21 +1,10 @@
-"""Tipping-point curves: speedup against acceptance, measured on this machine (pure).
-
-A curve answers "where does speculation stop paying on my box?". Each measured
-point is a speculative engine whose acceptance vLLM forces
-(``rejection_sample_method: "synthetic"``) at a mean acceptance length tau
-between 1 (nothing accepted) and k + 1 (everything), timed against the
-baseline at one concurrency (``space/runs/tipping.py`` measures them). Beside the
-points, the measured-cost model (``theory.measured_cost_speedup``) draws what
-the measured step times predict: S(tau) = tau x decode step / verify step.
-
-Lookup proposers (ngram, suffix) draft only where the context matches, so
-synthetic acceptance cannot drive them: their curve is *derived from measured
-step costs* (the target's verify cost against tokens verified, taken from a
-measured model-based curve of the same target with the drafter's own time
-taken out, plus the lookup's measured time).
-
-Curves are cached on disk by space/runs/curve_cache.py. Importing this module
-imports no vLLM and no pandas.
+"""Tipping-point curves: speedup against acceptance, measured on this machine (pure;
+no vLLM, no pandas at import). Each measured point is a speculative engine whose
+acceptance vLLM forces (synthetic acceptance) to a mean acceptance length tau, timed
+against the baseline at one concurrency (``space/runs/tipping.py``); beside them the
+measured-cost model S(tau) = tau x decode step / verify step. Lookup proposers draft
+only where the context matches, so their curve is derived from a measured curve's
+step costs instead (``derive_lookup_curve``).
 """
 from __future__ import annotations
 
@@ -34,11 +23,7 @@ MEASURED = "measured"
 DERIVED = "derived from measured step costs"
 LOOKUP_METHODS = methods.names(lookup=True)  # curves derived from step costs
 
-# How a measured curve forced acceptance (vLLM's SpeculativeConfig takes one of two):
-# ``synthetic_acceptance_length`` tau, which vLLM turns into its minimum-variance
-# schedule [1]*n + [frac] + [0]*... (every step accepts floor or ceil of tau - 1
-# drafts), or ``synthetic_acceptance_rates``, unconditional per-position rates,
-# here a measured profile scaled to each tau (``shaped_rates``).
+# How a measured curve forced acceptance (vLLM's SpeculativeConfig takes one of two)
 LENGTH_FORM = "length"
 SHAPED_FORM = "rates"
 FORM_WORDS = {
@@ -51,11 +36,9 @@ PROFILE_FLOOR = 1e-3  # a position the profile never accepted still reaches 1 at
 
 
 def shaped_rates(profile: list[float] | tuple[float, ...], length: float) -> list[float]:
-    """Unconditional per-position acceptance rates shaped like ``profile`` whose
-    mean acceptance length is ``length``: r_p = min(1, s * q_p), where q is the
-    profile made non-increasing (vLLM requires it) and floored at
-    ``PROFILE_FLOOR``, and s solves 1 + sum(r) = length (bisection: the sum
-    grows with s). tau = 1 gives all zeros, tau = k + 1 all ones.
+    """Per-position acceptance rates shaped like ``profile`` with mean acceptance length
+    ``length``: r_p = min(1, s * q_p), q the profile made non-increasing (vLLM requires
+    it) and floored at ``PROFILE_FLOOR``, s found by bisection.
 
     Example: a profile measured on a workload (k = 4)
         >>> shaped_rates([0.8, 0.6, 0.4, 0.2], 3.0)
@@ -84,6 +67,8 @@ def shaped_rates(profile: list[float] | tuple[float, ...], length: float) -> lis
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if total(mid) < want else (lo, mid)
     return [round(min(1.0, hi * x), 6) for x in q]
+
+
 MODEL_GRID_POINTS = 21  # taus per concurrency at which the model curve is tabulated
 
 
@@ -121,9 +106,7 @@ class StepCosts:
     decode_step_s: float    # baseline: median plain decode step
     verify_step_s: float    # speculative: median verify step (k + 1 tokens per request)
     propose_step_s: float   # the drafter's share of that step (0 for none measured)
-    # the step anatomy's medians over the same runs (the baseline's decode steps,
-    # the verify steps); None for a derived curve and for curves cached before it
-    anatomy: KindCosts | None = None
+    anatomy: KindCosts | None = None  # step anatomy medians; None when derived, or older
 
     def speedup(self, tau: float) -> float:
         """Measured-cost model: tau tokens per verify step against one per decode step."""
@@ -147,8 +130,8 @@ class TippingCurve:
     device: str                 # "cpu" | "gpu"
     vllm_version: str
     date: str                   # ISO date of the measurement
-    # the engines' resolved dtype (space.engine.hardware): a verify pass costs another
-    # multiple of a decode step in float32 than in bf16, so curves never mix
+    # the engines' resolved dtype: a verify pass costs another multiple of a decode
+    # step in float32 than in bf16, so curves never mix
     dtype: str = "bfloat16"     # files from before it was recorded were all bf16
     max_tokens: int = 0
     repeats: int = 0
@@ -184,9 +167,7 @@ class TippingCurve:
         if be is not None:
             return be, MEASURED
         costs = self.costs_at(concurrency)
-        if costs is None:
-            return None, ""
-        return costs.break_even_length, "model"
+        return (None, "") if costs is None else (costs.break_even_length, "model")
 
     def break_even_rate(self, concurrency: int) -> tuple[float | None, str]:
         tau, source = self.break_even_length(concurrency)
@@ -252,7 +233,7 @@ CSV_COLUMNS = ["series", "concurrency", "asked_acceptance_length", "mean_accepta
 
 def to_csv(curve: TippingCurve, path=None) -> str | None:
     """Measured points, then the model curve, one CSV (``series`` tells them apart)."""
-    import pandas as pd  # here: the page and the checklist load without it
+    import pandas as pd
 
     frame = pd.DataFrame(point_rows(curve) + model_table_rows(curve), columns=CSV_COLUMNS)
     return frame.to_csv(path, index=False)
@@ -260,13 +241,9 @@ def to_csv(curve: TippingCurve, path=None) -> str | None:
 
 def derive_lookup_curve(measured: TippingCurve, method: str, k: int,
                         lookup_step_s: float = 0.0, date: str | None = None) -> TippingCurve:
-    """A curve for a lookup proposer (ngram, suffix) at ``k``, from a measured
-    model-based curve of the same target on the same machine.
-
-    At each concurrency the target's verify cost is taken as linear in the
-    tokens verified per request: one token costs a baseline decode step; the
-    measured pair's k_m + 1 tokens cost its verify step minus its drafter's
-    time. The lookup proposer's own measured time per step is added.
+    """A lookup proposer's curve at ``k`` from a measured curve of the same target: the
+    target's verify cost linear in tokens verified (one token: a decode step; k_m + 1:
+    the measured verify step less its drafter's time), plus the lookup's own time.
 
     Example:
         >>> m = TippingCurve(MEASURED, "default", "draft_model", "d", 4, "cpu", "0.32.0",

@@ -1,22 +1,11 @@
 """From a k x concurrency sweep to a config you can deploy (pure derivation).
 
-vLLM reads a batch-size schedule of speculative tokens,
-``num_speculative_tokens_per_batch_size``: a list of inclusive
-``[min_batch, max_batch, k]`` entries, k = 0 meaning no speculation for those
-batch sizes. From a sweep table with one row per (k, concurrency):
-
-1. at each measured concurrency, the k with the highest speedup (baseline TPOT
-   / speculative TPOT), or 0 where no k reaches the checklist's no-gain
-   line (``NO_GAIN_SPEEDUP``, 1.05x: below it speculation does not pay for its memory);
-2. buckets: measured concurrency c_i's k holds for batch sizes c_i up to the
-   next measured one - 1 (the first bucket starts at 1, the last ends at
-   ``max_batch``), as vLLM itself carries a k across a gap; neighbours with
-   the same k merge;
-3. ``num_speculative_tokens`` = the schedule's largest k, because vLLM caps
-   every entry at it.
-
-The schedule is validated by vLLM's own ``build_dynamic_sd_schedule_lookup``
-(``space/engine/dynamic.py``), not here.
+vLLM's ``num_speculative_tokens_per_batch_size`` is a list of inclusive
+``[min_batch, max_batch, k]`` entries (k = 0: no speculation). Each measured
+concurrency's best k (0 where none reaches ``NO_GAIN_SPEEDUP``) holds up to the next
+measured one, as vLLM carries a k across a gap; ``num_speculative_tokens`` is the
+largest k, since vLLM caps every entry at it. ``space/engine/dynamic.py`` validates
+the schedule with vLLM's own reader.
 """
 from __future__ import annotations
 
@@ -95,8 +84,7 @@ def schedule(choices: list[Choice], max_batch: int = DEFAULT_MAX_BATCH) -> list[
 
 def serve_speculative_config(method: str, k_schedule: list[list[int]], draft: str | None = None,
                        extra: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-    """The ``vllm serve --speculative-config`` dict, with the batch-size schedule of k;
-    None when speculation loses everywhere.
+    """The ``vllm serve --speculative-config`` dict; None when speculation loses everywhere.
 
     Example:
         >>> cfg = serve_speculative_config("ngram", [[1, 3, 4], [4, 256, 0]], extra={"prompt_lookup_max": 5})
@@ -165,8 +153,8 @@ def derive(rows: Iterable[Mapping[str, Any]], *, model: str, method: str,
 
 def derive_for_run(rows: Iterable[Mapping[str, Any]], config: RunConfig,
                    max_batch: int = DEFAULT_MAX_BATCH) -> DeployConfig:
-    """``derive`` for the pair a run was made with (its ``config`` record): the
-    resolved model and draft paths, and its other vLLM speculative keys."""
+    """``derive`` for the pair a run was made with: its resolved model and draft paths,
+    and its other vLLM speculative keys."""
     spec = dict(config.speculative_config or {})
     extra = {k: v for k, v in spec.items()
              if k not in ("method", "model", "num_speculative_tokens")}

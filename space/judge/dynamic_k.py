@@ -1,39 +1,20 @@
 """A k per batch size for measured traffic, predicted from its acceptance and this
-machine's step costs (pure: numbers in, vLLM's schedule out; no vLLM).
+machine's step costs (pure; docs/traffic.md tells the model and its measured error).
 
-A traffic run measures each group's acceptance at one k (the run's, k_m) and
-one concurrency. This machine's cached tipping curve (space/judge/curves.py)
-holds, per concurrency c, the baseline's decode step t_d(c), the verify step
-t_v(c) at the curve's k_c, drafting included, and the drafter's part of it
-t_p(c). From these, for a group g, a k and a concurrency c:
-
-  alpha_g    = theory.alpha_from_acceptance_length(tau_g, k_m): the per-token
-               acceptance behind vLLM's mean acceptance length tau_g at k_m;
-  tau_g(k)   = theory.expected_tokens_per_step(alpha_g, k);
-  u(c)       = (t_v(c) - t_p(c) - t_d(c)) / k_c: the target's cost of one more
-               verified token per request, as curves.derive_lookup_curve takes it;
-  t_v(c, k)  = t_d(c) + u(c) k + t_p(c, k), drafting t_p(c) for a lookup
-               (ngram, suffix: one lookup a step, whatever k) and t_p(c) k / k_c
-               for a draft model (one draft pass per token);
-  S_g(k, c)  = step_model_speedup(tau_g(k), t_d(c), t_v(c, k), t_plain(c), f_g),
-               f_g the share of the group's steps that drafted (a lookup that finds
-               nothing makes a plain step: a decode step and the lookup).
-
-One speculative deployment serves every gaining group, so its speedup at
-(k, c) is the groups' token-weighted harmonic mean sum(w) / sum(w / S_g)
-(``estimate.harmonic``), as the traffic's speedup is (space/judge/traffic.py). Its best k per c (0 where
-none reaches the no-gain line, 1.05x) becomes vLLM's
-``num_speculative_tokens_per_batch_size`` through space/judge/deploy.py; the
-tests validate it with vLLM's own reader (space/engine/dynamic.check_schedule).
-
-A traffic run through running servers gets no schedule, only a note saying
-why: the curves cached here are this machine's in-process engines, not the
-servers' hardware, and no number is made up in their place.
+A group's per-token alpha comes from its tau at the measured k; the cached tipping
+curve gives, per concurrency c, the decode step t_d(c), the verify step t_v(c) at the
+curve's k_c and the drafter's part t_p(c). The target's cost of one more verified
+token is u(c) = (t_v - t_p - t_d) / k_c, so t_v(c, k) = t_d + u k + drafting (a
+lookup's t_p whatever k; a draft model's t_p k / k_c). One deployment serves every
+gaining group: its speedup is their token-weighted harmonic mean, and its best k per
+c (0 below the no-gain line) becomes vLLM's ``num_speculative_tokens_per_batch_size``.
+Through running servers there is no schedule: the curves measure this machine's
+in-process engines, not the servers' hardware.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from space.judge import deploy, estimate, theory
@@ -42,8 +23,7 @@ from space.judge.curves import LOOKUP_METHODS, StepCosts, TippingCurve
 from space.records.run import SERVER, RunConfig
 
 K_CHOICES = tuple(range(1, 9))  # the k sweep's default values; the model is linear in k
-# The schedule's error, measured once against a k x concurrency sweep of the same
-# prompts (benchmarks/bench_schedule.py; docs/traffic.md says on what machine).
+# measured once by benchmarks/bench_schedule.py
 MEASURED_ERROR = ("its error, measured once against a k x concurrency sweep (code edits, "
                   "k 1-8 x concurrency 1, 4, a 2-core EPYC): predicted speedups 1-17 % under "
                   "the measured ones, the best k right at concurrency 1 and one step off at 4 "
@@ -66,8 +46,8 @@ class Gainer:
 def verify_step_s(costs: StepCosts, curve_k: int, k: int, lookup: bool) -> float:
     """Predicted verify step at ``k`` from a curve's step costs at ``curve_k``.
 
-    Example: decode 10 ms; verify 30 ms at k 4 with 8 ms of drafting -> 3 ms a
-    verified token. A draft model at k 2: 10 + 3 x 2 + 8 x 2/4 = 20 ms; a lookup: 24 ms.
+    Example: decode 10 ms; verify 30 ms at k 4 with 8 ms of drafting -> 3 ms a verified
+    token. A draft model at k 2: 10 + 3 x 2 + 8 x 2/4 = 20 ms; a lookup: 24 ms.
         >>> c = StepCosts(1, 0.010, 0.030, 0.008)
         >>> round(verify_step_s(c, 4, 2, lookup=False), 6), round(verify_step_s(c, 4, 2, True), 6)
         (0.02, 0.024)
@@ -101,8 +81,7 @@ def step_model_speedup(tau: float, decode_s: float, verify_s: float, plain_s: fl
 
 def predicted_speedup(alpha: float, k: int, costs: StepCosts, curve_k: int,
                       lookup: bool, drafted: float = 1.0) -> float:
-    """S(k, c) = tau(alpha, k) x t_d(c) / t_v(c, k) when every step drafts; with
-    ``drafted`` f < 1, ``step_model_speedup``'s mix (f carries across k: whether a
+    """``step_model_speedup`` at tau(alpha, k) (``drafted`` carries across k: whether a
     lookup finds a match does not depend on how many tokens it may propose).
 
     Example: alpha 0.8 at k 2 (tau 2.44) with the costs above, a lookup: 2.44 x 10 / 24.
@@ -138,14 +117,12 @@ class Schedule:
             return self.note
         lines = [self.note]
         for g in self.groups:
-            best = ", ".join(f"c={c.concurrency}: k={c.k} ({c.speedup:.2f}x)" for c in g.choices)
             model = ("" if g.at_measured is None else
                      f"; at the measured k={self.measured_k}, c={self.measured_concurrency} "
                      f"the model says {g.at_measured:.2f}x")
-            lines.append(f"  {g.group}: alpha {g.alpha:.2f}; best k {best}{model}")
-        best = ", ".join(f"c={c.concurrency}: k={c.k} ({c.speedup:.2f}x)"
-                         for c in self.config.choices)
-        lines.append(f"  the speculative deployment (gaining groups, token-weighted): {best}")
+            lines.append(f"  {g.group}: alpha {g.alpha:.2f}; best k {_best(g.choices)}{model}")
+        lines.append("  the speculative deployment (gaining groups, token-weighted): "
+                     + _best(self.config.choices))
         cfg = self.config
         lines.append("  schedule: " + ("speculation loses at every concurrency of the curve"
                                        if cfg.speculative_config is None else
@@ -154,9 +131,11 @@ class Schedule:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        from dataclasses import asdict
-
         return asdict(self)
+
+
+def _best(choices: Sequence[deploy.Choice]) -> str:
+    return ", ".join(f"c={c.concurrency}: k={c.k} ({c.speedup:.2f}x)" for c in choices)
 
 
 def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | None,
@@ -187,13 +166,12 @@ def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | 
     lookup = str(config.method) in LOOKUP_METHODS
     alphas = {g.group: theory.alpha_from_acceptance_length(g.mean_acceptance_length, k_m)
               for g in gainers}
-    drafted = {g.group: g.drafted for g in gainers}
     rows: list[dict[str, Any]] = []
     per_group: dict[str, list[dict[str, Any]]] = {g.group: [] for g in gainers}
     for costs in sorted(curve.step_costs, key=lambda c: c.concurrency):
         for k in k_choices:
-            s = {g: predicted_speedup(a, k, costs, curve.k, lookup, drafted[g])
-                 for g, a in alphas.items()}
+            s = {g.group: predicted_speedup(alphas[g.group], k, costs, curve.k, lookup, g.drafted)
+                 for g in gainers}
             for g, v in s.items():
                 per_group[g].append({"k": k, "concurrency": costs.concurrency, "speedup": v})
             rows.append({"k": k, "concurrency": costs.concurrency,

@@ -1,27 +1,10 @@
-"""One speedup estimator, its interval, a prediction for new prompts, and how many
-prompts would decide (pure: times in, figures out; numpy only).
+"""The speedup estimator, its intervals, and how many prompts would decide (pure, numpy).
 
-The estimator is a ratio of totals. For a group of n prompts, each measured
-with r paired repeats (repeat j of the baseline beside repeat j of speculation):
-
-  b_i = mean over prompt i's repeats of the baseline's decode time per output
-        token (TPOT: (e2e - TTFT) / (output tokens - 1)), s_i the same for
-        speculation; per token, because the two outputs may differ in length
-  R   = sum_i b_i / sum_i s_i
-
-R is what a deployment feels: time per token with speculation against time per
-token without, every prompt's token counted once. A median of per-prompt ratios
-is not, and neither is any mean of ratios. Groups combine the same way into the
-traffic's token-weighted figure: with w_g output tokens per group,
-S = sum_g w_g B_g / sum_g w_g S_g (B_g, S_g the group's mean per-token times).
-
-The interval is a seeded percentile bootstrap, two-stage: prompts drawn with
-replacement, then each drawn prompt's repeats drawn with replacement (the
-pairs kept together). A group of one prompt gets an interval over its repeats
-only; one run has no interval. The prediction interval is where the ratio of
-totals of the *next* m prompts should fall: each bootstrap draw resamples the
-group, then draws m prompts from that resample, so it carries both the
-estimate's uncertainty and the prompt-to-prompt spread.
+The estimator is the ratio of totals R = sum_i b_i / sum_i s_i, b_i and s_i prompt
+i's mean per-token time over its paired repeats (baseline, speculation): what a
+deployment feels, unlike any median or mean of per-prompt ratios. Intervals are a
+seeded two-stage percentile bootstrap (prompts, then each prompt's repeats, pairs
+kept together); docs/answer.md tells the rest.
 """
 from __future__ import annotations
 
@@ -106,11 +89,7 @@ def ratio_of_totals(p: Paired) -> float:
 def _resampled_totals(p: Paired, rng: np.random.Generator, draws: int,
                       per_draw: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per draw, the totals (sum b_i, sum s_i) of a two-stage resample: [draws] each.
-
-    ``per_draw`` None: n prompts from the n (the estimate's bootstrap). Else the
-    group is resampled first, then ``per_draw`` prompts drawn from that resample
-    (a prediction for that many new prompts).
-    """
+    ``per_draw``: draw that many prompts from each resample (a prediction for new ones)."""
     b, s, counts = p.matrices()
     n = p.prompts
     idx = rng.integers(0, n, size=(draws, n)) if n > 1 else np.zeros((draws, 1), int)
@@ -131,9 +110,10 @@ def _resampled_totals(p: Paired, rng: np.random.Generator, draws: int,
     return means(b), means(s)
 
 
-def _percentiles(values: np.ndarray, confidence: float) -> tuple[float, float]:
+def _percentiles(num: np.ndarray, den: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The central ``confidence`` interval of the draws' ratios num / den."""
     tail = (1.0 - confidence) / 2 * 100
-    lo, hi = np.percentile(values, [tail, 100 - tail])
+    lo, hi = np.percentile(num / np.where(den > 0, den, np.nan), [tail, 100 - tail])
     return float(lo), float(hi)
 
 
@@ -157,8 +137,7 @@ def confidence_interval(p: Paired, confidence: float = CONFIDENCE, draws: int = 
     """
     if not _has_spread(p):
         return None
-    b, s = _resampled_totals(p, np.random.default_rng(seed), draws)
-    return _percentiles(b / np.where(s > 0, s, np.nan), confidence)
+    return _percentiles(*_resampled_totals(p, np.random.default_rng(seed), draws), confidence)
 
 
 def prediction_interval(p: Paired, m: int = PREDICT_PROMPTS, confidence: float = CONFIDENCE,
@@ -178,16 +157,15 @@ def prediction_interval(p: Paired, m: int = PREDICT_PROMPTS, confidence: float =
         raise ValueError(f"predict at least one prompt, got {m}")
     if p.prompts < 2:
         return None
-    b, s = _resampled_totals(p, np.random.default_rng(seed + 1), draws, per_draw=m)
-    return _percentiles(b / np.where(s > 0, s, np.nan), confidence)
+    return _percentiles(*_resampled_totals(p, np.random.default_rng(seed + 1), draws, per_draw=m),
+                        confidence)
 
 
 def weighted_ratio(groups: Sequence[Paired], weights: Sequence[float]) -> float | None:
     """The traffic's S = sum_g w_g B_g / sum_g w_g S_g, B_g and S_g a group's mean
     per-token times over its prompts, w_g its output tokens in the traffic.
 
-    Example: 300 tokens at 0.10 vs 0.05 s/token, 100 at 0.10 vs 0.125 ->
-    40 / 27.5.
+    Example: 300 tokens at 0.10 vs 0.05 s/token, 100 at 0.10 vs 0.125 -> 40 / 27.5.
         >>> g1, g2 = Paired([[0.10]], [[0.05]]), Paired([[0.10]], [[0.125]])
         >>> round(weighted_ratio([g1, g2], [300, 100]), 4)
         1.4545
@@ -198,10 +176,8 @@ def weighted_ratio(groups: Sequence[Paired], weights: Sequence[float]) -> float 
 
 
 def harmonic(weights: Sequence[float], speedups: Sequence[float]) -> float | None:
-    """Token-weighted harmonic mean sum(w) / sum(w / s): the speedup of a mix whose
-    parts run at ``speedups``, when only their ratios are known (a ratio of totals
-    with equal baselines). A speedup of 0 or less was not measured: its part is left
-    out of both sums, never counted as free. None when nothing is left.
+    """Token-weighted harmonic mean sum(w) / sum(w / s): a mix's speedup when only its
+    parts' ratios are known. A speedup <= 0 was not measured: left out, never free.
 
     Example: 300 tokens at 2.0x and 100 at 0.8x -> 400 / 275.
         >>> round(harmonic([300, 100], [2.0, 0.8]), 4), harmonic([300, 100], [2.0, 0.0])
@@ -226,10 +202,7 @@ def weighted_interval(groups: Sequence[Paired], weights: Sequence[float],
         b, s = _resampled_totals(g, rng, draws)
         num += w * b / g.prompts
         den += w * s / g.prompts
-    return _percentiles(num / np.where(den > 0, den, np.nan), confidence)
-
-
-Decision = str  # "worth-it" | "not-worth-it" | "borderline" | "undecided" (records.verdict)
+    return _percentiles(num, den, confidence)
 
 
 def straddles(interval: tuple[float, float], no_gain: float, worth: float) -> list[float]:
@@ -239,7 +212,7 @@ def straddles(interval: tuple[float, float], no_gain: float, worth: float) -> li
     return ([no_gain] if lo < no_gain <= hi else []) + ([worth] if lo < worth < hi else [])
 
 
-def decide(interval: tuple[float, float], no_gain: float, worth: float) -> Decision:
+def decide(interval: tuple[float, float], no_gain: float, worth: float) -> str:
     """The interval's verdict: worth-it when lo >= worth, not-worth-it when hi < no_gain,
     borderline when it lies in [no_gain, worth], else undecided.
 
@@ -260,13 +233,10 @@ def decide(interval: tuple[float, float], no_gain: float, worth: float) -> Decis
 
 def prompts_to_decide(estimate: float, interval: tuple[float, float], n: int,
                       no_gain: float, worth: float) -> int | None:
-    """About how many prompts in all would decide, if the interval's width shrinks
-    as 1/sqrt(n) around the estimate; None when the interval already decides, or
-    when no number of prompts would (the estimate sits on a bar).
-
-    A bar T the interval straddles is cleared on the estimate's side: from above
-    when R >= T (the lower half-width must shrink below R - T), from below
-    otherwise. The half-widths h scale as sqrt(n / n'), so n' = n (h / |R - T|)^2.
+    """About how many prompts in all would decide, if the interval's half-widths h
+    shrink as 1/sqrt(n) around the estimate R: a straddled bar T is cleared on R's
+    side when n' = n (h / |R - T|)^2. None when the interval already decides, or
+    when no number of prompts would (R sits on a bar).
 
     Example: 2.0x with 90 % CI 0.9-3.1 from 3 prompts, bars 1.05 and 1.10: the
     lower half-width 1.1 must fall under 0.9 -> n' = 3 (1.1 / 0.9)^2 = 4.48 -> 5.

@@ -1,15 +1,7 @@
-"""A group of comparisons as the estimator's inputs, and the group's figures (pure).
-
-``space/judge/estimate.py`` works on per-token times; this module reads them
-from comparisons (``CompareRecord``: a prompt's paired repeats) and gives a
-group's speedup on two bases, each with its interval:
-
-  TPOT          decode time per output token (TTFT left out)
-  end-to-end    request time (TTFT + decode) per output token: what a user waits
-
-The deploy rule reads end-to-end when TTFT is over ``TTFT_SHARE_FOR_E2E`` of the
-group's request time (long prompts, short answers), TPOT otherwise, and says
-which (``Figures.basis``).
+"""A group of comparisons as the estimator's inputs, and the group's figures on two
+bases: TPOT (decode time per output token) and end-to-end (request time per output
+token, what a user waits). End-to-end decides when TTFT is over
+``TTFT_SHARE_FOR_E2E`` of the group's request time (long prompts, short answers).
 """
 from __future__ import annotations
 
@@ -22,8 +14,6 @@ from space.judge.estimate import Paired
 from space.records.trace import CompareRecord
 
 Basis = Literal["TPOT", "end-to-end"]
-# Above this share of a request's time in TTFT, decode speed is not what a user
-# feels: the end-to-end ratio decides.
 TTFT_SHARE_FOR_E2E = 0.20
 
 
@@ -46,10 +36,7 @@ def _pairs(cmp: CompareRecord, key: str) -> tuple[list[float], list[float]]:
 
 
 def paired(cmps: Sequence[CompareRecord], basis: Basis = "TPOT") -> Paired:
-    """The comparisons as paired per-token times, one prompt each.
-
-    Example: see tests/unit/test_estimate.py (records built by hand).
-    """
+    """The comparisons as paired per-token times, one prompt each."""
     key = "tpot_s" if basis == "TPOT" else "e2e_s"
     both = [_pairs(c, key) for c in cmps]
     return Paired([b for b, _ in both], [s for _, s in both])

@@ -1,26 +1,8 @@
 """The checklist's measured inputs, read from the traces of real runs (pure).
 
-``space/judge/checklist.py`` turns numbers into a verdict; this module finds the
-numbers in the traces:
-
-  speedup, spread        baseline TPOT / speculative TPOT: the median over
-                         repeats, and (min, max) of the per-repeat ratios
-  acceptance             vLLM's: accepted / drafted, 1 + accepted / verify steps,
-                         pooled over runs as vLLM's counters pool them
-  draft cost c           draft_model (and other model drafters): the drafter's
-                         time per draft token = median over verify steps of
-                         propose_s / k, against the baseline's median decode
-                         step; ngram / suffix: the proposer's share of a step =
-                         median over decode-phase steps of propose_s / step time
-  step times             median baseline decode step, median speculative verify step
-  memory, break-even     given by the caller (space.runs.machine_inputs reads
-                         them from the machine)
-  context                concurrency, prompt + output tokens, temperature, task
-  repetition             ``theory.repetition_share`` of the speculative output
-
-A step's ``propose_s`` is the proposer's time inside that engine step
-(drafting for the next one); vLLM v1 runs it inside the step, so a traced
-step time already includes it (``verify_step_includes_draft``).
+A step's ``propose_s`` is the proposer's time inside that engine step (drafting
+for the next one): vLLM v1 proposes inside the step, so a traced step time
+already includes it.
 """
 from __future__ import annotations
 
@@ -61,10 +43,7 @@ def _median(xs: Iterable[float]) -> float | None:
 
 
 def repeat_speedups(cmp: CompareRecord) -> list[float]:
-    """Per-repeat TPOT ratios: repeat i of the baseline against repeat i of speculation.
-
-    Example: baseline TPOTs [0.10, 0.12], speculative [0.05, 0.08] -> [2.0, 1.5].
-    """
+    """Per-repeat TPOT ratios: repeat i of the baseline against repeat i of speculation."""
     return [b["tpot_s"] / s["tpot_s"]
             for b, s in zip(cmp.baseline_runs, cmp.speculative_runs, strict=False) if s.get("tpot_s")]
 
@@ -75,11 +54,8 @@ def spread(values: Sequence[float]) -> tuple[float, float] | None:
 
 
 def pooled_acceptance(runs: Sequence[RunTrace]) -> tuple[float | None, float | None]:
-    """vLLM acceptance rate and mean acceptance length over several runs.
-
-    Counters are summed first, as vLLM's Prometheus counters are: a run with
-    more verify steps weighs more. None when no drafts were verified.
-    """
+    """vLLM acceptance rate and mean acceptance length over runs, counters summed
+    first as vLLM's Prometheus counters are; None when no drafts were verified."""
     drafted = sum(r.num_draft_tokens for r in runs)
     accepted = sum(r.num_accepted_tokens for r in runs)
     steps = sum(r.num_drafts for r in runs)
@@ -89,12 +65,10 @@ def pooled_acceptance(runs: Sequence[RunTrace]) -> tuple[float | None, float | N
 
 
 def drafted_share(runs: Sequence[RunTrace]) -> float | None:
-    """The share of decode-phase engine steps that verified drafts, pooled over runs
-    (exact at temperature 0, like the counts it comes from); None with no such step.
-
+    """The share of decode-phase engine steps that verified drafts, pooled over runs,
+    from the run-level counts (a server run's are its metrics'); None with no such step.
     A verify step emits its accepted drafts plus one token; every other token after
-    the prefill's first is a step without drafts (a lookup that found nothing). From
-    the run-level counts only, so a server run's are its metrics'.
+    the prefill's first is a step without drafts (a lookup that found nothing).
 
     Example: 20 tokens, 4 verify steps that accepted 8: 19 - 12 = 7 plain steps,
     so 4 of 11 steps drafted.
@@ -126,16 +100,11 @@ def verify_step_s(runs: Sequence[RunTrace]) -> float | None:
 
 
 def draft_cost(runs: Sequence[RunTrace], method: str | None, k: int) -> dict[str, float | None]:
-    """The draft's measured cost, in the form the checklist takes for ``method``.
-
-    Lookup proposers (ngram, suffix) cost a share of each step whatever k is:
-    ``proposer_share`` = median over verify and decode steps of propose_s / step
-    time. Model drafters run one forward pass per draft token:
-    ``draft_step_s`` = median over verify steps of propose_s / k.
-
-    Through a server neither is measured (it reports no proposer time): both
-    None, never a 0 that would read as a free draft.
-    """
+    """The draft's measured cost in the checklist's form for ``method``: a lookup's
+    ``proposer_share`` (median propose_s / step time; it costs a share of each step
+    whatever k is), or a model drafter's ``draft_step_s`` (median propose_s / k over
+    verify steps). Through a server both are None (it reports no proposer time),
+    never a 0 that would read as a free draft."""
     if any(r.config.source == SERVER for r in runs):
         return {"proposer_share": None, "draft_step_s": None}
     steps = [s for r in runs for s in r.steps if s.kind in (VERIFY, DECODE)]
@@ -155,15 +124,9 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
                      temperature: float | None, context: Context = Context(),
                      memory_now: Mapping[str, int | None] | None = None,
                      headroom: Mapping[str, Any] | None = None) -> ChecklistInputs:
-    """ChecklistInputs from the traces of one or more prompts (or batched requests).
-
-    ``memory_now`` and ``headroom`` are what the machine says beyond the traces
-    (space.runs.machine_inputs): free memory and the draft's KV tax, and the
-    break-even read from a tipping curve cached on this machine.
-
-    Step-time medians pool every step of every run given; acceptance pools
-    the counters; context tokens and repetition are token-weighted over runs.
-    """
+    """ChecklistInputs from the traces of one or more prompts (or batched requests);
+    ``memory_now`` and ``headroom``: what the machine says beyond the traces
+    (space.runs.machine_inputs)."""
     method, k = speculatives[0].config.method, speculatives[0].config.k
     rate, tau = pooled_acceptance(speculatives)
     cost = draft_cost(speculatives, method, k) if k else {}
@@ -175,7 +138,6 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
         acceptance_rate=rate, mean_acceptance_length=tau,
         draft_step_s=cost.get("draft_step_s"), proposer_share=cost.get("proposer_share"),
         target_decode_step_s=decode_step_s(baselines), verify_step_s=verify_step_s(speculatives),
-        verify_step_includes_draft=True,
         spare_memory_bytes=mem.get("spare_memory_bytes"),
         draft_kv_tax_tokens=mem.get("draft_kv_tax_tokens"),
         concurrency=context.concurrency,
@@ -194,9 +156,7 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
 
 
 def hardware_inputs(config: RunConfig) -> dict[str, Any]:
-    """The checklist's hardware fields from a run's config (space.engine.hardware's record:
-    device, dtype and why, the CPU); traces from before it was recorded give only
-    the device and dtype, or nothing."""
+    """The checklist's hardware fields from a run's config (space.engine.hardware's record)."""
     return {"dtype": config.dtype, "dtype_reason": config.dtype_reason, "device": config.device,
             "cpu_model": config.cpu_model, "cpu_bf16_flags": config.cpu_bf16_flags,
             "source": config.source}

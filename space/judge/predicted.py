@@ -1,30 +1,11 @@
 """The speedup a group's acceptance predicts, beside the measured one (pure).
 
-At temperature 0 a prompt's acceptance counts are exact: they do not depend on
-the machine or on what else runs on it. Its timings are noisy and do. The
-predicted figure joins the exact part (the group's mean acceptance length tau,
-pooled as vLLM pools its counters) with this machine's step costs:
-
-  S_pred = (f tau + 1 - f) x decode step / (f verify step + (1 - f) plain step)
-
-where f is the share of decode-phase steps that verified drafts
-(``measure.drafted_share``; exact at temperature 0 too): a lookup that finds
-nothing makes a plain step of one token, which costs a decode step and the
-lookup. With f = 1 (a draft model drafts every step) it is tau x decode /
-verify. (Without f, ngram's predictions on mixed tasks ran 1.3-2.8x above the
-measured speedups: tau counts verify steps only.)
-
-The step costs come from the tipping curve cached for the pair and k (measured
-once, with many repeats: ``space/judge/curves.py``) at the run's concurrency;
-without one, from the run's own step medians (the checklist's "predicted speedup
-(measured step times)" line), which are as noisy as the run. A verify step costs
-the same whatever is accepted (k + 1 tokens are verified), so the mean of the
-acceptance-length distribution is all the step model needs.
-
-When the prediction falls outside the measured interval, ``advice`` says which
-to believe: the measured one on a quiet machine (it holds what the model leaves
-out: prefill, scheduling, the steps' own spread), the predicted one on a busy
-machine (its timings are not comparable; acceptance is exact).
+At temperature 0 acceptance counts are exact, whatever else runs on the machine;
+timings are not. The prediction joins the group's tau with step costs:
+  S_pred = (f tau + 1 - f) x decode step / (f verify step + (1 - f) plain step),
+f the share of steps that drafted (a lookup that finds nothing makes a plain step).
+The step costs come from the tipping curve cached for the pair and k (measured once,
+with many repeats), else from the run's own step medians, as noisy as the run.
 """
 from __future__ import annotations
 

@@ -1,20 +1,11 @@
-"""The maths of speculative decoding (Leviathan et al. 2023; Chen et al. 2023).
+"""The maths of speculative decoding (Leviathan et al. 2023; Chen et al. 2023); pure.
 
-Pure functions, no vLLM import. Symbols, as in the paper:
-  alpha  per-token acceptance probability of a draft token (the paper's
-         E[beta]); NOT vLLM's "acceptance rate", see below.
-  gamma  drafts proposed per verify step (vLLM's ``num_speculative_tokens``, k).
-  tau    expected tokens emitted per verify step (accepted drafts + the
-         target's own token) = vLLM's "mean acceptance length".
+  alpha  per-token acceptance probability of a draft token (the paper's E[beta]);
+         NOT vLLM's acceptance rate = (tau - 1) / gamma, which undercounts alpha
+         because drafts after the first rejection are never checked.
+  gamma  drafts per verify step (vLLM's ``num_speculative_tokens``, k).
+  tau    tokens emitted per verify step = vLLM's mean acceptance length.
   c      cost of one draft token / cost of one target decode step.
-
-vLLM reports acceptance rate = accepted / drafted = (tau - 1) / gamma, which
-undercounts alpha because drafts after the first rejection are never checked.
-Invert tau (``alpha_from_acceptance_length``) before predicting a speedup.
-
-The ideal speedup assumes verifying gamma + 1 tokens costs one decode step,
-which holds while decode is memory-bound (small batch, short context).
-``measured_cost_speedup`` uses measured step times instead.
 """
 from __future__ import annotations
 
@@ -24,11 +15,7 @@ _BISECT_ITERS = 60  # 2^-60 of [0, 1]: far below float noise in tau
 
 
 def expected_tokens_per_step(alpha: float, gamma: int) -> float:
-    """Expected tokens per verify step: tau = (1 - alpha^(gamma+1)) / (1 - alpha).
-
-    Geometric series 1 + alpha + ... + alpha^gamma: draft i is kept only if
-    drafts 1..i were all accepted, and the target always adds one token.
-    alpha = 1 gives gamma + 1 (every draft accepted, plus the bonus token).
+    """tau = 1 + alpha + ... + alpha^gamma: draft i is kept only if drafts 1..i all were.
 
     Example:
         >>> round(expected_tokens_per_step(0.8, 4), 4)   # 1+.8+.64+.512+.4096
@@ -36,7 +23,8 @@ def expected_tokens_per_step(alpha: float, gamma: int) -> float:
         >>> expected_tokens_per_step(0.0, 4)               # only the target's token
         1.0
     """
-    _check_alpha(alpha)
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
     _check_gamma(gamma)
     if alpha >= 1.0:
         return float(gamma + 1)
@@ -44,11 +32,7 @@ def expected_tokens_per_step(alpha: float, gamma: int) -> float:
 
 
 def alpha_from_acceptance_length(tau: float, gamma: int) -> float:
-    """Per-token alpha whose expected tokens per step equal tau (numerical inverse).
-
-    tau(alpha) is strictly increasing on [0, 1] (a sum of powers of alpha), so
-    bisection converges. Out-of-range tau is clamped: tau <= 1 -> 0.0,
-    tau >= gamma + 1 -> 1.0.
+    """The alpha whose tau is ``tau`` (bisection: tau rises with alpha); clamped to [0, 1].
 
     Example:
         >>> round(alpha_from_acceptance_length(3.3616, 4), 6)
@@ -72,9 +56,7 @@ def alpha_from_acceptance_length(tau: float, gamma: int) -> float:
 
 
 def acceptance_rate_from_length(tau: float, gamma: int) -> float:
-    """vLLM's acceptance rate from its mean acceptance length: (tau - 1) / gamma.
-
-    Exact when every verify step carried gamma drafts.
+    """vLLM's acceptance rate (tau - 1) / gamma (exact when every step drafted gamma).
 
     Example:
         >>> round(acceptance_rate_from_length(3.3616, 4), 4)
@@ -85,7 +67,7 @@ def acceptance_rate_from_length(tau: float, gamma: int) -> float:
 
 
 def alpha_from_acceptance_rate(rate: float, gamma: int) -> float:
-    """Per-token alpha from vLLM's acceptance rate: invert tau = 1 + rate * gamma.
+    """Per-token alpha from vLLM's acceptance rate.
 
     Example:
         >>> round(alpha_from_acceptance_rate(0.5904, 4), 4)
@@ -95,10 +77,8 @@ def alpha_from_acceptance_rate(rate: float, gamma: int) -> float:
 
 
 def ideal_speedup(alpha: float, gamma: int, c: float) -> float:
-    """Walltime speedup S = (1 - alpha^(gamma+1)) / ((1 - alpha) (gamma c + 1)).
-
-    tau tokens per step, for the price of gamma draft steps (gamma c target
-    steps) plus one target verify step. A gamma with S > 1 exists iff alpha > c.
+    """S = tau / (gamma c + 1), verifying gamma + 1 tokens at one decode step's cost
+    (memory-bound decode). Some gamma gives S > 1 iff alpha > c.
 
     Example:
         >>> round(ideal_speedup(0.8, 4, 0.05), 3)     # 3.3616 / 1.2
@@ -112,10 +92,8 @@ def ideal_speedup(alpha: float, gamma: int, c: float) -> float:
 
 
 def best_gamma(alpha: float, c: float, max_gamma: int = 16) -> tuple[int, float]:
-    """The integer gamma in [1, max_gamma] with the largest ideal speedup, and that S.
-
-    S(gamma) has no closed-form argmax, so search the integers. A returned
-    S < 1 means no gamma helps (alpha <= c, or max_gamma too small).
+    """The integer gamma in [1, max_gamma] with the largest ideal speedup, and that S
+    (no closed form); S < 1: no gamma helps.
 
     Example:
         >>> g, s = best_gamma(0.6, 0.5)   # gamma=1: 1.6 / 1.5
@@ -130,12 +108,8 @@ def best_gamma(alpha: float, c: float, max_gamma: int = 16) -> tuple[int, float]
 
 
 def proposer_share_speedup(alpha: float, gamma: int, share: float) -> float:
-    """Ideal speedup when the proposer costs a fixed share of each step (ngram, suffix).
-
-    A lookup proposer's cost does not grow per draft token: it takes ``share``
-    of every speculative step's time, so a step costs 1 / (1 - share) target
-    steps and S = tau (1 - share). S > 1 for some gamma iff alpha > share
-    (tau -> 1 / (1 - alpha) as gamma grows), so ``share`` plays the role of c.
+    """Ideal S = tau (1 - share) for a lookup proposer (ngram, suffix), whose cost is a
+    fixed share of each step whatever gamma; ``share`` plays the role of c.
 
     Example:
         >>> round(proposer_share_speedup(0.8, 4, 0.05), 4)   # 3.3616 * 0.95
@@ -148,26 +122,21 @@ def proposer_share_speedup(alpha: float, gamma: int, share: float) -> float:
 
 def measured_cost_speedup(tokens_per_verify_step: float, baseline_decode_step_s: float,
                           verify_step_s: float, k: int, draft_step_s: float | None) -> float:
-    """Speedup from measured step times: tau * t_decode / (t_verify + k * t_draft).
-
-    Baseline emits one token per ``baseline_decode_step_s``; speculation emits
-    tau tokens per verify step plus k draft steps. Pass ``draft_step_s`` None
-    or 0 when ``verify_step_s`` already includes drafting (vLLM v1 runs the
-    proposer inside the engine step, so a traced step time includes it).
+    """tau * t_decode / (t_verify + k * t_draft); ``draft_step_s`` None or 0 when the
+    verify step already includes drafting (vLLM v1 proposes inside the engine step).
 
     Example:
         >>> round(measured_cost_speedup(3.3616, 0.010, 0.011, 4, 0.0005), 4)
         2.5858
     """
-    draft_s = draft_step_s or 0.0
-    cost_s = verify_step_s + k * draft_s
+    cost_s = verify_step_s + k * (draft_step_s or 0.0)
     if baseline_decode_step_s <= 0 or cost_s <= 0:
         raise ValueError("step times must be positive")
     return tokens_per_verify_step * baseline_decode_step_s / cost_s
 
 
 def break_even_acceptance_length(gamma: int, c: float) -> float:
-    """Mean acceptance length at which the ideal speedup is 1: tau = gamma c + 1.
+    """tau where the ideal speedup is 1: gamma c + 1.
 
     Example:
         >>> break_even_acceptance_length(4, 0.25)   # 4 drafts cost one target step
@@ -178,7 +147,7 @@ def break_even_acceptance_length(gamma: int, c: float) -> float:
 
 
 def break_even_acceptance_rate(gamma: int, c: float) -> float:
-    """vLLM acceptance rate at break-even: (tau_be - 1) / gamma, which is just c.
+    """vLLM acceptance rate at break-even, which is just c.
 
     Example:
         >>> break_even_acceptance_rate(4, 0.25)
@@ -189,10 +158,7 @@ def break_even_acceptance_rate(gamma: int, c: float) -> float:
 
 def measured_break_even_acceptance_length(baseline_decode_step_s: float, verify_step_s: float,
                                           k: int = 0, draft_step_s: float | None = None) -> float:
-    """Mean acceptance length at which ``measured_cost_speedup`` is 1.
-
-    tau_be = (t_verify + k t_draft) / t_decode: a speculative step must emit
-    as many tokens as the baseline would decode in the same time.
+    """tau where ``measured_cost_speedup`` is 1: (t_verify + k t_draft) / t_decode.
 
     Example:
         >>> round(measured_break_even_acceptance_length(0.010, 0.013), 4)
@@ -204,12 +170,8 @@ def measured_break_even_acceptance_length(baseline_decode_step_s: float, verify_
 
 
 def repetition_share(token_ids: Sequence[int], n: int = 4) -> float:
-    """Share of output tokens covered by an n-gram that already occurred earlier.
-
-    Each n-gram occurrence whose same n tokens appeared at an earlier start
-    position marks its n tokens as covered. The first pass through a loop is
-    not covered; every repeat is. A high share means the output loops, and
-    loops inflate ngram acceptance (the proposer copies the loop).
+    """Share of tokens covered by an n-gram that occurred earlier: the first pass
+    through a loop is not covered, every repeat is (loops inflate ngram acceptance).
 
     Example:
         >>> repetition_share([1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4])   # 8 of 12
@@ -230,11 +192,6 @@ def repetition_share(token_ids: Sequence[int], n: int = 4) -> float:
             covered[start:start + n] = [True] * n
         seen.add(gram)
     return sum(covered) / len(tokens)
-
-
-def _check_alpha(alpha: float) -> None:
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
 
 
 def _check_gamma(gamma: int) -> None:

@@ -1,37 +1,13 @@
-"""A traffic run's records and its answer: per group, for the whole traffic, and
-what to deploy (pure: comparisons in, figures and words out; no vLLM).
-
-Per group (``summarize_group``): the prompts measured, vLLM's acceptance rate
-and mean acceptance length pooled over them (counters summed, as vLLM's
-Prometheus counters pool), the speedup as a ratio of totals with its 90 %
-bootstrap interval and a prediction interval for the next m prompts
-(``space/judge/estimate.py``), on TPOT, or end-to-end when TTFT is over 20 % of
-the group's request time (``space/judge/intervals.py``), and the checklist's
-verdict over the group, decided by that interval (worth-it, borderline,
-not-worth-it, or undecided with the prompts likely to decide it). The spread
-(min, max of per-prompt ratios) stays as context.
-
-For the traffic (``weighted_speedup``): a group's weight w_g is its output
-tokens in the traffic. Serving them costs w_g B_g without speculation and
-w_g S_g with it (B, S: the group's mean TPOT over its prompts), so the traffic's
-speedup is the ratio of totals sum(w B) / sum(w S), with a bootstrap interval
-that resamples every group on its own and keeps the mix. The weights come from
-the file's recorded responses when every request has one ("responses"), else
-from the requests in the file times the group's mean measured output
-("measured"): a sample never changes the traffic's mix.
-
-A group *gains* when its verdict is worth-it; an undecided group is never
-routed, and the answer names it. At concurrency N > 1 a group's
-prompts ran N at once (``space/runs/traffic.py``): its speedup is the median
-per-request TPOT ratio inside those batches, and its checklist reads N. For the
-gaining groups, a k per batch size is predicted from their acceptance and this
-machine's step costs (``space/judge/dynamic_k.py``).
+"""A traffic run's answer (pure, no vLLM): per group (``summarize_group``), for the
+whole traffic (a ratio of totals over the groups, each weighted by its output tokens
+in the traffic, so a sample never changes the traffic's mix), and what to deploy
+(``deployment``). docs/traffic.md tells the rules.
 """
 from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from space.judge import deploy, dynamic_k, estimate, intervals, measure
@@ -95,18 +71,18 @@ class GroupSummary:
     speedup: float                     # ratio of totals on ``figures.basis`` (estimate.py)
     speedup_spread: tuple[float, float] | None  # min, max of per-prompt ratios (context)
     output_tokens: float               # the group's output tokens in the traffic (its weight)
-    checklist: Checklist | None = None
+    checklist: Checklist
+    figures: intervals.Figures         # intervals, prediction, both bases
+    pairs: estimate.Paired             # per-token TPOTs: the traffic's interval
     output_token_share: float = 0.0    # of the traffic's output tokens
-    figures: intervals.Figures | None = None  # intervals, prediction, both bases
-    pairs: estimate.Paired | None = None      # per-token TPOTs: the traffic's interval
     prompts_to_decide: int | None = None      # undecided: prompts in all likely to decide
     predicted: Predicted | None = None        # from its acceptance and step costs
     advice: str | None = None                 # predicted outside the interval: which to believe
     drafted_share: float | None = None        # of its decode-phase steps (measure.drafted_share)
 
     @property
-    def verdict(self) -> Verdict | None:
-        return self.checklist.verdict if self.checklist else None
+    def verdict(self) -> Verdict:
+        return self.checklist.verdict
 
     @property
     def gains(self) -> bool:
@@ -123,15 +99,10 @@ class GroupSummary:
                 "acceptance_rate": self.acceptance_rate,
                 "mean_acceptance_length": self.mean_acceptance_length,
                 "speedup": self.speedup,
-                "speedup_ci": _pair(f.ci) if f else None,
-                "prediction_interval": _pair(f.prediction) if f else None,
-                "prediction_prompts": f.predict_prompts if f else None,
-                "speedup_text": f.words() if f else f"{self.speedup:.2f}x",
-                "basis": f.basis if f else "TPOT",
-                "tpot_speedup": f.tpot_speedup if f else self.speedup,
-                "e2e_speedup": f.e2e_speedup if f else None,
-                "e2e_speedup_ci": _pair(f.e2e_ci) if f else None,
-                "ttft_share": f.ttft_share if f else None,
+                "speedup_ci": _pair(f.ci), "prediction_interval": _pair(f.prediction),
+                "prediction_prompts": f.predict_prompts, "speedup_text": f.words(),
+                "basis": f.basis, "tpot_speedup": f.tpot_speedup, "e2e_speedup": f.e2e_speedup,
+                "e2e_speedup_ci": _pair(f.e2e_ci), "ttft_share": f.ttft_share,
                 "prompts_to_decide": self.prompts_to_decide,
                 "predicted_speedup": self.predicted.speedup if self.predicted else None,
                 "predicted_from": self.predicted.source if self.predicted else None,
@@ -147,10 +118,7 @@ def _pair(interval: tuple[float, float] | None) -> list[float] | None:
 def group_weight(items: Sequence[TrafficItem], requests: int,
                  response_tokens: int | None) -> float:
     """The group's output tokens in the traffic: the file's responses when given,
-    else its requests times the mean measured output of its sampled prompts.
-
-    Example: 10 requests, 2 measured of 30 and 50 tokens -> 400.0 (no responses).
-    """
+    else its requests times the mean measured output (10 x mean(30, 50) -> 400.0)."""
     if response_tokens is not None:
         return float(response_tokens)
     return requests * statistics.mean(len(it.compare.speculative.output_token_ids)
@@ -164,18 +132,13 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
                     predict_prompts: int = estimate.PREDICT_PROMPTS,
                     curve: TippingCurve | None = None, busy: bool = False) -> GroupSummary:
     """One group's figures and checklist from its measured items; ``headroom``: the
-    break-even of this machine's cached tipping curve (space.runs.machine_inputs);
-    ``concurrency``: requests that ran at once (the checklist's concurrency line);
-    ``predict_prompts``: m, the next prompts its prediction interval is for.
-    ``busy``: other work shared the machine (space.observe.busy), so the timings are
-    not comparable: the verdict rests on the predicted figure, with the measured
-    interval's relative width, when its step costs come from a tipping curve
-    (measured once, alone; the run's own step medians are as noisy as the run). The
-    acceptance lines keep their force."""
+    break-even of this machine's cached tipping curve (space.runs.machine_inputs).
+    ``busy``: other work shared the machine, so the timings are not comparable: the
+    verdict rests on the predicted figure, with the measured interval's relative
+    width, when its step costs come from a tipping curve (measured once, alone)."""
     cmps = [it.compare for it in items]
-    speedups = [c.speedup for c in cmps]
-    spread = (measure.spread(speedups) if len(cmps) > 1
-              else measure.spread(measure.repeat_speedups(cmps[0])))
+    spread = measure.spread([c.speedup for c in cmps] if len(cmps) > 1
+                            else measure.repeat_speedups(cmps[0]))
     rate, length = measure.pooled_acceptance([c.speculative for c in cmps])
     fig = intervals.group_figures(cmps, predict_prompts)
     inputs = measure.inputs_from_runs(
@@ -202,8 +165,8 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
         inputs.speedup_ci = (fig.ci[0] * scale, fig.ci[1] * scale)
         checklist = evaluate(inputs)
     return GroupSummary(group, requests, len(items), rate, length, fig.speedup, spread,
-                        group_weight(items, requests, response_tokens), checklist,
-                        figures=fig, pairs=intervals.paired(cmps),
+                        group_weight(items, requests, response_tokens), checklist, fig,
+                        intervals.paired(cmps),
                         prompts_to_decide=(_to_decide(inputs, len(cmps))
                                            if checklist.verdict == UNDECIDED else None),
                         predicted=pred, advice=advice_for(pred, fig.ci, busy=None),
@@ -219,27 +182,6 @@ def _temperature(items: Sequence[TrafficItem]) -> float | None:
     """The group's temperature when its prompts share one (the checklist's context line)."""
     temps = {it.temperature for it in items}
     return temps.pop() if len(temps) == 1 else None
-
-
-def weighted_speedup(groups: Sequence[GroupSummary]) -> float | None:
-    """The traffic's speedup: sum(w B) / sum(w S), w the groups' output tokens and B,
-    S their mean per-token TPOTs (estimate.weighted_ratio); groups without their
-    per-token times (a summary read back) combine as sum(w) / sum(w / s).
-
-    Example: 300 tokens at 2.0x and 100 at 0.8x, equal baselines -> 400 / (150 + 125).
-    """
-    if groups and all(g.pairs is not None for g in groups):
-        return estimate.weighted_ratio([g.pairs for g in groups if g.pairs is not None],
-                                       [g.output_tokens for g in groups])
-    return estimate.harmonic([g.output_tokens for g in groups], [g.speedup for g in groups])
-
-
-def weighted_interval(groups: Sequence[GroupSummary]) -> tuple[float, float] | None:
-    """The traffic figure's bootstrap interval (every group resampled, the mix fixed)."""
-    if not groups or any(g.pairs is None for g in groups):
-        return None
-    return estimate.weighted_interval([g.pairs for g in groups if g.pairs is not None],
-                                      [g.output_tokens for g in groups])
 
 
 def gaining_share(groups: Sequence[GroupSummary]) -> float:
@@ -308,29 +250,22 @@ def deployment(groups: Sequence[GroupSummary], config: RunConfig,
                max_batch: int = deploy.DEFAULT_MAX_BATCH, concurrency: int = 1,
                traffic_ci: tuple[float, float] | None = None) -> Deployment:
     """On when every group gains, off when none does, else route the gaining
-    groups; an undecided group is never routed. One deployment for all is on
-    only if the traffic's interval clears the checklist's worth-it bar (1.10x;
-    its point estimate when there is no interval)."""
+    groups (an undecided group never is). One deployment for all is on only if the
+    traffic's interval (else its point estimate) clears the worth-it bar."""
     model, spec_cfg = serve_config(config)
     gaining = [g.group for g in groups if g.gains]
     plain = deploy.serve_command(model, None, max_batch)
-    on = deploy.serve_command(model, spec_cfg, max_batch)
-    k = config.k or None
     low = traffic_ci[0] if traffic_ci is not None else traffic_speedup
     overall: Literal["on", "off"] = ("on" if low is not None and low >= WORTH_IT_SPEEDUP
                                      and gaining else "off")
-    why = {"undecided": [g.group for g in groups if g.undecided],
-           "end_to_end": [g.group for g in groups
-                          if g.figures is not None and g.figures.basis == "end-to-end"]}
-    tpot = len(groups) - len(why["end_to_end"])
-    if not gaining:
-        return Deployment("off", "off", None, [], plain, plain, concurrency, **why,
-                          tpot_groups=tpot)
-    if len(gaining) == len(groups):
-        return Deployment("on", "on", k, gaining, on, plain, concurrency, **why,
-                          tpot_groups=tpot)
-    return Deployment("route", overall, k, gaining, on, plain, concurrency, **why,
-                      tpot_groups=tpot)
+    end_to_end = [g.group for g in groups if g.figures.basis == "end-to-end"]
+    speculation: Speculation = ("off" if not gaining else
+                                "on" if len(gaining) == len(groups) else "route")
+    return Deployment(speculation, "on" if speculation == "on" else overall,
+                      (config.k or None) if gaining else None, gaining,
+                      deploy.serve_command(model, spec_cfg, max_batch) if gaining else plain,
+                      plain, concurrency, undecided=[g.group for g in groups if g.undecided],
+                      end_to_end=end_to_end, tpot_groups=len(groups) - len(end_to_end))
 
 
 @dataclass
@@ -363,7 +298,7 @@ class TrafficResult:
         self.busy = busy
         is_busy = None if busy is None else bool(busy.get("busy"))
         for g in self.groups:
-            g.advice = advice_for(g.predicted, g.figures.ci if g.figures else None, is_busy)
+            g.advice = advice_for(g.predicted, g.figures.ci, is_busy)
 
     def by_group(self) -> dict[str, list[CompareRecord]]:
         """Each group's comparisons, in the order they were measured."""
@@ -379,17 +314,14 @@ class TrafficResult:
         return [it.row() for it in self.items]
 
     def summary(self) -> dict[str, Any]:
-        """Everything but the per-prompt runs: the figures, the tables' rows, the answer
-        in words. What the figures are drawn from, and all that a private history keeps."""
-        from dataclasses import asdict
-
+        """Everything but the per-prompt runs (all that a private history keeps)."""
         d = {k: getattr(self, k) for k in ("source", "how", "config", "repeats", "max_tokens",
                                            "weighting", "weighted_speedup", "gaining_share",
                                            "skipped", "concurrency", "until_decided",
                                            "validation", "busy")}
         d["weighted_speedup_ci"] = _pair(self.weighted_speedup_ci)
         d["groups"] = [{**g.row(), "output_tokens": g.output_tokens,
-                        "checklist": g.checklist.to_dict() if g.checklist else None}
+                        "checklist": g.checklist.to_dict()}
                        for g in self.groups]
         d["config"] = self.config.to_dict()
         d["prompts"] = self.rows()
@@ -399,13 +331,12 @@ class TrafficResult:
         return d
 
     def to_dict(self, keep_prompts: bool = True) -> dict[str, Any]:
-        """``summary()`` and, with ``keep_prompts``, every prompt's comparison (its
-        text, tokens and steps) for the token view."""
+        """``summary()`` and, with ``keep_prompts``, every prompt's comparison."""
         d = self.summary()
         if not keep_prompts:  # a skipped line's reason may quote the file: its line only
             d["skipped"] = [s.split(":")[0] for s in self.skipped]
             d["answer"] = describe(self, skipped_reasons=False)
-        if keep_prompts:
+        else:
             d["items"] = [{"group": it.group, "line": it.line, "temperature": it.temperature,
                            "response_tokens": it.response_tokens,
                            "compare": it.compare.to_dict()} for it in self.items]
@@ -419,14 +350,10 @@ def answer(source: str, how: str, items: list[TrafficItem], counts: Mapping[str,
            predict_prompts: int = estimate.PREDICT_PROMPTS,
            busy: Mapping[str, Any] | None = None) -> TrafficResult:
     """Every group summarized, the traffic's figures and the deployment.
-
     ``counts``: requests in the file per group; ``response_tokens``: the file's
-    responses in tokens per group when every request has one, else None;
-    ``concurrency``: requests that ran at once; ``curve``: this machine's cached
-    tipping curve for the pair and k, whose step costs give the k per batch size;
-    ``busy``: what else ran meanwhile (``space.observe.busy.Busy.to_dict()``), None
-    when not recorded: a busy machine's verdicts rest on the predicted figures.
-    """
+    responses in tokens per group when every request has one; ``curve``: this
+    machine's cached tipping curve, whose step costs give the k per batch size;
+    ``busy``: ``space.observe.busy.Busy.to_dict()``, None when not recorded."""
     if not items:
         raise ValueError("no prompt was measured")
     by_group: dict[str, list[TrafficItem]] = {}
@@ -440,7 +367,11 @@ def answer(source: str, how: str, items: list[TrafficItem], counts: Mapping[str,
     total = sum(g.output_tokens for g in groups)
     for g in groups:
         g.output_token_share = g.output_tokens / total if total > 0 else 0.0
-    speed, speed_ci = weighted_speedup(groups), weighted_interval(groups)
+    # the traffic's speedup sum(w B) / sum(w S): w a group's output tokens, B and S its
+    # mean per-token TPOTs; its interval resamples every group, the mix fixed
+    pairs, weights = [g.pairs for g in groups], [g.output_tokens for g in groups]
+    speed = estimate.weighted_ratio(pairs, weights)
+    speed_ci = estimate.weighted_interval(pairs, weights)
     config = items[0].compare.speculative.config
     gainers = [dynamic_k.Gainer(g.group, g.mean_acceptance_length, g.output_tokens,
                                 1.0 if g.drafted_share is None else g.drafted_share)

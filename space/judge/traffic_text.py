@@ -1,6 +1,5 @@
-"""A traffic run's answer in words and as CSV (pure): the terminal's text, the
-files' cells. The figures are ``space.judge.traffic``'s; nothing is derived here
-that the result does not hold."""
+"""A traffic run's answer in words and as CSV (pure); the figures are
+``space.judge.traffic``'s."""
 from __future__ import annotations
 
 import csv
@@ -12,7 +11,6 @@ from space.judge import estimate
 from space.records.trace import busy_server_sentence, other_requests
 
 if TYPE_CHECKING:
-    from space.judge.intervals import Figures
     from space.judge.traffic import GroupSummary, TrafficResult
 
 
@@ -39,14 +37,8 @@ def _cell(value: Any) -> Any:
 
 
 def _group_line(g: GroupSummary) -> str:
-    """'translation: 2.27x (90 % CI 1.52-2.90, 3 prompts); next 3 prompts 1.1-3.4; worth-it'"""
+    """'translation: 2.27x (90 % CI 1.52-2.90, 3 prompts) TPOT; ...; worth-it', its advice."""
     f = g.figures
-    if f is None:
-        return f"{g.group}: {g.speedup:.2f}x; {g.verdict}"
-    return _figures_line(g, f) + (f"\n  {g.group}: {g.advice}" if g.advice else "")
-
-
-def _figures_line(g: GroupSummary, f: Figures) -> str:
     line = f"{g.group}: {f.words()}"
     if f.basis == "end-to-end":
         line += f" end-to-end (TTFT {f.ttft_share:.0%} of request time; TPOT {f.tpot_speedup:.2f}x)"
@@ -67,7 +59,7 @@ def _figures_line(g: GroupSummary, f: Figures) -> str:
                  f", more than {estimate.MAX_MORE_PROMPTS} prompts would be needed"
                  if need > estimate.MAX_MORE_PROMPTS else
                  f", about {need} prompts in all would decide it")
-    return line
+    return line + (f"\n  {g.group}: {g.advice}" if g.advice else "")
 
 
 def validation_text(v: Mapping[str, Any]) -> str:
@@ -114,7 +106,7 @@ def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
     for g in r.groups:
         rate = "n/a" if g.acceptance_rate is None else f"{g.acceptance_rate:.0%}"
         tau = "n/a" if g.mean_acceptance_length is None else f"{g.mean_acceptance_length:.2f}"
-        ci = g.figures.ci if g.figures else None
+        ci = g.figures.ci
         ci_txt = f"{ci[0]:.2f}-{ci[1]:.2f}" if ci else "-"
         lines.append(f"{g.group[:21]:<22}{g.requests:>5}{g.prompts:>5}{rate:>8}{tau:>6}"
                      f"{g.speedup:>8.2f}x{ci_txt:>12}{g.output_token_share:>8.0%}  {g.verdict}")

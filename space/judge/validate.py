@@ -1,11 +1,6 @@
-"""The answer checked against prompts it never saw (pure): ``--validate``.
-
-Each group's measured prompts are split in two halves in the order they were
-sampled (a seeded random order). The first half answers: its ratio of totals
-and its prediction interval for as many new prompts as the second half holds.
-The second half's own ratio of totals, on the same basis (TPOT or end-to-end),
-either falls inside that prediction interval or it does not. A group needs
-``MIN_PROMPTS`` prompts for two halves of two; with fewer it says so in one line.
+"""``--validate`` (pure): each group's prompts split in two halves in sampled order;
+does the second half's ratio of totals fall inside the first half's prediction
+interval for that many prompts, on the same basis?
 """
 from __future__ import annotations
 
@@ -28,7 +23,6 @@ class Check:
     prediction: tuple[float, float] | None      # for ``second_prompts`` new prompts
     second_speedup: float                       # what the second half measured
     inside: bool | None                         # None: no prediction
-
 
 
 def validate(groups: Mapping[str, Sequence[CompareRecord]],
