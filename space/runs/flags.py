@@ -50,11 +50,12 @@ def spec_from_args(a: argparse.Namespace) -> EngineSpec:
     replaces model, method, draft and k."""
     _refuse_parallel(a)
     if getattr(a, "pair", None):
-        return resolve_spec(_pair_spec(a))
-    method = None if a.method in ("none", "baseline", "") else a.method
-    return resolve_spec(EngineSpec(
-        model=a.model, method=method, draft_model=a.draft_model, k=a.k,
-        max_model_len=a.max_model_len, dtype=a.dtype, kv_cache_bytes=a.kv_cache_mib << 20,
+        spec = _pair_spec(a.pair)
+    else:
+        method = None if a.method in ("none", "baseline", "") else a.method
+        spec = EngineSpec(model=a.model, method=method, draft_model=a.draft_model, k=a.k)
+    return resolve_spec(dataclasses.replace(
+        spec, max_model_len=a.max_model_len, dtype=a.dtype, kv_cache_bytes=a.kv_cache_mib << 20,
         gpu_memory_utilization=a.gpu_memory_utilization, prefix_cache=a.prefix_cache))
 
 
@@ -77,18 +78,15 @@ def _refuse_parallel(a: argparse.Namespace) -> None:
                           "(docs/servers.md)")
 
 
-def _pair_spec(a: argparse.Namespace) -> EngineSpec:
+def _pair_spec(pair_id: str) -> EngineSpec:
     from space.runs import presets
     from space.runs.workloads import pair_status
 
-    pair = presets.get_model_pair(a.pair)
+    pair = presets.get_model_pair(pair_id)
     status = pair_status(pair)
     if not status.available:
         raise ConfigError(f"model pair {pair.id} is not available here: {status.reason}")
-    return dataclasses.replace(pair.engine_spec(), max_model_len=a.max_model_len, dtype=a.dtype,
-                               kv_cache_bytes=a.kv_cache_mib << 20,
-                               gpu_memory_utilization=a.gpu_memory_utilization,
-                               prefix_cache=a.prefix_cache)
+    return pair.engine_spec()
 
 
 def history_flags(p: argparse.ArgumentParser) -> None:

@@ -7,6 +7,7 @@ a path exists.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -99,5 +100,4 @@ def build(spec: EngineSpec, named: Sequence[str] = (), allow_any_model: bool = F
         + list(named)
     offer = Offer(_unique(drafts), allow_any_model=allow_any_model,
                   max_prompt_chars=max_prompt_chars)
-    return Offer(offer.drafts, tuple(p.id for p in own if offer.offers_draft(p.draft)),
-                 allow_any_model, max_prompt_chars)
+    return dataclasses.replace(offer, pairs=tuple(p.id for p in own if offer.offers_draft(p.draft)))

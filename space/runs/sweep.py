@@ -284,12 +284,7 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
             spec = dataclasses.replace(spec, max_model_len=need)
     results = []
     for i, value in enumerate(values):
-        label = f"{variable}={value:g}"
-
-        def inner(f: float, msg: str, i=i, label=label) -> None:
-            progress((i + min(max(f, 0.0), 1.0)) / len(values),
-                     f"point {i + 1}/{len(values)} ({label}): {msg}")
-
+        inner = _share(progress, i, len(values), f"point {i + 1}/{len(values)} ({variable}={value:g})")
         check(cancel, "the sweep")
         inner(0.0, "starting")
         point_spec, wl = spec, workload
@@ -311,6 +306,11 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
     result = make_table(variable, values, results)
     job.publish(SweepFinished(result, variable, asked, job.origin))
     return result
+
+
+def _share(progress: Progress, i: int, n: int, prefix: str) -> Progress:
+    """``progress`` for part ``i`` of ``n``: its share of the bar, messages prefixed."""
+    return lambda f, msg: progress((i + min(max(f, 0.0), 1.0)) / n, f"{prefix}: {msg}")
 
 
 # --- k x concurrency: the grid a deployable schedule of k is derived from -------------
@@ -386,9 +386,7 @@ def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
     job = job_or_default(job)
     sweeps = []
     for i, k in enumerate(ks):
-        def inner(f: float, msg: str, i=i, k=k) -> None:
-            progress((i + min(max(f, 0.0), 1.0)) / len(ks), f"k={k} ({i + 1}/{len(ks)}): {msg}")
-
+        inner = _share(progress, i, len(ks), f"k={k} ({i + 1}/{len(ks)})")
         sweeps.append((k, run_sweep(dataclasses.replace(spec, k=int(k)), workload, "concurrency",
                                     concurrencies, repeats=repeats, source=source, progress=inner,
                                     max_tokens=max_tokens, prompt_ids=prompt_ids,

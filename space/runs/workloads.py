@@ -126,8 +126,7 @@ class WorkloadResult:
 
 def requests_for(workload: Workload, *, max_tokens: int | None = None,
                  temperature: float | None = None, concurrency: int | None = None,
-                 prompt_ids: list[str] | None = None, seed: int = 0
-                 ) -> list[tuple[str, RequestSpec]]:
+                 prompt_ids: list[str] | None = None) -> list[tuple[str, RequestSpec]]:
     """(item id, request) for each prompt, or N requests cycling them: a, b at
     concurrency 3 -> a#1, b#2, a#3."""
     prompts = [workload.prompt(p) for p in prompt_ids] if prompt_ids else list(workload.prompts)
@@ -136,7 +135,7 @@ def requests_for(workload: Workload, *, max_tokens: int | None = None,
     n = workload.concurrency if concurrency is None else concurrency
 
     def req(p, i):  # sampled requests get distinct seeds, so a batch is not N copies
-        return RequestSpec(prompt=p.text, temperature=t, max_tokens=n_tokens, seed=seed + i)
+        return RequestSpec(prompt=p.text, temperature=t, max_tokens=n_tokens, seed=i)
 
     if n <= 1:
         return [(p.id, req(p, 0)) for p in prompts]
@@ -152,26 +151,24 @@ def summarize(result: WorkloadResult) -> WorkloadResult:
     result.speedup_spread = (measure.spread(speedups) if len(cmps) > 1
                              else measure.spread(measure.repeat_speedups(cmps[0])))
     result.e2e_speedup = statistics.median(c.e2e_speedup for c in cmps)
-    result.baseline_tpot_s = statistics.median(_median_of(c.baseline_runs, "tpot_s") for c in cmps)
-    result.speculative_tpot_s = statistics.median(
-        _median_of(c.speculative_runs, "tpot_s") for c in cmps)
+
+    def per_item(runs: str, key: str) -> float:  # median over items of each one's median run
+        return statistics.median(_median_of(getattr(c, runs), key) for c in cmps)
+
+    result.baseline_tpot_s = per_item("baseline_runs", "tpot_s")
+    result.speculative_tpot_s = per_item("speculative_runs", "tpot_s")
     if result.batch_runs:  # aggregate throughput of the whole batch
         result.baseline_tokens_per_s = _median_of(result.batch_runs, "baseline_tokens_per_s")
-        result.speculative_tokens_per_s = _median_of(result.batch_runs,
-                                                     "speculative_tokens_per_s")
+        result.speculative_tokens_per_s = _median_of(result.batch_runs, "speculative_tokens_per_s")
     else:
-        result.baseline_tokens_per_s = statistics.median(
-            _median_of(c.baseline_runs, "tokens_per_s") for c in cmps)
-        result.speculative_tokens_per_s = statistics.median(
-            _median_of(c.speculative_runs, "tokens_per_s") for c in cmps)
+        result.baseline_tokens_per_s = per_item("baseline_runs", "tokens_per_s")
+        result.speculative_tokens_per_s = per_item("speculative_runs", "tokens_per_s")
     result.throughput_speedup = (result.speculative_tokens_per_s / result.baseline_tokens_per_s
                                  if result.baseline_tokens_per_s else 0.0)
     result.acceptance_rate, result.mean_acceptance_length = measure.pooled_acceptance(
         [c.speculative for c in cmps])
-    result.prompt_tokens = int(statistics.median(len(c.speculative.prompt_token_ids)
-                                                 for c in cmps))
-    result.output_tokens = int(statistics.median(len(c.speculative.output_token_ids)
-                                                 for c in cmps))
+    result.prompt_tokens = int(statistics.median(len(c.speculative.prompt_token_ids) for c in cmps))
+    result.output_tokens = int(statistics.median(len(c.speculative.output_token_ids) for c in cmps))
     return result
 
 
