@@ -261,23 +261,15 @@ def _parse_pair(d: Any, where: str) -> ModelPair:
     lo, hi = speculative.get("prompt_lookup_min"), speculative.get("prompt_lookup_max")
     if lo is not None and hi is not None and lo > hi:
         raise PresetError(f"{where}: prompt_lookup_min {lo} > prompt_lookup_max {hi}")
+    gib = _field(d, "memory_gib", (int, float), where, None)
+    if gib is not None and not 0 < gib < 10_000:  # _field refused booleans
+        raise PresetError(f"{where}: memory_gib must be a positive number of GiB, got {gib!r}")
+    fits = _field(d, "fits", list, where, [])
+    if not all(isinstance(g, str) and g.strip() for g in fits):
+        raise PresetError(f"{where}: fits must be a list of GPU names")
     return ModelPair(
         id=_field(d, "id", str, where), title=_field(d, "title", str, where),
         target=_field(d, "target", str, where), method=method, k=k,
         needs_gpu=_field(d, "needs_gpu", bool, where), note=_field(d, "note", str, where),
-        draft=draft, speculative=speculative, memory_gib=_memory(d, where),
-        fits=_fits(d, where))
-
-
-def _memory(d: dict, where: str) -> float | None:
-    gib = _field(d, "memory_gib", (int, float), where, None)
-    if gib is not None and not 0 < gib < 10_000:  # _field refused booleans
-        raise PresetError(f"{where}: memory_gib must be a positive number of GiB, got {gib!r}")
-    return None if gib is None else float(gib)
-
-
-def _fits(d: dict, where: str) -> tuple[str, ...]:
-    fits = _field(d, "fits", list, where, [])
-    if not all(isinstance(g, str) and g.strip() for g in fits):
-        raise PresetError(f"{where}: fits must be a list of GPU names")
-    return tuple(fits)
+        draft=draft, speculative=speculative, memory_gib=None if gib is None else float(gib),
+        fits=tuple(fits))
