@@ -1,8 +1,5 @@
-"""Tipping-point curves cached on disk: one JSON per model pair, k, device,
-dtype and vLLM version, with their date, under ``<data folder>/tipping``.
-
-The curves themselves and their maths are space/judge/curves.py's.
-"""
+"""Tipping-point curves cached under ``<data folder>/tipping``: one JSON per model
+pair, k, device, dtype and vLLM version (the curves' maths: space/judge/curves.py)."""
 from __future__ import annotations
 
 import json
@@ -55,8 +52,7 @@ def find(model: str, method: str | None, draft_model: str | None, k: int, device
 
 def find_for_config(config: RunConfig, vllm_version: str | None,
                     folder: Path | None = None) -> TippingCurve | None:
-    """The cached curve for a run's pair, k, device and dtype (a trace from before
-    the dtype was recorded ran in bf16)."""
+    """The cached curve for a run's config (no recorded dtype: bf16)."""
     if config.k < 1:
         return None
     return find(config.model, config.method, config.draft_model, config.k, config.device,

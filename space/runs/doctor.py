@@ -1,12 +1,5 @@
-"""``python -m space doctor``: what works on this machine, proved by one short compare.
-
-Builds the default pair (the SmolLM2 target + ngram, ``presets/model_pairs.json``
-``cpu-ngram``), runs one baseline and one speculative run of a short code
-prompt, and checks what every trace must satisfy (``space.records.doctor``).
-It also reports the machine, the vLLM build against the tested pins, the
-dtype and why, every tracing hook's state, and which methods can run here.
-About a minute on a GPU; on the CI's CPU the engines are the session's.
-"""
+"""``python -m space doctor``: what works on this machine, proved by one short compare
+of the default pair, checked as every trace must be (``space.records.doctor``)."""
 from __future__ import annotations
 
 import datetime
@@ -45,9 +38,8 @@ def default_spec() -> EngineSpec:
 def run(spec: EngineSpec | None = None, pool: EnginePool | None = None,
         max_tokens: int = MAX_TOKENS, progress: Progress | None = None,
         hub_timeout_s: float = HUB_TIMEOUT_S) -> DoctorReport:
-    """The report. ``pool``: engines to reuse (the tests' session pool); by
-    default the process's, empty at the CLI's start, so that NVML sees the
-    engines' whole memory arrive."""
+    """The report. ``pool``: engines to reuse (the tests'); by default the process's,
+    empty at the CLI's start, so NVML sees the engines' whole memory arrive."""
     from space.runs import runner  # imports vLLM
 
     t0 = time.perf_counter()
@@ -124,8 +116,7 @@ def methods(gpu: bool, hub_timeout_s: float = HUB_TIMEOUT_S) -> list[MethodState
 
 
 def eagle3_head(timeout_s: float) -> tuple[str, str]:
-    """The first EAGLE-3 head of the presets, and where it is: in the local hub
-    cache, reachable on the hub, or "offline" (never waits past ``timeout_s``)."""
+    """The presets' first EAGLE-3 head and where it is (never waits past ``timeout_s``)."""
     from space.engine.models import cached_hub_model
 
     heads = [p.draft for p in presets.load_model_pairs() if p.method == "eagle3" and p.draft]

@@ -1,15 +1,8 @@
-"""One event when a run ends: the Runs layer publishes, observers registered at start hear.
+"""Runs publish ``space.records.events`` through their ``Job``; observers registered
+at start (metrics, the Live log, the history) hear them.
 
-The app registers the metrics, the Live tab's log and the run history on its
-``Publisher`` when it starts (``space.ui.app``); the CLI may register the
-same. A run publishes ``space.records.events`` records where it ends
-(``runner.compare`` and ``trace_one``, sweeps, tipping curves, traffic runs)
-through the ``Job`` it was given: the publisher, and the ``Origin`` (who asked).
-
-Observers run in order, on the thread that ran the job, after its engine
-work (the engine lock may still be held: an observer must be quick and never
-take it). One that raises is logged and skipped; the others still hear the
-event, and the run still returns its record.
+Observers run in order on the job's thread, maybe with the engine lock held: they
+must be quick and never take it. One that raises is logged and skipped.
 
 Example:
     >>> from space.records.events import Origin, RunStarted
@@ -71,24 +64,21 @@ class Publisher:
         return replies
 
 
-# The process's publisher: what a run publishes to when its caller gave no job
-# (the CLI, the engine tests). Nothing listens unless something registered.
+# Where a run publishes when its caller gave no job (the CLI, the engine tests).
 PROCESS = Publisher()
 
 
 @dataclass(frozen=True)
 class Job:
-    """Where a job's events go and whose job it is. ``replies`` collects what the
-    observers answered to the job's own end (not to its parts): the page shows
-    the history's answer (the run's link) in its status line."""
+    """Where a job's events go and whose job it is. ``replies``: the observers' answers
+    to the job's own end, not its parts (the page shows the history's run link)."""
 
     publisher: Publisher = PROCESS
     origin: Origin = Origin()
     replies: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def inside(self, part_of: PartOf) -> Job:
-        """This job's runs inside a larger one (a sweep's prompts): same publisher,
-        same replies, marked so that the history does not save them alone."""
+        """This job's runs inside a larger one, marked so the history does not save them alone."""
         return dataclasses.replace(self, origin=self.origin.inside(part_of))
 
     def publish(self, event: Event) -> dict[str, Any]:

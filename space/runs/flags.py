@@ -1,9 +1,5 @@
-"""Command-line flags shared by the CLI (``python -m space``) and the app
-(``app.py``): the engine's model and method, the ``EngineSpec`` they make, and the
-run history's retention.
-
-Importing this module imports neither vLLM nor Gradio.
-"""
+"""Flags shared by the CLI and ``app.py``: the engine (and its ``EngineSpec``) and the
+history's retention. Imports neither vLLM nor Gradio."""
 from __future__ import annotations
 
 import argparse
@@ -18,7 +14,6 @@ from space.records.methods import METHODS
 
 
 def engine_flags(p: argparse.ArgumentParser) -> None:
-    """Model and method flags: the CLI's subcommands and ``app.py``."""
     g = p.add_argument_group("engine")
     g.add_argument("--model", default="default",
                    help="target: 'default' (SmolLM2-135M-Instruct, embedded), a folder or a hub id")
@@ -55,11 +50,12 @@ def spec_from_args(a: argparse.Namespace) -> EngineSpec:
     replaces model, method, draft and k."""
     _refuse_parallel(a)
     if getattr(a, "pair", None):
-        return resolve_spec(_pair_spec(a))
-    method = None if a.method in ("none", "baseline", "") else a.method
-    return resolve_spec(EngineSpec(
-        model=a.model, method=method, draft_model=a.draft_model, k=a.k,
-        max_model_len=a.max_model_len, dtype=a.dtype, kv_cache_bytes=a.kv_cache_mib << 20,
+        spec = _pair_spec(a.pair)
+    else:
+        method = None if a.method in ("none", "baseline", "") else a.method
+        spec = EngineSpec(model=a.model, method=method, draft_model=a.draft_model, k=a.k)
+    return resolve_spec(dataclasses.replace(
+        spec, max_model_len=a.max_model_len, dtype=a.dtype, kv_cache_bytes=a.kv_cache_mib << 20,
         gpu_memory_utilization=a.gpu_memory_utilization, prefix_cache=a.prefix_cache))
 
 
@@ -72,8 +68,7 @@ def apply_memory_budget(a: argparse.Namespace) -> None:
 
 
 def _refuse_parallel(a: argparse.Namespace) -> None:
-    """TP > 1 in-process is refused: vLLM then picks a multi-process executor with
-    no driver worker, and the tracing hooks rely on one. Servers do it instead."""
+    """TP > 1 in-process: vLLM's multi-process executor has no driver worker for the hooks."""
     tp = getattr(a, "tensor_parallel_size", 1)
     if tp != 1 and not getattr(a, "speculative_url", None):
         raise ConfigError(f"--tensor-parallel-size {tp}: in-process engines run on one GPU "
@@ -83,22 +78,18 @@ def _refuse_parallel(a: argparse.Namespace) -> None:
                           "(docs/servers.md)")
 
 
-def _pair_spec(a: argparse.Namespace) -> EngineSpec:
+def _pair_spec(pair_id: str) -> EngineSpec:
     from space.runs import presets
     from space.runs.workloads import pair_status
 
-    pair = presets.get_model_pair(a.pair)
+    pair = presets.get_model_pair(pair_id)
     status = pair_status(pair)
     if not status.available:
         raise ConfigError(f"model pair {pair.id} is not available here: {status.reason}")
-    return dataclasses.replace(pair.engine_spec(), max_model_len=a.max_model_len, dtype=a.dtype,
-                               kv_cache_bytes=a.kv_cache_mib << 20,
-                               gpu_memory_utilization=a.gpu_memory_utilization,
-                               prefix_cache=a.prefix_cache)
+    return pair.engine_spec()
 
 
 def history_flags(p: argparse.ArgumentParser) -> None:
-    """The app's retention flags."""
     g = p.add_argument_group("run history (<data folder>/history.sqlite3)")
     g.add_argument("--history-max-runs", type=int, default=history.DEFAULT_MAX_RUNS, metavar="N",
                    help=f"keep at most N runs, the oldest go first (default {history.DEFAULT_MAX_RUNS})")
@@ -108,8 +99,7 @@ def history_flags(p: argparse.ArgumentParser) -> None:
 
 
 def data_folder(a: argparse.Namespace) -> Path:
-    """The app's data folder: the one the app prepared (``a.data``, from
-    --data-dir) when it has one, else ``a.data_dir``, else ``paths.data_dir()``."""
+    """The folder the app prepared (``a.data``), else ``--data-dir``, else the default."""
     data = getattr(a, "data", None)
     if data is not None:
         return Path(data.root)

@@ -1,7 +1,5 @@
-"""The checklist's inputs that only the machine knows: free memory with the
-engines loaded, the draft's KV-cache tax, and the break-even of a tipping
-curve cached on this machine. The traces' own figures are space.judge.measure's.
-"""
+"""The checklist's inputs only this machine knows: free memory, the draft's KV-cache
+tax, and a cached tipping curve's break-even (the traces' figures: space.judge.measure)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -19,15 +17,9 @@ from space.runs import curve_cache
 
 
 def memory_figures(engines: Sequence[Any] | None, device: str) -> dict[str, int | None]:
-    """Free memory now (engines loaded) and the draft's KV-cache tax in tokens.
-
-    ``engines`` is (baseline, speculative), objects with ``memory()`` returning
-    ``space.observe.memory.EngineMemory`` (``TracedEngine``). Free memory is the GPU's
-    (NVML) on a GPU box, the host's available memory on CPU; it is measured
-    with both engines loaded, so it understates what a speculative-only
-    deployment would have left. A server's device ("unknown") is not this
-    machine: nothing is read for it.
-    """
+    """Free memory now and the draft's KV-cache tax in tokens (``engines``: baseline,
+    speculative ``TracedEngine``). Read with both engines loaded, so it understates a
+    speculative-only deployment; a server's device ("unknown") reads nothing."""
     spare: int | None = None
     if device == "gpu":
         gpu = memory.gpu_memory(memory.nvml_index(0))
@@ -42,16 +34,15 @@ def memory_figures(engines: Sequence[Any] | None, device: str) -> dict[str, int 
 
 
 def curve_for(config: RunConfig) -> curves.TippingCurve | None:
-    """This machine's cached tipping curve for a run's pair and k (none for synthetic
-    runs, nor for a server's: this machine's curves are not the servers' hardware)."""
+    """This machine's cached curve for a run (none for synthetic or server runs)."""
     if config.synthetic or config.source == SERVER:
         return None
     return curve_cache.find_for_config(config, versions.public_vllm())
 
 
 def headroom(config: RunConfig, concurrency: int) -> dict[str, Any]:
-    """The checklist's break-even inputs from the cached curve, read at the curve's
-    concurrency nearest to ``concurrency``; {} when no curve is cached."""
+    """Break-even inputs from the cached curve at its concurrency nearest
+    ``concurrency``; {} when none is cached."""
     curve = curve_for(config)
     if curve is None or not curve.concurrencies:
         return {}
@@ -67,23 +58,16 @@ def headroom(config: RunConfig, concurrency: int) -> dict[str, Any]:
 
 def attach_checklist(cmp: CompareRecord, engines: Sequence[Any] | None,
                      context: Context | None = None) -> Checklist | None:
-    """Evaluate the checklist for ``cmp`` and store it in ``cmp.checklist``.
-
-    ``engines``: (baseline, speculative) ``TracedEngine``s, for the memory
-    lines (None skips the KV tax). The temperature is the run's own (its request).
-    Runs with forced (synthetic) acceptance get none: their acceptance is not
-    the workload's.
-    """
+    """Evaluate and store ``cmp.checklist`` (``engines`` None: no KV tax). Synthetic
+    runs get none: their acceptance is not the workload's."""
     if cmp.speculative.config.synthetic:
         cmp.checklist = None
         return None
     context = context or Context()
-    device = cmp.speculative.config.device
-    inputs = compare_inputs(cmp, cmp.speculative.request.temperature, context,
-                            memory_figures(engines, device),
-                            headroom(cmp.speculative.config, context.concurrency))
-    result = evaluate(inputs)
-    cmp.checklist = result
-    curve = curve_for(cmp.speculative.config)
+    config = cmp.speculative.config
+    cmp.checklist = evaluate(compare_inputs(cmp, cmp.speculative.request.temperature, context,
+                                            memory_figures(engines, config.device),
+                                            headroom(config, context.concurrency)))
+    curve = curve_for(config)
     cmp.tipping_curve = curve.to_dict() if curve else None
-    return result
+    return cmp.checklist

@@ -1,27 +1,13 @@
-"""What a visitor of the page may ask the server to load, and how much text it
-may send (pure: no Gradio, no vLLM).
+"""What a page visitor may ask the server to load, and how much text it may send (pure).
 
-The operator decides at start (``app.py --drafts``, ``--allow-any-model``,
-``--max-prompt-chars``). By default a visitor may pick, as the draft:
-
-- the draft the app started with (``--draft-model`` or ``--pair``), if any;
-- the draft of every model-pair preset whose target is the app's model and
-  whose draft is already on disk: an alias built locally from the embedded
-  default (``default-truncated``), a local model folder, or a hub model in the
-  local Hugging Face cache (looked up without the network);
-- each name given with ``--drafts``, as the operator wrote it.
-
-So, by default, nothing a visitor picks starts a download. With
-``--allow-any-model`` any text goes to ``space.engine.models.resolve_model`` as the
-CLI's ``--draft-model`` would (folders and hub downloads included).
-
-Every page and API entry point that takes a draft or a pair goes through
-``space.ui.inputs.engine_spec``, which asks ``check_draft`` and
-``check_pair`` before anything reads the filesystem. The refusal never
-depends on whether a path exists: it names the value and nothing else.
+By default the drafts offered are the app's own, those of the presets for its model
+already on disk, and ``--drafts``: nothing a visitor picks starts a download.
+``--allow-any-model`` takes any text. A refusal names the value only, never whether
+a path exists.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -114,5 +100,4 @@ def build(spec: EngineSpec, named: Sequence[str] = (), allow_any_model: bool = F
         + list(named)
     offer = Offer(_unique(drafts), allow_any_model=allow_any_model,
                   max_prompt_chars=max_prompt_chars)
-    return Offer(offer.drafts, tuple(p.id for p in own if offer.offers_draft(p.draft)),
-                 allow_any_model, max_prompt_chars)
+    return dataclasses.replace(offer, pairs=tuple(p.id for p in own if offer.offers_draft(p.draft)))

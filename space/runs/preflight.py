@@ -1,9 +1,5 @@
-"""Every check that needs no engine, run before vLLM is imported.
-
-Bad input (empty or overlong prompt, k out of range, unknown method, missing
-model or draft, a draft with another vocabulary) fails here in about a second,
-with one clear line, instead of after an engine start.
-"""
+"""Every check that needs no engine, run before vLLM is imported: bad input fails
+in about a second with one line, not after an engine start."""
 from __future__ import annotations
 
 import importlib.util
@@ -31,9 +27,8 @@ def preflight(spec: EngineSpec, reqs: list[RequestSpec],
 
 
 def check_spec(spec: EngineSpec, progress: Progress | None = None) -> Path:
-    """The checks of the engine's settings alone (no tokenizer: transformers'
-    import costs seconds, which the app's start spends after the page is
-    served); returns the target's folder."""
+    """The engine settings' checks without the tokenizer (transformers' import costs
+    seconds, spent after the page is served); returns the target's folder."""
     spec.validate(on_gpu())
     row = methods.info(spec.method) if spec.method else None
     missing = missing_packages(row.requires if row else ())

@@ -1,19 +1,8 @@
-"""Workloads and model pairs, loaded from the JSON files under ``presets/`` (pure).
+"""Workloads (one file each in ``presets/workloads/``) and model pairs (entries of
+``presets/model_pairs.json``), loaded and checked (pure); nothing branches on an id.
 
-A new workload is one file in ``presets/workloads/``; a new model pair is one
-entry in ``presets/model_pairs.json``. Nothing here branches on a preset's id.
-
-Workload file::
-
-    {"id": "...", "title": "...", "reason": "one line: why speculation should or
-     shouldn't help", "temperature": 0.0, "max_tokens": 128,
-     "concurrency": 1,            # optional: requests submitted together
-     "note": "...",               # optional: more context
-     "prompts": [{"id": "...", "text": "... {source} ...",
-                  "source": "inline text" | "source_file": "name in presets/texts/"}]}
-
-``{source}`` in a prompt's text is replaced by its source text at load time
-(plain replacement, so JSON braces in instructions need no escaping).
+A prompt's ``{source}`` is replaced by its ``source`` text or ``source_file`` (under
+``presets/texts/``) by plain replacement, so JSON braces need no escaping.
 """
 from __future__ import annotations
 
@@ -48,8 +37,7 @@ class PresetError(ValueError):
 
 
 class UnknownPreset(ConfigError):
-    """A workload, prompt or model pair asked for by an id that no preset has;
-    the message lists the ids there are."""
+    """An id no preset has; the message lists the ids there are."""
 
 
 @dataclass(frozen=True)
@@ -93,20 +81,16 @@ class ModelPair:
     note: str                   # what the pair shows; for GPU pairs, why it is off on CPU
     draft: str | None = None    # draft model / head: "default-truncated" or a hub id
     speculative: dict[str, Any] = field(default_factory=dict)  # more vLLM speculative_config keys
-    # GPU memory an in-process compare holds: the baseline and the speculative engine,
-    # each with the target's weights and KV for one 32k-token sequence (the draft's
-    # weights and KV on the speculative one). An estimate from parameter counts and
-    # layer shapes, not a reading: None where not stated.
+    # GPU memory an in-process compare holds (both engines, KV for one 32k-token
+    # sequence each): an estimate from parameter counts, not a reading
     memory_gib: float | None = None
     fits: tuple[str, ...] = ()  # GPUs that hold ``memory_gib`` (and run the weights' format)
 
     @property
     def requires(self) -> tuple[str, ...]:
-        """PyPI packages the method needs beyond vLLM (the methods table says)."""
         return METHODS[self.method].requires  # type: ignore[index]  # checked at parse
 
     def engine_spec(self) -> EngineSpec:
-        """The engine settings for this pair (target, method, draft, k, vLLM keys)."""
         known = {k: v for k, v in self.speculative.items() if k in FIELD_VLLM_KEYS}
         extra = tuple((k, v) for k, v in self.speculative.items() if k not in FIELD_VLLM_KEYS)
         return EngineSpec(model=self.target, method=self.method, draft_model=self.draft,
@@ -114,7 +98,7 @@ class ModelPair:
 
 
 def estimate_tokens(text: str) -> int:
-    """Tokens estimated as words x 1.3 (TOKENS_PER_WORD), rounded up.
+    """Tokens estimated as words x TOKENS_PER_WORD, rounded up.
 
     Example:
         >>> estimate_tokens("one two three four five six seven eight nine ten")
@@ -160,9 +144,8 @@ _P = TypeVar("_P", Workload, ModelPair)
 
 
 def load_or_warn(load: Callable[[], list[_P]], what: str, instead: str) -> list[_P] | None:
-    """``load()`` (``load_workloads`` or ``load_model_pairs``), or None after one
-    warning, "<what>: <the file's problem>; <instead>", when the files cannot be
-    read: a broken preset file costs the page its samples or its pairs, never its start."""
+    """``load()``, or None after one warning "<what>: <problem>; <instead>": a broken
+    preset file costs the page its samples or pairs, never its start."""
     try:
         return load()
     except PresetError as exc:
@@ -191,22 +174,18 @@ def _read_json(path: Path) -> Any:
 
 
 def _field(d: dict, key: str, kind: type | tuple[type, ...], where: str, default: Any = ...) -> Any:
-    """d[key], checked for type; a missing key is an error unless a default is given."""
+    """d[key], checked for type; missing is an error unless a default is given."""
     if key not in d:
         if default is ...:
             raise PresetError(f"{where}: missing field {key!r}")
         return default
     value = d[key]
-    # bool is an int in Python; numbers must not be booleans.
-    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):  # bool is an int
         raise PresetError(f"{where}: field {key!r} has the wrong type ({type(value).__name__})")
     if isinstance(value, str) and not value.strip():
         raise PresetError(f"{where}: field {key!r} is empty")
     return value
-
-
-def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
-    return kind if isinstance(kind, tuple) else (kind,)
 
 
 def _check_keys(d: Any, allowed: set[str], where: str) -> None:
@@ -282,23 +261,15 @@ def _parse_pair(d: Any, where: str) -> ModelPair:
     lo, hi = speculative.get("prompt_lookup_min"), speculative.get("prompt_lookup_max")
     if lo is not None and hi is not None and lo > hi:
         raise PresetError(f"{where}: prompt_lookup_min {lo} > prompt_lookup_max {hi}")
+    gib = _field(d, "memory_gib", (int, float), where, None)
+    if gib is not None and not 0 < gib < 10_000:  # _field refused booleans
+        raise PresetError(f"{where}: memory_gib must be a positive number of GiB, got {gib!r}")
+    fits = _field(d, "fits", list, where, [])
+    if not all(isinstance(g, str) and g.strip() for g in fits):
+        raise PresetError(f"{where}: fits must be a list of GPU names")
     return ModelPair(
         id=_field(d, "id", str, where), title=_field(d, "title", str, where),
         target=_field(d, "target", str, where), method=method, k=k,
         needs_gpu=_field(d, "needs_gpu", bool, where), note=_field(d, "note", str, where),
-        draft=draft, speculative=speculative, memory_gib=_memory(d, where),
-        fits=_fits(d, where))
-
-
-def _memory(d: dict, where: str) -> float | None:
-    gib = _field(d, "memory_gib", (int, float), where, None)
-    if gib is not None and (isinstance(gib, bool) or not 0 < gib < 10_000):
-        raise PresetError(f"{where}: memory_gib must be a positive number of GiB, got {gib!r}")
-    return None if gib is None else float(gib)
-
-
-def _fits(d: dict, where: str) -> tuple[str, ...]:
-    fits = _field(d, "fits", list, where, [])
-    if not all(isinstance(g, str) and g.strip() for g in fits):
-        raise PresetError(f"{where}: fits must be a list of GPU names")
-    return tuple(fits)
+        draft=draft, speculative=speculative, memory_gib=None if gib is None else float(gib),
+        fits=tuple(fits))

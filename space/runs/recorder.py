@@ -1,12 +1,5 @@
-"""The run history's observer: every job that ends goes into the history.
-
-``HistoryRecorder`` hears the events of ``space.runs.events`` and saves each
-finished job (a comparison or a trace, a sweep, a tipping curve, a traffic
-run) with the login name of whoever started it. A run that is part of a
-larger job is saved with that job, not on its own. Its reply, ``Saved``,
-says under which number the job was saved, or why not: the page puts the
-run's link in its status line from it.
-"""
+"""The run history's observer: each finished job (not its parts) is saved with its
+user; the reply, ``Saved``, gives the page the run's link or why not."""
 from __future__ import annotations
 
 import argparse
@@ -45,8 +38,7 @@ class Saved:
 
 
 class HistoryRecorder:
-    """An observer (``Publisher.subscribe("history", recorder)``). ``private``: the
-    operator's ``--traffic-private``, traffic runs saved without prompt text."""
+    """``private_traffic``: ``--traffic-private``, traffic runs saved without prompt text."""
 
     def __init__(self, history: History, private_traffic: bool = False) -> None:
         self.history, self.private_traffic = history, private_traffic
@@ -81,7 +73,6 @@ class HistoryRecorder:
 
 
 def record_to_history(a: argparse.Namespace, publisher: Publisher = PROCESS) -> None:
-    """The CLI's ``--record``: ``publisher`` (the process's, which runs use when their
-    caller names no job) saves what this process runs to the data folder's history,
-    as the page does. ``HistoryError`` says why the history cannot be opened."""
+    """The CLI's ``--record``: save what this process runs to the history, as the page
+    does; ``HistoryError`` says why the history cannot be opened."""
     publisher.subscribe("history", HistoryRecorder(open_history(a)))

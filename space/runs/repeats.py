@@ -1,6 +1,5 @@
-"""How measured runs are taken, for one prompt or a batch: a short warm-up,
-then repeats that alternate which engine goes first (pure: engines are
-passed in, nothing here imports vLLM)."""
+"""Measured runs: a short warm-up, then repeats alternating which engine goes first
+(pure: engines are passed in)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -14,8 +13,6 @@ WARMUP_TOKENS = 16
 
 E = TypeVar("E")  # an engine (space.engine.TracedEngine)
 T = TypeVar("T")  # what one measured run returns
-
-
 OnRepeat = Callable[[int, int], None]  # (repeat index from 0, repeats): a measured run starts
 
 
@@ -24,11 +21,9 @@ def alternate(base: E, speculative: E, repeats: int,
               label: str = "", on_repeat: OnRepeat | None = None) -> tuple[list[T], list[T]]:
     """``repeats`` measured runs of each engine: (baseline results, speculative results).
 
-    Even repeats run the baseline first, odd ones the speculative engine, so
-    that slow drift of the machine (thermal, other load) hits both sides alike.
-    ``run(engine, last)`` does one measured run; ``last`` is True in the final
-    repeat (the app streams that one). ``on_repeat(i, repeats)`` is told when
-    repeat ``i`` starts (the page shows it; ``progress`` is the words).
+    Even repeats run the baseline first, odd ones the speculative engine, so that
+    slow drift of the machine hits both sides alike. ``run(engine, last)`` does one
+    run; ``last`` marks the final repeat (the app streams it).
 
     Example:
         >>> seen = []

@@ -1,10 +1,5 @@
-"""Runs shared by the CLI and the app: preflight, one trace, a comparison.
-
-One process-wide ``EnginePool`` holds the engines; its lock serializes runs.
-Each run tells its ``job`` (``space.runs.events``) when it starts, and how it
-ends: ``RunFinished`` with its record, or ``RunFailed`` for an error that is
-not the input's (bad input and a stop end the run with no event).
-"""
+"""In-process runs for the CLI and the app: one trace, a comparison. The process's
+``POOL`` holds the engines; its lock serializes runs."""
 from __future__ import annotations
 
 import dataclasses
@@ -33,16 +28,19 @@ POOL = EnginePool()
 
 
 class CompareRunner(Protocol):
-    """How the page compares one prompt (``space.ui.live.LiveCompare``): ``compare``
-    below, or the fake engine of the page tests (tests/helpers/page.py), which is
-    checked against this too, so that the two cannot drift apart."""
+    """How the page compares one prompt: ``compare``, or the page tests' fake
+    (tests/helpers/page.py), both checked against this."""
 
     def __call__(self, spec: EngineSpec, req: RequestSpec, *, repeats: int,
                  on_step: StepCallback | None, progress: Progress | None,
                  warmup: bool | Literal["once"], cancel: threading.Event | None,
                  on_repeat: OnRepeat | None, explain: bool,
                  job: Job | None) -> CompareRecord: ...
+
+
 _warmed: weakref.WeakSet[TracedEngine] = weakref.WeakSet()
+
+
 def trace_one(spec: EngineSpec, req: RequestSpec, pool: EnginePool = POOL,
               on_step: StepCallback | None = None,
               progress: Progress | None = None,
@@ -86,58 +84,43 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
             cancel: threading.Event | None = None,
             on_repeat: OnRepeat | None = None, explain: bool = False,
             prompt_ids: list[int] | None = None, job: Job | None = None) -> CompareRecord:
-    """Warm-up run of each engine, then ``repeats`` measured runs, alternating.
+    """Warm-up, then ``repeats`` measured runs alternating; the record has its checklist.
 
-    The record carries the checklist (``space.runs.measure.attach_checklist``);
-    ``context`` names the task and what sweeps found, for its context lines.
-
-    ``warmup``: True runs ``req`` once through each engine first; "once" warms
-    only engines never warmed before, with a short run (the app: keeps
-    the page fast after the first run); False skips it.
-    ``on_step`` streams the last measured speculative run. ``cancel`` set:
-    ``space.common.cancel.Cancelled`` before the next engine step.
-    ``explain`` scores the reported speculative run's drafts on the baseline
-    engine after every timed run is over (``RunTrace.explanation``).
-    The prompt is tokenized before the engine lock is taken (by ``preflight``,
-    or ``prompt_ids`` from a caller that ran it already), so that one visitor's
-    long prompt never holds up another's run. ``job``: who hears how it ends
-    (default: the process's publisher, ``space.runs.events``).
+    ``warmup``: True runs ``req`` through each engine first; "once" a short run on
+    engines never warmed (the app); False none. ``on_step`` streams the last
+    speculative run. ``explain`` scores its drafts after the timed runs. The prompt is
+    tokenized before the lock (or given as ``prompt_ids``), so one visitor's long
+    prompt never holds up another's run.
     """
     if not spec.is_speculative:
         raise ConfigError("compare needs a speculative method (got none)")
     if repeats < 1:
         raise ConfigError(f"repeats must be at least 1, got {repeats}")
     ids = prompt_ids if prompt_ids is not None else preflight(spec, [req], progress)[0]
-    return published(job_or_default(job), spec, req, lambda: _compare(
-        spec, req, repeats, pool, on_step, progress, warmup, context, cancel, on_repeat,
-        explain, ids))
 
+    def run() -> CompareRecord:
+        with pool.lock:
+            check(cancel)  # stopped while waiting for the engines: build nothing
+            base = pool.baseline(spec, progress)
+            spec_engine = pool.speculative(spec, progress)
+            for e in (base, spec_engine):
+                if warmup is True:
+                    e.run(req, cancel=cancel, prompt_ids=ids)
+                elif warmup == "once":
+                    _warm_once(e, req, progress, cancel, ids)
+            bases, specs = alternate(
+                base, spec_engine, repeats,
+                lambda e, last: e.run(req, on_step if e is spec_engine and last else None,
+                                      cancel, ids),
+                progress, on_repeat=on_repeat)
+            cmp = make_compare(bases, specs)
+            machine_inputs.attach_checklist(cmp, (base, spec_engine), context)
+            _remember_memory(pool)
+            if explain:
+                _explain(base, cmp.speculative, req, progress)
+        return cmp
 
-def _compare(spec: EngineSpec, req: RequestSpec, repeats: int, pool: EnginePool,
-             on_step: StepCallback | None, progress: Progress | None,
-             warmup: bool | Literal["once"], context: measure.Context | None,
-             cancel: threading.Event | None, on_repeat: OnRepeat | None, explain: bool,
-             ids: list[int]) -> CompareRecord:
-    with pool.lock:
-        check(cancel)  # stopped while waiting for the engines: build nothing
-        base = pool.baseline(spec, progress)
-        spec_engine = pool.speculative(spec, progress)
-        for e in (base, spec_engine):
-            if warmup is True:
-                e.run(req, cancel=cancel, prompt_ids=ids)
-            elif warmup == "once":
-                _warm_once(e, req, progress, cancel, ids)
-        bases, specs = alternate(
-            base, spec_engine, repeats,
-            lambda e, last: e.run(req, on_step if e is spec_engine and last else None, cancel,
-                                  ids),
-            progress, on_repeat=on_repeat)
-        cmp = make_compare(bases, specs)
-        machine_inputs.attach_checklist(cmp, (base, spec_engine), context or measure.Context())
-        _remember_memory(pool)
-        if explain:
-            _explain(base, cmp.speculative, req, progress)
-    return cmp
+    return published(job_or_default(job), spec, req, run)
 
 
 _COMPARE: CompareRunner = compare  # mypy: the real runner is a CompareRunner
@@ -168,11 +151,9 @@ def prepare(spec: EngineSpec, req: RequestSpec, pool: EnginePool = POOL,
 
 
 def engine_memory(pool: EnginePool = POOL) -> EngineReading:
-    """What the current baseline and speculative engines hold; builds nothing and
-    never waits: while a run holds the engines, the last reading (with its age)."""
+    """What the current engines hold; never waits: during a run, the last reading."""
     return pool.readings.read(pool.lock, lambda: [e.memory() for e in pool.current()])
 
 
 def _remember_memory(pool: EnginePool) -> None:
-    """A reading for ``engine_memory`` to show during the next run (the caller holds the lock)."""
     pool.readings.store([e.memory() for e in pool.current()])

@@ -1,14 +1,7 @@
-"""Where runs run: a ``Source``, picked once at start by the page and the CLI.
-
-Two sources: ``Engines`` (in-process vLLM engines of an ``EnginePool``) and
-``Servers`` (two running vLLM servers, the prompts sent as token ids of the local
-tokenizer, so that no chat template can drift). Compare, workload, sweep,
-tipping and traffic runs take a source and ask it what it can do
-(``Capabilities``), never where it runs; a capability a source lacks is one
-sentence, from ``Source.refusal``.
-
-Importing this module does not import vLLM (``Engines`` imports the runner when
-a run starts).
+"""Where runs run, picked once at start: ``Engines`` (in-process) or ``Servers`` (two
+running vLLM servers, sent token ids of the local tokenizer so no chat template can
+drift). Runs ask a source what it can do (``Capabilities``), never where it runs.
+Imports no vLLM.
 """
 from __future__ import annotations
 
@@ -56,8 +49,7 @@ Batch = tuple[list[CompareRecord], list[dict[str, float]]]  # a comparison per r
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What a source can measure. A server is reached over HTTP: it streams tokens,
-    not engine steps, and its engine settings and hardware are its operator's."""
+    """What a source can measure (a server streams tokens, not engine steps)."""
 
     live_steps: bool         # steps shown while a run goes (the page's live view)
     vary_k: bool             # method, draft and k chosen per run (a k sweep, the page's picks)
@@ -77,8 +69,8 @@ def batch_figures(side: str, batch: list[RunTrace]) -> dict[str, float]:
 
 def judged(bases: list[list[RunTrace]], specs: list[list[RunTrace]], engines: Any,
            context: Context, job: Job) -> Batch:
-    """A comparison per request (request j across the repeats), with its checklist and
-    told to ``job``; and per repeat, each side's batch figures."""
+    """A comparison per request (across the repeats), checked and told to ``job``;
+    and per repeat, each side's batch figures."""
     cmps = []
     for j in range(len(bases[0])):
         cmp = make_compare([b[j] for b in bases], [s[j] for s in specs])
@@ -91,8 +83,7 @@ def judged(bases: list[list[RunTrace]], specs: list[list[RunTrace]], engines: An
 
 
 class Source:
-    """Where runs go; the order of work is the caller's (``space.runs.workloads``,
-    ``sweep``, ``tipping``, ``traffic``)."""
+    """Where runs go; the order of work is the caller's."""
 
     can: Capabilities
     through = ""  # after a run's description: where it runs, when not here
@@ -110,7 +101,7 @@ class Source:
         return spec
 
     def start(self, spec: EngineSpec) -> list[str]:
-        """Checks at start, before any run (bad ones raise); the lines to print then."""
+        """Checks before any run (bad ones raise); the lines to print."""
         raise NotImplementedError
 
     def encode(self, spec: EngineSpec, req: RequestSpec,
@@ -119,7 +110,7 @@ class Source:
         raise NotImplementedError
 
     def held(self) -> contextlib.AbstractContextManager[Any]:
-        """Held over a whole workload: other visitors' runs wait (in-process)."""
+        """Held over a whole workload (in-process: other visitors' runs wait)."""
         return contextlib.nullcontext()
 
     def compare(self, spec: EngineSpec, req: RequestSpec, *, repeats: int, **kw: Any
@@ -216,8 +207,7 @@ class Engines(Source):
         runner.prepare(spec, req, self.pool, progress)
 
 
-# The tokenizer check's probe: common words, digits, code and, wrapped in the chat
-# template where the tokenizer has one, its markers (space.server.compare.check_tokenizer).
+# The tokenizer check's probe: words, digits, code (and the chat template's markers)
 PROBE_WORDS = ('The quick brown fox jumps over the lazy dog, and "hello world" costs $3.50 '
                "in 2026.\n    def add(a, b):\n        return a + b  # sum")
 
@@ -250,19 +240,13 @@ def local_tokenizer(spec: EngineSpec) -> LocalTokenizer:
 
 
 class Servers(Source):
-    """Two running vLLM servers (``pair``): the baseline and the speculative one.
-
-    Their method, k and engine settings are their operator's (``pair.declared``):
-    a run that asks for others gets one line. The servers are checked once and
-    warmed once; a batch's baseline and speculative sides alternate
-    (``alternate_batches``). The checklists leave the memory lines and the tipping
-    curve's break-even unmeasured: the servers are not this machine. A server's
-    steps are known only from its last chunk, so nothing streams live.
+    """Two running vLLM servers (``pair``), checked once and warmed once. Their method,
+    k and settings are their operator's (``pair.declared``); the checklists leave
+    memory and break-even unmeasured, the servers not being this machine.
     """
 
     can = Capabilities(live_steps=False, vary_k=False, forced_acceptance=False,
                        anatomy=False, memory=False, explain=False)
-
     through = "; through the running vLLM servers"
 
     def __init__(self, pair: ServerPair) -> None:
@@ -336,10 +320,8 @@ class Servers(Source):
                 cancel: threading.Event | None = None, job: Job | None = None,
                 prompt_ids: list[int] | None = None, concurrency: int = 1,
                 explain: bool = False, **_unstreamed: Any) -> CompareRecord:
-        """``concurrency`` copies of ``req`` at once; one comparison over all of them.
-        ``cancel`` (the page's Stop) closes the open streams: ``Cancelled``, and
-        nothing is published as finished. ``explain`` (the page's toggle) is not
-        scored: a server has no in-process target (``can.explain``)."""
+        """``concurrency`` copies of ``req`` at once, one comparison over all. ``cancel``
+        closes the open streams; ``explain`` is not scored (no in-process target)."""
         self.spec_for(spec)
         job = job_or_default(job)
         if progress is not None:

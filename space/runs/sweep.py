@@ -1,22 +1,8 @@
-"""Sweeps: one workload across a range of one variable, speedup and acceptance per point.
+"""Sweeps: one workload across the values of one variable, a full ``run_workload`` per
+point, and where the speedup crosses 1 (``space.judge.crossover``).
 
-Variables: ``k`` (num_speculative_tokens; a new speculative engine per
-value), ``concurrency`` (requests submitted together), ``input_length``
-(prompt tokens: each prompt is padded with background text to the length)
-and ``temperature``. Every point is a full ``run_workload`` (baseline and
-speculation, repeats, medians over prompts); the table has one row per point.
-
-The crossover is where the speedup line crosses 1 (the baseline), by the rule
-of ``space.judge.crossover``.
-
-Bounds (checked before anything runs, for the CLI and the page alike, so one
-request cannot hold the engines for hours): at most ``MAX_POINTS`` values,
-each inside its variable's ``low..high`` (k 1..16, concurrency
-1..``MAX_CONCURRENCY``, input length 16..``MAX_INPUT_LENGTH`` tokens,
-temperature 0..2), and at most ``MAX_SWEEP_TOKENS`` prompt and output tokens
-over every run of the sweep (``planned_tokens``).
-
-Importing this module does not import vLLM.
+Every bound is checked before anything runs, so that one request cannot hold the
+engines for hours. Imports no vLLM.
 """
 from __future__ import annotations
 
@@ -47,7 +33,6 @@ if TYPE_CHECKING:
     from space.judge.deploy import DeployConfig
 
 log = logging.getLogger(__name__)
-
 
 MAX_POINTS = 32               # values in one sweep
 MAX_CONCURRENCY = 64          # requests submitted together at one point
@@ -88,8 +73,7 @@ FILLER_HEADER = "Background document, for reference only:\n"
 
 
 def parse_values(variable: str, text: str | None) -> list[float]:
-    """'1,2,4' -> [1, 2, 4]; None or '' -> the variable's defaults; ``ConfigError``
-    (one line) for text that is not numbers, or values out of bounds.
+    """'1,2,4' -> [1, 2, 4]; None or '' -> the variable's defaults.
 
     Example:
         >>> parse_values("temperature", "0, 0.5,1")
@@ -132,8 +116,7 @@ def check_values(variable: str, values: Sequence[float]) -> list[float]:
 
 def planned_tokens(workload: Workload, variable: str, values: Sequence[float], repeats: int,
                    max_tokens: int | None = None, prompt_ids: list[str] | None = None) -> int:
-    """Prompt + output tokens that every run of the sweep asks for (an upper estimate:
-    both engines, a warm-up and ``repeats`` measured runs of every request per point).
+    """Prompt + output tokens over every run of the sweep (an upper estimate).
 
     Example (3 prompts of ~20 tokens, 2 points, 1 repeat, 100 tokens out):
         >>> from space.runs.presets import Prompt, Workload
@@ -189,16 +172,14 @@ def check_grid(workload: Workload, ks: Sequence[int], concurrencies: Sequence[in
 
 
 def check_source(variable: str, source: Source) -> None:
-    """Through a source whose k is fixed (running servers) only concurrency is swept:
-    its method and engine settings are fixed too. ``ConfigError`` with one line."""
+    """Only concurrency is swept through a source whose k is fixed (running servers)."""
     if variable != "concurrency":
         source.require("vary_k")
 
 
 def point_row(variable: str, value: float, r: WorkloadResult) -> dict[str, Any]:
-    """One table row from one point's workload result."""
-    low, high = r.speedup_spread or (math.nan, math.nan)
     nan = math.nan
+    low, high = r.speedup_spread or (nan, nan)
     return {"variable": variable, "value": value, "speedup": r.speedup,
             "speedup_low": low, "speedup_high": high, "e2e_speedup": r.e2e_speedup,
             "throughput_speedup": r.throughput_speedup,
@@ -225,7 +206,6 @@ class SweepResult:
 
     @property
     def axis(self) -> Variable:
-        """How the swept variable is labelled and scaled (for ``vis.sweep``)."""
         return VARIABLES[self.variable]
 
     def to_csv(self, path=None) -> str | None:
@@ -260,12 +240,8 @@ def make_table(variable: str, values: Sequence[float],
 
 
 def padded_workload(workload: Workload, target_tokens: int, tokenizer) -> Workload:
-    """``workload`` with each prompt padded by background text to ~target_tokens.
-
-    The background goes before the prompt, so the instruction stays last.
-    Prompts already at least that long are left as they are; the measured
-    prompt length is in the results (``prompt_tokens``).
-    """
+    """Each prompt padded to ~target_tokens with background text before it (the
+    instruction stays last); longer prompts are left as they are."""
     filler_ids = tokenizer.encode(FILLER_FILE.read_text(encoding="utf-8"),
                                   add_special_tokens=False)
     header = len(tokenizer.encode(FILLER_HEADER + "\n\n", add_special_tokens=False))
@@ -289,13 +265,7 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
               prompt_ids: list[str] | None = None,
               cancel: threading.Event | None = None, job: Job | None = None) -> SweepResult:
     """Run ``workload`` once per value of ``variable`` through ``source`` (default:
-    in-process); return the table and crossover.
-
-    ``progress(fraction, message)`` is called before each point and during it.
-    ``cancel`` set: ``space.common.cancel.Cancelled`` before the next engine step; the
-    remaining points are not run. ``job`` hears every run as part of the sweep,
-    then ``SweepFinished``.
-    """
+    in-process); the table and crossover. ``job`` hears ``SweepFinished``."""
     if variable not in VARIABLES:
         raise ConfigError(f"unknown sweep variable {variable!r}: one of {', '.join(VARIABLES)}")
     values = list(values) if values else list(VARIABLES[variable].defaults)
@@ -314,12 +284,7 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
             spec = dataclasses.replace(spec, max_model_len=need)
     results = []
     for i, value in enumerate(values):
-        label = f"{variable}={value:g}"
-
-        def inner(f: float, msg: str, i=i, label=label) -> None:
-            progress((i + min(max(f, 0.0), 1.0)) / len(values),
-                     f"point {i + 1}/{len(values)} ({label}): {msg}")
-
+        inner = _share(progress, i, len(values), f"point {i + 1}/{len(values)} ({variable}={value:g})")
         check(cancel, "the sweep")
         inner(0.0, "starting")
         point_spec, wl = spec, workload
@@ -341,6 +306,11 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
     result = make_table(variable, values, results)
     job.publish(SweepFinished(result, variable, asked, job.origin))
     return result
+
+
+def _share(progress: Progress, i: int, n: int, prefix: str) -> Progress:
+    """``progress`` for part ``i`` of ``n``: its share of the bar, messages prefixed."""
+    return lambda f, msg: progress((i + min(max(f, 0.0), 1.0)) / n, f"{prefix}: {msg}")
 
 
 # --- k x concurrency: the grid a deployable schedule of k is derived from -------------
@@ -382,8 +352,7 @@ class GridResult:
                 "sweeps": [s.to_dict() for s in self.sweeps]}
 
     def step_costs(self) -> list[tuple[int, int, KindCosts]]:
-        """The step anatomy's medians per (k, concurrency): the baseline's decode steps
-        and the verify steps of every request of the point (its median repeats)."""
+        """The step anatomy's medians per (k, concurrency), over every request's steps."""
         out = []
         for r in (r for sweep in self.sweeps for r in sweep.results):
             runs = [item.compare for item in r.items]
@@ -409,8 +378,7 @@ def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
              source: Source | None = None, progress: Progress | None = None, max_tokens: int | None = None,
              prompt_ids: list[str] | None = None,
              cancel: threading.Event | None = None, job: Job | None = None) -> GridResult:
-    """A concurrency sweep at each k (one speculative engine per k); ``cancel`` and
-    ``job`` as in ``run_sweep``."""
+    """A concurrency sweep at each k (one speculative engine per k)."""
     check_grid(workload, ks, concurrencies, repeats, max_tokens, prompt_ids)
     source = source or Engines()
     check_source(GRID, source)
@@ -418,9 +386,7 @@ def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
     job = job_or_default(job)
     sweeps = []
     for i, k in enumerate(ks):
-        def inner(f: float, msg: str, i=i, k=k) -> None:
-            progress((i + min(max(f, 0.0), 1.0)) / len(ks), f"k={k} ({i + 1}/{len(ks)}): {msg}")
-
+        inner = _share(progress, i, len(ks), f"k={k} ({i + 1}/{len(ks)})")
         sweeps.append((k, run_sweep(dataclasses.replace(spec, k=int(k)), workload, "concurrency",
                                     concurrencies, repeats=repeats, source=source, progress=inner,
                                     max_tokens=max_tokens, prompt_ids=prompt_ids,

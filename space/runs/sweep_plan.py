@@ -1,11 +1,6 @@
-"""A sweep as the page and the CLI ask for it, in one place: one variable
-(``space.runs.sweep.VARIABLES``) or k x concurrency (``GRID``), its values read
-and bounded before anything runs (``plan``), run (``run``), and for the grid the
-deployable config, derived and read back by vLLM's own schedule reader
-(``deploy_config``). A source whose k is fixed (running servers) sweeps concurrency
-only (``space.runs.sweep.run_sweep``).
-
-Importing this module does not import vLLM.
+"""A sweep as the page and the CLI ask for it: one variable or k x concurrency
+(``GRID``), bounded before anything runs (``plan``), run (``run``), and for the grid
+the deployable config (``deploy_config``). Imports no vLLM.
 """
 from __future__ import annotations
 
@@ -46,11 +41,8 @@ class SweepPlan:
 def plan(workload_id: str, variable: str, values: str | None, repeats: int,
          max_tokens: int | None = None, prompt_ids: list[str] | None = None,
          source: Source | None = None) -> SweepPlan:
-    """The sweep asked for, read and bounded, and one ``source`` can run (first: the
-    visitor's values do not matter when it cannot); ``ConfigError`` with one line if not.
-
-    ``values``: "1,2,4" (empty: the variable's defaults); for GRID,
-    "1,2,4 x 1,2,4" (k values x concurrencies).
+    """The sweep asked for, read, bounded and one ``source`` can run (checked first);
+    ``values``: "1,2,4" (empty: the defaults), for GRID "1,2,4 x 1,2,4" (k x concurrency).
     """
     if variable not in SWEPT:
         raise ConfigError(f"unknown sweep variable {variable!r}")
@@ -77,9 +69,7 @@ def plan(workload_id: str, variable: str, values: str | None, repeats: int,
 def run(spec: EngineSpec, plan: SweepPlan, *, max_batch: int = deploy.DEFAULT_MAX_BATCH,
         source: Source | None = None, progress: Progress | None = None,
         cancel: threading.Event | None = None, job: Job | None = None) -> SweepResult | GridResult:
-    """Run the plan through ``source``: a sweep of its variable, or one concurrency
-    sweep per k and the deployable config for ``max_batch`` (``GridResult.deploy``).
-    ``cancel`` and ``job`` as in ``space.runs.sweep.run_sweep``."""
+    """Run the plan through ``source``; a grid gets its deployable config for ``max_batch``."""
     if plan.is_grid:
         grid = sweep.run_grid(spec, plan.workload, plan.ks, [int(c) for c in plan.values],
                               repeats=plan.repeats, source=source, progress=progress,
@@ -94,9 +84,8 @@ def run(spec: EngineSpec, plan: SweepPlan, *, max_batch: int = deploy.DEFAULT_MA
 
 
 def deploy_config(grid: GridResult, max_batch: int = deploy.DEFAULT_MAX_BATCH) -> deploy.DeployConfig:
-    """The best k per concurrency of a finished grid, as a ``vllm serve`` config for
-    ``max_batch`` sequences; vLLM's own reader of the schedule must use the chosen
-    k at every measured concurrency (``ConfigError`` if it would not)."""
+    """The best k per concurrency of a grid as a ``vllm serve`` config; vLLM's own schedule
+    reader must pick the chosen k at every measured concurrency (``ConfigError`` if not)."""
     from space.engine.dynamic import check_schedule  # imports vLLM
 
     cfg = deploy.derive_for_run(grid.table.to_dict(orient="records"),

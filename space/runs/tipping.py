@@ -1,20 +1,9 @@
-"""Measure the tipping point: speculative TPOT against the baseline at forced acceptance.
+"""The tipping point: speculative TPOT against the baseline at forced acceptance.
 
-For a model-based pair (a draft model, EAGLE heads: drafters that draft every
-step) and its k, one speculative engine per acceptance point is built with
-vLLM's synthetic rejection sampler (``rejection_sample_method: "synthetic"``,
-``synthetic_acceptance_length`` tau from 1 to k + 1), timed against one
-baseline engine at each concurrency (alternating runs, fixed-length requests),
-and closed. The result is a ``space.judge.curves.TippingCurve``, cached in the data
-folder. Outputs under synthetic acceptance are not the model's text; only the
-timings count, and the runs carry ``config.synthetic``.
-
-For a lookup pair (ngram, suffix) the curve is derived from the step costs of
-a measured model-based curve of the same target, plus the lookup's own
-measured time from one short real run.
-
-Importing this module does not import vLLM (the engine layer is imported when
-a measurement starts).
+A model-based pair is measured: one engine per acceptance point with vLLM's synthetic
+rejection sampler (tau from 1 to k + 1), timed against the baseline at each
+concurrency; only the timings count. A lookup pair's (ngram, suffix) curve is derived
+from a measured curve of the same target and the lookup's own time. Imports no vLLM.
 """
 from __future__ import annotations
 
@@ -63,10 +52,8 @@ def acceptance_lengths(k: int, n: int = DEFAULT_POINTS) -> list[float]:
 
 def synthetic_spec(spec: EngineSpec, length: float,
                    profile: Sequence[float] | None = None) -> EngineSpec:
-    """``spec`` with vLLM's synthetic rejection sampler at mean acceptance length
-    ``length``: as a length (vLLM's minimum-variance schedule), or with a
-    per-position ``profile`` (k unconditional rates) as rates of that shape
-    (``space.judge.curves.shaped_rates``)."""
+    """``spec`` with vLLM's synthetic rejection sampler at mean acceptance ``length``:
+    as a length, or as rates of a per-position ``profile``'s shape."""
     keep = tuple((key, v) for key, v in spec.extra_speculative if key not in SYNTHETIC_VLLM_KEYS)
     forced: tuple[str, object] = (
         ("synthetic_acceptance_length", float(length)) if profile is None
@@ -87,9 +74,8 @@ def check_profile(profile: Sequence[float] | None, k: int) -> list[float] | None
 
 
 def profile_of(runs: Sequence[RunTrace]) -> list[float] | None:
-    """The measured per-position profile of some runs: verify steps that accepted
-    position p over all verify steps (vLLM's unconditional per-position rate),
-    pooled as a ratio of totals; None when nothing was verified."""
+    """Per position p, verify steps that accepted p over all verify steps (vLLM's
+    unconditional rate), pooled over ``runs``; None when nothing was verified."""
     drafts = sum(r.num_drafts for r in runs)
     if not drafts:
         return None
@@ -221,31 +207,25 @@ def _check(spec: EngineSpec, concurrencies: Sequence[int], repeats: int, max_tok
         raise ConfigError("a curve needs repeats >= 1 and max_tokens >= 8")
 
 
-def measure_lookup_step_s(spec: EngineSpec, pool=None, max_tokens: int = 32) -> float:
-    """The lookup proposer's median time per step, from one short real run."""
+def derive_curve(spec: EngineSpec, measured: curves.TippingCurve, pool=None) -> curves.TippingCurve:
+    """The lookup pair's curve from ``measured``'s step costs and the lookup's median
+    time per step, from one short real run."""
     from space.runs import runner
 
-    pool = pool or runner.POOL
-    with pool.lock:
-        run = pool.speculative(spec).run(RequestSpec(prompt=PROMPT, max_tokens=max_tokens))
-    return _median_or_none(s.propose_s for s in run.steps if s.kind in (VERIFY, DECODE)) or 0.0
-
-
-def derive_curve(spec: EngineSpec, measured: curves.TippingCurve, pool=None,
-                 lookup_step_s: float | None = None) -> curves.TippingCurve:
-    """The lookup pair's curve from ``measured``'s step costs (and the lookup's own time)."""
     if measured.model != spec.model:
         raise ConfigError(f"the measured curve is for {measured.model}, not {spec.model}")
-    if lookup_step_s is None:
-        lookup_step_s = measure_lookup_step_s(spec, pool)
-    return curves.derive_lookup_curve(measured, str(spec.method), spec.k, lookup_step_s,
+    pool = pool or runner.POOL
+    with pool.lock:
+        run = pool.speculative(spec).run(RequestSpec(prompt=PROMPT, max_tokens=32))
+    step_s = _median_or_none(s.propose_s for s in run.steps if s.kind in (VERIFY, DECODE)) or 0.0
+    return curves.derive_lookup_curve(measured, str(spec.method), spec.k, step_s,
                                       date=dt.datetime.now().isoformat(timespec="seconds"))
 
 
 def newest_measured(model: str, device: str, dtype: str, version: str,
                     folder=None) -> curves.TippingCurve | None:
-    """The newest measured (model-based) curve of this target on this device, in this
-    dtype and vLLM: a bf16 curve's verify costs say nothing of a float32 run's."""
+    """The newest measured curve of this target, device, dtype and vLLM (a bf16 curve's
+    verify costs say nothing of a float32 run's)."""
     return next((c for c in curve_cache.all_curves(folder)
                  if c.kind == curves.MEASURED and c.model == model and c.device == device
                  and c.dtype == dtype and c.vllm_version == version), None)
@@ -257,12 +237,8 @@ def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
                 repeats: int = defaults.REPEATS, progress: Progress | None = None,
                 folder=None, source: Source | None = None, job: Job | None = None,
                 profile: Sequence[float] | None = None):
-    """Measure (model-based pair) or derive (lookup pair) a curve and cache it;
-    ``job`` then hears ``TippingMeasured``. ``source`` must force acceptance
-    (in-process engines; running servers get one sentence why not).
-
-    Returns (curve, path of the cached file).
-    """
+    """Measure (model-based pair) or derive (lookup pair) a curve and cache it; ``job``
+    hears ``TippingMeasured``. Returns (curve, cached file). Servers are refused."""
     source = source or Engines()
     source.require("forced_acceptance")
     pool = cast(Engines, source).own_pool  # only engines built here force acceptance

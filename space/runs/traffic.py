@@ -1,30 +1,10 @@
-"""Measure a traffic file: every sampled request through both engines, then the answer.
+"""Measure a traffic file: every sampled request through both sides, then the answer.
 
-Each request is a ``runner.compare`` of its own (warm-up once per engine,
-alternating repeats), which takes the pool's lock for that request only: other
-visitors' runs interleave with a long traffic job between its prompts.
-Requests are tokenized before any lock (``preflight``); one that the model
-cannot take (longer than ``max_model_len``) is skipped and reported, not fatal.
-
-At ``concurrency`` N > 1, each group's sampled prompts run as batches of N
-different prompts submitted together to each engine, alternating
-(``space.runs.workloads.compare_batch``), the lock taken for one batch at a
-time. A group's last batch, or a group of fewer than N prompts, is filled up
-to N with its first prompts again, so every batch measures N at once; those
-fillers are run but not kept. Batches of the groups take turns, as prompts do.
-
-With ``until_decided``, the first answer is followed by rounds: a few unseen
-prompts (``MORE_PER_ROUND``) of every undecided group, measured and answered
-again, until every group is decided or the budget (``max_prompts`` measured in
-all, ``max_minutes`` of wall time) is spent or no unseen prompt is left; the
-progress line names the groups still open, and the result says why it stopped.
-
-That order of work is this module's; where the prompts run is a
-``space.runs.source.Source``'s: in-process engines or two running vLLM servers,
-the same batches and alternation.
-
-Importing this module does not import vLLM (the runner is imported when a
-run starts).
+Each request (or, at concurrency N, each batch of N of a group's prompts, a short
+one filled up with the group's first prompts, run but not kept) takes the lock for
+itself only, so other visitors' runs go between. A request the model cannot take
+is skipped and reported. ``until_decided`` then measures rounds of unseen prompts of
+the undecided groups until all are decided or the budget is spent. Imports no vLLM.
 """
 from __future__ import annotations
 
@@ -61,7 +41,7 @@ Todo = tuple[str, TrafficRequest, RequestSpec, list[int]]  # group, request, spe
 
 @dataclass
 class Where:
-    """A traffic run's source with the run's spec and repeats: one prompt, one batch."""
+    """A traffic run's source with the run's spec and repeats."""
 
     source: Source
     spec: EngineSpec
@@ -72,7 +52,6 @@ class Where:
 
     def one(self, req: RequestSpec, ids: list[int], context: Context,
             cancel: threading.Event | None, job: Job) -> CompareRecord:
-        # in-process, compare takes the pool's lock for this prompt only
         return self.source.compare(self.spec, req, repeats=self.repeats, warmup="once",
                                    context=context, cancel=cancel, prompt_ids=ids, job=job)
 
@@ -93,8 +72,8 @@ def check_concurrency(concurrency: int) -> int:
 
 def request_for(r: TrafficRequest, max_tokens: int, temperature: float,
                 max_tokens_cap: int | None = None) -> RequestSpec:
-    """The file's request with its own max_tokens and temperature where it has them;
-    ``max_tokens_cap`` bounds the file's max_tokens (the page's limit).
+    """The file's request, its own max_tokens (at most ``max_tokens_cap``) and
+    temperature where it has them.
 
     Example:
         >>> from space.runs.traffic_file import TrafficRequest as R
@@ -109,8 +88,8 @@ def request_for(r: TrafficRequest, max_tokens: int, temperature: float,
 
 
 def response_tokens(plan: Plan, model_path: str) -> dict[str, int] | None:
-    """Per group, the file's responses in the model's tokens, when every request
-    of the file has one; else None (the weights then come from measured outputs)."""
+    """Per group, the file's responses in the model's tokens when every request has
+    one; else None (the weights then come from measured outputs)."""
     every = [r for reqs in plan.groups.values() for r in reqs]
     if not every or any(r.response is None for r in every):
         return None
@@ -150,18 +129,9 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, file_name: str = "",
                 previous: list[TrafficItem] | None = None) -> TrafficResult:
     """Baseline against speculation on every sampled request of ``plan``, and the answer.
 
-    ``skipped``: the import's skipped lines, carried into the result. ``cancel``
-    set: ``space.common.cancel.Cancelled`` before the next engine step or prompt.
-    ``max_tokens_cap``: no request runs longer, whatever the file asks (the page's).
-    ``concurrency``: a group's prompts N at once (see the module's docstring).
-    ``job`` hears every prompt's run as part of the traffic run, then ``TrafficFinished``.
-    ``source``: where the prompts run (default: in-process engines); through running
-    servers, their declared method and k must be ``spec``'s (``spec.model`` names
-    the tokenizer), and a server fault is ``space.server.client.ServerError``.
-    ``until_decided``: measure unseen prompts of undecided groups within this budget
-    (module docstring). ``predict_prompts``: m of the groups' prediction intervals.
-    ``previous``: items already measured (the page's "Measure more"): the first
-    sample is not run again.
+    ``skipped``: the import's skipped lines, carried into the result.
+    ``predict_prompts``: m of the groups' prediction intervals. ``previous``: items
+    already measured (the page's "Measure more"), not run again.
     """
     at_least_one(repeats=repeats)
     check_concurrency(concurrency)
@@ -174,8 +144,7 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, file_name: str = "",
     skipped = list(skipped or [])
     path = str(models.resolve_model(spec.model))
     part = job.inside("traffic")
-    # What else runs on the machine meanwhile; on a GPU, on the GPU too (where the
-    # runs read this machine's memory: a server's GPU is not this machine's).
+    # what else runs meanwhile (on this machine's GPU too, unless the runs are a server's)
     gpu = nvml_index(0) if where.source.can.memory and on_gpu() else None
     meter = Meter(gpu=gpu).start()
 
@@ -219,9 +188,8 @@ def _until_decided(result: TrafficResult, plan: Plan, budget: Budget,
                    measure: Callable[[list[tuple[str, TrafficRequest]]], list[TrafficItem]],
                    answered: Callable[[list[TrafficItem]], TrafficResult], report: Progress,
                    skipped: list[str]) -> TrafficResult:
-    """Rounds of unseen prompts from the undecided groups until all are decided or the
-    budget is spent; the result records the rounds, what each group gained, and why
-    it stopped."""
+    """Rounds of unseen prompts of the undecided groups until all are decided or the budget
+    is spent; the result records the rounds, each group's gain and why it stopped."""
     items, rounds = list(result.items), 0
     added: dict[str, int] = {}
     tried = {it.line for it in items} | {_line_of(s) for s in skipped}
@@ -259,7 +227,6 @@ def _line_of(skip: str) -> int:
 def _run_prompts(where: Where, todo: list[Todo], report: Progress,
                  cancel: threading.Event | None, model_path: str,
                  job: Job) -> list[TrafficItem]:
-    """Every request on its own through both sides (``Where.one``)."""
     items = []
     for i, (group, r, req, ids) in enumerate(todo):
         report(i / len(todo), f"prompt {i + 1}/{len(todo)}: line {r.line} ({group})")
@@ -270,12 +237,9 @@ def _run_prompts(where: Where, todo: list[Todo], report: Progress,
 
 
 def batches(todo: list[Todo], n: int) -> list[tuple[list[Todo], list[Todo]]]:
-    """(kept, fillers) per batch of ``n``: a group's prompts in sample order, ``n`` at a
-    time, a short batch filled with the group's first prompts again; the groups
-    take turns.
+    """(kept, fillers) per batch of ``n`` of a group's prompts; the groups take turns.
 
-    Example: group a has prompts 1, 2, 3 and group b prompt 4; n = 2 ->
-    a [1, 2], b [4] + filler 4, a [3] + filler 1.
+    Example (group a has prompts 1, 2, 3 and group b prompt 4; n = 2):
         >>> from space.runs.traffic_file import TrafficRequest as R
         >>> todo = [(g, R(i, "p"), None, []) for g, i in (("a", 1), ("b", 4), ("a", 2), ("a", 3))]
         >>> [([t[1].line for t in kept], [t[1].line for t in fill])
@@ -294,7 +258,6 @@ def batches(todo: list[Todo], n: int) -> list[tuple[list[Todo], list[Todo]]]:
 def _run_batches(where: Where, todo: list[Todo], n: int, report: Progress,
                  cancel: threading.Event | None, model_path: str,
                  job: Job) -> list[TrafficItem]:
-    """Every batch through both sides (``Where.batch``), one batch at a time."""
     items: list[TrafficItem] = []
     plan_ = batches(todo, n)
     for i, (kept, fillers) in enumerate(plan_):

