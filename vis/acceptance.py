@@ -28,11 +28,11 @@ def _summary(run: RunTrace) -> str:
         return (f"<p><b>{NO_DRAFTS.capitalize()}</b>: "
                 f"{html.escape(reason)}, so there is no acceptance rate.</p>")
     k = len(run.num_accepted_tokens_per_pos)  # the most drafts any verify step had
-    return (f"<p>Acceptance rate <b>{run.acceptance_rate:.1%}</b>: "
-            f"{run.num_accepted_tokens} of {run.num_draft_tokens} drafted tokens accepted "
-            f"over {run.num_drafts} verify steps.<br>"
-            f"Mean acceptance length <b>{run.mean_acceptance_length:.2f}</b> tokens per verify "
-            f"step (at most {k + 1}: {k} drafts plus the target's own token).</p>")
+    rate = (f"Acceptance rate <b>{run.acceptance_rate:.1%}</b>: {run.num_accepted_tokens} of "
+            f"{run.num_draft_tokens} drafted tokens accepted over {run.num_drafts} verify steps.")
+    length = (f"Mean acceptance length <b>{run.mean_acceptance_length:.2f}</b> tokens per verify "
+              f"step (at most {k + 1}: {k} drafts plus the target's own token).")
+    return f"<p>{rate}<br>{length}</p>"
 
 
 def _vllm_difference_html(run: RunTrace) -> str:

@@ -16,11 +16,11 @@ def na(value: float | None, spec: str) -> str:
 
 
 def describe_run(r: RunTrace) -> str:
+    timing = f"TTFT {r.ttft_s * 1e3:.0f} ms, TPOT {r.tpot_s * 1e3:.1f} ms, {r.tokens_per_s:.1f} tok/s"
+    acceptance = (f"acceptance {na(r.acceptance_rate, '.1%')}, "
+                  f"mean acceptance length {na(r.mean_acceptance_length, '.2f')}")
     return (f"{r.text}\n---\n{config_words(r)}\n{len(r.output_token_ids)} tokens, {len(r.steps)} steps, "
-            f"TTFT {r.ttft_s * 1e3:.0f} ms, TPOT {r.tpot_s * 1e3:.1f} ms, "
-            f"{r.tokens_per_s:.1f} tok/s, acceptance {na(r.acceptance_rate, '.1%')}, mean acceptance "
-            f"length {na(r.mean_acceptance_length, '.2f')}"
-            f"{describe_explanation(r)}{describe_missing_hooks(r.config)}")
+            f"{timing}, {acceptance}{describe_explanation(r)}{describe_missing_hooks(r.config)}")
 
 
 def describe_missing_hooks(config: RunConfig) -> str:
