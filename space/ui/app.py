@@ -50,17 +50,7 @@ CACHE_SWEEP_S = (600, 3 * 3600)
 ENGINE_QUEUE = dict(concurrency_limit=1, concurrency_id="engine", show_progress="full")
 QUICK = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
 
-CSS = """
-#status{min-height:44px}
-.speclens-status{padding:6px 10px;border-radius:6px;border:1px solid #8884}
-.speclens-status-error{border:2px solid #D55E00;background:rgba(213,94,0,.08)}
-.speclens-status-done{border-color:#009E73}
-.speclens-status:empty{display:none}
-.speclens-startup{padding:6px 10px;border-radius:6px;border:1px solid #0072B2;
-  background:rgba(0,114,178,.08)}
-.speclens-startup progress{display:block;width:100%;margin-top:4px}
-.speclens-startup-error{border:2px solid #D55E00;background:rgba(213,94,0,.08)}
-"""
+CSS = (teaching.ASSETS / "app.css").read_text(encoding="utf-8")  # status boxes, banner
 # System fonts: the default theme fetches web fonts, which an offline box waits on.
 THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
                           font_mono=["ui-monospace", "SFMono-Regular", "monospace"])
