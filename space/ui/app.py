@@ -36,7 +36,7 @@ from space.ui.history_panel import HistoryHandlers, build_history_panel, wire_hi
 from space.ui.live_panel import LiveHandlers, build_live_panel, live_source, measuring, wire_live
 from space.ui.login_guard import LoginGuard
 from space.ui.startup import Startup, build_banner, wire_banner
-from space.ui.status import status_html
+from space.ui.status import QUICK, asset, status_html
 from space.ui.sweep_panel import SweepHandlers, SweepPanel, build_sweep_panel
 from space.ui.traffic_panel import TrafficHandlers, TrafficPanel, build_traffic_panel
 
@@ -48,9 +48,8 @@ DEFAULT_MAX_UPLOAD_MB = 20  # per uploaded file
 CACHE_SWEEP_S = (600, 3 * 3600)
 # A long job's click: the page's one engine queue, one job at a time; its progress shown.
 ENGINE_QUEUE = dict(concurrency_limit=1, concurrency_id="engine", show_progress="full")
-QUICK = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
 
-CSS = (teaching.ASSETS / "app.css").read_text(encoding="utf-8")  # status boxes, banner
+CSS = asset("app.css")  # status boxes, banner
 # System fonts: the default theme fetches web fonts, which an offline box waits on.
 THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
                           font_mono=["ui-monospace", "SFMono-Regular", "monospace"])

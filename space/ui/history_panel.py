@@ -15,7 +15,7 @@ from space.records.config import GRID
 from space.records.history import Filters, History, HistoryError
 from space.records.schema import TraceFormatError, load
 from space.records.trace import CompareRecord
-from space.ui.status import status_html
+from space.ui.status import asset, status_html
 from vis.checklist import checklist_html
 from vis.history import history_table_html, side_by_side_table, side_by_side_timeline
 
@@ -23,11 +23,7 @@ log = logging.getLogger(__name__)
 
 PAGE_SIZE = 20
 ANY = "any"
-INTRO = ("Every run, sweep, tipping curve and traffic run of this page is saved here as it "
-         "finishes, "
-         "newest first. Each has a link (`?run=<id>`) that opens it in every view, for anyone with "
-         "access to this page. Put two comparisons side by side below, e.g. k=2 against "
-         "k=4, or last week against today.")
+INTRO = asset("history_intro.md")
 
 
 @dataclass

@@ -12,7 +12,7 @@ import gradio as gr
 
 from space.records.notes import MAX_NOTE_CHARS, NotesError, StepNotes
 from space.ui import datadir, views
-from space.ui.status import status_html
+from space.ui.status import QUICK, status_html
 from vis.lesson import LessonError, LessonInfo, lesson_bytes
 
 NOTE_LABEL = "Note for the class on this step (shown at this step in the exported lesson)"
@@ -109,12 +109,11 @@ def _now_utc() -> str:
 def wire(ui, panel: LessonPanel) -> None:
     """The note box follows the step-through, typing keeps the note, Make writes the file."""
     h, s = LessonHandlers(panel), ui.stepper
-    quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
     shown = [panel.note, panel.notes, panel.download, panel.status]
-    s.slider.change(h.follow, [ui.state, s.slider, panel.notes], shown, **quick)
+    s.slider.change(h.follow, [ui.state, s.slider, panel.notes], shown, **QUICK)
     panel.note.input(h.save, [ui.state, s.slider, panel.notes, panel.note],
                      [panel.notes, panel.download, panel.status], trigger_mode="always_last",
-                     **quick)
+                     **QUICK)
     panel.make.click(h.make, [ui.state, panel.notes], [panel.download, panel.status],
                      api_name="lesson", concurrency_limit=1, concurrency_id="lesson",
                      show_progress="minimal")

@@ -1,12 +1,8 @@
-"""A comparison or a sweep in a worker thread, reported as a stream of events.
-
-A Gradio generator handler cannot yield from inside the engine's callbacks, so
-the work runs in a worker thread whose callbacks fill a queue the handler
-iterates; steps that arrive while the page draws are merged into one event, so a
-slow client never falls behind. ``stop()`` (or closing the iterator, as Gradio
-does on Stop or a client that left) sets the cancel token: the engine loop raises
-``Cancelled`` before its next step. Gradio notices a client that left only when
-the handler yields, hence a ``Heartbeat`` every ``HEARTBEAT_S`` of quiet.
+"""A comparison or a sweep in a worker thread, reported as a stream of events that a
+Gradio generator handler iterates (it cannot yield from the engine's callbacks). Steps
+that arrive while the page draws merge into one event; closing the stream cancels the
+work before its next step; a ``Heartbeat`` every ``HEARTBEAT_S`` of quiet lets Gradio
+notice a client that left.
 """
 from __future__ import annotations
 
@@ -85,19 +81,19 @@ class LiveJob:
         self.cancel.set()
 
     def _on_step(self, _rid: str, step: StepRecord, texts: dict[int, str]) -> None:
-        self._events.put(("step", step, texts))
+        self._events.put((step, texts))
 
     def _on_repeat(self, index: int, count: int) -> None:
-        self._events.put(("repeat", index, count))
-
-    def _progress(self, frac: float, message: str) -> None:
-        self._events.put(("progress", message, frac))
+        self._events.put(MeasuredRun(index, count))
 
     def _work(self) -> None:
+        def progress(frac: float, message: str) -> None:
+            self._events.put(Progress(message, frac))
+
         try:
-            self._events.put(("done", self.work(self._on_step, self._progress, self.cancel)))
+            self._events.put(Done(self.work(self._on_step, progress, self.cancel)))
         except BaseException as exc:  # handed to the handler's thread, raised there
-            self._events.put(("error", exc))
+            self._events.put(exc)
 
     def __iter__(self) -> Iterator[Event]:
         ctx = contextvars.copy_context()  # keep Gradio's request context in the worker
@@ -113,31 +109,26 @@ class LiveJob:
                 while not self._events.empty():
                     batch.append(self._events.get_nowait())
                 yield from self._merge(batch)
-                if batch[-1][0] in ("done", "error"):
+                if isinstance(batch[-1], Done | BaseException):
                     return
         finally:  # finished, failed, or closed because the client left: nothing more runs
             self.stop()
 
-    def _merge(self, batch: list[tuple]) -> Iterator[Event]:
-        """Progress and the end pass through in order; steps merge into one event."""
+    def _merge(self, batch: list) -> Iterator[Event]:
+        """Events and the end pass through in order; (step, texts) merge into one event."""
         new_steps = False
         for item in batch:
-            if item[0] == "step":
-                self._steps.append(item[1])
-                self._texts.update(item[2])
+            if isinstance(item, tuple):
+                self._steps.append(item[0])
+                self._texts.update(item[1])
                 new_steps = True
                 continue
             if new_steps:
                 yield Steps(list(self._steps), dict(self._texts))
                 new_steps = False
-            if item[0] == "progress":
-                yield Progress(item[1], item[2])
-            elif item[0] == "repeat":
-                yield MeasuredRun(item[1], item[2])
-            elif item[0] == "done":
-                yield Done(item[1])
-            else:
-                raise item[1]
+            if isinstance(item, BaseException):
+                raise item
+            yield item
         if new_steps:
             yield Steps(list(self._steps), dict(self._texts))
 

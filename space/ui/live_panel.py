@@ -15,6 +15,7 @@ import gradio as gr
 
 from space.observe import memory
 from space.observe.livestats import Activity, LiveSource, RunLog
+from space.ui.status import QUICK
 from vis.live import live_figure, live_summary_html
 
 TAB = "Live"
@@ -69,10 +70,9 @@ class LiveHandlers:
 
 
 def wire_live(tabs: gr.Tabs, p: LivePanel, h: LiveHandlers) -> None:
-    quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
     outputs = [p.summary, p.figure, p.timer]
-    p.timer.tick(h.tick, None, outputs, api_name="live", **quick)  # named: the tests read it
-    tabs.select(h.tab_selected, None, outputs, **quick)
+    p.timer.tick(h.tick, None, outputs, api_name="live", **QUICK)  # named: the tests read it
+    tabs.select(h.tab_selected, None, outputs, **QUICK)
 
 
 def measuring(fn: Callable, activity: Activity) -> Callable:

@@ -10,12 +10,10 @@ from space.records.config import K_RANGE, EngineSpec
 from space.records.methods import METHODS, names
 from space.runs.offer import Offer
 from space.ui.inputs import PairChoice, Sample
+from space.ui.status import asset
 from space.ui.views import NO_RECORD, NO_VERDICT
 
-HEADER = """# SpecLens: is speculative decoding worth it for my workload?
-Each run sends your prompt through a plain (baseline) engine and a speculative one on
-the same machine, then shows every engine step: which drafted tokens the target model
-accepted, which it rejected, and what that did to the time per token."""
+HEADER = asset("header.md")
 
 METHOD_INFO = ("ngram and draft_model run anywhere; suffix needs arctic-inference; "
                f"{', '.join(names(needs_gpu=True))} need trained heads and a GPU")

@@ -17,6 +17,7 @@ from collections.abc import Callable
 import gradio as gr
 
 from space.common.progress import Progress
+from space.ui.status import QUICK
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +154,5 @@ def wire_banner(demo: gr.Blocks, startup: Startup, banner: gr.HTML, timer: gr.Ti
         startup.page_loaded()
         return tick()
 
-    quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
-    timer.tick(tick, None, [banner, timer], **quick)
-    demo.load(loaded, None, [banner, timer], **quick)  # a page opened later: today's state
+    timer.tick(tick, None, [banner, timer], **QUICK)
+    demo.load(loaded, None, [banner, timer], **QUICK)  # a page opened later: today's state

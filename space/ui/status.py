@@ -1,9 +1,19 @@
-"""The status boxes every panel writes into, and what one says of a saved run."""
+"""What every panel shares: the status boxes, what one says of a saved run, the
+quick events' settings, and the texts under assets/."""
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 from space.runs.recorder import Saved
+
+# A click that answers at once: no queue slot, no spinner, kept out of the API page.
+QUICK = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
+
+
+def asset(name: str) -> str:
+    """A text (CSS, JavaScript, HTML, Markdown) kept next to the code in assets/."""
+    return (Path(__file__).parent / "assets" / name).read_text(encoding="utf-8")
 
 
 def status_html(message: str, kind: str = "info", after_html: str = "") -> str:

@@ -18,21 +18,14 @@ from space.ui import datadir, inputs
 from space.ui.job_status import JobHandlers, failure_shown, progress_shown
 from space.ui.links import job_for
 from space.ui.live import LiveJob, followed, guarded
-from space.ui.status import saved_html, status_html
+from space.ui.status import asset, saved_html, status_html
 
 # Short: every point runs every prompt of the workload on both engines.
 DEFAULT_VALUES = {"k": "1,2,4", "concurrency": "1,2,4", "input_length": "128,512,1024",
                   "temperature": "0,0.5,1",
                   GRID: "1,2,4 x 1,2,4"}  # k values x concurrencies: a deployable schedule of k
-INTRO = ("Run one workload at several values of one variable: each point is a baseline "
-         "and a speculative run of every prompt of the workload, with the method and draft "
-         "chosen above. Speedup = baseline TPOT / speculative TPOT; below the dashed line "
-         "(1x) speculation is slower. One sweep or run at a time; others queue.")
-SERVERS_NOTE = ("**This page measures running servers.** A sweep over concurrency sends N "
-                "requests cycling the workload's prompts at once to each server (each "
-                "prompt alone at N = 1), as an in-process sweep does; the speculative "
-                "server's k, method and engine settings are fixed by its "
-                "`--speculative-config`, so only concurrency is swept here.")
+INTRO = asset("sweep_intro.md")
+SERVERS_NOTE = asset("sweep_servers_note.md")
 
 
 @dataclass

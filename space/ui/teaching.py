@@ -5,21 +5,20 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from pathlib import Path
 
 import gradio as gr
 
 from space.ui import views
+from space.ui.status import QUICK, asset
 from vis import timeline_figure
 
 EXPLAIN_INFO = ("after the timed runs, score each verified draft with the target (its "
                 "probability, top 5, p/q): one extra prefill, never timed")
 STEP_JUMP = re.compile(r"^\s*(\d{1,9})(?::\d*)?\s*$")  # "12" or "12:<nonce>" from the page
 
-ASSETS = Path(__file__).parent / "assets"
-PLAY_HTML = (ASSETS / "playback.html").read_text(encoding="utf-8")
+PLAY_HTML = asset("playback.html")
 # Everything hangs off window.speclensTeach, so a second call (a reconnect) binds nothing twice.
-PAGE_JS = (ASSETS / "teaching.js").read_text(encoding="utf-8")
+PAGE_JS = asset("teaching.js")
 
 
 @dataclasses.dataclass
@@ -43,7 +42,6 @@ def build_explain_toggle() -> gr.Checkbox:
 def wire(ui, handlers, playback: Playback) -> None:
     """``handlers``: space.ui.handlers.Handlers, whose ``step`` draws the stepper."""
     s = ui.stepper
-    quick = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
 
     def jump(record: views.Record | None, value) -> dict:
         """The step-through at the engine step a click or the URL asked for."""
@@ -60,7 +58,7 @@ def wire(ui, handlers, playback: Playback) -> None:
         return timeline_figure(run, baseline, views.shown_step(record, value),
                                anatomy=bool(anatomy))
 
-    playback.jump.change(jump, [ui.state, playback.jump], s.outputs(), **quick)
+    playback.jump.change(jump, [ui.state, playback.jump], s.outputs(), **QUICK)
     shown = [ui.state, s.slider, ui.anatomy]
-    s.slider.change(timeline, shown, ui.timeline, **quick)
-    ui.anatomy.change(timeline, shown, ui.timeline, **quick)
+    s.slider.change(timeline, shown, ui.timeline, **QUICK)
+    ui.anatomy.change(timeline, shown, ui.timeline, **QUICK)

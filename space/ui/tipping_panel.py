@@ -19,18 +19,11 @@ from space.runs.source import Source
 from space.ui import datadir, inputs
 from space.ui.job_status import JobHandlers, failure_shown
 from space.ui.links import job_for
-from space.ui.status import saved_html, status_html
+from space.ui.status import asset, saved_html, status_html
 
 log = logging.getLogger(__name__)
 
-INTRO = ("### Tipping point on this machine\nSpeedup against acceptance for the pair chosen "
-         "above: where the curve crosses 1x is the break-even, the acceptance a workload needs "
-         "before speculation pays here. **Measured points use vLLM's synthetic acceptance** "
-         "(`rejection_sample_method: synthetic`): the engine accepts as many drafts as asked, "
-         "so the timings are real but the text is not the model's; these runs stay out of "
-         "/metrics and the checklists. ngram and suffix cannot be forced: their curve is "
-         "derived from measured step costs. Measuring takes a few minutes on CPU "
-         "(6 engines, concurrency 1 and 4).")
+INTRO = asset("tipping_intro.md")
 MINI_NOTE = ("<small>This machine's tipping curve for the pair (points measured with forced, "
              "synthetic acceptance; see the Sweep tab). The vertical line is this run's "
              "acceptance.</small>")

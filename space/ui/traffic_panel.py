@@ -31,24 +31,13 @@ from space.ui.job_status import JobHandlers, failure_shown, progress_shown
 from space.ui.links import job_for
 from space.ui.live import LiveJob, followed, guarded
 from space.ui.panels import download_row
-from space.ui.status import saved_html, status_html
+from space.ui.status import asset, saved_html, status_html
 
 MAX_TOKENS = 256        # per request, the file's own max_tokens included
 MAX_PER_GROUP = 10
 MAX_PROMPTS = 48        # in all, whatever the groups: a page job stays near 10 minutes
 MORE_MINUTES = 10       # "Measure more": one page job's budget of wall time
-INTRO = ("Bring your own prompts: a JSONL file (`prompt`, OpenAI `messages`, or Spec-Bench "
-         "`turns`), ShareGPT `conversations`, a CSV with a `prompt` column, or text with one "
-         "prompt a line. A `category`, `label` or `task` field groups them; without one they "
-         "are grouped by what they look like. A sample of each group runs through both "
-         "engines with the method chosen above; you get a verdict per group, the "
-         "traffic-weighted speedup and what to deploy, with a k per batch size when this "
-         "machine's tipping curve is cached (not through running servers). With more than "
-         "one request at once, a group's prompts run in batches of that many. Malformed "
-         "lines are skipped and listed. Each group's speedup comes with a 90 % confidence "
-         "interval; a group whose interval straddles 1.05x or 1.10x is *undecided*, and "
-         "**Measure more** samples unseen prompts of the undecided groups until they are "
-         "decided or the budget is spent. One job at a time; others queue.")
+INTRO = asset("traffic_intro.md")
 
 
 @dataclass
