@@ -1,10 +1,6 @@
-"""Who may use a shared SpecLens: the login table and where logins come from
-(--auth, --auth-file, $SPECLENS_AUTH, $SPECLENS_AUTH_FILE; docs/sharing.md).
-
-Standard library only, so ``app.py`` can refuse a bad start before vLLM and
-Gradio load. Errors name the source and the line number, never the line: a
-malformed line may be a password.
-"""
+"""Who may use a shared SpecLens: the login table and its sources (--auth, --auth-file,
+$SPECLENS_AUTH, $SPECLENS_AUTH_FILE). Standard library only, so ``app.py`` refuses a bad
+start before Gradio loads; errors name the line's number, never the line (a password)."""
 from __future__ import annotations
 
 import hashlib
@@ -34,15 +30,7 @@ _NO_SUCH_USER = _digest("\0speclens: no such user\0")
 
 
 class LoginTable:
-    """Names and passwords; ``check`` is the callable Gradio's ``auth=`` takes.
-
-    Example:
-        >>> t = LoginTable([("ada", "lovelace"), ("alan", "turing")])
-        >>> t.check("ada", "lovelace"), t.check("ada", "turing"), t.check("bob", "x")
-        (True, False, False)
-        >>> t.names
-        ['ada', 'alan']
-    """
+    """Names and passwords; ``check`` is the callable Gradio's ``auth=`` takes."""
 
     def __init__(self, logins: Iterable[tuple[str, str]] = ()) -> None:
         self._digests: dict[str, bytes] = {}
@@ -67,16 +55,8 @@ class LoginTable:
 
 
 def parse_login(text: str, where: str) -> tuple[str, str]:
-    """``user:password`` -> (user, password); ``where`` names the source in the error.
-
-    Example:
-        >>> parse_login(" ada:a:b ", "--auth")
-        ('ada', 'a:b')
-        >>> parse_login("ada", "line 3")
-        Traceback (most recent call last):
-        ...
-        space.ui.auth.AuthError: line 3: expected user:password with both parts non-empty
-    """
+    """``user:password`` -> (user, password), the password may hold colons; ``where``
+    names the source in the error."""
     user, sep, password = text.strip().partition(":")
     if not sep or not user.strip() or not password:
         raise AuthError(f"{where}: expected user:password with both parts non-empty")

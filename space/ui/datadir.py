@@ -1,11 +1,6 @@
-"""The app's one folder (``--data-dir``) and the temporary files under its ``tmp/``.
-
-  <data>/tmp/                 emptied at every start; Gradio's upload cache (GRADIO_TEMP_DIR)
-  <data>/tmp/sessions/<id>/   the downloads made for one browser session
-
-A session's folder, and the uploads it claimed, go when the session ends. Two apps
-on one folder would empty each other's tmp/, so it is locked while an app runs.
-"""
+"""The app's folder (``--data-dir``), locked while an app runs: its ``tmp/`` (Gradio's
+upload cache, emptied at every start) holds ``sessions/<id>/``, one browser session's
+downloads, which go with the uploads it claimed when the session ends."""
 from __future__ import annotations
 
 import contextlib
@@ -30,12 +25,7 @@ class DataDirError(ValueError):
 
 
 def session_id(session_hash: str) -> str:
-    """A folder name for a client-chosen session hash: hashed, so "../x" stays inside.
-
-    Example:
-        >>> session_id("../../etc") == session_id("../../etc"), len(session_id("abc"))
-        (True, 24)
-    """
+    """A folder name for a client-chosen session hash: hashed, so "../x" stays inside."""
     return hashlib.sha256(session_hash.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 

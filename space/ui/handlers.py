@@ -1,8 +1,6 @@
-"""Thin event handlers of the run, replay, stepper and memory panels: they call the
-engine layer (through ``LiveCompare``) and the views, and return ``{component:
-value}`` dicts so each updates only what it changes. Bad input is a toast and a
-line in the status box; any other failure is logged and shown as one short line.
-"""
+"""The run, replay, stepper and memory panels' handlers: ``{component: value}`` dicts,
+each updating only what it changes. Bad input is a toast and a line in the status box;
+any other failure is logged and shown as one short line."""
 from __future__ import annotations
 
 import logging

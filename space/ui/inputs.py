@@ -1,8 +1,6 @@
-"""Page inputs -> ``EngineSpec`` / ``RequestSpec``, and the sample prompts (pure).
-
-Values (an API client can send anything) are coerced here, or ``ConfigError``
-with one line; ranges are the specs' own ``validate``, as in the CLI.
-"""
+"""Page inputs -> ``EngineSpec`` / ``RequestSpec``, and the sample prompts (pure). Values
+(an API client sends anything) are coerced here or refused with a one-line ``ConfigError``;
+ranges are the specs' own ``validate``, as in the CLI."""
 from __future__ import annotations
 
 import dataclasses

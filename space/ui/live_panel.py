@@ -1,9 +1,6 @@
-"""The Live tab: both engines' in-process metrics, refreshed while the tab is open.
-
-The timer runs only while the tab is selected. While a measured run goes, ticks
-come less often and send nothing unchanged, so watching never skews a
-measurement; nothing here takes the engine lock (``EnginePool.peek``).
-"""
+"""The Live tab: both engines' in-process metrics, refreshed while the tab is selected;
+during a measured run less often and nothing unchanged, so watching never skews it.
+Nothing here takes the engine lock (``EnginePool.peek``)."""
 from __future__ import annotations
 
 import functools

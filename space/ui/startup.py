@@ -1,9 +1,6 @@
-"""The page serves first, the engines build behind it (a background thread).
-
-A banner shows the build's progress until the engines are ready; a job submitted
-meanwhile waits in its queue slot (``gate``). A build that fails leaves the page
-up: the banner says why, and the next run builds the engines itself.
-"""
+"""The page serves first, the engines build behind it, a banner showing the progress; a
+job submitted meanwhile waits in its queue slot (``gate``). A failed build leaves the
+page up: the banner says why, and the next run builds the engines itself."""
 from __future__ import annotations
 
 import functools

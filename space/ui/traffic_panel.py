@@ -1,9 +1,6 @@
-"""The Traffic tab: a visitor's file of prompts (or the operator's ``--traffic FILE``),
-a verdict per group of requests and what to deploy (``space.runs.traffic``).
-
-The upload is bounded (its size checked before it is read) and removed when the
-session ends; the run goes through the page's engine queue, stoppable like a sweep.
-"""
+"""The Traffic tab: a visitor's file of prompts (or ``--traffic FILE``), a verdict per
+group and what to deploy (``space.runs.traffic``). The upload's size is checked before
+it is read, and it goes when the session ends."""
 from __future__ import annotations
 
 import dataclasses

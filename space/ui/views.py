@@ -67,15 +67,17 @@ def render(record: Record) -> RecordViews:
         token_html=cut_note(run) + vis.token_view_html(head(run)),
         compare_html=missing_hooks_html(run) + (_compare_html(cmp) if cmp is not None
                                                 else NO_BASELINE),
-        compare_table=compare_display_table(cmp) if cmp is not None else None,
+        # the metric as a column, values rounded for reading
+        compare_table=vis.compare_table(cmp).reset_index().round(3) if cmp is not None else None,
         timeline=vis.timeline_figure(run, baseline,
                                      run.steps[first[0]].index if first else None),
         acceptance_html=vis.acceptance_summary_html(run),
         per_position=vis.per_position_figure(run),
         histogram=vis.accepted_histogram_figure(run),
         # the step anatomy's medians, beside the prediction line that uses them
-        checklist_html=_checklist(record) + (vis.costs_table_html(run, baseline)
-                                             if has_anatomy(run) else ""),
+        checklist_html=(checklist_html(cmp.checklist) if cmp is not None and cmp.checklist
+                        else NO_VERDICT) + (vis.costs_table_html(run, baseline)
+                                            if has_anatomy(run) else ""),
         summary=text.summary(record),
         draft_probs=draft_probability_figure(run),
     )
@@ -99,12 +101,11 @@ def head(run: RunTrace) -> RunTrace:
 
 
 def cut_note(run: RunTrace) -> str:
-    max_steps = TOKEN_VIEW_STEPS
-    if len(run.steps) <= max_steps:
+    if len(run.steps) <= TOKEN_VIEW_STEPS:
         return ""
-    return (f'<p class="speclens-cut" data-cut="{max_steps}"><em>The first {max_steps:,} of '
-            f"{len(run.steps):,} engine steps are drawn here; the stepper, the timeline and "
-            "the steps CSV have all of them.</em></p>")
+    return (f'<p class="speclens-cut" data-cut="{TOKEN_VIEW_STEPS}"><em>The first '
+            f"{TOKEN_VIEW_STEPS:,} of {len(run.steps):,} engine steps are drawn here; the "
+            "stepper, the timeline and the steps CSV have all of them.</em></p>")
 
 
 def _compare_html(cmp: CompareRecord) -> str:
@@ -116,28 +117,15 @@ def _compare_html(cmp: CompareRecord) -> str:
     return cut_note(longest) + vis.compare_html(cut)
 
 
-def compare_display_table(cmp: CompareRecord) -> pd.DataFrame:
-    """vis.compare_table with the metric as a column and values rounded for reading."""
-    return vis.compare_table(cmp).reset_index().round(3)
-
-
-def _checklist(record: Record) -> str:
-    if isinstance(record, CompareRecord) and record.checklist:
-        return checklist_html(record.checklist)
-    return NO_VERDICT
-
-
 def live_token_html(steps: list[StepRecord], texts: dict[int, str]) -> str:
-    return vis.token_view_html(_partial(steps, texts))
-
-
-def _partial(steps: list[StepRecord], texts: dict[int, str]) -> RunTrace:
+    """The token view of the steps streamed so far (a partial run)."""
     out = [t for s in steps for t in s.emitted_token_ids]
     t0 = steps[0].start_s if steps else 0.0
     t1 = steps[-1].end_s if steps else 0.0
-    return RunTrace(config=RunConfig(), prompt="", prompt_token_ids=[], output_token_ids=out, text="",
-                    arrival_s=t0, first_token_s=t1, finish_s=t1, finish_reason=None,
-                    steps=list(steps), token_text=dict(texts))
+    return vis.token_view_html(RunTrace(
+        config=RunConfig(), prompt="", prompt_token_ids=[], output_token_ids=out, text="",
+        arrival_s=t0, first_token_s=t1, finish_s=t1, finish_reason=None, steps=list(steps),
+        token_text=dict(texts)))
 
 
 @dataclass
