@@ -29,7 +29,7 @@ from space.runs.repeats import WARMUP_TOKENS
 from space.runs.source import Engines, Source, pick
 from space.server.client import ServerError
 from space.server.flags import pair_from_args
-from space.ui import datadir, inputs, lesson_panel, panels, teaching, tipping_panel
+from space.ui import datadir, inputs, lesson_panel, panels, teaching, tipping_panel, views
 from space.ui.auth import LoginTable
 from space.ui.handlers import UI, Compare, Handlers
 from space.ui.history_panel import HistoryHandlers, build_history_panel, wire_history
@@ -92,8 +92,12 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                 explain = teaching.build_explain_toggle()
             with gr.Column(scale=3):
                 results = panels.build_results()
-        timeline = panels.build_timeline()
-        anatomy = panels.build_anatomy_toggle()
+        gr.Markdown("### Timeline: one bar per engine step")
+        timeline = gr.Plot(label="Timeline", elem_id="timeline", show_label=False)
+        # each step split into its timed parts
+        anatomy = gr.Checkbox(False, label="Step anatomy: split each step into forward, sampling "
+                              "/ rejection, proposer, scheduling and other",
+                              elem_id="timeline-anatomy")
         with gr.Tabs() as tabs:
             with gr.Tab("Acceptance"):
                 acceptance = panels.build_acceptance()
@@ -102,7 +106,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                 stepper = panels.build_stepper()
                 lesson = lesson_panel.build_lesson_panel()
             with gr.Tab("Checklist"):
-                checklist = panels.build_checklist()
+                checklist = gr.HTML(views.NO_VERDICT, label="Checklist", elem_id="checklist")
                 tipping_mini = gr.Plot(label="Tipping point on this machine",
                                        elem_id="tipping-mini")
                 gr.Markdown(tipping_panel.MINI_NOTE if source.can.forced_acceptance
@@ -212,7 +216,7 @@ def _wire(demo: gr.Blocks, ui: UI, h: Handlers, run_compare: Callable,
     wire_stop(c.stop, run, ui.results.status)
     # Replays never wait for the engines; bounded and one at a time, they take at
     # most one core's share from a measured run.
-    ui.files.upload.upload(_claiming_upload(h.replay), ui.files.upload, ui.record_outputs(),
+    ui.files.upload.upload(h.replay, ui.files.upload, ui.record_outputs(),
                            api_name="replay", concurrency_limit=1, concurrency_id="replay")
     c.sample.change(h.sample, c.sample, [c.prompt, c.temperature], **QUICK)
     c.pair.input(h.pair, c.pair, [c.method, c.draft, c.k, c.pair_note], api_name="pair",
@@ -270,15 +274,6 @@ def _auth_message(limiter: LoginLimiter) -> str:
 def _end_session(request: gr.Request) -> None:
     """Gradio's unload (the page's heartbeat closed): the session's files go."""
     datadir.end_session(request.session_hash)
-
-
-def _claiming_upload(fn):
-    """The replay's uploaded file goes when its session ends."""
-    @functools.wraps(fn)
-    def replay(path, *args, **kwargs):
-        datadir.claim_upload(path)
-        return fn(path, *args, **kwargs)
-    return replay
 
 
 def serve(a: argparse.Namespace) -> int:

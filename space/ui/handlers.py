@@ -24,7 +24,7 @@ from space.runs import offer as offers
 from space.runs import presets, runner
 from space.runs.events import Publisher
 from space.server.client import ServerError
-from space.ui import inputs, views
+from space.ui import datadir, inputs, views
 from space.ui.job_status import failure_shown
 from space.ui.links import job_for
 from space.ui.live import Event, LiveCompare, MeasuredRun, Progress, Steps, followed
@@ -92,12 +92,12 @@ class Handlers:
             yield {status: status_html("stopped; the engines are free for the next run")}
             return
         except (ConfigError, ModelError, ServerError) as exc:  # one line: a server's fault too
-            yield self._failed(str(exc))
+            yield failure_shown(status, str(exc))
             return
         except Exception as exc:  # anything else: log it, say it briefly, stay up
             log.exception("run failed")
-            yield self._failed(f"the run failed ({type(exc).__name__}: {_short(exc)}); "
-                               "details are in the server log")
+            yield failure_shown(status, f"the run failed ({type(exc).__name__}: {_short(exc)}); "
+                                "details are in the server log")
             return
         yield {**self.show(record, f"done: {text.summary(record)}",
                            saved=job.replies.get("history")), **self.memory()}
@@ -116,9 +116,6 @@ class Handlers:
             return {status: status_html(f"speculative run: {n} tokens so far", "working"),
                     tokens: views.live_token_html(ev.steps, ev.texts)}
         return None
-
-    def _failed(self, message: str) -> dict:
-        return failure_shown(self.ui.results.status, message)
 
     def show(self, record: views.Record, message: str, source: str | None = None,
              saved: object = None) -> dict:
@@ -141,14 +138,16 @@ class Handlers:
     # --- replay -----------------------------------------------------------
 
     def replay(self, path: str | None) -> dict:
-        """Show a saved trace or comparison in every view; nothing runs."""
+        """Show a saved trace or comparison in every view; nothing runs. The upload
+        goes when the session ends."""
         if not path:
             return {}
+        datadir.claim_upload(path)
         name = Path(path).name
         try:
             record = replay.read_record(path)  # bounded: bytes, then engine steps
         except TraceFormatError as exc:  # one line naming the first bad field
-            return self._failed(f"{name}: {_short(exc)}")
+            return failure_shown(self.ui.results.status, f"{name}: {_short(exc)}")
         kind = "comparison" if isinstance(record, CompareRecord) else "trace"
         return self.show(record, f"replaying the saved {kind} {name}: "
                                   f"{text.summary(record)}", source=path)

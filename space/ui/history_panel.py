@@ -216,14 +216,6 @@ def _has_keys(record_json: str, *keys: str) -> bool:
     return isinstance(d, dict) and all(k in d for k in keys)
 
 
-def tipping_view(record_json: str):
-    """The figure of a saved tipping curve; ValueError etc. when it cannot be drawn."""
-    from space.judge.curves import TippingCurve
-    from vis.tipping import tipping_figure
-
-    return tipping_figure(TippingCurve.from_dict(json.loads(record_json)), "length")
-
-
 def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandlers,
                  show, status: gr.HTML, record_outputs: list, sweep_outputs: tuple,
                  traffic: tuple[Callable, list], tipping_outputs: tuple[gr.HTML, gr.Plot]) -> None:
@@ -264,8 +256,12 @@ def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandle
             return {**show_traffic(json.loads(record), said), status: status_html(said, "done")}
         try:  # a tipping curve, or a sweep: drawn in the Sweep tab
             if _has_keys(record, "points", "step_costs"):
+                from space.judge.curves import TippingCurve
+                from vis.tipping import tipping_figure
+
                 what, tab_status = "a tipping curve", tipping_status
-                drawn = {tipping_plot: tipping_view(record)}
+                curve = TippingCurve.from_dict(json.loads(record))
+                drawn = {tipping_plot: tipping_figure(curve, "length")}
             else:
                 figure, table = sweep_views(record)
                 what, tab_status = "a sweep", sweep_status

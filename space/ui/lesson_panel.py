@@ -91,7 +91,8 @@ class LessonHandlers:
             return {p.status: status_html("run a prompt or open a saved trace first", "error")}
         notes = notes_of(record, state)
         try:
-            data = lesson_bytes(record, notes, LessonInfo(exported_utc=_now_utc(),
+            now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            data = lesson_bytes(record, notes, LessonInfo(exported_utc=now,
                                                           source="the SpecLens page"))
         except LessonError as exc:
             return {p.status: status_html(str(exc), "error")}
@@ -100,10 +101,6 @@ class LessonHandlers:
         return {p.download: gr.DownloadButton(value=str(path), interactive=True),
                 p.status: status_html(f"lesson ready: {len(data) / 1e6:.2f} MB, "
                                       f"{len(notes.by_step)} note(s)", "done")}
-
-
-def _now_utc() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def wire(ui, panel: LessonPanel) -> None:

@@ -11,12 +11,6 @@ MAX_LOGIN_BODY_BYTES = 64 << 10  # a name and a password, with room to spare
 LOGIN_PATHS = ("/login", "/login/")
 
 
-def client_address(scope) -> str:
-    """The TCP peer. Forwarded-for headers are not trusted: a client sets them."""
-    client = scope.get("client")
-    return str(client[0]) if client else "unknown"
-
-
 async def _send_plain(send, status: int, body: dict, headers: dict[str, str] | None = None) -> None:
     data = json.dumps(body).encode()
     raw = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
@@ -79,7 +73,8 @@ class LoginGuard:
         if body is None:
             await _send_plain(send, 413, {"detail": "login form too large"})
             return
-        address = client_address(scope)
+        client = scope.get("client")  # the TCP peer: a client sets forwarded-for headers
+        address = str(client[0]) if client else "unknown"
         user = await form_username(scope, body, receive)
         wait_s = self.limiter.retry_after_s(address, user)
         if wait_s > 0:

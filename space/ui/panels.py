@@ -11,7 +11,7 @@ from space.records.methods import METHODS, names
 from space.runs.offer import Offer
 from space.ui.inputs import PairChoice, Sample
 from space.ui.status import asset
-from space.ui.views import NO_RECORD, NO_VERDICT
+from space.ui.views import NO_RECORD
 
 HEADER = asset("header.md")
 
@@ -70,7 +70,13 @@ def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
                              info=METHOD_INFO, elem_id="method")
         k = gr.Slider(K_RANGE[0], K_RANGE[1], value=spec.k, step=1,
                       label="k (draft tokens per step)", elem_id="k")
-    draft = build_draft(spec, offer or Offer())
+    # The drafts the operator offers; typing another name only with --allow-any-model.
+    offer = offer or Offer()
+    draft = gr.Dropdown([("none", "")] + [(d, d) for d in offer.drafts],
+                        value=spec.draft_model or "", label="Draft model",
+                        info="for draft_model / eagle; the drafts this server offers"
+                        + ("; or type a folder or owner/name" if offer.allow_any_model else ""),
+                        allow_custom_value=offer.allow_any_model, elem_id="draft")
     gr.Markdown(f"<small>{ENGINE_NOTE if vary_k else SERVERS_NOTE}</small>")
     with gr.Row():
         temperature = gr.Slider(0.0, 2.0, value=samples[0].temperature, step=0.05,
@@ -108,15 +114,6 @@ def refuse_wrong_types(component: gr.Slider | gr.Number) -> None:
     component.preprocess = preprocess
 
 
-def build_draft(spec: EngineSpec, offer: Offer) -> gr.Dropdown:
-    """The drafts the operator offers; typing another name only with ``--allow-any-model``."""
-    choices = [("none", "")] + [(d, d) for d in offer.drafts]
-    info = ("for draft_model / eagle; the drafts this server offers"
-            + ("; or type a folder or owner/name" if offer.allow_any_model else ""))
-    return gr.Dropdown(choices, value=spec.draft_model or "", label="Draft model", info=info,
-                       allow_custom_value=offer.allow_any_model, elem_id="draft")
-
-
 @dataclass
 class Results:
     status: gr.HTML
@@ -136,17 +133,6 @@ def build_results() -> Results:
                          label="Medians over the measured runs (ratio = speculative / "
                          "baseline)", interactive=False, elem_id="compare-table")
     return Results(status, tokens, compare, table)
-
-
-def build_timeline() -> gr.Plot:
-    gr.Markdown("### Timeline: one bar per engine step")
-    return gr.Plot(label="Timeline", elem_id="timeline", show_label=False)
-
-
-def build_anatomy_toggle() -> gr.Checkbox:
-    """Step anatomy on the timeline: each step split into its timed parts."""
-    return gr.Checkbox(False, label="Step anatomy: split each step into forward, sampling / "
-                       "rejection, proposer, scheduling and other", elem_id="timeline-anatomy")
 
 
 @dataclass
@@ -197,10 +183,6 @@ def build_stepper() -> Stepper:
     gr.Markdown("**Emitted by this step**")
     emitted = gr.HTML("", label="Emitted", elem_id="step-emitted")
     return Stepper(title, slider, prev, next_, context, drafts, emitted)
-
-
-def build_checklist() -> gr.HTML:
-    return gr.HTML(NO_VERDICT, label="Checklist", elem_id="checklist")
 
 
 @dataclass

@@ -55,7 +55,14 @@ class Startup:
         or ``page_first_s`` has passed."""
         def build_after_the_page() -> None:
             self._page_seen.wait(page_first_s)
-            self._build(build)
+            try:
+                build(self.progress)
+            except Exception as exc:  # the page stays up and says so
+                log.exception("building the engines at start failed")
+                self._finish(f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]}"
+                             if str(exc).strip() else type(exc).__name__)
+                return
+            self._finish(None)
 
         thread = threading.Thread(target=build_after_the_page, daemon=True,
                                   name="speclens-startup")
@@ -68,16 +75,6 @@ class Startup:
 
     def mark_ready(self) -> None:
         """Nothing to build (tests, or engines built before the page)."""
-        self._finish(None)
-
-    def _build(self, build: Callable[[Progress], None]) -> None:
-        try:
-            build(self.progress)
-        except Exception as exc:  # the page stays up and says so
-            log.exception("building the engines at start failed")
-            self._finish(f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]}"
-                         if str(exc).strip() else type(exc).__name__)
-            return
         self._finish(None)
 
     def _finish(self, error: str | None) -> None:
@@ -94,11 +91,6 @@ class Startup:
 
     def wait(self, timeout_s: float) -> bool:
         return self._done.wait(timeout_s)
-
-    def waiting_message(self) -> str:
-        return (f"waiting in the queue for the engines to finish building "
-                f"({self.fraction:.0%}: {self.message}); this run starts by itself when they "
-                "are ready")
 
     def banner_html(self) -> str:
         """The page's banner: progress while building, a line on failure, nothing when ready."""
@@ -125,7 +117,10 @@ class Startup:
         def gated(*args, **kwargs):
             self.page_loaded()  # a run is waiting: nothing is gained by holding the build
             while not self.done:
-                yield {status: status_html(self.waiting_message(), "working")}
+                yield {status: status_html(
+                    f"waiting in the queue for the engines to finish building "
+                    f"({self.fraction:.0%}: {self.message}); this run starts by itself when "
+                    "they are ready", "working")}
                 self.wait(POLL_S)
             if is_gen:
                 yield from fn(*args, **kwargs)

@@ -51,18 +51,14 @@ class SweepPanel:
         return [self.status, self.plot, self.table, self.csv, self.deploy]
 
 
-def workload_choices() -> list[tuple[str, str]]:
-    workloads = presets.load_or_warn(presets.load_workloads, "sweep workloads", "offering none")
-    return [(f"{w.title} ({w.id})", w.id) for w in workloads or []]
-
-
 def build_sweep_panel(workload_id: str | None = None, vary_k: bool = True) -> SweepPanel:
     """``vary_k`` false: the source fixes k (running servers); concurrency is swept."""
     gr.Markdown(INTRO)
     if not vary_k:
         gr.Markdown(SERVERS_NOTE, elem_id="sweep-servers-note")
     first = "k" if vary_k else "concurrency"
-    choices = workload_choices()
+    workloads = presets.load_or_warn(presets.load_workloads, "sweep workloads", "offering none")
+    choices = [(f"{w.title} ({w.id})", w.id) for w in workloads or []]
     ids = [v for _, v in choices]
     value = workload_id if workload_id in ids else ("code_editing" if "code_editing" in ids
                                                     else (ids[0] if ids else None))
@@ -135,7 +131,8 @@ class SweepHandlers(JobHandlers):
         from space.runs import sweep_plan
 
         plan = sweep_plan.plan(str(workload_id or ""), str(variable), str(values or ""),
-                               inputs.repeats(repeats), _tokens(max_tokens), source=self.source)
+                               inputs.repeats(repeats),
+                               inputs.whole_in(max_tokens, "max tokens", 1, 1024), source=self.source)
         if not self.source.can.vary_k:
             return self.base_spec, plan
         return inputs.speculative_spec(self.base_spec, method, draft, k, pair_id,
@@ -168,6 +165,3 @@ class SweepHandlers(JobHandlers):
         return {p.status: status_html(status, "done", saved), p.plot: fig, p.table: table,
                 p.csv: gr.DownloadButton(value=csv_path, interactive=True), p.deploy: deploy}
 
-
-def _tokens(value) -> int:
-    return inputs.whole_in(value, "max tokens", 1, 1024)

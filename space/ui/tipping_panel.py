@@ -71,12 +71,6 @@ def build_tipping_panel(source: Source) -> TippingPanel:
     return TippingPanel(curve, axis, measure_, status, plot, csv, anatomy)
 
 
-def _csv_file(curve: curves.TippingCurve) -> str:
-    path = datadir.export_folder("speclens-tipping-") / "tipping-curve.csv"
-    curves.to_csv(curve, path)
-    return str(path)
-
-
 class TippingHandlers(JobHandlers):
     panel: TippingPanel
 
@@ -89,9 +83,11 @@ class TippingHandlers(JobHandlers):
         if curve is None:
             return {p.status: status_html(NO_CURVE), p.plot: None,
                     p.csv: gr.DownloadButton(interactive=False), p.anatomy: ""}
+        csv_path = datadir.export_folder("speclens-tipping-") / "tipping-curve.csv"
+        curves.to_csv(curve, csv_path)
         return {p.status: status_html(_summary(curve), "done", saved),
                 p.plot: tipping_figure(curve, axis if axis in ("length", "rate") else "length"),
-                p.csv: gr.DownloadButton(value=_csv_file(curve), interactive=True),
+                p.csv: gr.DownloadButton(value=str(csv_path), interactive=True),
                 p.anatomy: anatomy_html(curve)}
 
     def load(self, axis: str = "length") -> dict:
