@@ -27,7 +27,7 @@ from space.server.client import ServerError
 from space.ui import datadir, inputs, views
 from space.ui.job_status import failure_shown
 from space.ui.links import job_for
-from space.ui.live import Event, LiveCompare, MeasuredRun, Progress, Steps, followed
+from space.ui.live import Event, LiveCompare, MeasuredRun, Progress, Steps, follow
 from space.ui.panels import Acceptance, Controls, Files, Memory, Results, Stepper
 from space.ui.status import saved_html, status_html
 from space.ui.tipping_panel import mini_figure
@@ -87,7 +87,7 @@ class Handlers:
             live = LiveCompare(spec, req, inputs.repeats(repeats), compare=self.compare,
                                explain=bool(explain), job=job)
             yield {status: status_html("checking the input", "working")}
-            record = yield from followed(live, self._live_update, "the run")
+            record = yield from follow(live, self._live_update, "the run")
         except Cancelled:
             yield {status: status_html("stopped; the engines are free for the next run")}
             return

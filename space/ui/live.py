@@ -137,17 +137,21 @@ def follow(job: LiveJob, show: Callable[[Event], dict | None],
            what: str) -> Generator[Any, None, Any]:
     """``result = yield from follow(job, show, "the run")`` in a Gradio generator
     handler: yields ``show(event)`` unless None, ``gr.skip()`` on a heartbeat;
-    returns the job's result. The work's exceptions (``Cancelled`` too) re-raise here."""
-    for ev in job:
-        if isinstance(ev, Heartbeat):
-            yield gr.skip()  # lets Gradio see whether the client is still there
-        elif isinstance(ev, Done):
-            return ev.record
-        else:
-            update = show(ev)
-            if update is not None:
-                yield update
-    raise RuntimeError(f"{what} ended without a result")
+    returns the job's result. The work's exceptions (``Cancelled`` too) re-raise here;
+    the job stops however the handler ends."""
+    try:
+        for ev in job:
+            if isinstance(ev, Heartbeat):
+                yield gr.skip()  # lets Gradio see whether the client is still there
+            elif isinstance(ev, Done):
+                return ev.record
+            else:
+                update = show(ev)
+                if update is not None:
+                    yield update
+        raise RuntimeError(f"{what} ended without a result")
+    finally:
+        job.stop()
 
 
 def guarded(body: Generator[Any, None, Any], what: str, stopped: dict,
@@ -167,15 +171,6 @@ def guarded(body: Generator[Any, None, Any], what: str, stopped: dict,
         log.exception("%s failed", what)
         yield failed(f"{what} failed ({type(exc).__name__}); details are in the server log")
     return None
-
-
-def followed(job: LiveJob, show: Callable[[Event], dict | None],
-             what: str) -> Generator[Any, None, Any]:
-    """``follow`` that stops the job however the handler ends."""
-    try:
-        return (yield from follow(job, show, what))
-    finally:
-        job.stop()
 
 
 class LiveCompare(LiveJob):

@@ -17,7 +17,7 @@ from space.server.client import ServerError
 from space.ui import datadir, inputs
 from space.ui.job_status import JobHandlers, failure_shown, progress_shown
 from space.ui.links import job_for
-from space.ui.live import LiveJob, followed, guarded
+from space.ui.live import LiveJob, follow, guarded
 from space.ui.status import asset, saved_html, status_html
 
 # Short: every point runs every prompt of the workload on both engines.
@@ -111,9 +111,8 @@ class SweepHandlers(JobHandlers):
                                     draft, k, pair_id)
             job = LiveJob(lambda _on_step, report, cancel: sweep_plan.run(
                 spec, plan, progress=report, cancel=cancel, job=page_job, source=self.source))
-            result = yield from followed(job, lambda ev: progress_shown(self.panel.status, ev,
-                                                                        progress),
-                                         "the sweep")
+            result = yield from follow(
+                job, lambda ev: progress_shown(self.panel.status, ev, progress), "the sweep")
             return plan, result
 
         stopped = {self.panel.status: status_html("sweep stopped; the remaining points were "

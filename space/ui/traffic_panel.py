@@ -26,7 +26,7 @@ from space.server.client import ServerError
 from space.ui import datadir, inputs
 from space.ui.job_status import JobHandlers, failure_shown, progress_shown
 from space.ui.links import job_for
-from space.ui.live import LiveJob, followed, guarded
+from space.ui.live import LiveJob, follow, guarded
 from space.ui.panels import download_row
 from space.ui.status import asset, saved_html, status_html
 
@@ -146,7 +146,6 @@ class TrafficHandlers(JobHandlers):
         """Read, group, sample and measure the file; Stop or a client that leaves
         closes this generator, and the run stops before its next engine step."""
         page_job = job_for(self.publisher, request)  # who asked; who hears how it ends
-        kept: dict[str, TrafficSession] = {}
 
         def body():
             if file:
@@ -157,11 +156,11 @@ class TrafficHandlers(JobHandlers):
             name = Path(file or self.operator_file or "").name
             yield {self.panel.status: status_html(traffic.describe() + self.source.through,
                                                   "working")}
-            kept["s"] = TrafficSession(spec, plan, name, tokens, n_repeats, n,
-                                       [str(s) for s in traffic.skipped], [])
-            return (yield from self._measure(kept["s"], page_job, progress, None))
+            session = TrafficSession(spec, plan, name, tokens, n_repeats, n,
+                                     [str(s) for s in traffic.skipped], [])
+            return session, (yield from self._measure(session, page_job, progress, None))
 
-        yield from self._finish(body(), page_job, kept)
+        yield from self._finish(body(), page_job)
 
     def more(self, last: TrafficSession | None,
              progress=gr.Progress(),  # noqa: B008 (Gradio injects it)
@@ -175,15 +174,14 @@ class TrafficHandlers(JobHandlers):
                                                   "samples its undecided groups", "error")}
             return
         page_job = job_for(self.publisher, request)
-        kept = {"s": last}
 
         def body():
             yield {self.panel.status: status_html("measuring more: unseen prompts of the "
                                                   "undecided groups", "working")}
             budget = Budget(MAX_PROMPTS, MORE_MINUTES)
-            return (yield from self._measure(last, page_job, progress, budget))
+            return last, (yield from self._measure(last, page_job, progress, budget))
 
-        yield from self._finish(body(), page_job, kept)
+        yield from self._finish(body(), page_job)
 
     def _measure(self, s: TrafficSession, page_job, progress, budget):
         from space.runs.traffic import run_traffic  # imports vLLM lazily
@@ -193,18 +191,19 @@ class TrafficHandlers(JobHandlers):
             progress=report, cancel=cancel, skipped=s.skipped, max_tokens_cap=MAX_TOKENS,
             concurrency=s.concurrency, job=page_job, source=self.source,
             until_decided=budget, previous=s.items or None))
-        return (yield from followed(job, lambda ev: progress_shown(self.panel.status, ev,
-                                                                   progress),
-                                    "the traffic run"))
+        return (yield from follow(
+            job, lambda ev: progress_shown(self.panel.status, ev, progress), "the traffic run"))
 
-    def _finish(self, body, page_job, kept: dict) -> Iterator[dict]:
+    def _finish(self, body, page_job) -> Iterator[dict]:
+        """``body`` returns (session, result): the result shown, the session kept."""
         stopped = {self.panel.status: status_html("traffic run stopped; the remaining "
                                                    "prompts were not run")}
-        result = yield from guarded(body, "the traffic run", stopped,
-                                    functools.partial(failure_shown, self.panel.status),
-                                    (ConfigError, ModelError, ServerError))
-        if result is not None:
-            session = dataclasses.replace(kept["s"], items=list(getattr(result, "items", [])))
+        done = yield from guarded(body, "the traffic run", stopped,
+                                  functools.partial(failure_shown, self.panel.status),
+                                  (ConfigError, ModelError, ServerError))
+        if done is not None:
+            last, result = done
+            session = dataclasses.replace(last, items=list(getattr(result, "items", [])))
             yield {**self.show(result, saved_html(page_job.replies.get("history"))),
                    self.panel.last: session}
 
