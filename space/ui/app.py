@@ -35,7 +35,7 @@ from space.ui.handlers import UI, Compare, Handlers
 from space.ui.history_panel import HistoryHandlers, build_history_panel, wire_history
 from space.ui.live_panel import LiveHandlers, build_live_panel, live_source, measuring, wire_live
 from space.ui.login_guard import LoginGuard
-from space.ui.startup import Startup, build_banner, wire_banner
+from space.ui.startup import Startup, build_banner
 from space.ui.status import QUICK, asset, status_html
 from space.ui.sweep_panel import SweepHandlers, SweepPanel, build_sweep_panel
 from space.ui.traffic_panel import TrafficHandlers, TrafficPanel, build_traffic_panel
@@ -84,7 +84,8 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
         # the dtype in use and why: bf16 on a CPU without bf16 units would change the answer
         gr.Markdown(hardware.explain(str(spec.dtype), spec.model).sentence if source.can.memory
                     else SERVERS_LINE, elem_id="dtype-line")
-        banner = build_banner(startup)
+        if startup is not None:
+            build_banner(demo, startup)
         with gr.Row():
             with gr.Column(scale=2, min_width=340):
                 controls = panels.build_controls(spec, samples, max_tokens, pairs, pair_id,
@@ -133,8 +134,6 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
         th = tipping_panel.TippingHandlers(tipping, spec, offer, events, source=source)
         trh = TrafficHandlers(traffic, spec, offer, traffic_file, show_record=h.show,
                               publisher=events, source=source)
-        if startup is not None and banner is not None:
-            wire_banner(demo, startup, *banner)
         activity = Activity()
         engine_job = functools.partial(_engine_job, startup=startup, activity=activity)
         _wire(demo, ui, h, engine_job(h.run, ui.results.status), explain)

@@ -63,15 +63,6 @@ def parse_login(text: str, where: str) -> tuple[str, str]:
     return user.strip(), password
 
 
-def parse_auth_text(text: str, source: str) -> list[tuple[str, str]]:
-    """The logins of an auth file's text; blank lines and ``#`` comments skipped."""
-    logins = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip() and not line.lstrip().startswith("#"):
-            logins.append(parse_login(line, f"{source} line {number}"))
-    return logins
-
-
 def read_auth_file(path: str | Path, source: str = "--auth-file") -> list[tuple[str, str]]:
     p = Path(path)
     where = f"{source} {p}"
@@ -86,7 +77,9 @@ def read_auth_file(path: str | Path, source: str = "--auth-file") -> list[tuple[
         raise AuthError(f"{where}: not UTF-8 text") from None
     except OSError as exc:
         raise AuthError(f"{where}: cannot read it ({exc.strerror or type(exc).__name__})") from None
-    return parse_auth_text(text, where)
+    return [parse_login(line, f"{where} line {number}")  # blank lines and # comments skipped
+            for number, line in enumerate(text.splitlines(), start=1)
+            if line.strip() and not line.lstrip().startswith("#")]
 
 
 def readable_by_others(path: str | Path) -> bool:

@@ -90,14 +90,6 @@ def _lock(root: Path) -> int:
     return fd
 
 
-def _empty_tmp(tmp: Path) -> None:
-    if tmp.is_symlink() or (tmp.exists() and not tmp.is_dir()):
-        tmp.unlink()  # a link is removed, never followed
-    elif tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(mode=0o700)
-
-
 def prepare(root: str | os.PathLike | None = None) -> DataDir:
     """Create and lock the data folder, empty its tmp/, and point Gradio's upload
     cache there: before Gradio builds a component (each reads GRADIO_TEMP_DIR)."""
@@ -113,7 +105,11 @@ def prepare(root: str | os.PathLike | None = None) -> DataDir:
         raise DataDirError(f"the data folder {path} cannot be used: "
                            f"{exc.strerror or type(exc).__name__}") from None
     try:
-        _empty_tmp(data.tmp)
+        if data.tmp.is_symlink() or (data.tmp.exists() and not data.tmp.is_dir()):
+            data.tmp.unlink()  # a link is removed, never followed
+        elif data.tmp.exists():
+            shutil.rmtree(data.tmp)
+        data.tmp.mkdir(mode=0o700)
     except OSError as exc:
         data.close()
         raise DataDirError(f"cannot empty {data.tmp}: "

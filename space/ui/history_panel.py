@@ -168,21 +168,21 @@ class HistoryHandlers:
 
     def delete(self, run_id, request: gr.Request) -> dict:
         """Delete one of the signed-in user's runs; nobody else's, and nothing without logins."""
-        p = self.panel
+        def said(message: str, kind: str = "error") -> dict:
+            return {self.panel.delete_status: status_html(message, kind)}
+
         user = getattr(request, "username", None)
         if not user:
-            return {p.delete_status: status_html("runs can be deleted only with logins on, "
-                                                 "by the login that ran them", "error")}
+            return said("runs can be deleted only with logins on, by the login that ran them")
         if run_id is None:
-            return {p.delete_status: status_html("enter a run number", "error")}
+            return said("enter a run number")
         try:
             deleted = self.history.delete(int(run_id), user)
         except (HistoryError, ValueError, OverflowError) as exc:
-            return {p.delete_status: status_html(str(exc), "error")}
+            return said(str(exc))
         if not deleted:
-            return {p.delete_status: status_html(
-                f"run #{int(run_id)} is not one of {user}'s runs: not deleted", "error")}
-        return {p.delete_status: status_html(f"run #{int(run_id)} deleted", "done")}
+            return said(f"run #{int(run_id)} is not one of {user}'s runs: not deleted")
+        return said(f"run #{int(run_id)} deleted", "done")
 
 
 def sweep_views(record_json: str) -> tuple:

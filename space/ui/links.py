@@ -14,13 +14,9 @@ from vis import text
 from vis.history import when, who
 
 
-def username(request: gr.Request | None) -> str | None:
-    return getattr(request, "username", None) or None
-
-
 def job_for(publisher: Publisher, request: gr.Request | None) -> Job:
     """A page job of the visitor behind ``request``, told to the page's observers."""
-    return Job(publisher, Origin(username(request)))
+    return Job(publisher, Origin(getattr(request, "username", None) or None))
 
 
 def opened_run(history: History, run_id_text: str) -> tuple[Any, str] | str:

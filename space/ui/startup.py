@@ -130,15 +130,11 @@ class Startup:
         return gated
 
 
-def build_banner(startup: Startup | None) -> tuple[gr.HTML, gr.Timer] | None:
-    if startup is None:
-        return None
+def build_banner(demo: gr.Blocks, startup: Startup) -> None:
+    """The banner, refreshed while the engines build and on every page load."""
     banner = gr.HTML(startup.banner_html(), elem_id="startup")
     timer = gr.Timer(BANNER_TICK_S, active=not startup.done)
-    return banner, timer
 
-
-def wire_banner(demo: gr.Blocks, startup: Startup, banner: gr.HTML, timer: gr.Timer) -> None:
     def tick():  # once built, the timer stops: a ready page polls nothing
         return startup.banner_html(), gr.Timer(active=not startup.done)
 

@@ -3,6 +3,7 @@ speedup and acceptance plotted against it, the table downloadable as CSV."""
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -142,8 +143,22 @@ class SweepHandlers(JobHandlers):
         from vis.sweep import sweep_figure
 
         p, variable = self.panel, plan.variable
-        if plan.is_grid:
-            return self._show_grid(plan, result, saved)
+        if plan.is_grid:  # k x concurrency: best k per concurrency, the deployable config
+            from vis.deploy import anatomy_markdown, grid_figure
+
+            cfg = result.deploy
+            csv_path = datadir.export_folder("speclens-grid-") / "sweep-k-x-concurrency.csv"
+            result.to_csv(csv_path)
+            best = ", ".join(f"{c.concurrency}: k={c.k}" for c in cfg.choices)
+            shown = result.table.round(3).astype(object)
+            done = f"done: k x concurrency sweep of {plan.workload.id}; best k per concurrency {best}"
+            return {p.status: status_html(done, "done", saved),
+                    p.plot: grid_figure(result.table, cfg.choices,
+                                        title=f"{plan.workload.title}: best k per concurrency"),
+                    p.table: shown.where(shown.notna(), None),
+                    p.csv: gr.DownloadButton(value=str(csv_path), interactive=True),
+                    # the same step figures as the Checklist tab
+                    p.deploy: deploy_markdown(cfg) + anatomy_markdown(result.step_costs())}
         csv_path = datadir.export_folder("speclens-sweep-") / f"sweep-{variable}.csv"
         result.to_csv(csv_path)
         cross = ("the speedup never crosses 1 here" if result.crossover is None
@@ -154,13 +169,14 @@ class SweepHandlers(JobHandlers):
                 p.table: display_table(result.table),
                 p.csv: gr.DownloadButton(value=str(csv_path), interactive=True), p.deploy: ""}
 
-    def _show_grid(self, plan: SweepPlan, result, saved: str) -> dict:
-        from space.ui.tipping_panel import grid_view
-        from vis.deploy import anatomy_markdown
 
-        p = self.panel
-        status, fig, table, csv_path, deploy = grid_view(plan.workload, result)
-        deploy += anatomy_markdown(result.step_costs())  # the same figures as the Checklist tab
-        return {p.status: status_html(status, "done", saved), p.plot: fig, p.table: table,
-                p.csv: gr.DownloadButton(value=csv_path, interactive=True), p.deploy: deploy}
-
+def deploy_markdown(cfg) -> str:
+    """The deployable config as Markdown: best k per concurrency, and the command."""
+    rows = "\n".join(f"| {c.concurrency} | {c.k} | {c.speedup:.2f}x |" for c in cfg.choices)
+    out = ("#### Deployable config\n| concurrency | best k (0: off) | speedup |\n|---|---|---|\n"
+           f"{rows}\n\n")
+    if cfg.speculative_config is None:
+        return out + "Speculation loses at every measured concurrency: serve without it.\n"
+    return (out + f"```\n--speculative-config '{json.dumps(cfg.speculative_config)}'\n```\n"
+            f"Full command (checked with vLLM's own schedule reader):\n```\n"
+            f"{cfg.command}\n```\n")

@@ -2,7 +2,6 @@
 a small curve beside the checklist, and the k x concurrency sweep's deployable config."""
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,30 +148,3 @@ def mini_figure(record: CompareRecord | RunTrace | None):
         return None
     return tipping_figure(curve, "rate", workload_acceptance=run.acceptance_rate,
                           workload_concurrency=1, compact=True)
-
-
-def deploy_markdown(cfg) -> str:
-    """The deployable config as Markdown: best k per concurrency, and the command."""
-    rows = "\n".join(f"| {c.concurrency} | {c.k} | {c.speedup:.2f}x |" for c in cfg.choices)
-    out = ("#### Deployable config\n| concurrency | best k (0: off) | speedup |\n|---|---|---|\n"
-           f"{rows}\n\n")
-    if cfg.speculative_config is None:
-        return out + "Speculation loses at every measured concurrency: serve without it.\n"
-    return (out + f"```\n--speculative-config '{json.dumps(cfg.speculative_config)}'\n```\n"
-            f"Full command (checked with vLLM's own schedule reader):\n```\n"
-            f"{cfg.command}\n```\n")
-
-
-def grid_view(workload, result) -> tuple[str, object, object, str, str]:
-    """A finished k x concurrency sweep: (status, figure, table, CSV path, deploy Markdown)."""
-    from vis.deploy import grid_figure
-
-    cfg = result.deploy
-    csv_path = datadir.export_folder("speclens-grid-") / "sweep-k-x-concurrency.csv"
-    result.to_csv(csv_path)
-    best = ", ".join(f"{c.concurrency}: k={c.k}" for c in cfg.choices)
-    shown = result.table.round(3).astype(object)
-    return (f"done: k x concurrency sweep of {workload.id}; best k per concurrency {best}",
-            grid_figure(result.table, cfg.choices,
-                        title=f"{workload.title}: best k per concurrency"),
-            shown.where(shown.notna(), None), str(csv_path), deploy_markdown(cfg))
