@@ -37,8 +37,8 @@ from space.ui.live_panel import LiveHandlers, build_live_panel, live_source, mea
 from space.ui.login_guard import LoginGuard
 from space.ui.startup import Startup, build_banner
 from space.ui.status import QUICK, asset, status_html
-from space.ui.sweep_panel import SweepHandlers, SweepPanel, build_sweep_panel
-from space.ui.traffic_panel import TrafficHandlers, TrafficPanel, build_traffic_panel
+from space.ui.sweep_panel import SweepHandlers, build_sweep_panel
+from space.ui.traffic_panel import TrafficHandlers, build_traffic_panel
 
 log = logging.getLogger(__name__)
 
@@ -135,14 +135,41 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
         trh = TrafficHandlers(traffic, spec, offer, traffic_file, show_record=h.show,
                               publisher=events, source=source)
         activity = Activity()
-        engine_job = functools.partial(_engine_job, startup=startup, activity=activity)
-        _wire(demo, ui, h, engine_job(h.run, ui.results.status), explain)
+        c = ui.controls
+        chosen = [c.method, c.draft, c.k, c.pair]  # the speculative engine picked above
+
+        def engine(button, fn, status, inputs, outputs, api_name, stop=None, shown=()) -> None:
+            """A long job on the page's one engine queue: one at a time, since overlapping
+            runs would corrupt each other's timings. Stop closes the job's generator, whose
+            ``finally`` cancels the run; a closed generator writes nothing more, so the
+            Stop click itself says so in ``status``."""
+            job = button.click(_engine_job(fn, status, startup, activity), inputs, outputs,
+                               api_name=api_name, show_progress_on=[status, *shown],
+                               **ENGINE_QUEUE)
+            if stop is not None:
+                stop.click(lambda: status_html(STOPPED), None, status, cancels=[job], **QUICK)
+
+        engine(c.run, h.run, ui.results.status, c.run_inputs() + [explain], ui.record_outputs(),
+               "run", c.stop)
+        _wire(demo, ui, h)
         teaching.wire(ui, h, playback)
         lesson_panel.wire(ui, lesson)
-        _wire_sweep(ui.controls, sweep, sh, engine_job(sh.sweep, sweep.status))
-        _wire_tipping(demo, ui.controls, tipping, th, engine_job(th.measure, tipping.status))
-        _wire_traffic(ui, traffic, trh, engine_job(trh.run, traffic.status),
-                      engine_job(trh.more, traffic.status))
+        engine(sweep.run, sh.sweep, sweep.status, sweep.inputs() + chosen, sweep.outputs(),
+               "sweep", sweep.stop, [sweep.plot])
+        sweep.variable.change(sh.values_for, sweep.variable, sweep.values, **QUICK)
+        demo.load(th.load, tipping.axis, tipping.outputs(), **QUICK)
+        for changed in (tipping.curve.input, tipping.axis.input):
+            changed(th.show, [tipping.curve, tipping.axis], tipping.outputs()[1:], **QUICK)
+        engine(tipping.measure, th.measure, tipping.status, chosen + [tipping.axis],
+               tipping.outputs(), "tipping", shown=[tipping.plot])
+        for button, fn, job_inputs, api_name in (
+                (traffic.run, trh.run, traffic.inputs() + chosen, "traffic"),
+                (traffic.more, trh.more, [traffic.last], "traffic_more")):
+            engine(button, fn, traffic.status, job_inputs, traffic.outputs() + [traffic.last],
+                   api_name, traffic.stop, [traffic.plot])
+        # Opening a measured prompt redraws the views from its record; nothing runs.
+        traffic.open.click(trh.open_prompt, [traffic.records, traffic.pick],
+                           ui.record_outputs() + [traffic.status], **QUICK)
         wire_live(tabs, live, LiveHandlers(live, live_source(runlog, activity)))
         if history is not None:
             wire_history(demo, history_tab, history_panel, HistoryHandlers(history_panel, history),
@@ -173,46 +200,13 @@ def _engine_job(fn: Callable, status: gr.HTML, startup: Startup | None,
     return measuring(fn, activity)
 
 
-def _wire_tipping(demo: gr.Blocks, c: panels.Controls, p: tipping_panel.TippingPanel,
-                  h: tipping_panel.TippingHandlers, measure: Callable) -> None:
-    demo.load(h.load, p.axis, p.outputs(), **QUICK)
-    p.curve.input(h.show, [p.curve, p.axis], p.outputs()[1:], **QUICK)
-    p.axis.input(h.show, [p.curve, p.axis], p.outputs()[1:], **QUICK)
-    p.measure.click(measure, [c.method, c.draft, c.k, c.pair, p.axis], p.outputs(),
-                    api_name="tipping", show_progress_on=[p.status, p.plot], **ENGINE_QUEUE)
-
-
 STOPPED = ("stopped: the run ends before its next engine step (or server chunk) and "
            "the engines are free for the next run")
 
 
-def wire_stop(button: gr.Button, job: gr.events.Dependency, status: gr.HTML) -> None:
-    """Stop closes ``job``'s generator, whose ``finally`` cancels the run; a closed
-    generator writes nothing more, so the click itself says so in ``status``."""
-    button.click(lambda: status_html(STOPPED), None, status, cancels=[job], **QUICK)
-
-
-def _wire_traffic(ui: UI, p: TrafficPanel, h: TrafficHandlers, run_traffic: Callable,
-                  measure_more: Callable) -> None:
-    c = ui.controls
-    run = p.run.click(run_traffic, p.inputs() + [c.method, c.draft, c.k, c.pair],
-                      p.outputs() + [p.last], api_name="traffic",
-                      show_progress_on=[p.status, p.plot], **ENGINE_QUEUE)
-    wire_stop(p.stop, run, p.status)
-    more = p.more.click(measure_more, [p.last], p.outputs() + [p.last], api_name="traffic_more",
-                        show_progress_on=[p.status, p.plot], **ENGINE_QUEUE)
-    wire_stop(p.stop, more, p.status)
-    # Opening a measured prompt redraws the views from its record; nothing runs.
-    p.open.click(h.open_prompt, [p.records, p.pick], ui.record_outputs() + [p.status], **QUICK)
-
-
-def _wire(demo: gr.Blocks, ui: UI, h: Handlers, run_compare: Callable,
-          explain: gr.Checkbox) -> None:
+def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:
+    """The events of the run's panels that never wait for the engines."""
     c, s, m = ui.controls, ui.stepper, ui.memory
-    # One engine job at a time: overlapping runs would corrupt each other's timings.
-    run = c.run.click(run_compare, c.run_inputs() + [explain], ui.record_outputs(), api_name="run",
-                      show_progress_on=[ui.results.status], **ENGINE_QUEUE)
-    wire_stop(c.stop, run, ui.results.status)
     # Replays never wait for the engines; bounded and one at a time, they take at
     # most one core's share from a measured run.
     ui.files.upload.upload(h.replay, ui.files.upload, ui.record_outputs(),
@@ -227,14 +221,6 @@ def _wire(demo: gr.Blocks, ui: UI, h: Handlers, run_compare: Callable,
     m.refresh.click(h.memory, None, [m.figure, m.summary], api_name="memory",
                     concurrency_limit=None, show_progress="hidden")
     demo.load(h.memory, None, [m.figure, m.summary], **QUICK)
-
-
-def _wire_sweep(c: panels.Controls, p: SweepPanel, h: SweepHandlers,
-                run_sweep: Callable) -> None:
-    sweep = p.run.click(run_sweep, p.inputs() + [c.method, c.draft, c.k, c.pair], p.outputs(),
-                        api_name="sweep", show_progress_on=[p.status, p.plot], **ENGINE_QUEUE)
-    wire_stop(p.stop, sweep, p.status)
-    p.variable.change(h.values_for, p.variable, p.values, **QUICK)
 
 
 def launch(demo: gr.Blocks, metrics: Metrics, host: str = "127.0.0.1", port: int = 7860,
