@@ -173,9 +173,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
         wire_live(tabs, live, LiveHandlers(live, live_source(runlog, activity)))
         if history is not None:
             wire_history(demo, history_tab, history_panel, HistoryHandlers(history_panel, history),
-                         h.show, ui.results.status, ui.record_outputs(),
-                         (sweep.status, sweep.plot, sweep.table),
-                         (trh.show_summary, traffic.outputs()), (tipping.status, tipping.plot))
+                         h.show, ui.results.status, ui.record_outputs(), sweep, trh, tipping)
     return demo
 
 

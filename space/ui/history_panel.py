@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import gradio as gr
@@ -16,6 +15,9 @@ from space.records.history import Filters, History, HistoryError
 from space.records.schema import TraceFormatError, load
 from space.records.trace import CompareRecord
 from space.ui.status import asset, status_html
+from space.ui.sweep_panel import SweepPanel, display_table
+from space.ui.tipping_panel import TippingPanel
+from space.ui.traffic_panel import TrafficHandlers
 from vis.checklist import checklist_html
 from vis.history import history_table_html, side_by_side_table, side_by_side_timeline
 
@@ -56,9 +58,6 @@ class HistoryPanel:
     def list_outputs(self) -> list:
         return [self.table, self.page_note, self.page, self.model, self.method, self.verdict,
                 self.run_a, self.run_b]
-
-    def side_outputs(self) -> list:
-        return [self.side_status, self.side_timeline, self.side_table, self.side_a, self.side_b]
 
 
 def build_history_panel(logins_on: bool) -> HistoryPanel:
@@ -190,7 +189,6 @@ def sweep_views(record_json: str) -> tuple:
     import pandas as pd
 
     from space.runs.sweep import VARIABLES, SweepResult
-    from space.ui.sweep_panel import display_table
     from vis.sweep import sweep_figure
 
     d = json.loads(record_json)
@@ -217,12 +215,12 @@ def _has_keys(record_json: str, *keys: str) -> bool:
 
 
 def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandlers,
-                 show, status: gr.HTML, record_outputs: list, sweep_outputs: tuple,
-                 traffic: tuple[Callable, list], tipping_outputs: tuple[gr.HTML, gr.Plot]) -> None:
-    """The tab's events, and ``?run=<id>`` on every page load: ``show(record,
-    message)`` draws a comparison in every view (``record_outputs``, with the status
-    line ``status``); ``traffic``: (``show_summary(summary, message)``, its outputs)
-    draws a saved traffic run; ``tipping_outputs``: (status, plot) of a tipping curve."""
+                 show, status: gr.HTML, record_outputs: list, sweep: SweepPanel,
+                 traffic: TrafficHandlers, tipping: TippingPanel) -> None:
+    """The tab's events, and ``?run=<id>`` on every page load: ``show(record, message)``
+    draws a comparison in every view (``record_outputs``, with the status line
+    ``status``); a saved sweep or tipping curve is drawn in the Sweep tab, a traffic run
+    in the Traffic tab."""
     quick = dict(concurrency_limit=None, show_progress="hidden")
     p.refresh.click(h.list, p.filters(), p.list_outputs(), api_name="history", **quick)
     for event, listing in ((tab.select, h.list), (p.model.input, h.list), (p.method.input, h.list),
@@ -231,13 +229,11 @@ def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandle
                            (p.next.click, functools.partial(h.list, delta=1)),
                            (p.page.submit, h.list)):
         event(listing, p.filters(), p.list_outputs(), api_visibility="undocumented", **quick)
-    p.side.click(h.side_by_side, [p.run_a, p.run_b], p.side_outputs(), api_name="side_by_side",
-                 **quick)
+    p.side.click(h.side_by_side, [p.run_a, p.run_b],
+                 [p.side_status, p.side_timeline, p.side_table, p.side_a, p.side_b],
+                 api_name="side_by_side", **quick)
     p.delete.click(h.delete, [p.delete_id], [p.delete_status], api_name="delete_run", **quick) \
         .then(h.list, p.filters(), p.list_outputs(), api_visibility="undocumented", **quick)
-    sweep_status, sweep_plot, sweep_table = sweep_outputs
-    show_traffic, traffic_outputs = traffic
-    tipping_status, tipping_plot = tipping_outputs
 
     def open_link(request: gr.Request) -> dict:
         from space.ui.links import opened_run
@@ -253,23 +249,25 @@ def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandle
             return show(record, message)
         if _has_keys(record, "prompts", "groups"):
             said = f"{message}: a traffic run, shown in the Traffic tab"
-            return {**show_traffic(json.loads(record), said), status: status_html(said, "done")}
+            return {**traffic.show_summary(json.loads(record), said),
+                    status: status_html(said, "done")}
         try:  # a tipping curve, or a sweep: drawn in the Sweep tab
             if _has_keys(record, "points", "step_costs"):
                 from space.judge.curves import TippingCurve
                 from vis.tipping import tipping_figure
 
-                what, tab_status = "a tipping curve", tipping_status
+                what, tab_status = "a tipping curve", tipping.status
                 curve = TippingCurve.from_dict(json.loads(record))
-                drawn = {tipping_plot: tipping_figure(curve, "length")}
+                drawn = {tipping.plot: tipping_figure(curve, "length")}
             else:
                 figure, table = sweep_views(record)
-                what, tab_status = "a sweep", sweep_status
-                drawn = {sweep_plot: figure, sweep_table: table}
+                what, tab_status = "a sweep", sweep.status
+                drawn = {sweep.plot: figure, sweep.table: table}
         except (ValueError, KeyError, TypeError) as exc:
             return {status: status_html(f"{message}: cannot be drawn ({exc})", "error")}
         said = f"{message}: {what}, shown in the Sweep tab"
         return {status: status_html(said, "done"), tab_status: status_html(said, "done"), **drawn}
 
-    demo.load(open_link, None, [*record_outputs, *sweep_outputs, *traffic_outputs, *tipping_outputs],
+    demo.load(open_link, None, [*record_outputs, sweep.status, sweep.plot, sweep.table,
+                                *traffic.panel.outputs(), tipping.status, tipping.plot],
               api_visibility="undocumented", **quick)

@@ -83,9 +83,6 @@ class LiveJob:
     def _on_step(self, _rid: str, step: StepRecord, texts: dict[int, str]) -> None:
         self._events.put((step, texts))
 
-    def _on_repeat(self, index: int, count: int) -> None:
-        self._events.put(MeasuredRun(index, count))
-
     def _work(self) -> None:
         def progress(frac: float, message: str) -> None:
             self._events.put(Progress(message, frac))
@@ -174,19 +171,20 @@ def guarded(body: Generator[Any, None, Any], what: str, stopped: dict,
 
 
 class LiveCompare(LiveJob):
+    """A baseline and a speculative run of ``req``; ``compare`` defaults to
+    space.runs.runner.compare (tests pass a fake), ``explain`` scores the drafts after
+    the timed runs, ``job`` hears how it ends (None: the process's publisher)."""
+
     def __init__(self, spec: EngineSpec, req: RequestSpec, repeats: int = 1,
                  compare: CompareRunner | None = None, explain: bool = False,
                  job: Job | None = None) -> None:
-        super().__init__(self._compare)
-        self.spec, self.req, self.repeats = spec, req, repeats
-        self.compare = compare  # None: space.runs.runner.compare (tests pass a fake)
-        self.explain = explain  # score the drafts after the timed runs (runner.compare)
-        self.job = job  # who hears how it ends (None: the process's publisher)
+        def work(on_step, progress, cancel: threading.Event):
+            run = compare
+            if run is None:
+                from space.runs import runner  # imports vLLM
+                run = runner.compare
+            return run(spec, req, repeats=repeats, on_step=on_step, progress=progress,
+                       warmup="once", cancel=cancel, explain=explain, job=job,
+                       on_repeat=lambda index, count: self._events.put(MeasuredRun(index, count)))
 
-    def _compare(self, on_step, progress, cancel: threading.Event):
-        if self.compare is None:
-            from space.runs.runner import compare  # imports vLLM
-            self.compare = compare
-        return self.compare(self.spec, self.req, repeats=self.repeats, on_step=on_step,
-                            progress=progress, warmup="once", cancel=cancel,
-                            on_repeat=self._on_repeat, explain=self.explain, job=self.job)
+        super().__init__(work)
