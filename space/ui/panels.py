@@ -193,10 +193,9 @@ class Memory:
 
 
 def build_memory() -> Memory:
-    refresh = gr.Button("Refresh", elem_id="memory-refresh", scale=0)
-    summary = gr.HTML("", label="Memory summary", elem_id="memory")
-    figure = gr.Plot(label="Memory", elem_id="memory-figure")
-    return Memory(figure, summary, refresh)
+    return Memory(refresh=gr.Button("Refresh", elem_id="memory-refresh", scale=0),
+                  summary=gr.HTML("", label="Memory summary", elem_id="memory"),
+                  figure=gr.Plot(label="Memory", elem_id="memory-figure"))
 
 
 @dataclass

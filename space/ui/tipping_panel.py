@@ -118,8 +118,7 @@ class TippingHandlers(JobHandlers):
             log.exception("tipping measurement failed")
             message = f"the measurement failed ({type(exc).__name__}); details are in the server log"
             return {p.status: status_html(message, "error")}
-        choices = curve_choices()
-        return {p.curve: gr.Dropdown(choices=choices, value=path.name),
+        return {p.curve: gr.Dropdown(choices=curve_choices(), value=path.name),
                 **self.show(path.name, axis, saved_html(job.replies.get("history")))}
 
 
