@@ -95,7 +95,6 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                 results = panels.build_results()
         gr.Markdown("### Timeline: one bar per engine step")
         timeline = gr.Plot(label="Timeline", elem_id="timeline", show_label=False)
-        # each step split into its timed parts
         anatomy = gr.Checkbox(False, label="Step anatomy: split each step into forward, sampling "
                               "/ rejection, proposer, scheduling and other",
                               elem_id="timeline-anatomy")

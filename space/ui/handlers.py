@@ -71,8 +71,6 @@ class Handlers:
         self.compare = compare  # None: space.runs.runner.compare (the page tests pass a fake)
         self.publisher = publisher or Publisher()  # the page's observers (space.ui.app)
 
-    # --- runs -------------------------------------------------------------
-
     def run(self, prompt, method, draft, k, temperature, top_p, max_tokens, seed,
             repeats, pair_id=None, explain=True,
             request: gr.Request | None = None) -> Iterator[dict]:
@@ -135,8 +133,6 @@ class Handlers:
             **self.step(record, 1),
         }
 
-    # --- replay -----------------------------------------------------------
-
     def replay(self, path: str | None) -> dict:
         """Show a saved trace or comparison in every view; nothing runs. The upload
         goes when the session ends."""
@@ -151,8 +147,6 @@ class Handlers:
         kind = "comparison" if isinstance(record, CompareRecord) else "trace"
         return self.show(record, f"replaying the saved {kind} {name}: "
                                   f"{text.summary(record)}", source=path)
-
-    # --- stepper, samples, memory --------------------------------------------
 
     def step(self, record: views.Record | None, value, delta: int = 0) -> dict:
         """The stepper at slider ``value`` (1-based) moved by ``delta``."""

@@ -205,15 +205,6 @@ def sweep_views(record_json: str) -> tuple:
     return sweep_figure(result, title=title), display_table(result.table)
 
 
-def _has_keys(record_json: str, *keys: str) -> bool:
-    """A saved record whose JSON object holds all ``keys`` (a traffic run, a tipping curve)."""
-    try:
-        d = json.loads(record_json)
-    except ValueError:
-        return False
-    return isinstance(d, dict) and all(k in d for k in keys)
-
-
 def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandlers,
                  show, status: gr.HTML, record_outputs: list, sweep: SweepPanel,
                  traffic: TrafficHandlers, tipping: TippingPanel) -> None:
@@ -247,17 +238,21 @@ def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandle
         record, message = opened
         if not isinstance(record, str):
             return show(record, message)
-        if _has_keys(record, "prompts", "groups"):
+        try:
+            saved = json.loads(record)
+        except ValueError:
+            saved = None
+        keys = set(saved) if isinstance(saved, dict) else set()
+        if {"prompts", "groups"} <= keys:
             said = f"{message}: a traffic run, shown in the Traffic tab"
-            return {**traffic.show_summary(json.loads(record), said),
-                    status: status_html(said, "done")}
+            return {**traffic.show_summary(saved, said), status: status_html(said, "done")}
         try:  # a tipping curve, or a sweep: drawn in the Sweep tab
-            if _has_keys(record, "points", "step_costs"):
+            if {"points", "step_costs"} <= keys:
                 from space.judge.curves import TippingCurve
                 from vis.tipping import tipping_figure
 
                 what, tab_status = "a tipping curve", tipping.status
-                curve = TippingCurve.from_dict(json.loads(record))
+                curve = TippingCurve.from_dict(saved)
                 drawn = {tipping.plot: tipping_figure(curve, "length")}
             else:
                 figure, table = sweep_views(record)
