@@ -41,12 +41,9 @@ def sample_prompts(on_gpu: bool = False) -> list[Sample]:
                                      "using the built-in ones")
     if workloads is None:
         return list(BUILTIN_SAMPLES)
-    out = []
-    for w in workloads:
-        p = w.prompts[0]
-        if w.concurrency != 1 or (not on_gpu and p.estimated_tokens > CPU_SAMPLE_MAX_TOKENS):
-            continue
-        out.append(Sample(w.title, p.text, w.temperature))
+    out = [Sample(w.title, w.prompts[0].text, w.temperature) for w in workloads
+           if w.concurrency == 1
+           and (on_gpu or w.prompts[0].estimated_tokens <= CPU_SAMPLE_MAX_TOKENS)]
     return out or list(BUILTIN_SAMPLES)
 
 
@@ -142,14 +139,10 @@ def pair_choices(on_gpu: bool, offer: Offer) -> list[PairChoice]:
 
     pairs = presets.load_or_warn(presets.load_model_pairs, "model pairs", "offering none")
     out = []
-    for p in pairs or []:
-        if p.id not in offer.pairs:
-            continue
+    for p in [p for p in pairs or [] if p.id in offer.pairs]:
         st = pair_status(p, on_gpu)
-        suffix = ""
-        if not st.available:
-            suffix = (" (GPU only)" if p.needs_gpu and not on_gpu
-                      else f" (needs {', '.join(p.requires)})")
+        suffix = ("" if st.available else " (GPU only)" if p.needs_gpu and not on_gpu
+                  else f" (needs {', '.join(p.requires)})")
         out.append(PairChoice(p.id, p.title + suffix, st.available, st.reason))
     return out
 
