@@ -3,6 +3,7 @@ each updating only what it changes. Bad input is a toast and a line in the statu
 any other failure is logged and shown as one short line."""
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -10,7 +11,6 @@ from pathlib import Path
 
 import gradio as gr
 
-from space.common.cancel import Cancelled
 from space.engine.hardware import on_gpu
 from space.engine.models import ModelError
 from space.observe import memory
@@ -27,7 +27,7 @@ from space.server.client import ServerError
 from space.ui import datadir, inputs, views
 from space.ui.job_status import failure_shown
 from space.ui.links import job_for
-from space.ui.live import Event, LiveCompare, MeasuredRun, Progress, Steps, follow
+from space.ui.live import Event, LiveCompare, MeasuredRun, Progress, Steps, follow, guarded, short
 from space.ui.panels import Acceptance, Controls, Files, Memory, Results, Stepper
 from space.ui.status import saved_html, status_html
 from space.ui.tipping_panel import mini_figure
@@ -79,23 +79,19 @@ class Handlers:
         Stop or a client that leaves closes this generator, which stops the run."""
         status = self.ui.results.status
         job = job_for(self.publisher, request)
-        try:
+
+        def body():
             spec = inputs.engine_spec(self.base_spec, method, draft, k, pair_id, offer=self.offer)
             req = inputs.request(prompt, temperature, top_p, max_tokens, seed, offer=self.offer)
             live = LiveCompare(spec, req, inputs.repeats(repeats), compare=self.compare,
                                explain=bool(explain), job=job)
             yield {status: status_html("checking the input", "working")}
-            record = yield from follow(live, self._live_update, "the run")
-        except Cancelled:
-            yield {status: status_html("stopped; the engines are free for the next run")}
-            return
-        except (ConfigError, ModelError, ServerError) as exc:  # one line: a server's fault too
-            yield failure_shown(status, str(exc))
-            return
-        except Exception as exc:  # anything else: log it, say it briefly, stay up
-            log.exception("run failed")
-            yield failure_shown(status, f"the run failed ({type(exc).__name__}: {_short(exc)}); "
-                                "details are in the server log")
+            return (yield from follow(live, self._live_update, "the run"))
+
+        stopped = {status: status_html("stopped; the engines are free for the next run")}
+        record = yield from guarded(body(), "the run", stopped, functools.partial(failure_shown, status),
+                                    (ConfigError, ModelError, ServerError), detail=True)
+        if record is None:  # stopped, or failed: said in the status box
             return
         yield {**self.show(record, f"done: {text.summary(record)}",
                            saved=job.replies.get("history")), **self.memory()}
@@ -143,7 +139,7 @@ class Handlers:
         try:
             record = replay.read_record(path)  # bounded: bytes, then engine steps
         except TraceFormatError as exc:  # one line naming the first bad field
-            return failure_shown(self.ui.results.status, f"{name}: {_short(exc)}")
+            return failure_shown(self.ui.results.status, f"{name}: {short(exc)}")
         kind = "comparison" if isinstance(record, CompareRecord) else "trace"
         return self.show(record, f"replaying the saved {kind} {name}: "
                                   f"{text.summary(record)}", source=path)
@@ -209,7 +205,3 @@ class Handlers:
         fig, summary = views.memory_views(reading.engines, gpu, system, rss, runner.POOL.budget())
         return {m.figure: fig, m.summary: views.reading_note(reading) + summary}
 
-
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text if len(text) <= 200 else text[:200] + "\u2026"

@@ -152,12 +152,13 @@ def follow(job: LiveJob, show: Callable[[Event], dict | None],
 
 
 def guarded(body: Generator[Any, None, Any], what: str, stopped: dict,
-            failed: Callable[[str], dict],
-            expected: tuple[type[Exception], ...]) -> Generator[Any, None, Any]:
+            failed: Callable[[str], dict], expected: tuple[type[Exception], ...],
+            detail: bool = False) -> Generator[Any, None, Any]:
     """A long job's handler body with the page's answers to its ends: ``stopped`` on
     ``Cancelled``, an ``expected`` error's line through ``failed``, anything else
-    logged and named by its type. Returns the body's result, or None after those.
-    GeneratorExit passes through to the body, whose ``finally`` stops its job."""
+    logged and named by its type (and, with ``detail``, its first line). Returns the
+    body's result, or None after those. GeneratorExit passes through to the body,
+    whose ``finally`` stops its job."""
     try:
         return (yield from body)
     except Cancelled:
@@ -166,8 +167,15 @@ def guarded(body: Generator[Any, None, Any], what: str, stopped: dict,
         yield failed(str(exc))
     except Exception as exc:  # anything else: log it, say it briefly, stay up
         log.exception("%s failed", what)
-        yield failed(f"{what} failed ({type(exc).__name__}); details are in the server log")
+        name = f"{type(exc).__name__}: {short(exc)}" if detail else type(exc).__name__
+        yield failed(f"{what} failed ({name}); details are in the server log")
     return None
+
+
+def short(exc: BaseException) -> str:
+    """The error's first line (its type without one), at most 200 characters."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text if len(text) <= 200 else text[:200] + "\u2026"
 
 
 class LiveCompare(LiveJob):
