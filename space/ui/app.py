@@ -90,7 +90,8 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             with gr.Column(scale=2, min_width=340):
                 controls = panels.build_controls(spec, samples, max_tokens, pairs, pair_id,
                                                  offer, source.can.vary_k)
-                explain = teaching.build_explain_toggle()
+                explain = gr.Checkbox(True, label="Explain each verification",
+                                      info=teaching.EXPLAIN_INFO, elem_id="explain")
             with gr.Column(scale=3):
                 results = panels.build_results()
         gr.Markdown("### Timeline: one bar per engine step")

@@ -34,11 +34,6 @@ def build_playback() -> Playback:
     return Playback(controls, jump)
 
 
-def build_explain_toggle() -> gr.Checkbox:
-    return gr.Checkbox(True, label="Explain each verification", info=EXPLAIN_INFO,
-                       elem_id="explain")
-
-
 def wire(ui, handlers, playback: Playback) -> None:
     """``handlers``: space.ui.handlers.Handlers, whose ``step`` draws the stepper."""
     s = ui.stepper
