@@ -1,9 +1,6 @@
-"""Sweeps: one workload across the values of one variable, a full ``run_workload`` per
-point, and where the speedup crosses 1 (``space.judge.crossover``).
-
-Every bound is checked before anything runs, so that one request cannot hold the
-engines for hours. Imports no vLLM.
-"""
+"""Sweeps: one workload across one variable's values, a ``run_workload`` per point, and
+where the speedup crosses 1. Every bound is checked before anything runs, so that one
+request cannot hold the engines for hours. Imports no vLLM."""
 from __future__ import annotations
 
 import dataclasses
@@ -73,16 +70,7 @@ FILLER_HEADER = "Background document, for reference only:\n"
 
 
 def parse_values(variable: str, text: str | None) -> list[float]:
-    """'1,2,4' -> [1, 2, 4]; None or '' -> the variable's defaults.
-
-    Example:
-        >>> parse_values("temperature", "0, 0.5,1")
-        [0.0, 0.5, 1.0]
-        >>> parse_values("concurrency", "1,100000")
-        Traceback (most recent call last):
-        ...
-        space.records.config.ConfigError: concurrency values must be in 1..64, got 100000
-    """
+    """'1,2,4' -> [1, 2, 4]; None or '' -> the variable's defaults."""
     var = VARIABLES[variable]
     if not text or not text.strip():
         return list(var.defaults)
@@ -116,15 +104,7 @@ def check_values(variable: str, values: Sequence[float]) -> list[float]:
 
 def planned_tokens(workload: Workload, variable: str, values: Sequence[float], repeats: int,
                    max_tokens: int | None = None, prompt_ids: list[str] | None = None) -> int:
-    """Prompt + output tokens over every run of the sweep (an upper estimate).
-
-    Example (3 prompts of ~20 tokens, 2 points, 1 repeat, 100 tokens out):
-        >>> from space.runs.presets import Prompt, Workload
-        >>> w = Workload("w", "W", "", 0.0, 100, tuple(Prompt(str(i), "word " * 15)
-        ...                                           for i in range(3)))
-        >>> planned_tokens(w, "k", [1, 2], repeats=1)
-        2880
-    """
+    """Prompt + output tokens over every run of the sweep (an upper estimate)."""
     chosen = [workload.prompt(p) for p in prompt_ids] if prompt_ids else list(workload.prompts)
     own = max(p.estimated_tokens for p in chosen)
     out = max_tokens or workload.max_tokens
@@ -178,20 +158,14 @@ def check_source(variable: str, source: Source) -> None:
 
 
 def point_row(variable: str, value: float, r: WorkloadResult) -> dict[str, Any]:
-    nan = math.nan
-    low, high = r.speedup_spread or (nan, nan)
-    return {"variable": variable, "value": value, "speedup": r.speedup,
-            "speedup_low": low, "speedup_high": high, "e2e_speedup": r.e2e_speedup,
-            "throughput_speedup": r.throughput_speedup,
-            "acceptance_rate": nan if r.acceptance_rate is None else r.acceptance_rate,
-            "mean_acceptance_length": (nan if r.mean_acceptance_length is None
-                                       else r.mean_acceptance_length),
-            "baseline_tpot_ms": r.baseline_tpot_s * 1e3,
-            "speculative_tpot_ms": r.speculative_tpot_s * 1e3,
-            "baseline_tokens_per_s": r.baseline_tokens_per_s,
-            "speculative_tokens_per_s": r.speculative_tokens_per_s,
-            "prompt_tokens": r.prompt_tokens, "output_tokens": r.output_tokens,
-            "verdict": r.verdict}
+    """A table row: the point's figures by COLUMNS' names (no acceptance: NaN)."""
+    low, high = r.speedup_spread or (math.nan, math.nan)
+    row: dict[str, Any] = {"variable": variable, "value": value, "speedup_low": low,
+                           "speedup_high": high, "baseline_tpot_ms": r.baseline_tpot_s * 1e3,
+                           "speculative_tpot_ms": r.speculative_tpot_s * 1e3}
+    for name in ("acceptance_rate", "mean_acceptance_length"):
+        row[name] = math.nan if getattr(r, name) is None else getattr(r, name)
+    return {c: row[c] if c in row else getattr(r, c) for c in COLUMNS}
 
 
 @dataclass
@@ -287,21 +261,14 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
         inner = _share(progress, i, len(values), f"point {i + 1}/{len(values)} ({variable}={value:g})")
         check(cancel, "the sweep")
         inner(0.0, "starting")
-        point_spec, wl = spec, workload
-        concurrency: int | None = None
-        temperature: float | None = None
-        if variable == "k":
-            point_spec = dataclasses.replace(spec, k=int(value))
-        elif variable == "concurrency":
-            concurrency = int(value)
-        elif variable == "temperature":
-            temperature = float(value)
-        else:
-            wl = padded_workload(workload, int(value), tokenizer)
-        results.append(run_workload(point_spec, wl, repeats=repeats, source=source, progress=inner,
-                                    max_tokens=n_tokens, prompt_ids=prompt_ids,
-                                    concurrency=concurrency, temperature=temperature,
-                                    cancel=cancel, job=job.inside("sweep")))
+        point_spec = dataclasses.replace(spec, k=int(value)) if variable == "k" else spec
+        wl = padded_workload(workload, int(value), tokenizer) if variable == "input_length" \
+            else workload
+        results.append(run_workload(
+            point_spec, wl, repeats=repeats, source=source, progress=inner, max_tokens=n_tokens,
+            prompt_ids=prompt_ids, concurrency=int(value) if variable == "concurrency" else None,
+            temperature=float(value) if variable == "temperature" else None,
+            cancel=cancel, job=job.inside("sweep")))
     progress(1.0, "sweep done")
     result = make_table(variable, values, results)
     job.publish(SweepFinished(result, variable, asked, job.origin))
