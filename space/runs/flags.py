@@ -50,7 +50,14 @@ def spec_from_args(a: argparse.Namespace) -> EngineSpec:
     replaces model, method, draft and k."""
     _refuse_parallel(a)
     if getattr(a, "pair", None):
-        spec = _pair_spec(a.pair)
+        from space.runs import presets
+        from space.runs.workloads import pair_status
+
+        pair = presets.get_model_pair(a.pair)
+        status = pair_status(pair)
+        if not status.available:
+            raise ConfigError(f"model pair {pair.id} is not available here: {status.reason}")
+        spec = pair.engine_spec()
     else:
         method = None if a.method in ("none", "baseline", "") else a.method
         spec = EngineSpec(model=a.model, method=method, draft_model=a.draft_model, k=a.k)
@@ -76,17 +83,6 @@ def _refuse_parallel(a: argparse.Namespace) -> None:
                           f"the model with `vllm serve --tensor-parallel-size {tp}` and measure it "
                           "with `python -m space compare --baseline-url URL --speculative-url URL` "
                           "(docs/servers.md)")
-
-
-def _pair_spec(pair_id: str) -> EngineSpec:
-    from space.runs import presets
-    from space.runs.workloads import pair_status
-
-    pair = presets.get_model_pair(pair_id)
-    status = pair_status(pair)
-    if not status.available:
-        raise ConfigError(f"model pair {pair.id} is not available here: {status.reason}")
-    return pair.engine_spec()
 
 
 def history_flags(p: argparse.ArgumentParser) -> None:

@@ -1,10 +1,6 @@
-"""What a page visitor may ask the server to load, and how much text it may send (pure).
-
-By default the drafts offered are the app's own, those of the presets for its model
-already on disk, and ``--drafts``: nothing a visitor picks starts a download.
-``--allow-any-model`` takes any text. A refusal names the value only, never whether
-a path exists.
-"""
+"""What a page visitor may ask the server to load, and how much text it may send (pure):
+nothing a visitor picks starts a download unless ``--allow-any-model``. A refusal names
+the value only, never whether a path exists."""
 from __future__ import annotations
 
 import dataclasses
@@ -73,11 +69,9 @@ def _unique(names: Iterable[str]) -> tuple[str, ...]:
 def on_disk(name: str) -> bool:
     """Whether a draft name loads without a download: a local alias (built from the
     embedded default), a model folder, or a hub model already in the cache."""
-    if models.canonical_name(name) in (models.DEFAULT_MODEL, models.TRUNCATED_MODEL):
-        return True
-    if models.model_folder(name) is not None:
-        return True
-    return models.is_hub_id(name) and models.cached_hub_model(name) is not None
+    return (models.canonical_name(name) in (models.DEFAULT_MODEL, models.TRUNCATED_MODEL)
+            or models.model_folder(name) is not None
+            or (models.is_hub_id(name) and models.cached_hub_model(name) is not None))
 
 
 def build(spec: EngineSpec, named: Sequence[str] = (), allow_any_model: bool = False,

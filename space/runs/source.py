@@ -1,8 +1,6 @@
 """Where runs run, picked once at start: ``Engines`` (in-process) or ``Servers`` (two
-running vLLM servers, sent token ids of the local tokenizer so no chat template can
-drift). Runs ask a source what it can do (``Capabilities``), never where it runs.
-Imports no vLLM.
-"""
+running vLLM servers, sent the local tokenizer's ids). Runs ask a source what it can do
+(``Capabilities``), never where it runs. Imports no vLLM."""
 from __future__ import annotations
 
 import contextlib

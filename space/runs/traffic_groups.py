@@ -102,16 +102,7 @@ def plan(traffic: TrafficFile, per_group: int = defaults.PROMPTS_PER_GROUP,
 
 def unseen(p: Plan, groups: list[str], measured: set[int], per_group: int,
            seed: int) -> list[tuple[str, TrafficRequest]]:
-    """Up to ``per_group`` unmeasured requests of each of ``groups``, taking turns.
-
-    Example:
-        >>> from space.runs.traffic_file import TrafficFile, TrafficRequest as R
-        >>> f = TrafficFile("jsonl", [R(i, f"p{i}", label="ab"[i % 2]) for i in range(1, 9)],
-        ...                 label_field="category")
-        >>> p = plan(f, per_group=1, seed=1)
-        >>> [(g, r.line) for g, r in unseen(p, ["a"], {2, 4}, 2, seed=5)]
-        [('a', 6), ('a', 8)]
-    """
+    """Up to ``per_group`` unmeasured requests of each of ``groups``, taking turns."""
     rng = random.Random(seed)
     picked: dict[str, list[TrafficRequest]] = {}
     for g in groups:

@@ -1,8 +1,5 @@
-"""Run a workload: baseline against speculation on every prompt, medians and per prompt.
-
-With ``concurrency`` N > 1 the prompts are cycled to fill N requests submitted
-together: aggregate throughput and per-request TPOT medians. Imports no vLLM.
-"""
+"""Run a workload: baseline against speculation on every prompt (at concurrency N, N
+requests cycling the prompts, submitted together), medians and per prompt. Imports no vLLM."""
 from __future__ import annotations
 
 import dataclasses
