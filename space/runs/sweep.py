@@ -286,14 +286,7 @@ GRID_DEFAULTS = ((1, 2, 4), (1, 2, 4))
 
 
 def parse_grid(text: str | None) -> tuple[list[int], list[int]]:
-    """'1,2,4 x 1,4' -> ([1, 2, 4], [1, 4]) (k values, then concurrencies).
-
-    Example:
-        >>> parse_grid("2,4 x 1,2,8")
-        ([2, 4], [1, 2, 8])
-        >>> parse_grid("")
-        ([1, 2, 4], [1, 2, 4])
-    """
+    """'1,2,4 x 1,4' -> ([1, 2, 4], [1, 4]) (k values, then concurrencies); '' -> the defaults."""
     if not text or not text.strip():
         return list(GRID_DEFAULTS[0]), list(GRID_DEFAULTS[1])
     parts = text.lower().split("x")
@@ -329,23 +322,16 @@ class GridResult:
         return out
 
 
-def grid_table(sweeps: Sequence[tuple[int, SweepResult]]) -> pd.DataFrame:
-    """One row per (k, concurrency) from one concurrency sweep per k (pure)."""
-    import pandas as pd
-
-    from space.judge.deploy import GRID_COLUMNS
-
-    frames = [s.table.rename(columns={"value": "concurrency"}).assign(k=k) for k, s in sweeps]
-    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    return table.reindex(columns=GRID_COLUMNS)
-
-
 def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
              concurrencies: Sequence[int], *, repeats: int = 2,
              source: Source | None = None, progress: Progress | None = None, max_tokens: int | None = None,
              prompt_ids: list[str] | None = None,
              cancel: threading.Event | None = None, job: Job | None = None) -> GridResult:
     """A concurrency sweep at each k (one speculative engine per k)."""
+    import pandas as pd
+
+    from space.judge.deploy import GRID_COLUMNS
+
     check_grid(workload, ks, concurrencies, repeats, max_tokens, prompt_ids)
     source = source or Engines()
     check_source(GRID, source)
@@ -359,6 +345,9 @@ def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
                                     max_tokens=max_tokens, prompt_ids=prompt_ids,
                                     cancel=cancel, job=job.inside("sweep"))))
     progress(1.0, "k x concurrency sweep done")
-    result = GridResult(workload.id, grid_table(sweeps), [s for _, s in sweeps])
+    # one row per (k, concurrency); check_grid refused an empty ks
+    table = pd.concat([s.table.rename(columns={"value": "concurrency"}).assign(k=k)
+                       for k, s in sweeps], ignore_index=True)
+    result = GridResult(workload.id, table.reindex(columns=GRID_COLUMNS), [s for _, s in sweeps])
     job.publish(SweepFinished(result, GRID, spec, job.origin))
     return result

@@ -35,12 +35,8 @@ PROMPT = ("Extract the name, age and city from this text as JSON with keys name,
 
 
 def acceptance_lengths(k: int, n: int = DEFAULT_POINTS) -> list[float]:
-    """n mean acceptance lengths evenly spaced from 1 (nothing accepted) to k + 1.
-
-    Example:
-        >>> acceptance_lengths(4, 6)
-        [1.0, 1.8, 2.6, 3.4, 4.2, 5.0]
-    """
+    """n mean acceptance lengths evenly spaced from 1 (nothing accepted) to k + 1: for
+    k = 4, n = 6 [1.0, 1.8, 2.6, 3.4, 4.2, 5.0]."""
     if n < 2:
         raise ConfigError(f"a curve needs at least 2 points, got {n}")
     return [round(1.0 + k * i / (n - 1), 6) for i in range(n)]

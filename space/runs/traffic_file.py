@@ -287,10 +287,9 @@ def _number(rec: dict, key: str, kind: type, low: float, high: float) -> Any:
     return number
 
 
+_KINDS = {bool: "a boolean", int: "a number", float: "a number", dict: "an object",
+          list: "a list", str: "text", type(None): "null"}  # JSON's types, as a refusal names them
+
+
 def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return {dict: "an object", list: "a list", str: "text", type(None): "null"}.get(
-        type(value), type(value).__name__)
+    return _KINDS.get(type(value), type(value).__name__)

@@ -36,9 +36,7 @@ class PairStatus:
 
 def pair_status(pair: ModelPair, on_gpu: bool | None = None) -> PairStatus:
     """Whether a model pair can run on this machine (GPU, packages), and if not, why."""
-    if on_gpu is None:
-        on_gpu = detect_gpu()
-    if pair.needs_gpu and not on_gpu:
+    if pair.needs_gpu and not (detect_gpu() if on_gpu is None else on_gpu):
         return PairStatus(False, "needs a GPU box (configuration validated only on CPU)")
     missing = missing_packages(pair.requires)
     if missing:
@@ -152,14 +150,11 @@ def summarize(result: WorkloadResult) -> WorkloadResult:
     def per_item(runs: str, key: str) -> float:  # median over items of each one's median run
         return statistics.median(_median_of(getattr(c, runs), key) for c in cmps)
 
-    result.baseline_tpot_s = per_item("baseline_runs", "tpot_s")
-    result.speculative_tpot_s = per_item("speculative_runs", "tpot_s")
-    if result.batch_runs:  # aggregate throughput of the whole batch
-        result.baseline_tokens_per_s = _median_of(result.batch_runs, "baseline_tokens_per_s")
-        result.speculative_tokens_per_s = _median_of(result.batch_runs, "speculative_tokens_per_s")
-    else:
-        result.baseline_tokens_per_s = per_item("baseline_runs", "tokens_per_s")
-        result.speculative_tokens_per_s = per_item("speculative_runs", "tokens_per_s")
+    for side in ("baseline", "speculative"):
+        setattr(result, f"{side}_tpot_s", per_item(f"{side}_runs", "tpot_s"))
+        setattr(result, f"{side}_tokens_per_s",  # a batch's: aggregate throughput of the whole batch
+                _median_of(result.batch_runs, f"{side}_tokens_per_s") if result.batch_runs
+                else per_item(f"{side}_runs", "tokens_per_s"))
     result.throughput_speedup = (result.speculative_tokens_per_s / result.baseline_tokens_per_s
                                  if result.baseline_tokens_per_s else 0.0)
     result.acceptance_rate, result.mean_acceptance_length = measure.pooled_acceptance(
