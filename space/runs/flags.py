@@ -48,7 +48,13 @@ def engine_flags(p: argparse.ArgumentParser) -> None:
 def spec_from_args(a: argparse.Namespace) -> EngineSpec:
     """The engine settings, dtype resolved; ``--pair`` (a model-pair preset)
     replaces model, method, draft and k."""
-    _refuse_parallel(a)
+    tp = getattr(a, "tensor_parallel_size", 1)
+    if tp != 1 and not getattr(a, "speculative_url", None):
+        raise ConfigError(f"--tensor-parallel-size {tp}: in-process engines run on one GPU "
+                          "(the tracing hooks need vLLM's single-process driver worker); serve "
+                          f"the model with `vllm serve --tensor-parallel-size {tp}` and measure it "
+                          "with `python -m space compare --baseline-url URL --speculative-url URL` "
+                          "(docs/servers.md)")
     if getattr(a, "pair", None):
         from space.runs import presets
         from space.runs.workloads import pair_status
@@ -72,17 +78,6 @@ def apply_memory_budget(a: argparse.Namespace) -> None:
     from space.runs import runner
 
     runner.POOL.set_budget(budget_from_flag(getattr(a, "memory_budget_gb", None)))
-
-
-def _refuse_parallel(a: argparse.Namespace) -> None:
-    """TP > 1 in-process: vLLM's multi-process executor has no driver worker for the hooks."""
-    tp = getattr(a, "tensor_parallel_size", 1)
-    if tp != 1 and not getattr(a, "speculative_url", None):
-        raise ConfigError(f"--tensor-parallel-size {tp}: in-process engines run on one GPU "
-                          "(the tracing hooks need vLLM's single-process driver worker); serve "
-                          f"the model with `vllm serve --tensor-parallel-size {tp}` and measure it "
-                          "with `python -m space compare --baseline-url URL --speculative-url URL` "
-                          "(docs/servers.md)")
 
 
 def history_flags(p: argparse.ArgumentParser) -> None:

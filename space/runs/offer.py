@@ -58,14 +58,6 @@ def split_names(values: Iterable[str] | None) -> list[str]:
     return [n.strip() for v in values or () for n in v.split(",") if n.strip()]
 
 
-def _unique(names: Iterable[str]) -> tuple[str, ...]:
-    """First spelling of each model kept ("default" and its full name are one)."""
-    seen: dict[str, str] = {}
-    for name in names:
-        seen.setdefault(models.canonical_name(name), name.strip())
-    return tuple(seen.values())
-
-
 def on_disk(name: str) -> bool:
     """Whether a draft name loads without a download: a local alias (built from the
     embedded default), a model folder, or a hub model already in the cache."""
@@ -92,6 +84,9 @@ def build(spec: EngineSpec, named: Sequence[str] = (), allow_any_model: bool = F
     drafts = ([spec.draft_model] if spec.draft_model else []) \
         + [p.draft for p in own if p.draft and (allow_any_model or on_disk(p.draft))] \
         + list(named)
-    offer = Offer(_unique(drafts), allow_any_model=allow_any_model,
+    unique: dict[str, str] = {}  # the first spelling of each ("default" and its full name are one)
+    for name in drafts:
+        unique.setdefault(models.canonical_name(name), name.strip())
+    offer = Offer(tuple(unique.values()), allow_any_model=allow_any_model,
                   max_prompt_chars=max_prompt_chars)
     return dataclasses.replace(offer, pairs=tuple(p.id for p in own if offer.offers_draft(p.draft)))
