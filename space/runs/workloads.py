@@ -168,21 +168,6 @@ def _median_of(rows: list[dict[str, float]], key: str) -> float:
     return statistics.median(r[key] for r in rows)
 
 
-def workload_checklist(result: WorkloadResult, context: measure.Context,
-                       memory_now: dict[str, int | None] | None = None) -> Checklist:
-    """The checklist over all items: pooled steps and counters, the workload's speedup."""
-    cmps = [it.compare for it in result.items]
-    inputs = measure.inputs_from_runs(
-        [c.baseline for c in cmps], [c.speculative for c in cmps], speedup=result.speedup,
-        speedup_spread=result.speedup_spread, temperature=result.temperature,
-        context=context, memory_now=memory_now,
-        headroom=machine_inputs.headroom(result.config, context.concurrency))
-    if not result.batch_runs:  # distinct prompts, each with its own verdict
-        inputs.prompt_verdicts = {it.prompt_id: it.compare.checklist.verdict
-                                  for it in result.items if it.compare.checklist}
-    return evaluate(inputs)
-
-
 def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3,
                  source: Source | None = None, progress: Progress | None = None,
                  max_tokens: int | None = None, temperature: float | None = None,
@@ -231,6 +216,14 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3,
                            batch_runs=batch_runs)
         memory_now = source.memory_figures(spec, r.config.device)
     summarize(r)
-    r.checklist = workload_checklist(r, ctx, memory_now)
+    # the checklist over all items: pooled steps and counters, the workload's speedup
+    inputs = measure.inputs_from_runs(
+        [c.baseline for c in cmps], [c.speculative for c in cmps], speedup=r.speedup,
+        speedup_spread=r.speedup_spread, temperature=r.temperature, context=ctx,
+        memory_now=memory_now, headroom=machine_inputs.headroom(r.config, ctx.concurrency))
+    if not r.batch_runs:  # distinct prompts, each with its own verdict
+        inputs.prompt_verdicts = {it.prompt_id: it.compare.checklist.verdict
+                                  for it in r.items if it.compare.checklist}
+    r.checklist = evaluate(inputs)
     progress(1.0, f"{workload.id}: speedup {r.speedup:.2f}x, verdict {r.verdict}")
     return r
