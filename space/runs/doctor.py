@@ -91,15 +91,14 @@ def vllm_build() -> dict:
 
 def methods(gpu: bool, hub_timeout_s: float = HUB_TIMEOUT_S) -> list[MethodState]:
     """Which speculative methods can run here, and why not."""
-    out = [MethodState("draft_model", True, "built into vLLM"),
-           MethodState("ngram", True, "built into vLLM (prompt lookup)")]
     arctic = importlib.util.find_spec("arctic_inference") is not None
-    out.append(MethodState("suffix", arctic, "arctic-inference is importable" if arctic else
-                           "arctic-inference is not installed (pip install arctic-inference)"))
     head, where = eagle3_head(hub_timeout_s)
-    ok = gpu and where in ("in the local hub cache", "reachable on the hub")
-    out.append(MethodState("eagle3", ok, ("" if gpu else "needs a CUDA GPU; ") + f"head {head}: {where}"))
-    return out
+    return [MethodState("draft_model", True, "built into vLLM"),
+            MethodState("ngram", True, "built into vLLM (prompt lookup)"),
+            MethodState("suffix", arctic, "arctic-inference is importable" if arctic else
+                        "arctic-inference is not installed (pip install arctic-inference)"),
+            MethodState("eagle3", gpu and where in ("in the local hub cache", "reachable on the hub"),
+                        ("" if gpu else "needs a CUDA GPU; ") + f"head {head}: {where}")]
 
 
 def eagle3_head(timeout_s: float) -> tuple[str, str]:

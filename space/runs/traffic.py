@@ -102,11 +102,12 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, file_name: str = "",
     if not spec.is_speculative:
         raise ConfigError("a traffic run compares a speculative method with the baseline")
     source = source or Engines()
+    measured_spec = source.spec_for(spec)
     job = job_or_default(job)
     report = progress or (lambda f, m: log.info(m))
     skipped = list(skipped or [])
     path = str(models.resolve_model(spec.model))
-    run = _Run(source, source.spec_for(spec), repeats, report, cancel, job.inside("traffic"), path)
+    run = _Run(source, measured_spec, repeats, report, cancel, job.inside("traffic"), path)
     # what else runs meanwhile (on this machine's GPU too, unless the runs are a server's)
     meter = Meter(gpu=nvml_index(0) if source.can.memory and on_gpu() else None).start()
 
