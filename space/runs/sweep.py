@@ -20,7 +20,7 @@ from space.records.config import GRID, K_RANGE, ConfigError, EngineSpec, Request
 from space.records.events import SweepFinished
 from space.records.trace import DECODE, VERIFY
 from space.runs.events import Job, job_or_default
-from space.runs.presets import PRESETS_DIR, Prompt, Workload
+from space.runs.presets import PRESETS_DIR, Workload
 from space.runs.source import Engines, Source
 from space.runs.workloads import WorkloadResult, run_workload
 
@@ -200,10 +200,9 @@ def make_table(variable: str, values: Sequence[float],
 
     rows = [point_row(variable, v, r) for v, r in zip(values, results, strict=False)]
     table = pd.DataFrame(rows, columns=COLUMNS)
-    xs, ss = list(table["value"]), list(table["speedup"])
-    ts = list(table["throughput_speedup"])
-    log_axis = VARIABLES[variable].log_axis
-    tpot, throughput = crossing(xs, ss, log_axis=log_axis), crossing(xs, ts, log_axis=log_axis)
+    xs, log_axis = list(table["value"]), VARIABLES[variable].log_axis
+    tpot, throughput = (crossing(xs, list(table[c]), log_axis=log_axis)
+                        for c in ("speedup", "throughput_speedup"))
     # Under load a server loses aggregate tokens/s before per-request TPOT suffers:
     # for concurrency the gain vanishes where throughput falls to the baseline's.
     vanishes = (throughput if variable == "concurrency" else tpot).first_not_faster
@@ -222,13 +221,10 @@ def padded_workload(workload: Workload, target_tokens: int, tokenizer) -> Worklo
     padded = []
     for p in workload.prompts:
         own = len(prompts.encode(tokenizer, RequestSpec(prompt=p.text), 1 << 30))
-        need = target_tokens - own - header
-        if need <= 0:
-            padded.append(p)
-            continue
-        ids = (filler_ids * (need // len(filler_ids) + 1))[:need]
-        text = f"{FILLER_HEADER}{tokenizer.decode(ids)}\n\n{p.text}"
-        padded.append(Prompt(id=p.id, text=text, source_file=p.source_file))
+        if (need := target_tokens - own - header) > 0:
+            filler = tokenizer.decode((filler_ids * (need // len(filler_ids) + 1))[:need])
+            p = dataclasses.replace(p, text=f"{FILLER_HEADER}{filler}\n\n{p.text}")
+        padded.append(p)
     return dataclasses.replace(workload, prompts=tuple(padded))
 
 
@@ -282,13 +278,11 @@ def _share(progress: Progress, i: int, n: int, prefix: str) -> Progress:
 
 # --- k x concurrency: the grid a deployable schedule of k is derived from -------------
 
-GRID_DEFAULTS = ((1, 2, 4), (1, 2, 4))
-
 
 def parse_grid(text: str | None) -> tuple[list[int], list[int]]:
-    """'1,2,4 x 1,4' -> ([1, 2, 4], [1, 4]) (k values, then concurrencies); '' -> the defaults."""
+    """'1,2,4 x 1,4' -> ([1, 2, 4], [1, 4]) (k values, then concurrencies); '' -> 1,2,4 x 1,2,4."""
     if not text or not text.strip():
-        return list(GRID_DEFAULTS[0]), list(GRID_DEFAULTS[1])
+        return [1, 2, 4], [1, 2, 4]
     parts = text.lower().split("x")
     if len(parts) != 2:
         raise ConfigError(f"k x concurrency values look like '1,2,4 x 1,2,4', got {text!r}")
