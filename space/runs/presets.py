@@ -53,11 +53,7 @@ class Workload:
     note: str = ""
 
     def prompt(self, prompt_id: str) -> Prompt:
-        for p in self.prompts:
-            if p.id == prompt_id:
-                return p
-        raise UnknownPreset(f"workload {self.id!r} has no prompt {prompt_id!r}: one of "
-                            f"{', '.join(p.id for p in self.prompts)}")
+        return _by_id(list(self.prompts), prompt_id, f"workload {self.id!r} has no prompt")
 
 
 @dataclass(frozen=True)
@@ -111,7 +107,7 @@ def load_workloads(directory: Path | None = None) -> list[Workload]:
 
 
 def get_workload(workload_id: str, directory: Path | None = None) -> Workload:
-    return _by_id(load_workloads(directory), workload_id, "workload")
+    return _by_id(load_workloads(directory), workload_id, "no workload")
 
 
 def load_model_pairs(path: Path | None = None) -> list[ModelPair]:
@@ -127,10 +123,10 @@ def load_model_pairs(path: Path | None = None) -> list[ModelPair]:
 
 
 def get_model_pair(pair_id: str, path: Path | None = None) -> ModelPair:
-    return _by_id(load_model_pairs(path), pair_id, "model pair")
+    return _by_id(load_model_pairs(path), pair_id, "no model pair")
 
 
-_P = TypeVar("_P", Workload, ModelPair)
+_P = TypeVar("_P", Workload, ModelPair, Prompt)
 
 
 def load_or_warn(load: Callable[[], list[_P]], what: str, instead: str) -> list[_P] | None:
@@ -143,11 +139,12 @@ def load_or_warn(load: Callable[[], list[_P]], what: str, instead: str) -> list[
         return None
 
 
-def _by_id(presets: list[_P], preset_id: str, kind: str) -> _P:
+def _by_id(presets: list[_P], preset_id: str, missing: str) -> _P:
+    """The preset with this id; ``UnknownPreset`` "<missing> '<id>': one of <ids>" if none."""
     for p in presets:
         if p.id == preset_id:
             return p
-    raise UnknownPreset(f"no {kind} {preset_id!r}: one of {', '.join(p.id for p in presets)}")
+    raise UnknownPreset(f"{missing} {preset_id!r}: one of {', '.join(p.id for p in presets)}")
 
 
 def _read_json(path: Path) -> Any:

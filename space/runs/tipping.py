@@ -101,15 +101,13 @@ def point_from_runs(concurrency: int, asked: float, bases: list[list[RunTrace]],
     """One curve point from alternating batches (one list of traces per repeat)."""
     ratios = [_tpot(b) / _tpot(s) for b, s in zip(bases, specs, strict=True) if _tpot(s) > 0]
     flat = [r for batch in specs for r in batch]
-    b_tpot = statistics.median(_tpot(b) for b in bases)
-    s_tpot = statistics.median(_tpot(s) for s in specs)
     spread = measure.spread(ratios)
     return curves.CurvePoint(
         concurrency=concurrency, asked_acceptance_length=asked,
-        num_drafts=sum(r.num_drafts for r in flat),
-        num_draft_tokens=sum(r.num_draft_tokens for r in flat),
-        num_accepted_tokens=sum(r.num_accepted_tokens for r in flat),
-        baseline_tpot_s=b_tpot, speculative_tpot_s=s_tpot,
+        **{n: sum(getattr(r, n) for r in flat)
+           for n in ("num_drafts", "num_draft_tokens", "num_accepted_tokens")},
+        baseline_tpot_s=statistics.median(map(_tpot, bases)),
+        speculative_tpot_s=statistics.median(map(_tpot, specs)),
         # paired ratios, not a ratio of medians: a burst of load on this shared
         # machine slows both runs of a pair and cancels out of their ratio
         speedup=statistics.median(ratios) if ratios else 0.0,
