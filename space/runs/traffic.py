@@ -159,7 +159,8 @@ def _until_decided(result: TrafficResult, plan: Plan, budget: Budget,
     is spent; the result records the rounds, each group's gain and why it stopped."""
     items, rounds = list(result.items), 0
     added: dict[str, int] = {}
-    tried = {it.line for it in items} | {_line_of(s) for s in skipped}
+    heads = (s.split(":")[0].removeprefix("line ").strip() for s in skipped)  # "line 7: ..."
+    tried = {it.line for it in items} | {int(h) for h in heads if h.isdigit()}
     while True:
         open_ = [g.group for g in result.groups if g.undecided]
         stop = "every group is decided" if not open_ else budget.spent(len(items))
@@ -183,12 +184,6 @@ def _until_decided(result: TrafficResult, plan: Plan, budget: Budget,
     result.until_decided = {"rounds": rounds, "added": added, "stopped": stop,
                             "open": [g.group for g in result.groups if g.undecided]}
     return result
-
-
-def _line_of(skip: str) -> int:
-    """The line number of a skipped line's reason ("line 7: ..."), -1 when it has none."""
-    head = skip.split(":")[0].removeprefix("line ").strip()
-    return int(head) if head.isdigit() else -1
 
 
 def batches(todo: list[Todo], n: int) -> list[tuple[list[Todo], list[Todo]]]:
