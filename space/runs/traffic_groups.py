@@ -104,11 +104,9 @@ def unseen(p: Plan, groups: list[str], measured: set[int], per_group: int,
            seed: int) -> list[tuple[str, TrafficRequest]]:
     """Up to ``per_group`` unmeasured requests of each of ``groups``, taking turns."""
     rng = random.Random(seed)
-    picked: dict[str, list[TrafficRequest]] = {}
-    for g in groups:
-        left = [r for r in p.groups.get(g, []) if r.line not in measured]
-        picked[g] = sorted(rng.sample(left, min(per_group, len(left))), key=lambda r: r.line)
-    return _taking_turns(picked)
+    left = {g: [r for r in p.groups.get(g, []) if r.line not in measured] for g in groups}
+    return _taking_turns({g: sorted(rng.sample(rs, min(per_group, len(rs))), key=lambda r: r.line)
+                          for g, rs in left.items()})
 
 
 def _taking_turns(by_group: dict[str, list[TrafficRequest]]) -> list[tuple[str, TrafficRequest]]:
