@@ -236,10 +236,8 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
               cancel: threading.Event | None = None, job: Job | None = None) -> SweepResult:
     """Run ``workload`` once per value of ``variable`` through ``source`` (default:
     in-process); the table and crossover. ``job`` hears ``SweepFinished``."""
-    if variable not in VARIABLES:
-        raise ConfigError(f"unknown sweep variable {variable!r}: one of {', '.join(VARIABLES)}")
-    values = list(values) if values else list(VARIABLES[variable].defaults)
-    check_plan(workload, variable, values, repeats, max_tokens, prompt_ids)
+    values = list(values or (VARIABLES[variable].defaults if variable in VARIABLES else ()))
+    check_plan(workload, variable, values, repeats, max_tokens, prompt_ids)  # the variable first
     source = source or Engines()
     check_source(variable, source)
     progress = progress or (lambda f, m: log.info(m))
