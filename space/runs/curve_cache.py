@@ -10,12 +10,6 @@ from space.judge.curves import LOOKUP_METHODS, TippingCurve, cache_name, slug
 from space.records.run import RunConfig
 
 
-def _legacy_name(model, method, draft, k, device, version) -> str:
-    """The name curves had before the dtype was part of it (all of them bf16)."""
-    return (f"{slug(model)}__{slug(method)}__{slug(draft)}__k{int(k)}__{slug(device)}"
-            f"__vllm-{slug(version)}.json")
-
-
 def curves_dir(folder: Path | None = None) -> Path:
     return (folder or paths.data_dir()) / "tipping"
 
@@ -45,8 +39,9 @@ def find(model: str, method: str | None, draft_model: str | None, k: int, device
     draft = None if method in LOOKUP_METHODS else draft_model
     where = curves_dir(folder)
     found = load(where / cache_name((model, method, draft, k, device, dtype, vllm_version)))
-    if found is None and dtype == "bfloat16":
-        found = load(where / _legacy_name(model, method, draft, k, device, vllm_version))
+    if found is None and dtype == "bfloat16":  # named before the dtype was part of it (all bf16)
+        found = load(where / (f"{slug(model)}__{slug(method)}__{slug(draft)}__k{int(k)}"
+                              f"__{slug(device)}__vllm-{slug(vllm_version)}.json"))
     return found if found is not None and found.dtype == dtype else None
 
 

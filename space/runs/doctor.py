@@ -31,10 +31,6 @@ MAX_TOKENS = 32
 HUB_TIMEOUT_S = 3.0
 
 
-def default_spec() -> EngineSpec:
-    return hardware.resolve_spec(presets.get_model_pair(DEFAULT_PAIR).engine_spec())
-
-
 def run(spec: EngineSpec | None = None, pool: EnginePool | None = None,
         max_tokens: int = MAX_TOKENS, progress: Progress | None = None,
         hub_timeout_s: float = HUB_TIMEOUT_S) -> DoctorReport:
@@ -43,7 +39,7 @@ def run(spec: EngineSpec | None = None, pool: EnginePool | None = None,
     from space.runs import runner  # imports vLLM
 
     t0 = time.perf_counter()
-    spec = hardware.resolve_spec(spec or default_spec())
+    spec = hardware.resolve_spec(spec or presets.get_model_pair(DEFAULT_PAIR).engine_spec())
     pool = pool or runner.POOL
     gpu = hardware.on_gpu()
     fresh = not pool.current()
@@ -52,6 +48,10 @@ def run(spec: EngineSpec | None = None, pool: EnginePool | None = None,
     cmp = runner.compare(spec, req, repeats=1, pool=pool, progress=progress, warmup=False)
     engines = [pool.baseline(spec), pool.speculative(spec)]
     after = gpu_memory(nvml_index()) if before is not None else None
+    why_not = None if before is not None else (
+        "skipped: no GPU (NVML reads a GPU's memory; this machine runs on CPU)" if not gpu
+        else "skipped: engines were already built in this process before the first reading"
+        if not fresh else "skipped: NVML gave no reading (pynvml missing or no driver)")
     dtype = hardware.explain(str(spec.dtype), spec.model)
     states = engines[1].hooks
     base_gone = [h for h in engines[0].hooks if not h.attached]
@@ -61,22 +61,12 @@ def run(spec: EngineSpec | None = None, pool: EnginePool | None = None,
               rec.memory_check(None if after is None or before is None
                                else after.used_bytes - before.used_bytes,
                                sum(e.memory().total_bytes for e in engines),
-                               _memory_why_not(gpu, fresh, before))]
+                               why_not)]
     return DoctorReport(
         machine=machine(), vllm=vllm_build(), dtype={"value": dtype.dtype, "reason": dtype.reason},
         hooks=states, checks=checks, methods=methods(gpu, hub_timeout_s),
         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         elapsed_s=round(time.perf_counter() - t0, 1))
-
-
-def _memory_why_not(gpu: bool, fresh: bool, before) -> str | None:
-    if not gpu:
-        return "skipped: no GPU (NVML reads a GPU's memory; this machine runs on CPU)"
-    if not fresh:
-        return "skipped: engines were already built in this process before the first reading"
-    if before is None:
-        return "skipped: NVML gave no reading (pynvml missing or no driver)"
-    return None
 
 
 def machine() -> dict:
@@ -101,18 +91,14 @@ def vllm_build() -> dict:
 
 def methods(gpu: bool, hub_timeout_s: float = HUB_TIMEOUT_S) -> list[MethodState]:
     """Which speculative methods can run here, and why not."""
-    out = [MethodState("draft_model", True, "built into vLLM"),
-           MethodState("ngram", True, "built into vLLM (prompt lookup)")]
     arctic = importlib.util.find_spec("arctic_inference") is not None
-    out.append(MethodState("suffix", arctic, "arctic-inference is importable" if arctic else
-                           "arctic-inference is not installed (pip install arctic-inference)"))
     head, where = eagle3_head(hub_timeout_s)
-    if not gpu:
-        out.append(MethodState("eagle3", False, f"needs a CUDA GPU; head {head}: {where}"))
-    else:
-        ok = where in ("in the local hub cache", "reachable on the hub")
-        out.append(MethodState("eagle3", ok, f"head {head}: {where}"))
-    return out
+    return [MethodState("draft_model", True, "built into vLLM"),
+            MethodState("ngram", True, "built into vLLM (prompt lookup)"),
+            MethodState("suffix", arctic, "arctic-inference is importable" if arctic else
+                        "arctic-inference is not installed (pip install arctic-inference)"),
+            MethodState("eagle3", gpu and where in ("in the local hub cache", "reachable on the hub"),
+                        ("" if gpu else "needs a CUDA GPU; ") + f"head {head}: {where}")]
 
 
 def eagle3_head(timeout_s: float) -> tuple[str, str]:

@@ -1,23 +1,6 @@
-"""Runs publish ``space.records.events`` through their ``Job``; observers registered
-at start (metrics, the Live log, the history) hear them.
-
-Observers run in order on the job's thread, maybe with the engine lock held: they
-must be quick and never take it. One that raises is logged and skipped.
-
-Example:
-    >>> from space.records.events import Origin, RunStarted
-    >>> from space.records.config import EngineSpec
-    >>> heard = []
-    >>> p = Publisher()
-    >>> p.subscribe("log", heard.append)
-    >>> job = Job(p, Origin("ada"))
-    >>> job.publish(RunStarted(EngineSpec(), job.origin))
-    {'log': None}
-    >>> job.replies  # only answers that say something
-    {}
-    >>> heard[0].origin.user
-    'ada'
-"""
+"""Runs publish ``space.records.events`` through their ``Job`` to the observers registered
+at start (metrics, the Live log, the history). Observers run in order on the job's thread,
+maybe with the engine lock held: quick, never taking it; one that raises is logged, skipped."""
 from __future__ import annotations
 
 import dataclasses

@@ -48,9 +48,22 @@ def engine_flags(p: argparse.ArgumentParser) -> None:
 def spec_from_args(a: argparse.Namespace) -> EngineSpec:
     """The engine settings, dtype resolved; ``--pair`` (a model-pair preset)
     replaces model, method, draft and k."""
-    _refuse_parallel(a)
+    tp = getattr(a, "tensor_parallel_size", 1)
+    if tp != 1 and not getattr(a, "speculative_url", None):
+        raise ConfigError(f"--tensor-parallel-size {tp}: in-process engines run on one GPU "
+                          "(the tracing hooks need vLLM's single-process driver worker); serve "
+                          f"the model with `vllm serve --tensor-parallel-size {tp}` and measure it "
+                          "with `python -m space compare --baseline-url URL --speculative-url URL` "
+                          "(docs/servers.md)")
     if getattr(a, "pair", None):
-        spec = _pair_spec(a.pair)
+        from space.runs import presets
+        from space.runs.workloads import pair_status
+
+        pair = presets.get_model_pair(a.pair)
+        status = pair_status(pair)
+        if not status.available:
+            raise ConfigError(f"model pair {pair.id} is not available here: {status.reason}")
+        spec = pair.engine_spec()
     else:
         method = None if a.method in ("none", "baseline", "") else a.method
         spec = EngineSpec(model=a.model, method=method, draft_model=a.draft_model, k=a.k)
@@ -65,28 +78,6 @@ def apply_memory_budget(a: argparse.Namespace) -> None:
     from space.runs import runner
 
     runner.POOL.set_budget(budget_from_flag(getattr(a, "memory_budget_gb", None)))
-
-
-def _refuse_parallel(a: argparse.Namespace) -> None:
-    """TP > 1 in-process: vLLM's multi-process executor has no driver worker for the hooks."""
-    tp = getattr(a, "tensor_parallel_size", 1)
-    if tp != 1 and not getattr(a, "speculative_url", None):
-        raise ConfigError(f"--tensor-parallel-size {tp}: in-process engines run on one GPU "
-                          "(the tracing hooks need vLLM's single-process driver worker); serve "
-                          f"the model with `vllm serve --tensor-parallel-size {tp}` and measure it "
-                          "with `python -m space compare --baseline-url URL --speculative-url URL` "
-                          "(docs/servers.md)")
-
-
-def _pair_spec(pair_id: str) -> EngineSpec:
-    from space.runs import presets
-    from space.runs.workloads import pair_status
-
-    pair = presets.get_model_pair(pair_id)
-    status = pair_status(pair)
-    if not status.available:
-        raise ConfigError(f"model pair {pair.id} is not available here: {status.reason}")
-    return pair.engine_spec()
 
 
 def history_flags(p: argparse.ArgumentParser) -> None:

@@ -26,10 +26,7 @@ def memory_figures(engines: Sequence[Any] | None, device: str) -> dict[str, int 
         spare = gpu.free_bytes if gpu else None
     elif device == "cpu":
         spare = memory.system_memory().available_bytes or None
-    tax = None
-    if engines is not None:
-        base, spec = engines
-        tax = memory.kv_tax_tokens(base.memory(), spec.memory())
+    tax = None if engines is None else memory.kv_tax_tokens(engines[0].memory(), engines[1].memory())
     return {"spare_memory_bytes": spare, "draft_kv_tax_tokens": tax}
 
 

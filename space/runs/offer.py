@@ -1,10 +1,6 @@
-"""What a page visitor may ask the server to load, and how much text it may send (pure).
-
-By default the drafts offered are the app's own, those of the presets for its model
-already on disk, and ``--drafts``: nothing a visitor picks starts a download.
-``--allow-any-model`` takes any text. A refusal names the value only, never whether
-a path exists.
-"""
+"""What a page visitor may ask the server to load, and how much text it may send (pure):
+nothing a visitor picks starts a download unless ``--allow-any-model``. A refusal names
+the value only, never whether a path exists."""
 from __future__ import annotations
 
 import dataclasses
@@ -62,22 +58,12 @@ def split_names(values: Iterable[str] | None) -> list[str]:
     return [n.strip() for v in values or () for n in v.split(",") if n.strip()]
 
 
-def _unique(names: Iterable[str]) -> tuple[str, ...]:
-    """First spelling of each model kept ("default" and its full name are one)."""
-    seen: dict[str, str] = {}
-    for name in names:
-        seen.setdefault(models.canonical_name(name), name.strip())
-    return tuple(seen.values())
-
-
 def on_disk(name: str) -> bool:
     """Whether a draft name loads without a download: a local alias (built from the
     embedded default), a model folder, or a hub model already in the cache."""
-    if models.canonical_name(name) in (models.DEFAULT_MODEL, models.TRUNCATED_MODEL):
-        return True
-    if models.model_folder(name) is not None:
-        return True
-    return models.is_hub_id(name) and models.cached_hub_model(name) is not None
+    return (models.canonical_name(name) in (models.DEFAULT_MODEL, models.TRUNCATED_MODEL)
+            or models.model_folder(name) is not None
+            or (models.is_hub_id(name) and models.cached_hub_model(name) is not None))
 
 
 def build(spec: EngineSpec, named: Sequence[str] = (), allow_any_model: bool = False,
@@ -98,6 +84,9 @@ def build(spec: EngineSpec, named: Sequence[str] = (), allow_any_model: bool = F
     drafts = ([spec.draft_model] if spec.draft_model else []) \
         + [p.draft for p in own if p.draft and (allow_any_model or on_disk(p.draft))] \
         + list(named)
-    offer = Offer(_unique(drafts), allow_any_model=allow_any_model,
+    unique: dict[str, str] = {}  # the first spelling of each ("default" and its full name are one)
+    for name in drafts:
+        unique.setdefault(models.canonical_name(name), name.strip())
+    offer = Offer(tuple(unique.values()), allow_any_model=allow_any_model,
                   max_prompt_chars=max_prompt_chars)
     return dataclasses.replace(offer, pairs=tuple(p.id for p in own if offer.offers_draft(p.draft)))

@@ -1,16 +1,12 @@
 """Workloads (one file each in ``presets/workloads/``) and model pairs (entries of
-``presets/model_pairs.json``), loaded and checked (pure); nothing branches on an id.
-
-A prompt's ``{source}`` is replaced by its ``source`` text or ``source_file`` (under
-``presets/texts/``) by plain replacement, so JSON braces need no escaping.
-"""
+``presets/model_pairs.json``), loaded and checked (pure); nothing branches on an id."""
 from __future__ import annotations
 
 import json
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,12 +20,6 @@ SOURCE_PLACEHOLDER = "{source}"
 # Token estimate without a tokenizer: English prose runs ~1.3 tokens per
 # whitespace-separated word in Llama-style BPE vocabularies (SmolLM2's included).
 TOKENS_PER_WORD = 1.3
-
-_WORKLOAD_KEYS = {"id", "title", "reason", "temperature", "max_tokens", "prompts",
-                  "concurrency", "note"}
-_PROMPT_KEYS = {"id", "text", "source", "source_file"}
-_PAIR_KEYS = {"id", "title", "target", "method", "draft", "k", "speculative", "needs_gpu",
-              "note", "memory_gib", "fits"}
 
 
 class PresetError(ValueError):
@@ -63,11 +53,7 @@ class Workload:
     note: str = ""
 
     def prompt(self, prompt_id: str) -> Prompt:
-        for p in self.prompts:
-            if p.id == prompt_id:
-                return p
-        raise UnknownPreset(f"workload {self.id!r} has no prompt {prompt_id!r}: one of "
-                            f"{', '.join(p.id for p in self.prompts)}")
+        return _by_id(list(self.prompts), prompt_id, f"workload {self.id!r} has no prompt")
 
 
 @dataclass(frozen=True)
@@ -121,7 +107,7 @@ def load_workloads(directory: Path | None = None) -> list[Workload]:
 
 
 def get_workload(workload_id: str, directory: Path | None = None) -> Workload:
-    return _by_id(load_workloads(directory), workload_id, "workload")
+    return _by_id(load_workloads(directory), workload_id, "no workload")
 
 
 def load_model_pairs(path: Path | None = None) -> list[ModelPair]:
@@ -137,10 +123,10 @@ def load_model_pairs(path: Path | None = None) -> list[ModelPair]:
 
 
 def get_model_pair(pair_id: str, path: Path | None = None) -> ModelPair:
-    return _by_id(load_model_pairs(path), pair_id, "model pair")
+    return _by_id(load_model_pairs(path), pair_id, "no model pair")
 
 
-_P = TypeVar("_P", Workload, ModelPair)
+_P = TypeVar("_P", Workload, ModelPair, Prompt)
 
 
 def load_or_warn(load: Callable[[], list[_P]], what: str, instead: str) -> list[_P] | None:
@@ -153,17 +139,12 @@ def load_or_warn(load: Callable[[], list[_P]], what: str, instead: str) -> list[
         return None
 
 
-def _by_id(presets: list[_P], preset_id: str, kind: str) -> _P:
+def _by_id(presets: list[_P], preset_id: str, missing: str) -> _P:
+    """The preset with this id; ``UnknownPreset`` "<missing> '<id>': one of <ids>" if none."""
     for p in presets:
         if p.id == preset_id:
             return p
-    raise UnknownPreset(f"no {kind} {preset_id!r}: one of {', '.join(p.id for p in presets)}")
-
-
-def model_aliases(path: Path | None = None) -> dict[str, str]:
-    """Short model names used in pairs ("default", ...) and what each stands for."""
-    data = _read_json(Path(path) if path else PRESETS_DIR / "model_pairs.json")
-    return dict(data.get("aliases", {}))
+    raise UnknownPreset(f"{missing} {preset_id!r}: one of {', '.join(p.id for p in presets)}")
 
 
 def _read_json(path: Path) -> Any:
@@ -188,10 +169,11 @@ def _field(d: dict, key: str, kind: type | tuple[type, ...], where: str, default
     return value
 
 
-def _check_keys(d: Any, allowed: set[str], where: str) -> None:
+def _check_keys(d: Any, kind: type, where: str, *extra: str) -> None:
+    """An object whose keys are ``kind``'s fields (and ``extra``)."""
     if not isinstance(d, dict):
         raise PresetError(f"{where}: expected an object")
-    unknown = sorted(set(d) - allowed)
+    unknown = sorted(set(d) - {f.name for f in fields(kind)} - set(extra))
     if unknown:  # a typo in a field name would otherwise be silently ignored
         raise PresetError(f"{where}: unknown field(s) {', '.join(unknown)}")
 
@@ -203,7 +185,7 @@ def _check_unique(ids: list[str], where: str) -> None:
 
 
 def _parse_workload(d: Any, where: str, texts_dir: Path) -> Workload:
-    _check_keys(d, _WORKLOAD_KEYS, where)
+    _check_keys(d, Workload, where)
     temperature = float(_field(d, "temperature", (int, float), where))
     max_tokens = _field(d, "max_tokens", int, where)
     concurrency = _field(d, "concurrency", int, where, 1)
@@ -217,15 +199,15 @@ def _parse_workload(d: Any, where: str, texts_dir: Path) -> Workload:
     prompts = tuple(_parse_prompt(p, f"{where} prompts[{n}]", texts_dir)
                     for n, p in enumerate(raw_prompts))
     _check_unique([p.id for p in prompts], where)
-    return Workload(
-        id=_field(d, "id", str, where), title=_field(d, "title", str, where),
-        reason=_field(d, "reason", str, where), temperature=temperature,
-        max_tokens=max_tokens, prompts=prompts, concurrency=concurrency,
-        note=_field(d, "note", str, where, ""))
+    texts = {k: _field(d, k, str, where) for k in ("id", "title", "reason")}
+    return Workload(**texts, temperature=temperature, max_tokens=max_tokens, prompts=prompts,
+                    concurrency=concurrency, note=_field(d, "note", str, where, ""))
 
 
 def _parse_prompt(d: Any, where: str, texts_dir: Path) -> Prompt:
-    _check_keys(d, _PROMPT_KEYS, where)
+    """``{source}`` in the text is replaced by the ``source`` text or ``source_file`` (under
+    ``presets/texts/``) by plain replacement, so JSON braces need no escaping."""
+    _check_keys(d, Prompt, where, "source")
     text = _field(d, "text", str, where)
     if "source" in d and "source_file" in d:
         raise PresetError(f"{where}: give 'source' or 'source_file', not both")
@@ -245,7 +227,7 @@ def _parse_prompt(d: Any, where: str, texts_dir: Path) -> Prompt:
 
 
 def _parse_pair(d: Any, where: str) -> ModelPair:
-    _check_keys(d, _PAIR_KEYS, where)
+    _check_keys(d, ModelPair, where)
     method = _field(d, "method", str, where)
     if method not in METHODS:
         raise PresetError(f"{where}: unknown method {method!r} (one of {', '.join(METHODS)})")
@@ -267,9 +249,7 @@ def _parse_pair(d: Any, where: str) -> ModelPair:
     fits = _field(d, "fits", list, where, [])
     if not all(isinstance(g, str) and g.strip() for g in fits):
         raise PresetError(f"{where}: fits must be a list of GPU names")
-    return ModelPair(
-        id=_field(d, "id", str, where), title=_field(d, "title", str, where),
-        target=_field(d, "target", str, where), method=method, k=k,
-        needs_gpu=_field(d, "needs_gpu", bool, where), note=_field(d, "note", str, where),
-        draft=draft, speculative=speculative, memory_gib=None if gib is None else float(gib),
-        fits=tuple(fits))
+    texts = {k: _field(d, k, str, where) for k in ("id", "title", "target")}
+    return ModelPair(**texts, method=method, k=k, needs_gpu=_field(d, "needs_gpu", bool, where),
+                     note=_field(d, "note", str, where), draft=draft, speculative=speculative,
+                     memory_gib=None if gib is None else float(gib), fits=tuple(fits))

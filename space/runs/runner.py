@@ -126,10 +126,8 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
 _COMPARE: CompareRunner = compare  # mypy: the real runner is a CompareRunner
 
 
-def _warm_once(engine: TracedEngine, req: RequestSpec,
-               progress: Progress | None = None,
-               cancel: threading.Event | None = None,
-               prompt_ids: list[int] | None = None) -> None:
+def _warm_once(engine: TracedEngine, req: RequestSpec, progress: Progress | None,
+               cancel: threading.Event | None, prompt_ids: list[int]) -> None:
     if engine in _warmed:
         return
     if progress:
@@ -146,7 +144,7 @@ def prepare(spec: EngineSpec, req: RequestSpec, pool: EnginePool = POOL,
     [ids] = preflight(spec, [req], progress)
     with pool.lock:
         for engine in (pool.baseline(spec, progress), pool.speculative(spec, progress)):
-            _warm_once(engine, req, progress, prompt_ids=ids)
+            _warm_once(engine, req, progress, None, ids)
         _remember_memory(pool)
 
 

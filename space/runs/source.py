@@ -1,12 +1,11 @@
 """Where runs run, picked once at start: ``Engines`` (in-process) or ``Servers`` (two
-running vLLM servers, sent token ids of the local tokenizer so no chat template can
-drift). Runs ask a source what it can do (``Capabilities``), never where it runs.
-Imports no vLLM.
-"""
+running vLLM servers, sent the local tokenizer's ids). Runs ask a source what it can do
+(``Capabilities``), never where it runs. Imports no vLLM."""
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import threading
 from dataclasses import dataclass
@@ -251,7 +250,6 @@ class Servers(Source):
 
     def __init__(self, pair: ServerPair) -> None:
         self.pair = pair
-        self.checked: Checked | None = None
         self.texts: Texts | None = None
         self.warm = False
 
@@ -276,10 +274,10 @@ class Servers(Source):
                               f"{d.method} with k={d.k}")
         return spec
 
-    def info(self) -> Checked:
-        if self.checked is None:
-            self.checked = check_servers(self.pair)
-        return self.checked
+    @functools.cached_property
+    def checked(self) -> Checked:
+        """The servers' answers, read once (``start`` reads them again)."""
+        return check_servers(self.pair)
 
     def start(self, spec: EngineSpec) -> list[str]:
         """The servers answer and speculate as declared, and tokenize as ``--model``."""
@@ -291,8 +289,7 @@ class Servers(Source):
     def encode(self, spec: EngineSpec, req: RequestSpec,
                progress: Progress | None = None) -> list[int]:
         ids, self.texts = encoder(spec, req)
-        info = self.info()
-        for server in (info.baseline, info.speculative):
+        for server in (self.checked.baseline, self.checked.speculative):
             max_tokens_for(req, ids, server)  # no room under the server's max_model_len
         return ids
 
@@ -303,7 +300,7 @@ class Servers(Source):
         try:
             runs = alternate_batches(self.pair, reqs, encoded, repeats=repeats,
                                      texts=self.texts, cancel=cancel, progress=progress,
-                                     checked=self.info(), warm=not self.warm)
+                                     checked=self.checked, warm=not self.warm)
         except ConfigError:  # the visitor's doing, not the run's
             raise
         except Cancelled:  # closed streams: the next run warms up again first, which

@@ -1,9 +1,6 @@
-"""Sweeps: one workload across the values of one variable, a full ``run_workload`` per
-point, and where the speedup crosses 1 (``space.judge.crossover``).
-
-Every bound is checked before anything runs, so that one request cannot hold the
-engines for hours. Imports no vLLM.
-"""
+"""Sweeps: one workload across one variable's values, a ``run_workload`` per point, and
+where the speedup crosses 1. Every bound is checked before anything runs, so that one
+request cannot hold the engines for hours. Imports no vLLM."""
 from __future__ import annotations
 
 import dataclasses
@@ -23,7 +20,7 @@ from space.records.config import GRID, K_RANGE, ConfigError, EngineSpec, Request
 from space.records.events import SweepFinished
 from space.records.trace import DECODE, VERIFY
 from space.runs.events import Job, job_or_default
-from space.runs.presets import PRESETS_DIR, Prompt, Workload
+from space.runs.presets import PRESETS_DIR, Workload
 from space.runs.source import Engines, Source
 from space.runs.workloads import WorkloadResult, run_workload
 
@@ -73,16 +70,7 @@ FILLER_HEADER = "Background document, for reference only:\n"
 
 
 def parse_values(variable: str, text: str | None) -> list[float]:
-    """'1,2,4' -> [1, 2, 4]; None or '' -> the variable's defaults.
-
-    Example:
-        >>> parse_values("temperature", "0, 0.5,1")
-        [0.0, 0.5, 1.0]
-        >>> parse_values("concurrency", "1,100000")
-        Traceback (most recent call last):
-        ...
-        space.records.config.ConfigError: concurrency values must be in 1..64, got 100000
-    """
+    """'1,2,4' -> [1, 2, 4]; None or '' -> the variable's defaults."""
     var = VARIABLES[variable]
     if not text or not text.strip():
         return list(var.defaults)
@@ -116,15 +104,7 @@ def check_values(variable: str, values: Sequence[float]) -> list[float]:
 
 def planned_tokens(workload: Workload, variable: str, values: Sequence[float], repeats: int,
                    max_tokens: int | None = None, prompt_ids: list[str] | None = None) -> int:
-    """Prompt + output tokens over every run of the sweep (an upper estimate).
-
-    Example (3 prompts of ~20 tokens, 2 points, 1 repeat, 100 tokens out):
-        >>> from space.runs.presets import Prompt, Workload
-        >>> w = Workload("w", "W", "", 0.0, 100, tuple(Prompt(str(i), "word " * 15)
-        ...                                           for i in range(3)))
-        >>> planned_tokens(w, "k", [1, 2], repeats=1)
-        2880
-    """
+    """Prompt + output tokens over every run of the sweep (an upper estimate)."""
     chosen = [workload.prompt(p) for p in prompt_ids] if prompt_ids else list(workload.prompts)
     own = max(p.estimated_tokens for p in chosen)
     out = max_tokens or workload.max_tokens
@@ -178,20 +158,14 @@ def check_source(variable: str, source: Source) -> None:
 
 
 def point_row(variable: str, value: float, r: WorkloadResult) -> dict[str, Any]:
-    nan = math.nan
-    low, high = r.speedup_spread or (nan, nan)
-    return {"variable": variable, "value": value, "speedup": r.speedup,
-            "speedup_low": low, "speedup_high": high, "e2e_speedup": r.e2e_speedup,
-            "throughput_speedup": r.throughput_speedup,
-            "acceptance_rate": nan if r.acceptance_rate is None else r.acceptance_rate,
-            "mean_acceptance_length": (nan if r.mean_acceptance_length is None
-                                       else r.mean_acceptance_length),
-            "baseline_tpot_ms": r.baseline_tpot_s * 1e3,
-            "speculative_tpot_ms": r.speculative_tpot_s * 1e3,
-            "baseline_tokens_per_s": r.baseline_tokens_per_s,
-            "speculative_tokens_per_s": r.speculative_tokens_per_s,
-            "prompt_tokens": r.prompt_tokens, "output_tokens": r.output_tokens,
-            "verdict": r.verdict}
+    """A table row: the point's figures by COLUMNS' names (no acceptance: NaN)."""
+    low, high = r.speedup_spread or (math.nan, math.nan)
+    row: dict[str, Any] = {"variable": variable, "value": value, "speedup_low": low,
+                           "speedup_high": high, "baseline_tpot_ms": r.baseline_tpot_s * 1e3,
+                           "speculative_tpot_ms": r.speculative_tpot_s * 1e3}
+    for name in ("acceptance_rate", "mean_acceptance_length"):
+        row[name] = math.nan if getattr(r, name) is None else getattr(r, name)
+    return {c: row[c] if c in row else getattr(r, c) for c in COLUMNS}
 
 
 @dataclass
@@ -226,10 +200,9 @@ def make_table(variable: str, values: Sequence[float],
 
     rows = [point_row(variable, v, r) for v, r in zip(values, results, strict=False)]
     table = pd.DataFrame(rows, columns=COLUMNS)
-    xs, ss = list(table["value"]), list(table["speedup"])
-    ts = list(table["throughput_speedup"])
-    log_axis = VARIABLES[variable].log_axis
-    tpot, throughput = crossing(xs, ss, log_axis=log_axis), crossing(xs, ts, log_axis=log_axis)
+    xs, log_axis = list(table["value"]), VARIABLES[variable].log_axis
+    tpot, throughput = (crossing(xs, list(table[c]), log_axis=log_axis)
+                        for c in ("speedup", "throughput_speedup"))
     # Under load a server loses aggregate tokens/s before per-request TPOT suffers:
     # for concurrency the gain vanishes where throughput falls to the baseline's.
     vanishes = (throughput if variable == "concurrency" else tpot).first_not_faster
@@ -248,13 +221,10 @@ def padded_workload(workload: Workload, target_tokens: int, tokenizer) -> Worklo
     padded = []
     for p in workload.prompts:
         own = len(prompts.encode(tokenizer, RequestSpec(prompt=p.text), 1 << 30))
-        need = target_tokens - own - header
-        if need <= 0:
-            padded.append(p)
-            continue
-        ids = (filler_ids * (need // len(filler_ids) + 1))[:need]
-        text = f"{FILLER_HEADER}{tokenizer.decode(ids)}\n\n{p.text}"
-        padded.append(Prompt(id=p.id, text=text, source_file=p.source_file))
+        if (need := target_tokens - own - header) > 0:
+            filler = tokenizer.decode((filler_ids * (need // len(filler_ids) + 1))[:need])
+            p = dataclasses.replace(p, text=f"{FILLER_HEADER}{filler}\n\n{p.text}")
+        padded.append(p)
     return dataclasses.replace(workload, prompts=tuple(padded))
 
 
@@ -266,10 +236,8 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
               cancel: threading.Event | None = None, job: Job | None = None) -> SweepResult:
     """Run ``workload`` once per value of ``variable`` through ``source`` (default:
     in-process); the table and crossover. ``job`` hears ``SweepFinished``."""
-    if variable not in VARIABLES:
-        raise ConfigError(f"unknown sweep variable {variable!r}: one of {', '.join(VARIABLES)}")
-    values = list(values) if values else list(VARIABLES[variable].defaults)
-    check_plan(workload, variable, values, repeats, max_tokens, prompt_ids)
+    values = list(values or (VARIABLES[variable].defaults if variable in VARIABLES else ()))
+    check_plan(workload, variable, values, repeats, max_tokens, prompt_ids)  # the variable first
     source = source or Engines()
     check_source(variable, source)
     progress = progress or (lambda f, m: log.info(m))
@@ -287,21 +255,14 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
         inner = _share(progress, i, len(values), f"point {i + 1}/{len(values)} ({variable}={value:g})")
         check(cancel, "the sweep")
         inner(0.0, "starting")
-        point_spec, wl = spec, workload
-        concurrency: int | None = None
-        temperature: float | None = None
-        if variable == "k":
-            point_spec = dataclasses.replace(spec, k=int(value))
-        elif variable == "concurrency":
-            concurrency = int(value)
-        elif variable == "temperature":
-            temperature = float(value)
-        else:
-            wl = padded_workload(workload, int(value), tokenizer)
-        results.append(run_workload(point_spec, wl, repeats=repeats, source=source, progress=inner,
-                                    max_tokens=n_tokens, prompt_ids=prompt_ids,
-                                    concurrency=concurrency, temperature=temperature,
-                                    cancel=cancel, job=job.inside("sweep")))
+        point_spec = dataclasses.replace(spec, k=int(value)) if variable == "k" else spec
+        wl = padded_workload(workload, int(value), tokenizer) if variable == "input_length" \
+            else workload
+        results.append(run_workload(
+            point_spec, wl, repeats=repeats, source=source, progress=inner, max_tokens=n_tokens,
+            prompt_ids=prompt_ids, concurrency=int(value) if variable == "concurrency" else None,
+            temperature=float(value) if variable == "temperature" else None,
+            cancel=cancel, job=job.inside("sweep")))
     progress(1.0, "sweep done")
     result = make_table(variable, values, results)
     job.publish(SweepFinished(result, variable, asked, job.origin))
@@ -315,20 +276,11 @@ def _share(progress: Progress, i: int, n: int, prefix: str) -> Progress:
 
 # --- k x concurrency: the grid a deployable schedule of k is derived from -------------
 
-GRID_DEFAULTS = ((1, 2, 4), (1, 2, 4))
-
 
 def parse_grid(text: str | None) -> tuple[list[int], list[int]]:
-    """'1,2,4 x 1,4' -> ([1, 2, 4], [1, 4]) (k values, then concurrencies).
-
-    Example:
-        >>> parse_grid("2,4 x 1,2,8")
-        ([2, 4], [1, 2, 8])
-        >>> parse_grid("")
-        ([1, 2, 4], [1, 2, 4])
-    """
+    """'1,2,4 x 1,4' -> ([1, 2, 4], [1, 4]) (k values, then concurrencies); '' -> 1,2,4 x 1,2,4."""
     if not text or not text.strip():
-        return list(GRID_DEFAULTS[0]), list(GRID_DEFAULTS[1])
+        return [1, 2, 4], [1, 2, 4]
     parts = text.lower().split("x")
     if len(parts) != 2:
         raise ConfigError(f"k x concurrency values look like '1,2,4 x 1,2,4', got {text!r}")
@@ -362,23 +314,16 @@ class GridResult:
         return out
 
 
-def grid_table(sweeps: Sequence[tuple[int, SweepResult]]) -> pd.DataFrame:
-    """One row per (k, concurrency) from one concurrency sweep per k (pure)."""
-    import pandas as pd
-
-    from space.judge.deploy import GRID_COLUMNS
-
-    frames = [s.table.rename(columns={"value": "concurrency"}).assign(k=k) for k, s in sweeps]
-    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    return table.reindex(columns=GRID_COLUMNS)
-
-
 def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
              concurrencies: Sequence[int], *, repeats: int = 2,
              source: Source | None = None, progress: Progress | None = None, max_tokens: int | None = None,
              prompt_ids: list[str] | None = None,
              cancel: threading.Event | None = None, job: Job | None = None) -> GridResult:
     """A concurrency sweep at each k (one speculative engine per k)."""
+    import pandas as pd
+
+    from space.judge.deploy import GRID_COLUMNS
+
     check_grid(workload, ks, concurrencies, repeats, max_tokens, prompt_ids)
     source = source or Engines()
     check_source(GRID, source)
@@ -392,6 +337,9 @@ def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
                                     max_tokens=max_tokens, prompt_ids=prompt_ids,
                                     cancel=cancel, job=job.inside("sweep"))))
     progress(1.0, "k x concurrency sweep done")
-    result = GridResult(workload.id, grid_table(sweeps), [s for _, s in sweeps])
+    # one row per (k, concurrency); check_grid refused an empty ks
+    table = pd.concat([s.table.rename(columns={"value": "concurrency"}).assign(k=k)
+                       for k, s in sweeps], ignore_index=True)
+    result = GridResult(workload.id, table.reindex(columns=GRID_COLUMNS), [s for _, s in sweeps])
     job.publish(SweepFinished(result, GRID, spec, job.origin))
     return result

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from space.common.progress import Progress
 from space.judge import deploy
@@ -48,14 +48,9 @@ def plan(workload_id: str, variable: str, values: str | None, repeats: int,
         raise ConfigError(f"unknown sweep variable {variable!r}")
     if source is not None:
         sweep.check_source(variable, source)
-    ks: list[int] = []
-    concurrencies: list[int] = []
-    points: list[float]
-    if variable == GRID:
-        ks, concurrencies = sweep.parse_grid(values)
-        points = [float(c) for c in concurrencies]
-    else:
-        points = sweep.parse_values(variable, values)
+    ks, concurrencies = sweep.parse_grid(values) if variable == GRID else ([], [])
+    points = ([float(c) for c in concurrencies] if variable == GRID
+              else sweep.parse_values(variable, values))
     workload = presets.get_workload(workload_id)  # UnknownPreset: a ConfigError
     for prompt_id in prompt_ids or ():
         workload.prompt(prompt_id)  # UnknownPreset, naming the prompts there are
@@ -70,17 +65,14 @@ def run(spec: EngineSpec, plan: SweepPlan, *, max_batch: int = deploy.DEFAULT_MA
         source: Source | None = None, progress: Progress | None = None,
         cancel: threading.Event | None = None, job: Job | None = None) -> SweepResult | GridResult:
     """Run the plan through ``source``; a grid gets its deployable config for ``max_batch``."""
-    if plan.is_grid:
-        grid = sweep.run_grid(spec, plan.workload, plan.ks, [int(c) for c in plan.values],
-                              repeats=plan.repeats, source=source, progress=progress,
+    kw: dict[str, Any] = dict(repeats=plan.repeats, source=source, progress=progress,
                               max_tokens=plan.max_tokens, prompt_ids=plan.prompt_ids,
                               cancel=cancel, job=job)
+    if plan.is_grid:
+        grid = sweep.run_grid(spec, plan.workload, plan.ks, [int(c) for c in plan.values], **kw)
         grid.deploy = deploy_config(grid, max_batch)
         return grid
-    return sweep.run_sweep(spec, plan.workload, plan.variable, plan.values,
-                           repeats=plan.repeats, source=source, progress=progress,
-                           max_tokens=plan.max_tokens, prompt_ids=plan.prompt_ids,
-                           cancel=cancel, job=job)
+    return sweep.run_sweep(spec, plan.workload, plan.variable, plan.values, **kw)
 
 
 def deploy_config(grid: GridResult, max_batch: int = deploy.DEFAULT_MAX_BATCH) -> deploy.DeployConfig:

@@ -1,10 +1,6 @@
-"""The tipping point: speculative TPOT against the baseline at forced acceptance.
-
-A model-based pair is measured: one engine per acceptance point with vLLM's synthetic
-rejection sampler (tau from 1 to k + 1), timed against the baseline at each
-concurrency; only the timings count. A lookup pair's (ngram, suffix) curve is derived
-from a measured curve of the same target and the lookup's own time. Imports no vLLM.
-"""
+"""The tipping point: speculative TPOT against the baseline at forced acceptance, measured
+(one synthetic-acceptance engine per tau from 1 to k + 1) or, for a lookup pair (ngram,
+suffix), derived from a measured curve of the same target. Imports no vLLM."""
 from __future__ import annotations
 
 import dataclasses
@@ -39,12 +35,8 @@ PROMPT = ("Extract the name, age and city from this text as JSON with keys name,
 
 
 def acceptance_lengths(k: int, n: int = DEFAULT_POINTS) -> list[float]:
-    """n mean acceptance lengths evenly spaced from 1 (nothing accepted) to k + 1.
-
-    Example:
-        >>> acceptance_lengths(4, 6)
-        [1.0, 1.8, 2.6, 3.4, 4.2, 5.0]
-    """
+    """n mean acceptance lengths evenly spaced from 1 (nothing accepted) to k + 1: for
+    k = 4, n = 6 [1.0, 1.8, 2.6, 3.4, 4.2, 5.0]."""
     if n < 2:
         raise ConfigError(f"a curve needs at least 2 points, got {n}")
     return [round(1.0 + k * i / (n - 1), 6) for i in range(n)]
@@ -93,8 +85,9 @@ def _requests(concurrency: int, max_tokens: int) -> list[RequestSpec]:
             for i in range(concurrency)]
 
 
-def _median_or_none(xs) -> float | None:
-    xs = list(xs)
+def _propose_s(runs: Sequence[RunTrace], kinds: tuple[str, ...] = (VERIFY,)) -> float | None:
+    """The median drafting time of the runs' steps of ``kinds``; None without any."""
+    xs = [s.propose_s for r in runs for s in r.steps if s.kind in kinds]
     return statistics.median(xs) if xs else None
 
 
@@ -108,22 +101,19 @@ def point_from_runs(concurrency: int, asked: float, bases: list[list[RunTrace]],
     """One curve point from alternating batches (one list of traces per repeat)."""
     ratios = [_tpot(b) / _tpot(s) for b, s in zip(bases, specs, strict=True) if _tpot(s) > 0]
     flat = [r for batch in specs for r in batch]
-    b_tpot = statistics.median(_tpot(b) for b in bases)
-    s_tpot = statistics.median(_tpot(s) for s in specs)
     spread = measure.spread(ratios)
     return curves.CurvePoint(
         concurrency=concurrency, asked_acceptance_length=asked,
-        num_drafts=sum(r.num_drafts for r in flat),
-        num_draft_tokens=sum(r.num_draft_tokens for r in flat),
-        num_accepted_tokens=sum(r.num_accepted_tokens for r in flat),
-        baseline_tpot_s=b_tpot, speculative_tpot_s=s_tpot,
+        **{n: sum(getattr(r, n) for r in flat)
+           for n in ("num_drafts", "num_draft_tokens", "num_accepted_tokens")},
+        baseline_tpot_s=statistics.median(map(_tpot, bases)),
+        speculative_tpot_s=statistics.median(map(_tpot, specs)),
         # paired ratios, not a ratio of medians: a burst of load on this shared
         # machine slows both runs of a pair and cancels out of their ratio
         speedup=statistics.median(ratios) if ratios else 0.0,
         speedup_low=spread[0] if spread else None, speedup_high=spread[1] if spread else None,
         verify_step_s=measure.verify_step_s(flat),
-        propose_step_s=_median_or_none(s.propose_s for r in flat for s in r.steps
-                                       if s.kind == VERIFY))
+        propose_step_s=_propose_s(flat))
 
 
 def step_costs(concurrency: int, bases: list[RunTrace], specs: list[RunTrace]) -> curves.StepCosts:
@@ -132,7 +122,7 @@ def step_costs(concurrency: int, bases: list[RunTrace], specs: list[RunTrace]) -
     verify = measure.verify_step_s(specs)
     if decode is None or verify is None:
         raise RuntimeError("no decode or verify steps were measured")
-    propose = _median_or_none(s.propose_s for r in specs for s in r.steps if s.kind == VERIFY)
+    propose = _propose_s(specs)
     anatomy = kind_costs([s for r in bases for s in r.steps if s.kind == DECODE],
                          [s for r in specs for s in r.steps if s.kind == VERIFY])
     return curves.StepCosts(concurrency, decode, verify, propose or 0.0, anatomy)
@@ -145,7 +135,16 @@ def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CO
                   profile: Sequence[float] | None = None) -> curves.TippingCurve:
     """Speedup at ``n_points`` forced acceptance lengths, at each concurrency;
     with a per-position ``profile``, each length is forced as rates of its shape."""
-    _check(spec, concurrencies, repeats, max_tokens)
+    if not spec.is_speculative:
+        raise ConfigError("a tipping curve needs a speculative method")
+    if spec.method in curves.LOOKUP_METHODS:
+        raise ConfigError(f"{spec.method} drafts only where the context matches, so its "
+                          "acceptance cannot be forced: its curve is derived from a "
+                          "model-based pair's step costs (derive_lookup_curve)")
+    if not concurrencies or any(int(c) < 1 for c in concurrencies):
+        raise ConfigError("concurrencies must be whole numbers >= 1")
+    if repeats < 1 or max_tokens < 8:
+        raise ConfigError("a curve needs repeats >= 1 and max_tokens >= 8")
     profile = check_profile(profile, spec.k)
     lengths = acceptance_lengths(spec.k, n_points)
     from space.engine import TracedEngine
@@ -194,43 +193,6 @@ def _alternate(base, engine, concurrency: int, max_tokens: int, repeats: int):
     return alternate(base, engine, repeats, lambda e, _last: e.run_many(reqs))
 
 
-def _check(spec: EngineSpec, concurrencies: Sequence[int], repeats: int, max_tokens: int) -> None:
-    if not spec.is_speculative:
-        raise ConfigError("a tipping curve needs a speculative method")
-    if spec.method in curves.LOOKUP_METHODS:
-        raise ConfigError(f"{spec.method} drafts only where the context matches, so its "
-                          "acceptance cannot be forced: its curve is derived from a "
-                          "model-based pair's step costs (derive_lookup_curve)")
-    if not concurrencies or any(int(c) < 1 for c in concurrencies):
-        raise ConfigError("concurrencies must be whole numbers >= 1")
-    if repeats < 1 or max_tokens < 8:
-        raise ConfigError("a curve needs repeats >= 1 and max_tokens >= 8")
-
-
-def derive_curve(spec: EngineSpec, measured: curves.TippingCurve, pool=None) -> curves.TippingCurve:
-    """The lookup pair's curve from ``measured``'s step costs and the lookup's median
-    time per step, from one short real run."""
-    from space.runs import runner
-
-    if measured.model != spec.model:
-        raise ConfigError(f"the measured curve is for {measured.model}, not {spec.model}")
-    pool = pool or runner.POOL
-    with pool.lock:
-        run = pool.speculative(spec).run(RequestSpec(prompt=PROMPT, max_tokens=32))
-    step_s = _median_or_none(s.propose_s for s in run.steps if s.kind in (VERIFY, DECODE)) or 0.0
-    return curves.derive_lookup_curve(measured, str(spec.method), spec.k, step_s,
-                                      date=dt.datetime.now().isoformat(timespec="seconds"))
-
-
-def newest_measured(model: str, device: str, dtype: str, version: str,
-                    folder=None) -> curves.TippingCurve | None:
-    """The newest measured curve of this target, device, dtype and vLLM (a bf16 curve's
-    verify costs say nothing of a float32 run's)."""
-    return next((c for c in curve_cache.all_curves(folder)
-                 if c.kind == curves.MEASURED and c.model == model and c.device == device
-                 and c.dtype == dtype and c.vllm_version == version), None)
-
-
 def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
                 concurrencies: Sequence[int] = DEFAULT_CONCURRENCIES,
                 n_points: int = DEFAULT_POINTS, max_tokens: int = defaults.MAX_TOKENS,
@@ -241,13 +203,16 @@ def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
     hears ``TippingMeasured``. Returns (curve, cached file). Servers are refused."""
     source = source or Engines()
     source.require("forced_acceptance")
-    pool = cast(Engines, source).own_pool  # only engines built here force acceptance
+    engines = cast(Engines, source)  # only engines built here force acceptance
     if spec.method in curves.LOOKUP_METHODS:
         from space.engine.hardware import on_gpu, resolve_spec
 
-        device = "gpu" if on_gpu() else "cpu"
-        measured = newest_measured(spec.model, device, str(resolve_spec(spec).dtype),
-                                   vllm_version(), folder)
+        # the newest measured curve of this target, device, dtype and vLLM (a bf16 curve's
+        # verify costs say nothing of a float32 run's)
+        key = (spec.model, "gpu" if on_gpu() else "cpu", str(resolve_spec(spec).dtype),
+               vllm_version())
+        measured = next((c for c in curve_cache.all_curves(folder) if c.kind == curves.MEASURED
+                         and (c.model, c.device, c.dtype, c.vllm_version) == key), None)
         if measured is None:
             raise ConfigError(
                 f"{spec.method}'s curve is derived from the step costs of a measured "
@@ -255,11 +220,16 @@ def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
                 "python -m space tipping --pair cpu-bad-draft)")
         if progress:
             progress(0.2, f"timing the {spec.method} lookup with one short run")
-        curve = derive_curve(spec, measured, pool)
+        pool = engines.pool
+        with pool.lock:  # the lookup's median time per step, from one short real run
+            run = pool.speculative(spec).run(RequestSpec(prompt=PROMPT, max_tokens=32))
+        curve = curves.derive_lookup_curve(
+            measured, str(spec.method), spec.k, _propose_s([run], (VERIFY, DECODE)) or 0.0,
+            date=dt.datetime.now().isoformat(timespec="seconds"))
         curve.pair_id = pair_id
     else:
         curve = measure_curve(spec, concurrencies=concurrencies, n_points=n_points,
-                              max_tokens=max_tokens, repeats=repeats, pool=pool,
+                              max_tokens=max_tokens, repeats=repeats, pool=engines.own_pool,
                               pair_id=pair_id, progress=progress, profile=profile)
     path = curve_cache.save(curve, folder)
     job = job_or_default(job)

@@ -1,11 +1,6 @@
-"""Measure a traffic file: every sampled request through both sides, then the answer.
-
-Each request (or, at concurrency N, each batch of N of a group's prompts, a short
-one filled up with the group's first prompts, run but not kept) takes the lock for
-itself only, so other visitors' runs go between. A request the model cannot take
-is skipped and reported. ``until_decided`` then measures rounds of unseen prompts of
-the undecided groups until all are decided or the budget is spent. Imports no vLLM.
-"""
+"""Measure a traffic file: every sampled request (or batch of N of a group's prompts)
+through both sides, each taking the engine lock for itself only, then the answer; with
+``until_decided``, rounds of unseen prompts of the undecided groups. Imports no vLLM."""
 from __future__ import annotations
 
 import logging
@@ -39,30 +34,6 @@ MORE_PER_ROUND = 2  # unseen prompts per undecided group in each round of --unti
 Todo = tuple[str, TrafficRequest, RequestSpec, list[int]]  # group, request, spec, its ids
 
 
-@dataclass
-class Where:
-    """A traffic run's source with the run's spec and repeats."""
-
-    source: Source
-    spec: EngineSpec
-    repeats: int
-
-    def encode(self, req: RequestSpec, report: Progress) -> list[int]:
-        return self.source.encode(self.spec, req, report)
-
-    def one(self, req: RequestSpec, ids: list[int], context: Context,
-            cancel: threading.Event | None, job: Job) -> CompareRecord:
-        return self.source.compare(self.spec, req, repeats=self.repeats, warmup="once",
-                                   context=context, cancel=cancel, prompt_ids=ids, job=job)
-
-    def batch(self, reqs: list[RequestSpec], encoded: list[list[int]], context: Context,
-              progress: Progress, cancel: threading.Event | None,
-              job: Job) -> list[CompareRecord]:
-        check(cancel, "the traffic run")
-        return self.source.batch(self.spec, reqs, encoded, repeats=self.repeats,
-                                 context=context, progress=progress, cancel=cancel, job=job)[0]
-
-
 def check_concurrency(concurrency: int) -> int:
     """1..MAX_CONCURRENCY, the bound of a concurrency sweep's points; one line if not."""
     if not 1 <= concurrency <= MAX_CONCURRENCY:
@@ -73,14 +44,7 @@ def check_concurrency(concurrency: int) -> int:
 def request_for(r: TrafficRequest, max_tokens: int, temperature: float,
                 max_tokens_cap: int | None = None) -> RequestSpec:
     """The file's request, its own max_tokens (at most ``max_tokens_cap``) and
-    temperature where it has them.
-
-    Example:
-        >>> from space.runs.traffic_file import TrafficRequest as R
-        >>> req = request_for(R(1, "hi", max_tokens=4000, temperature=0.7), 64, 0.0, 256)
-        >>> req.max_tokens, req.temperature
-        (256, 0.7)
-    """
+    temperature where it has them."""
     tokens = r.max_tokens or max_tokens
     return RequestSpec(prompt=r.prompt, system=r.system, messages=r.context,
                        max_tokens=min(tokens, max_tokens_cap) if max_tokens_cap else tokens,
@@ -138,21 +102,24 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, file_name: str = "",
     if not spec.is_speculative:
         raise ConfigError("a traffic run compares a speculative method with the baseline")
     source = source or Engines()
-    where = Where(source, source.spec_for(spec), repeats)
+    measured_spec = source.spec_for(spec)
     job = job_or_default(job)
     report = progress or (lambda f, m: log.info(m))
     skipped = list(skipped or [])
     path = str(models.resolve_model(spec.model))
-    part = job.inside("traffic")
+    run = _Run(source, measured_spec, repeats, report, cancel, job.inside("traffic"), path)
     # what else runs meanwhile (on this machine's GPU too, unless the runs are a server's)
-    gpu = nvml_index(0) if where.source.can.memory and on_gpu() else None
-    meter = Meter(gpu=gpu).start()
+    meter = Meter(gpu=nvml_index(0) if source.can.memory and on_gpu() else None).start()
 
     def measure(pairs: list[tuple[str, TrafficRequest]]) -> list[TrafficItem]:
-        todo = _encoded(where, pairs, max_tokens, temperature, skipped, report, max_tokens_cap)
-        if concurrency > 1:
-            return _run_batches(where, todo, concurrency, report, cancel, path, part)
-        return _run_prompts(where, todo, report, cancel, path, part)
+        todo = []  # the requests that the model can take, tokenized (before any lock)
+        for group, r in pairs:
+            req = request_for(r, max_tokens, temperature, max_tokens_cap)
+            try:
+                todo.append((group, r, req, source.encode(run.spec, req, report)))
+            except ConfigError as exc:
+                skipped.append(f"line {r.line}: {exc}")
+        return run.batched(todo, concurrency) if concurrency > 1 else run.each(todo)
 
     items = list(previous) if previous else measure(plan.sampled)
     if not items:
@@ -192,7 +159,8 @@ def _until_decided(result: TrafficResult, plan: Plan, budget: Budget,
     is spent; the result records the rounds, each group's gain and why it stopped."""
     items, rounds = list(result.items), 0
     added: dict[str, int] = {}
-    tried = {it.line for it in items} | {_line_of(s) for s in skipped}
+    heads = (s.split(":")[0].removeprefix("line ").strip() for s in skipped)  # "line 7: ..."
+    tried = {it.line for it in items} | {int(h) for h in heads if h.isdigit()}
     while True:
         open_ = [g.group for g in result.groups if g.undecided]
         stop = "every group is decided" if not open_ else budget.spent(len(items))
@@ -218,24 +186,6 @@ def _until_decided(result: TrafficResult, plan: Plan, budget: Budget,
     return result
 
 
-def _line_of(skip: str) -> int:
-    """The line number of a skipped line's reason ("line 7: ..."), -1 when it has none."""
-    head = skip.split(":")[0].removeprefix("line ").strip()
-    return int(head) if head.isdigit() else -1
-
-
-def _run_prompts(where: Where, todo: list[Todo], report: Progress,
-                 cancel: threading.Event | None, model_path: str,
-                 job: Job) -> list[TrafficItem]:
-    items = []
-    for i, (group, r, req, ids) in enumerate(todo):
-        report(i / len(todo), f"prompt {i + 1}/{len(todo)}: line {r.line} ({group})")
-        check(cancel, "the traffic run")
-        cmp = where.one(req, ids, Context(task_type=group), cancel, job)
-        items.append(TrafficItem(group, r.line, cmp, req.temperature, _tokens_of(r, model_path)))
-    return items
-
-
 def batches(todo: list[Todo], n: int) -> list[tuple[list[Todo], list[Todo]]]:
     """(kept, fillers) per batch of ``n`` of a group's prompts; the groups take turns.
 
@@ -255,47 +205,53 @@ def batches(todo: list[Todo], n: int) -> list[tuple[list[Todo], list[Todo]]]:
             if turn < len(b)]
 
 
-def _run_batches(where: Where, todo: list[Todo], n: int, report: Progress,
-                 cancel: threading.Event | None, model_path: str,
-                 job: Job) -> list[TrafficItem]:
-    items: list[TrafficItem] = []
-    plan_ = batches(todo, n)
-    for i, (kept, fillers) in enumerate(plan_):
-        group = kept[0][0]
-        lines = ", ".join(str(r.line) for _, r, _, _ in kept)
-        extra = f" + {len(fillers)} repeated to make {n}" if fillers else ""
-        report(i / len(plan_), f"batch {i + 1}/{len(plan_)}: {group}, lines {lines}{extra}")
-        check(cancel, "the traffic run")
-        members = kept + fillers
+@dataclass
+class _Run:
+    """What every measurement of one traffic run needs."""
 
-        def within(f: float, message: str, i: int = i) -> None:  # the batch's share of the bar
-            report((i + f) / len(plan_), f"batch {i + 1}/{len(plan_)}: {message}")
+    source: Source
+    spec: EngineSpec
+    repeats: int
+    report: Progress
+    cancel: threading.Event | None
+    job: Job
+    model_path: str
 
-        cmps = where.batch([req for _, _, req, _ in members],
-                           [ids for *_, ids in members], Context(task_type=group, concurrency=n),
-                           within, cancel, job)
-        items += [TrafficItem(group, r.line, cmp, req.temperature, _tokens_of(r, model_path))
-                  for (_, r, req, _), cmp in zip(kept, cmps, strict=False)]
-    return items
+    def item(self, group: str, r: TrafficRequest, req: RequestSpec,
+             cmp: CompareRecord) -> TrafficItem:
+        tokens = None if r.response is None else len(prompts.load_tokenizer(
+            self.model_path).encode(r.response, add_special_tokens=False))
+        return TrafficItem(group, r.line, cmp, req.temperature, tokens)
 
+    def each(self, todo: list[Todo]) -> list[TrafficItem]:
+        items = []
+        for i, (group, r, req, ids) in enumerate(todo):
+            self.report(i / len(todo), f"prompt {i + 1}/{len(todo)}: line {r.line} ({group})")
+            check(self.cancel, "the traffic run")
+            cmp = self.source.compare(self.spec, req, repeats=self.repeats, warmup="once",
+                                      context=Context(task_type=group), cancel=self.cancel,
+                                      prompt_ids=ids, job=self.job)
+            items.append(self.item(group, r, req, cmp))
+        return items
 
-def _encoded(where: Where, pairs: list[tuple[str, TrafficRequest]], max_tokens: int,
-             temperature: float, skipped: list[str], report: Progress,
-             max_tokens_cap: int | None) -> list[Todo]:
-    """The requests that the model can take, tokenized (before any lock)."""
-    out = []
-    for group, r in pairs:
-        req = request_for(r, max_tokens, temperature, max_tokens_cap)
-        try:
-            ids = where.encode(req, report)
-        except ConfigError as exc:
-            skipped.append(f"line {r.line}: {exc}")
-            continue
-        out.append((group, r, req, ids))
-    return out
+    def batched(self, todo: list[Todo], n: int) -> list[TrafficItem]:
+        items: list[TrafficItem] = []
+        plan_ = batches(todo, n)
+        for i, (kept, fillers) in enumerate(plan_):
+            group = kept[0][0]
+            lines = ", ".join(str(r.line) for _, r, _, _ in kept)
+            extra = f" + {len(fillers)} repeated to make {n}" if fillers else ""
+            self.report(i / len(plan_), f"batch {i + 1}/{len(plan_)}: {group}, lines {lines}{extra}")
+            check(self.cancel, "the traffic run")
+            members = kept + fillers
 
+            def within(f: float, message: str, i: int = i) -> None:  # the batch's share of the bar
+                self.report((i + f) / len(plan_), f"batch {i + 1}/{len(plan_)}: {message}")
 
-def _tokens_of(r: TrafficRequest, model_path: str) -> int | None:
-    if r.response is None:
-        return None
-    return len(prompts.load_tokenizer(model_path).encode(r.response, add_special_tokens=False))
+            cmps = self.source.batch(
+                self.spec, [req for _, _, req, _ in members], [ids for *_, ids in members],
+                repeats=self.repeats, context=Context(task_type=group, concurrency=n),
+                progress=within, cancel=self.cancel, job=self.job)[0]
+            items += [self.item(group, r, req, cmp)
+                      for (_, r, req, _), cmp in zip(kept, cmps, strict=False)]
+        return items

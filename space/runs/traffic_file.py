@@ -1,10 +1,6 @@
-"""A file of a team's own prompts, read into requests (pure). The formats (JSONL,
-a JSON array, CSV, plain text) and fields are docs/traffic.md's.
-
-A conversation's last user turn is the prompt, the turns before it its context, and
-an assistant turn after it the recorded response. A malformed record is skipped and
-reported by its line; a file over the bounds is refused with one line.
-"""
+"""A file of a team's own prompts (JSONL, a JSON array, CSV, plain text: docs/traffic.md)
+read into requests (pure). A malformed record is skipped and reported by its line; a file
+over the bounds is refused with one line."""
 from __future__ import annotations
 
 import csv
@@ -94,13 +90,7 @@ class _Bad(ValueError):
 
 def parse(data: bytes, name: str = "", label_field: str | None = None,
           bounds: Bounds = Bounds()) -> TrafficFile:  # noqa: B008 (frozen)
-    """Read a traffic file's bytes; ``name`` (its file name) picks the format.
-
-    Example:
-        >>> f = parse(b'{"prompt": "hi", "category": "chat"}\\n{"prompt": 3}\\n', "t.jsonl")
-        >>> [(r.prompt, r.label) for r in f.requests], [str(s) for s in f.skipped]
-        ([('hi', 'chat')], ['line 2: prompt must be text, got a number'])
-    """
+    """Read a traffic file's bytes; ``name`` (its file name) picks the format."""
     check_size(len(data), bounds)
     try:
         text = data.decode("utf-8-sig")
@@ -215,6 +205,8 @@ def _build(fmt: Format, records: list[Record], label_field: str | None,
 
 
 def _request(line: int, rec: Any, label_field: str | None) -> TrafficRequest:
+    """A conversation's last user turn is the prompt, the turns before it its context, and
+    an assistant turn after it the recorded response."""
     if not isinstance(rec, dict):
         raise _Bad(f"a request must be a JSON object, got {_kind(rec)}")
     label = rec.get(label_field) if label_field else None
@@ -223,7 +215,8 @@ def _request(line: int, rec: Any, label_field: str | None) -> TrafficRequest:
     turns = _turns(rec)
     system = turns[0][1] if turns and turns[0][0] == "system" else None
     turns = turns[1:] if system is not None else turns
-    response = _text_field(rec, RESPONSE_FIELDS)
+    response = next((rec[k] for k in RESPONSE_FIELDS if k in rec), None)
+    response = response if isinstance(response, str) and response else None
     if turns and turns[-1][0] == "assistant":  # the conversation's answer, not a prompt
         response = response if response is not None else turns[-1][1]
         turns = turns[:-1]
@@ -279,11 +272,6 @@ def _turn(m: Any, role_key: str, text_key: str, roles: dict[str, str]) -> tuple[
     return role, content
 
 
-def _text_field(rec: dict, keys: tuple[str, ...]) -> str | None:
-    value = next((rec[k] for k in keys if k in rec), None)
-    return value if isinstance(value, str) and value else None
-
-
 def _number(rec: dict, key: str, kind: type, low: float, high: float) -> Any:
     value = rec.get(key)
     if value is None:
@@ -299,10 +287,9 @@ def _number(rec: dict, key: str, kind: type, low: float, high: float) -> Any:
     return number
 
 
+_KINDS = {bool: "a boolean", int: "a number", float: "a number", dict: "an object",
+          list: "a list", str: "text", type(None): "null"}  # JSON's types, as a refusal names them
+
+
 def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return {dict: "an object", list: "a list", str: "text", type(None): "null"}.get(
-        type(value), type(value).__name__)
+    return _KINDS.get(type(value), type(value).__name__)

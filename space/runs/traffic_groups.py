@@ -1,8 +1,6 @@
-"""Traffic requests into groups, and a seeded sample of each group (pure).
-
-A group is a label, or without labels "<kind>, <length>" of the text alone (what
-decides how much an ngram drafter can copy), e.g. "code, medium" (``HOW_BY_LOOK``).
-"""
+"""Traffic requests into groups, and a seeded sample of each group (pure). A group is a
+label, or without labels "<kind>, <length>" of the text alone (what decides how much an
+ngram drafter can copy), e.g. "code, medium" (``HOW_BY_LOOK``)."""
 from __future__ import annotations
 
 import json
@@ -31,15 +29,7 @@ HOW_BY_LOOK = (f"no label field: grouped by what each request looks like: carrie
 
 
 def kind_of(req: TrafficRequest) -> str:
-    """What the request carries: "code", "JSON", "document" or "chat".
-
-    Example:
-        >>> from space.runs.traffic_file import TrafficRequest as R
-        >>> kind_of(R(1, "Fix this:\\n```py\\nx = 1\\n```")), kind_of(R(1, 'Read {"a": [1, 2]}'))
-        ('code', 'JSON')
-        >>> kind_of(R(1, "Summarize: " + "word " * 200)), kind_of(R(1, "Hi there"))
-        ('document', 'chat')
-    """
+    """What the request carries: "code", "JSON", "document" or "chat"."""
     texts = [req.prompt] + [c for _, c in req.context]
     whole = "\n".join(texts)
     if "```" in whole or len(_CODE_LINE.findall(whole)) >= 2:
@@ -95,16 +85,7 @@ class Plan:
 
 def plan(traffic: TrafficFile, per_group: int = defaults.PROMPTS_PER_GROUP,
          max_prompts: int = DEFAULT_MAX_PROMPTS, seed: int = 0) -> Plan:
-    """Group the requests and sample at most ``per_group`` of each, ``max_prompts`` in all.
-
-    Example:
-        >>> from space.runs.traffic_file import TrafficFile, TrafficRequest as R
-        >>> f = TrafficFile("jsonl", [R(i, f"p{i}", label="ab"[i % 2]) for i in range(1, 8)],
-        ...                 label_field="category")
-        >>> p = plan(f, per_group=2, seed=1)
-        >>> p.counts(), {g: [r.line for r in v] for g, v in p.sample.items()}
-        ({'b': 4, 'a': 3}, {'b': [3, 5], 'a': [2, 4]})
-    """
+    """Group the requests and sample at most ``per_group`` of each, ``max_prompts`` in all."""
     at_least_one(per_group=per_group, max_prompts=max_prompts)
     labelled = traffic.label_field is not None
     groups: dict[str, list[TrafficRequest]] = {}
@@ -121,22 +102,11 @@ def plan(traffic: TrafficFile, per_group: int = defaults.PROMPTS_PER_GROUP,
 
 def unseen(p: Plan, groups: list[str], measured: set[int], per_group: int,
            seed: int) -> list[tuple[str, TrafficRequest]]:
-    """Up to ``per_group`` unmeasured requests of each of ``groups``, taking turns.
-
-    Example:
-        >>> from space.runs.traffic_file import TrafficFile, TrafficRequest as R
-        >>> f = TrafficFile("jsonl", [R(i, f"p{i}", label="ab"[i % 2]) for i in range(1, 9)],
-        ...                 label_field="category")
-        >>> p = plan(f, per_group=1, seed=1)
-        >>> [(g, r.line) for g, r in unseen(p, ["a"], {2, 4}, 2, seed=5)]
-        [('a', 6), ('a', 8)]
-    """
+    """Up to ``per_group`` unmeasured requests of each of ``groups``, taking turns."""
     rng = random.Random(seed)
-    picked: dict[str, list[TrafficRequest]] = {}
-    for g in groups:
-        left = [r for r in p.groups.get(g, []) if r.line not in measured]
-        picked[g] = sorted(rng.sample(left, min(per_group, len(left))), key=lambda r: r.line)
-    return _taking_turns(picked)
+    left = {g: [r for r in p.groups.get(g, []) if r.line not in measured] for g in groups}
+    return _taking_turns({g: sorted(rng.sample(rs, min(per_group, len(rs))), key=lambda r: r.line)
+                          for g, rs in left.items()})
 
 
 def _taking_turns(by_group: dict[str, list[TrafficRequest]]) -> list[tuple[str, TrafficRequest]]:

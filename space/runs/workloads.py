@@ -1,8 +1,5 @@
-"""Run a workload: baseline against speculation on every prompt, medians and per prompt.
-
-With ``concurrency`` N > 1 the prompts are cycled to fill N requests submitted
-together: aggregate throughput and per-request TPOT medians. Imports no vLLM.
-"""
+"""Run a workload: baseline against speculation on every prompt (at concurrency N, N
+requests cycling the prompts, submitted together), medians and per prompt. Imports no vLLM."""
 from __future__ import annotations
 
 import dataclasses
@@ -39,9 +36,7 @@ class PairStatus:
 
 def pair_status(pair: ModelPair, on_gpu: bool | None = None) -> PairStatus:
     """Whether a model pair can run on this machine (GPU, packages), and if not, why."""
-    if on_gpu is None:
-        on_gpu = detect_gpu()
-    if pair.needs_gpu and not on_gpu:
+    if pair.needs_gpu and not (detect_gpu() if on_gpu is None else on_gpu):
         return PairStatus(False, "needs a GPU box (configuration validated only on CPU)")
     missing = missing_packages(pair.requires)
     if missing:
@@ -155,14 +150,11 @@ def summarize(result: WorkloadResult) -> WorkloadResult:
     def per_item(runs: str, key: str) -> float:  # median over items of each one's median run
         return statistics.median(_median_of(getattr(c, runs), key) for c in cmps)
 
-    result.baseline_tpot_s = per_item("baseline_runs", "tpot_s")
-    result.speculative_tpot_s = per_item("speculative_runs", "tpot_s")
-    if result.batch_runs:  # aggregate throughput of the whole batch
-        result.baseline_tokens_per_s = _median_of(result.batch_runs, "baseline_tokens_per_s")
-        result.speculative_tokens_per_s = _median_of(result.batch_runs, "speculative_tokens_per_s")
-    else:
-        result.baseline_tokens_per_s = per_item("baseline_runs", "tokens_per_s")
-        result.speculative_tokens_per_s = per_item("speculative_runs", "tokens_per_s")
+    for side in ("baseline", "speculative"):
+        setattr(result, f"{side}_tpot_s", per_item(f"{side}_runs", "tpot_s"))
+        setattr(result, f"{side}_tokens_per_s",  # a batch's: aggregate throughput of the whole batch
+                _median_of(result.batch_runs, f"{side}_tokens_per_s") if result.batch_runs
+                else per_item(f"{side}_runs", "tokens_per_s"))
     result.throughput_speedup = (result.speculative_tokens_per_s / result.baseline_tokens_per_s
                                  if result.baseline_tokens_per_s else 0.0)
     result.acceptance_rate, result.mean_acceptance_length = measure.pooled_acceptance(
@@ -174,21 +166,6 @@ def summarize(result: WorkloadResult) -> WorkloadResult:
 
 def _median_of(rows: list[dict[str, float]], key: str) -> float:
     return statistics.median(r[key] for r in rows)
-
-
-def workload_checklist(result: WorkloadResult, context: measure.Context,
-                       memory_now: dict[str, int | None] | None = None) -> Checklist:
-    """The checklist over all items: pooled steps and counters, the workload's speedup."""
-    cmps = [it.compare for it in result.items]
-    inputs = measure.inputs_from_runs(
-        [c.baseline for c in cmps], [c.speculative for c in cmps], speedup=result.speedup,
-        speedup_spread=result.speedup_spread, temperature=result.temperature,
-        context=context, memory_now=memory_now,
-        headroom=machine_inputs.headroom(result.config, context.concurrency))
-    if not result.batch_runs:  # distinct prompts, each with its own verdict
-        inputs.prompt_verdicts = {it.prompt_id: it.compare.checklist.verdict
-                                  for it in result.items if it.compare.checklist}
-    return evaluate(inputs)
 
 
 def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3,
@@ -239,6 +216,14 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3,
                            batch_runs=batch_runs)
         memory_now = source.memory_figures(spec, r.config.device)
     summarize(r)
-    r.checklist = workload_checklist(r, ctx, memory_now)
+    # the checklist over all items: pooled steps and counters, the workload's speedup
+    inputs = measure.inputs_from_runs(
+        [c.baseline for c in cmps], [c.speculative for c in cmps], speedup=r.speedup,
+        speedup_spread=r.speedup_spread, temperature=r.temperature, context=ctx,
+        memory_now=memory_now, headroom=machine_inputs.headroom(r.config, ctx.concurrency))
+    if not r.batch_runs:  # distinct prompts, each with its own verdict
+        inputs.prompt_verdicts = {it.prompt_id: it.compare.checklist.verdict
+                                  for it in r.items if it.compare.checklist}
+    r.checklist = evaluate(inputs)
     progress(1.0, f"{workload.id}: speedup {r.speedup:.2f}x, verdict {r.verdict}")
     return r

@@ -73,7 +73,6 @@ def test_model_pairs_and_gpu_marks():
             assert "Disabled on CPU" in p.note, p.id
             assert p.target != "default"
     assert pairs["gpu-llama8b-eagle3"].method == "eagle3"
-    assert set(presets.model_aliases()) == {"default", "default-truncated"}
 
 
 def test_speculative_config_uses_vllm_keys():
