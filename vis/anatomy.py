@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from html import escape
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -40,12 +41,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
 OTHER_LABEL, OTHER_COLOR = "other", "#BBBBBB"
 HOVER = ("<b>%{y}</b> step %{customdata[0]} (%{customdata[1]})<br>"
          "%{customdata[2]}: %{customdata[3]:.2f} ms<extra></extra>")
-_CSS = """
-.speclens-anatomy table{border-collapse:collapse;font-size:0.9em}
-.speclens-anatomy th,.speclens-anatomy td{border-bottom:1px solid #ddd;padding:3px 8px;
- text-align:right}
-.speclens-anatomy th:first-child,.speclens-anatomy td:first-child{text-align:left}
-"""
+_CSS = (Path(__file__).parent / "assets" / "anatomy.css").read_text(encoding="utf-8")
 
 Lanes = list[tuple[str, RunTrace]]
 

@@ -3,6 +3,7 @@ of an explained run; runs without them get ``None`` or empty output here."""
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 import plotly.graph_objects as go
 
@@ -14,21 +15,7 @@ from vis.server_notes import SENTENCES, TARGET_VIEW, from_server, plot_lines
 ACCEPTED_COLOR = "#009E73"   # the token view's accepted
 REJECTED_COLOR = "#D55E00"   # the token view's rejected
 
-CHART_CSS = """
-.speclens-top5{font-size:13px;max-width:520px}
-.speclens-top5 .t5-row{display:grid;grid-template-columns:9em 1fr 3.5em 5.5em;gap:.4em;
-  align-items:center;margin:2px 0}
-.speclens-top5 .t5-tok{font-family:ui-monospace,Menlo,Consolas,monospace;
-  white-space:pre;overflow:hidden;text-overflow:ellipsis}
-.speclens-top5 .t5-bar{height:12px;background:#9994;border-radius:2px}
-.speclens-top5 .t5-fill{height:100%;background:#999;border-radius:2px}
-.speclens-top5 [data-role=chosen] .t5-fill{background:#0072B2}
-.speclens-top5 [data-role=drafted] .t5-fill{background:#D55E00}
-.speclens-top5 [data-role=drafted] .t5-tok{text-decoration:line-through #D55E00 2px}
-.speclens-top5 [data-role=chosen] .t5-tok{text-decoration:underline #0072B2 3px}
-.speclens-top5 .t5-pct{text-align:right;font-variant-numeric:tabular-nums}
-.speclens-top5 .t5-gap{opacity:.6;margin:2px 0}
-"""
+CHART_CSS = (Path(__file__).parent / "assets" / "top5.css").read_text(encoding="utf-8")
 
 
 def pct(p: float) -> str:

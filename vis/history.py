@@ -6,6 +6,7 @@ import html
 import math
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -14,12 +15,7 @@ from space.records.history import RunRow
 from space.records.trace import CompareRecord, RunTrace
 from vis import timeline
 
-CSS = """<style>
-.speclens-history{border-collapse:collapse;width:100%;font-size:.92em}
-.speclens-history th,.speclens-history td{padding:3px 8px;border-bottom:1px solid #8884;
-  text-align:left;vertical-align:top}
-.speclens-history td.num{text-align:right;font-variant-numeric:tabular-nums}
-</style>"""
+CSS = f"<style>{(Path(__file__).parent / 'assets' / 'history.css').read_text(encoding='utf-8')}</style>"
 
 SIDE_METRICS: list[tuple[str, Callable[[CompareRecord], object]]] = [
     ("method", lambda c: c.speculative.config.method),

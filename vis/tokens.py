@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from pathlib import Path
 
 from space.records.trace import (
     ACCEPTED,
@@ -44,34 +45,7 @@ CONTAINER_CLASS = "speclens-tokens"
 
 # Scoped under the container class; Okabe-Ito colours, translucent tints so the text
 # colour stays inherited in light and dark themes.
-TOKEN_CSS = """
-.speclens-tokens{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
-  font-size:14px;line-height:1.9}
-.speclens-tokens .tok-body{white-space:pre-wrap;overflow-wrap:anywhere}
-.speclens-tokens .tok{border-radius:3px;padding:0 1px;
-  -webkit-box-decoration-break:clone;box-decoration-break:clone}
-.speclens-tokens .tok-prefill{border:2px solid #E69F00}
-.speclens-tokens .tok-accepted{background:rgba(0,158,115,.30)}
-.speclens-tokens .tok-rejected{color:#D55E00;background:rgba(213,94,0,.08);
-  text-decoration-line:line-through;text-decoration-thickness:2px}
-.speclens-tokens .tok-correction{text-decoration-line:underline;
-  text-decoration-color:#0072B2;text-decoration-thickness:3px;text-underline-offset:3px}
-.speclens-tokens .tok-bonus{border:2px dotted #CC79A7}
-.speclens-tokens .tok-bonus::after{content:"+";vertical-align:super;font-size:70%;
-  font-weight:bold;color:#CC79A7}
-.speclens-tokens .tok-unused{opacity:.5;border:1px dashed currentColor}
-.speclens-tokens .tok-merged{border-bottom:2px dashed #999999}
-.speclens-tokens .tok-diverge,.speclens-tokens .tok-end{outline:3px double #D55E00;
-  outline-offset:1px}
-.speclens-tokens .tok-glyph{opacity:.55;user-select:none}
-.speclens-tokens .tok-chips .tok{margin-right:.4em}
-.speclens-tokens .tok-legend{display:flex;flex-wrap:wrap;gap:.3em 1.2em;
-  margin-bottom:.6em;font-size:90%}
-.speclens-tokens .tok-note{margin:0 0 .6em;font-size:90%}
-.speclens-tokens .ctx-prompt{opacity:.6}
-.speclens-tokens .tok-current{outline:2px solid #0072B2;outline-offset:1px}
-.speclens-tokens [data-step]{cursor:pointer}
-"""
+TOKEN_CSS = (Path(__file__).parent / "assets" / "tokens.css").read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
