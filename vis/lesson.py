@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from string import Template
 
 from space.records.notes import StepNotes
 from space.records.run import SERVER
@@ -24,6 +25,9 @@ MAX_LESSON_STEPS = 2_048
 NOT_EXPLAINED = ("This run was not explained: the trace holds no target probabilities "
                  "(run with --explain, or with \u201cExplain each verification\u201d on in the "
                  "page), so the drafts below show their fate without the target's top 5.")
+# one line: the template's line breaks are for reading it only
+PAGE = Template((Path(__file__).parent / "assets" / "lesson.html").read_text(encoding="utf-8")
+                .replace("\n", ""))
 
 
 class LessonError(ValueError):
@@ -43,16 +47,6 @@ def _runs(record: RunTrace | CompareRecord) -> tuple[RunTrace, RunTrace | None]:
     if isinstance(record, CompareRecord):
         return record.speculative, record.baseline
     return record, None
-
-
-def _csp() -> str:
-    return ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-            f"script-src {script_hash(LESSON_JS)}; base-uri 'none'; form-action 'none'")
-
-
-def _unstyled(fragment: str) -> str:
-    """A view's fragment without its ``<style>``: the lesson has the rules once, in its head."""
-    return fragment.replace(f"<style>{TOKEN_CSS}</style>", "")
 
 
 def _model(name: str | None) -> str:
@@ -86,12 +80,6 @@ def meta_rows(run: RunTrace, info: LessonInfo) -> list[tuple[str, str]]:
         ("measured", info.measured_utc or "not recorded in the trace"),
         ("exported", info.exported_utc + (f" from {info.source}" if info.source else "")),
     ]
-
-
-def _meta_html(run: RunTrace, info: LessonInfo) -> str:
-    items = "".join(f'<div data-meta="{esc(k)}"><dt>{esc(k)}</dt><dd>{esc(v)}</dd></div>'
-                    for k, v in meta_rows(run, info))
-    return f'<dl class="lesson-meta">{items}</dl>'
 
 
 def _baseline_text(cmp: CompareRecord) -> str:
@@ -139,16 +127,6 @@ def _checklist_html(record: RunTrace | CompareRecord) -> str:
     return "<p>This record has no checklist: the verdict needs a comparison with a baseline.</p>"
 
 
-def _controls_html() -> str:
-    return ('<div id="lesson-controls" hidden role="toolbar" aria-label="step through">'
-            '<button id="lesson-prev" type="button">\u25c0 Previous</button>'
-            '<button id="lesson-next" type="button">Next \u25b6</button>'
-            '<button id="lesson-play" type="button" aria-pressed="false">\u25b6 Play</button>'
-            '<span id="lesson-pos" aria-live="polite"></span>'
-            "<small>\u2190 \u2192 keys step \u00b7 click a token or a timeline bar to jump "
-            "there</small></div>")
-
-
 def check_size(record: RunTrace | CompareRecord) -> None:
     n = len(_runs(record)[0].steps)
     if n > MAX_LESSON_STEPS:
@@ -167,32 +145,21 @@ def lesson_html(record: RunTrace | CompareRecord, notes: StepNotes | None = None
     explained = any(s.target_views for s in run.steps)
     anatomy = (f"<p><b>Median step costs</b></p>{costs_table_html(run, baseline)}"
                if has_anatomy(run) else "")
-    steps = len(emitting_step_indices(run))
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f'<meta http-equiv="Content-Security-Policy" content="{esc(_csp())}">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>SpecLens lesson: {esc(title)}</title>"
-        f"<style>{LESSON_CSS}{TOKEN_CSS}{SVG_CSS}</style></head><body>"
-        f"<header><h1>Speculative decoding, step by step</h1>{_meta_html(run, info)}</header>"
-        f"{_controls_html()}<main>"
-        '<div class="lesson-pair"><div class="lesson-left"><h2>The prompt</h2>'
-        f'<div class="lesson-prompt" id="lesson-prompt">{text_html(run.prompt)}</div>'
-        "<h2>The speculative run's output, token by token</h2>"
-        f'<div id="lesson-tokens" class="lesson-scroll">{_unstyled(token_view_html(run))}</div>'
-        f'</div><div class="lesson-right"><h2 id="steps">Step through ({steps} passes that '
-        "emit tokens)</h2>"
-        '<p class="nojs">Every pass is listed below in order; with JavaScript on, they are '
-        "shown one at a time, with Previous, Next, Play and the arrow keys.</p>"
-        + ("" if explained else f'<p class="lesson-unexplained">{esc(NOT_EXPLAINED)}</p>')
-        + f'<div id="lesson-steps">{step_sections(run, notes)}</div></div></div>'
-        f'<h2>Timeline</h2><div id="lesson-timeline">{timeline_svg(run, baseline)}</div>'
-        f"{anatomy}"
-        f'<div class="lesson-pair">{_baseline_html(record)}<div><h2>Is it worth it? The '
-        f'checklist</h2><div id="lesson-checklist">{_checklist_html(record)}</div></div></div>'
-        "</main><footer>Made with SpecLens: one file, no server, no network. Exported "
-        f"{esc(info.exported_utc)}.</footer>"
-        f"<script>{LESSON_JS}</script></body></html>\n")
+    meta = "".join(f'<div data-meta="{esc(k)}"><dt>{esc(k)}</dt><dd>{esc(v)}</dd></div>'
+                   for k, v in meta_rows(run, info))
+    csp = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+           f"script-src {script_hash(LESSON_JS)}; base-uri 'none'; form-action 'none'")
+    page = PAGE.substitute(
+        csp=esc(csp), title=esc(title), css=LESSON_CSS + TOKEN_CSS + SVG_CSS,
+        meta=f'<dl class="lesson-meta">{meta}</dl>', prompt=text_html(run.prompt),
+        # the lesson has the token view's rules once, in its head
+        tokens=token_view_html(run).replace(f"<style>{TOKEN_CSS}</style>", ""),
+        passes=len(emitting_step_indices(run)), steps=step_sections(run, notes),
+        unexplained="" if explained else f'<p class="lesson-unexplained">{esc(NOT_EXPLAINED)}</p>',
+        timeline=timeline_svg(run, baseline), anatomy=anatomy, baseline=_baseline_html(record),
+        checklist=_checklist_html(record), exported=esc(info.exported_utc), js=LESSON_JS)
+    return f"<!DOCTYPE html>\n{page}\n"
+
 
 
 def lesson_bytes(record: RunTrace | CompareRecord, notes: StepNotes | None = None,
