@@ -23,7 +23,6 @@ from vis.explain import (
     top5_chart_html,
 )
 from vis.tokens import (
-    TokenEntry,
     draft_entries,
     merged_entries,
     step_entries,
@@ -78,11 +77,6 @@ def _drafts_html(run: RunTrace, step: StepRecord) -> str:
     return wrap("".join(spans), "tok-chips") + (unreported_note_html() if rejected else "")
 
 
-def _emitted_html(run: RunTrace, entries: list[TokenEntry]) -> str:
-    spans = [token_span(run, e) for e in entries if e.status != REJECTED]
-    return wrap("".join(spans) or "<em>nothing emitted in this step</em>", "tok-chips")
-
-
 def _prefill_words(run: RunTrace, i: int) -> str:
     step = run.steps[i]
     n = len(run.prompt_token_ids)
@@ -96,10 +90,6 @@ def _prefill_words(run: RunTrace, i: int) -> str:
         return f"the target read the {n}-token prompt and produced its first token {first}."
     return (f"the target read the last {step.num_scheduled_tokens} tokens of the {n}-token "
             f"prompt ({chunk}) and produced its first token {first}.")
-
-
-def _discarded(run: RunTrace, ids: list[int]) -> str:
-    return f"{_qlist(run, ids)} {'is' if len(ids) == 1 else 'are'} discarded"
 
 
 def _proposed(run: RunTrace, step: StepRecord) -> str:
@@ -132,8 +122,8 @@ def _verify_words(run: RunTrace, step: StepRecord) -> str:
                            f"target wanted {target} instead, so the {rejected} discarded and "
                            f"{target} is emitted.")
         return head + (f"The target accepted {accepted}; at {token_repr(run, drafts[na])} "
-                       f"the target wanted {target} instead, so "
-                       f"{_discarded(run, drafts[na:])} and {target} is emitted.")
+                       f"the target wanted {target} instead, so {_qlist(run, drafts[na:])} "
+                       f"{'is' if len(drafts) - na == 1 else 'are'} discarded and {target} is emitted.")
     # Cut by max_tokens/EOS: only accepted drafts made it into the output.
     accepted = _qlist(run, emitted) if emitted else "nothing"
     reason = f" (finish reason: {run.finish_reason})" if run.finish_reason else ""
@@ -170,6 +160,7 @@ def describe_step(run: RunTrace, i: int) -> dict[str, object]:
     step = run.steps[i]
     offset = sum(len(s.emitted_token_ids) for s in run.steps[:i])
     unplaced = step.index in unplaced_steps(run)
+    emitted = merged_entries(step, offset) if unplaced else step_entries(step, offset)
     return {
         "step_index": step.index,
         "kind": step.kind,
@@ -179,8 +170,8 @@ def describe_step(run: RunTrace, i: int) -> dict[str, object]:
                              f"{int(step.num_accepted_tokens)} accepted: "
                              f"{UNREPORTED_DRAFTS}</em>")
                         if unplaced and step.num_draft_tokens else _drafts_html(run, step)),
-        "emitted_html": _emitted_html(run, merged_entries(step, offset) if unplaced
-                                      else step_entries(step, offset)),
+        "emitted_html": wrap("".join(token_span(run, e) for e in emitted if e.status != REJECTED)
+                             or "<em>nothing emitted in this step</em>", "tok-chips"),
         "sentence": _merged_words(run, step) if unplaced else step_sentence(run, i),
         "why": explain_sentence(run, step),
         "top5_html": top5_chart_html(run, step) or no_target_view_html(run, step),

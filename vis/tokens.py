@@ -60,12 +60,6 @@ class TokenEntry:
     output_index: int | None   # index in run.output_token_ids; None for rejected drafts
 
 
-def _target_status(step: StepRecord) -> str:
-    """The target's own token's status: the trace's word, else the engine's rule (a file
-    may leave it out); a verify step without drafts shows as decode."""
-    return step.target_token_kind or step.own_token_kind() or DECODE
-
-
 def draft_entries(step: StepRecord) -> list[TokenEntry]:
     """Every draft of the step with its fate (``StepRecord.draft_fates``)."""
     k = step.num_draft_tokens
@@ -78,21 +72,21 @@ def step_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
     step cut by max_tokens/EOS emits accepted drafts only), the rejected drafts just
     before the correction, only when there is one. E.g. drafts [a, b, c, d], 1
     accepted, emitted [a, X] -> accepted a, rejected b, c, d, correction X."""
-    emitted = step.emitted_token_ids
     if step.kind != VERIFY:
-        status = PREFILL if step.kind == PREFILL else DECODE
-        return [TokenEntry(status, t, step.index, None, 0, output_offset + j)
-                for j, t in enumerate(emitted)]
+        return merged_entries(step, output_offset, PREFILL if step.kind == PREFILL else DECODE)
     fates, k = step.draft_fates(), step.num_draft_tokens
     # rejected only where the trace says correction: never guessed on a cut step
     rejected = [e for e in draft_entries(step) if e.status == REJECTED]
+    # the target's own token: the trace's word, else the engine's rule (a file may leave
+    # it out); a verify step without drafts shows as decode
+    own = step.target_token_kind or step.own_token_kind() or DECODE
     out: list[TokenEntry] = []
-    for j, tid in enumerate(emitted):
+    for j, tid in enumerate(step.emitted_token_ids):
         if j < len(fates) and fates[j] == ACCEPTED:  # fates: one per draft id
             out.append(TokenEntry(ACCEPTED, tid, step.index, j + 1, k, output_offset + j))
             continue
         out.extend(rejected)
-        out.append(TokenEntry(_target_status(step), tid, step.index, None, k, output_offset + j))
+        out.append(TokenEntry(own, tid, step.index, None, k, output_offset + j))
     return out
 
 
@@ -101,9 +95,9 @@ def unplaced_steps(run: RunTrace) -> set[int]:
     return {s.index for g in chunk_groups(run.steps) if not tokens_certain(g) for s in g}
 
 
-def merged_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
-    """A step's tokens as MERGED: shown, not given a kind."""
-    return [TokenEntry(MERGED, t, step.index, None, 0, output_offset + j)
+def merged_entries(step: StepRecord, output_offset: int, status: str = MERGED) -> list[TokenEntry]:
+    """A step's tokens, all of one status (MERGED: shown, not given a kind)."""
+    return [TokenEntry(status, t, step.index, None, 0, output_offset + j)
             for j, t in enumerate(step.emitted_token_ids)]
 
 
@@ -130,21 +124,13 @@ def text_html(text: str) -> str:
 
 def entry_title(run: RunTrace, e: TokenEntry, note: str | None = None) -> str:
     """Hover text: step, status, place, id and text, then ``note`` (the target's view)."""
-    parts = [f"step {e.step}", e.status]
     k = e.num_draft_tokens
-    if e.draft_pos is not None:
-        parts.append(f"draft {e.draft_pos}/{k}")
-    elif e.status == CORRECTION:
-        parts.append(f"replaces a rejected draft of {k}")
-    elif e.status == BONUS:
-        parts.append(f"after all {k} drafts")
-    elif e.status == MERGED:
-        parts.append("arrived with other steps in one chunk")
-    if e.output_index is not None:
-        parts.append(f"output #{e.output_index}")
-    parts.append(f"id {e.token_id}")
-    parts.append(repr(run.token_str(e.token_id)))
-    title = " \u00b7 ".join(parts)
+    place = f"draft {e.draft_pos}/{k}" if e.draft_pos is not None else {
+        CORRECTION: f"replaces a rejected draft of {k}", BONUS: f"after all {k} drafts",
+        MERGED: "arrived with other steps in one chunk"}.get(e.status)
+    out = f"output #{e.output_index}" if e.output_index is not None else None
+    parts = [f"step {e.step}", e.status, place, out, f"id {e.token_id}", repr(run.token_str(e.token_id))]
+    title = " \u00b7 ".join(p for p in parts if p is not None)
     return f"{title}\n{note}" if note else title
 
 
@@ -154,15 +140,11 @@ def token_span(run: RunTrace, e: TokenEntry, highlight: bool = False,
     Every value escaped or an int: a replayed file is a visitor's."""
     status = html.escape(e.status, quote=True)
     cls = f"tok tok-{status}" + (" tok-diverge" if highlight else "")
-    attrs = [f'class="{cls}"', f'data-status="{status}"', f'data-step="{int(e.step)}"']
-    if e.output_index is not None:
-        attrs.append(f'data-out="{int(e.output_index)}"')
-    if highlight:
-        attrs.append('data-diverge="1"')
-    if note:
-        attrs.append('data-explained="1"')
-    attrs.append(f'title="{html.escape(entry_title(run, e, note), quote=True)}"')
-    return f"<span {' '.join(attrs)}>{text_html(run.token_str(e.token_id))}</span>"
+    attrs = [f'class="{cls}"', f'data-status="{status}"', f'data-step="{int(e.step)}"',
+             f'data-out="{int(e.output_index)}"' if e.output_index is not None else "",
+             'data-diverge="1"' if highlight else "", 'data-explained="1"' if note else "",
+             f'title="{html.escape(entry_title(run, e, note), quote=True)}"']
+    return f"<span {' '.join(a for a in attrs if a)}>{text_html(run.token_str(e.token_id))}</span>"
 
 
 def unreported_span(step: int, n: int, fate: str = REJECTED) -> str:
