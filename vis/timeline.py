@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from space.records.anatomy import BEFORE_ANATOMY
 from space.records.trace import DECODE, MERGED, PREFILL, VERIFY, RunTrace, StepRecord, chunk_groups
-from vis.anatomy import anatomy_bars, has_anatomy
+from vis.anatomy import Row, anatomy_bars, h_bars, has_anatomy
 from vis.safe import plot_text
 from vis.server_notes import STEP_ANATOMY, from_server, plot_lines
 
@@ -28,6 +28,7 @@ FINISH_COLOR = "#444444"
 CACHED_TEXT = "cached prefill"  # written on a prefill bar shortened by the prefix cache
 CURRENT_COLOR = "#0072B2"  # the step the step-through shows (the token view's outline)
 CURRENT_NAME = "current-step"
+EDGE = {"width": 0.5, "color": "white"}  # a thin white edge keeps consecutive steps of one kind apart
 
 HOVER = ("<b>%{y}</b> step %{customdata[0]} (%{customdata[1]})<br>"
          "start %{customdata[2]:.2f} ms, duration %{customdata[3]:.2f} ms<br>"
@@ -60,35 +61,25 @@ def step_label(run: RunTrace, step: StepRecord) -> str:
     return f"{step.kind} ({'; '.join(notes)})" if notes else step.kind
 
 
+def _row(lane: str, run: RunTrace, group: list[StepRecord], label: str) -> Row:
+    """A bar over the window of the group's first step (a merged chunk's is the chunk's),
+    its hover figures summed over the group."""
+    start, dur = _ms(run, group[0].start_s), group[0].duration_s * 1e3
+    return (lane, start, dur, [int(group[0].index), plot_text(label), start, dur,
+                               sum(s.num_scheduled_tokens for s in group),
+                               sum(s.num_draft_tokens for s in group),
+                               sum(s.num_accepted_tokens for s in group),
+                               sum(len(s.emitted_token_ids) for s in group)])
+
+
 def _kind_bars(kind: str, lanes: list[tuple[str, RunTrace]]) -> go.Bar:
     """One trace per kind, bars for both lanes, so the legend has one entry per kind."""
-    rows, texts = [], []
-    for lane, run in lanes:
-        for s in run.steps:
-            if s.kind != kind or s.placement == MERGED:
-                continue
-            start, dur = _ms(run, s.start_s), s.duration_s * 1e3
-            label = step_label(run, s)
-            texts.append(CACHED_TEXT if "prefix cache" in label else "")
-            rows.append((lane, start, dur, [int(s.index), plot_text(label), start, dur,
-                                            s.num_scheduled_tokens, s.num_draft_tokens,
-                                            s.num_accepted_tokens, len(s.emitted_token_ids)]))
-    return _bars(plot_text(kind), KIND_STYLE.get(kind, OTHER_STYLE), rows,
-                 text=np.array(texts, dtype=object), textposition="inside", insidetextanchor="start")
-
-
-def _bars(name: str, style: dict[str, str], rows: list[tuple[str, float, float, list]],
-          **text: object) -> go.Bar:
-    """Bars from (lane, start ms, duration ms, hover data) rows. numpy arrays: plotly checks
-    a list element by element (a 20,000-step replay's timeline: 0.7 s with lists, 0.25 s)."""
-    ys, bases, widths, custom = zip(*rows, strict=True)
-    return go.Bar(
-        orientation="h", y=np.array(ys, dtype=object), x=np.array(widths, dtype=float),
-        base=np.array(bases, dtype=float), name=name,
-        customdata=np.array(custom, dtype=object), hovertemplate=HOVER,
-        # a thin white edge keeps consecutive steps of one kind apart
-        marker={"color": style["color"], "line": {"width": 0.5, "color": "white"},
-                "pattern": {"shape": style["pattern"]}}, **text)
+    rows = [_row(lane, run, [s], step_label(run, s)) for lane, run in lanes for s in run.steps
+            if s.kind == kind and s.placement != MERGED]
+    texts = [CACHED_TEXT if "prefix cache" in r[3][1] else "" for r in rows]  # r[3][1]: the label
+    style = KIND_STYLE.get(kind, OTHER_STYLE)
+    return h_bars(plot_text(kind), style["color"], style["pattern"], rows, HOVER, EDGE,
+                  text=np.array(texts, dtype=object), textposition="inside", insidetextanchor="start")
 
 
 def merged_label(group: list[StepRecord]) -> str:
@@ -100,18 +91,10 @@ def merged_label(group: list[StepRecord]) -> str:
 
 def _merged_bars(lanes: list[tuple[str, RunTrace]]) -> list[go.Bar]:
     """One bar per merged chunk (``chunk_groups``), over the chunk's window."""
-    rows = []
-    for lane, run in lanes:
-        for g in chunk_groups(run.steps):
-            if g[0].placement != MERGED:
-                continue
-            start, dur = _ms(run, g[0].start_s), g[0].duration_s * 1e3
-            rows.append((lane, start, dur, [int(g[0].index), plot_text(merged_label(g)), start, dur,
-                                            sum(s.num_scheduled_tokens for s in g),
-                                            sum(s.num_draft_tokens for s in g),
-                                            sum(s.num_accepted_tokens for s in g),
-                                            sum(len(s.emitted_token_ids) for s in g)]))
-    return [_bars(MERGED_NAME, MERGED_STYLE, rows)] if rows else []
+    rows = [_row(lane, run, g, merged_label(g)) for lane, run in lanes
+            for g in chunk_groups(run.steps) if g[0].placement == MERGED]
+    style = MERGED_STYLE
+    return [h_bars(MERGED_NAME, style["color"], style["pattern"], rows, HOVER, EDGE)] if rows else []
 
 
 def _finish_marks(fig: go.Figure, lanes: list[tuple[str, RunTrace]]) -> None:
