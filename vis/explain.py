@@ -50,10 +50,7 @@ def chosen_token(step: StepRecord) -> int | None:
 def prob_of(view: TargetView, token_id: int) -> float | None:
     if token_id == view.draft_token_id:
         return view.draft_prob
-    for t, p in zip(view.top_token_ids, view.top_probs, strict=False):
-        if t == token_id:
-            return p
-    return None
+    return next((p for t, p in zip(view.top_token_ids, view.top_probs, strict=False) if t == token_id), None)
 
 
 def sampled(run: RunTrace) -> bool:
@@ -108,8 +105,7 @@ def explain_sentence(run: RunTrace, step: StepRecord) -> str | None:
 
 
 def _bar_row(run: RunTrace, token_id: int, p: float, role: str) -> str:
-    label = {"drafted": "drafted", "chosen": "chosen", "drafted chosen": "drafted, chosen"}
-    mark = label.get(role, "")
+    mark = {"drafted": "drafted", "chosen": "chosen", "drafted chosen": "drafted, chosen"}.get(role, "")
     text = html.escape(token_repr(run, token_id))
     return (f'<div class="t5-row" data-role="{html.escape(role or "other")}" '
             f'data-token="{int(token_id)}" title="id {int(token_id)}">'
@@ -126,11 +122,9 @@ def top5_chart_html(run: RunTrace, step: StepRecord) -> str:
     if view is None:
         return ""
     chosen = chosen_token(step)
-    rows = []
-    for t, p in zip(view.top_token_ids, view.top_probs, strict=False):
-        role = " ".join(r for r, hit in (("drafted", t == view.draft_token_id),
-                                         ("chosen", t == chosen)) if hit)
-        rows.append(_bar_row(run, t, p, role))
+    rows = [_bar_row(run, t, p, " ".join(r for r, hit in (("drafted", t == view.draft_token_id),
+                                                          ("chosen", t == chosen)) if hit))
+            for t, p in zip(view.top_token_ids, view.top_probs, strict=False)]
     if view.draft_token_id not in view.top_token_ids:
         rows.append('<div class="t5-gap">\u22ee</div>')
         rows.append(_bar_row(run, view.draft_token_id, view.draft_prob, "drafted"))

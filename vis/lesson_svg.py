@@ -38,10 +38,6 @@ SVG_CSS = "\n".join(
        ".lesson-tl .k-prefill{stroke-dasharray:none}"])
 
 
-def _lanes(spec: RunTrace, baseline: RunTrace | None) -> list[tuple[str, RunTrace]]:
-    return [("speculative", spec)] + ([("baseline", baseline)] if baseline is not None else [])
-
-
 def _nice_step(span_ms: float) -> float:
     """A tick spacing of 1, 2 or 5 times a power of ten: about 4 to 8 ticks.
 
@@ -120,12 +116,6 @@ def _axis(span_ms: float, scale: float, y: float) -> list[str]:
     return out
 
 
-def _band(height: float) -> str:
-    """The band over the current step, at the axis' start: the script moves it."""
-    return (f'<rect id="tl-band" class="tl-band" x="{LEFT - 1:.2f}" y="{TOP - 8:.0f}" '
-            f'width="3.00" height="{height:.1f}"/>')
-
-
 def legend_html(anatomy: bool) -> str:
     """What the colours mean, as HTML swatches beside the SVG."""
     kinds = [(KIND_STYLE[k]["color"], k) for k in (PREFILL, VERIFY, DECODE)]
@@ -143,11 +133,13 @@ def legend_html(anatomy: bool) -> str:
 
 def timeline_svg(spec: RunTrace, baseline: RunTrace | None = None) -> str:
     """Both runs' engine steps as inline SVG; with a step anatomy, each step's parts under it."""
-    lanes = _lanes(spec, baseline)
+    lanes = [("speculative", spec)] + ([("baseline", baseline)] if baseline is not None else [])
     span_ms = max((run.e2e_s * 1e3 for _, run in lanes), default=0.0) or 1.0
     scale = (WIDTH - LEFT - RIGHT) / span_ms
     height = TOP + LANE_H * len(lanes) + AXIS_H
-    body = [_band(LANE_H * len(lanes))]
+    # the band over the current step, at the axis' start: the script moves it
+    body = [f'<rect id="tl-band" class="tl-band" x="{LEFT - 1:.2f}" y="{TOP - 8:.0f}" '
+            f'width="3.00" height="{LANE_H * len(lanes):.1f}"/>']
     for row, (name, run) in enumerate(lanes):
         body.extend(_lane(name, run, row, scale))
     body.extend(_axis(span_ms, scale, TOP + LANE_H * len(lanes)))
