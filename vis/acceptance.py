@@ -17,22 +17,18 @@ MARGIN = {"l": 10, "r": 10, "t": 50, "b": 40}
 def acceptance_summary_html(run: RunTrace) -> str:
     """The rate, the mean acceptance length and their counts; vLLM's own beside them
     when vLLM counted drafts no proposer made."""
-    return (f'<div class="speclens-acceptance">{_summary(run)}'
-            f"{_vllm_difference_html(run)}</div>")
-
-
-def _summary(run: RunTrace) -> str:
     if run.acceptance_rate is None:
         reason = ("the proposer found nothing to propose" if run.speculative
                   else "this run does not use speculative decoding")
-        return (f"<p><b>{NO_DRAFTS.capitalize()}</b>: "
-                f"{html.escape(reason)}, so there is no acceptance rate.</p>")
-    k = len(run.num_accepted_tokens_per_pos)  # the most drafts any verify step had
-    rate = (f"Acceptance rate <b>{run.acceptance_rate:.1%}</b>: {run.num_accepted_tokens} of "
-            f"{run.num_draft_tokens} drafted tokens accepted over {run.num_drafts} verify steps.")
-    length = (f"Mean acceptance length <b>{run.mean_acceptance_length:.2f}</b> tokens per verify "
-              f"step (at most {k + 1}: {k} drafts plus the target's own token).")
-    return f"<p>{rate}<br>{length}</p>"
+        summary = (f"<p><b>{NO_DRAFTS.capitalize()}</b>: "
+                   f"{html.escape(reason)}, so there is no acceptance rate.</p>")
+    else:
+        k = len(run.num_accepted_tokens_per_pos)  # the most drafts any verify step had
+        summary = (f"<p>Acceptance rate <b>{run.acceptance_rate:.1%}</b>: {run.num_accepted_tokens} "
+                   f"of {run.num_draft_tokens} drafted tokens accepted over {run.num_drafts} verify "
+                   f"steps.<br>Mean acceptance length <b>{run.mean_acceptance_length:.2f}</b> tokens "
+                   f"per verify step (at most {k + 1}: {k} drafts plus the target's own token).</p>")
+    return f'<div class="speclens-acceptance">{summary}{_vllm_difference_html(run)}</div>'
 
 
 def _vllm_difference_html(run: RunTrace) -> str:
@@ -78,24 +74,18 @@ def per_position_figure(run: RunTrace) -> go.Figure:
     return fig
 
 
-def accepted_counts(run: RunTrace) -> list[int]:
-    """counts[n] = verify steps that accepted exactly n drafts, for n = 0..k (k at
-    most MAX_POSITIONS: a hostile file's 2**31 drafts would be a 16 GB list)."""
+def accepted_histogram_figure(run: RunTrace) -> go.Figure:
+    """Verify steps by accepted drafts; bars, not go.Histogram, so empty bins show as 0."""
+    title = "Accepted drafts per verify step"
+    if not run.num_drafts:
+        return _empty_figure(title)
+    # counts[n]: verify steps that accepted exactly n drafts, n = 0..k (k at most
+    # MAX_POSITIONS: a hostile file's 2**31 drafts would be a 16 GB list)
     verify = [s for s in run.steps if s.kind == VERIFY]
     k = min(max((s.num_draft_tokens for s in verify), default=0), MAX_POSITIONS)
     counts = [0] * (k + 1)
     for s in verify:
         counts[min(s.num_accepted_tokens, k)] += 1
-    return counts
-
-
-def accepted_histogram_figure(run: RunTrace) -> go.Figure:
-    """Verify steps by accepted drafts; bars, not go.Histogram, so empty bins show as 0."""
-    title = "Accepted drafts per verify step"
-    counts = accepted_counts(run)
-    if not run.num_drafts:
-        return _empty_figure(title)
-    k = len(counts) - 1
     fig = go.Figure(go.Bar(
         x=list(range(k + 1)), y=counts, marker={"color": BAR_COLOR}, name="verify steps",
         text=counts, textposition="outside",

@@ -8,6 +8,7 @@ from space.records import hooks
 from space.records.run import SERVER, RunConfig
 from space.records.trace import CompareRecord, RunTrace, busy_server_sentence, other_requests
 from space.records.verdict import Checklist
+from vis.compare import METRICS
 
 
 def na(value: float | None, spec: str) -> str:
@@ -38,16 +39,11 @@ def describe_explanation(r: RunTrace) -> str:
 
 
 def describe_compare(c: CompareRecord) -> str:
-    rows = [("", "baseline", "speculative")]
     head = config_words(c.speculative)
-    for label, key, scale, fmt in (("TTFT ms", "ttft_s", 1e3, "{:.1f}"),
-                                   ("TPOT ms", "tpot_s", 1e3, "{:.2f}"),
-                                   ("tokens/s", "tokens_per_s", 1, "{:.1f}"),
-                                   ("end-to-end ms", "e2e_s", 1e3, "{:.0f}")):
-        b, s = getattr(c.baseline, key) * scale, getattr(c.speculative, key) * scale
-        rows.append((label, fmt.format(b), fmt.format(s)))
-    rows.append(("output tokens", str(len(c.baseline.output_token_ids)),
-                 str(len(c.speculative.output_token_ids))))
+    formats = ("{:.1f}", "{:.2f}", "{:.1f}", "{:.0f}", "{:.0f}")  # per METRICS
+    rows = [("", "baseline", "speculative")] + [
+        (label, fmt.format(read(c.baseline)), fmt.format(read(c.speculative)))
+        for (label, read), fmt in zip(METRICS, formats, strict=True)]
     table = "\n".join(f"{a:<15}{b:>12}{d:>14}" for a, b, d in rows)
     same = "identical" if c.outputs_identical else \
         f"differ from output token {c.first_divergence}"
