@@ -100,13 +100,5 @@ def side_by_side_timeline(a: CompareRecord, b: CompareRecord, label_a: str,
         (f"{label_b} speculative", b.speculative), (f"{label_b} baseline", b.baseline)]
     fig = go.Figure([timeline._kind_bars(kind, lanes) for kind in timeline._kinds(lanes)])
     timeline._finish_marks(fig, lanes)
-    longest = max(run.e2e_s * 1e3 for _, run in lanes)
-    fig.update_layout(
-        title={"text": f"{label_a}: {a.speedup:.2f}x, {label_b}: {b.speedup:.2f}x "
-                       "(baseline TPOT / speculative TPOT)"},
-        barmode="overlay", bargap=0.35, height=170 + 80 * len(lanes),
-        margin={"l": 10, "r": 10, "t": 60, "b": 40}, legend={"title": {"text": "step kind"}},
-        xaxis={"title": {"text": "time since arrival (ms)"}, "range": [0, 1.12 * longest or 1.0]},
-        yaxis={"categoryorder": "array", "categoryarray": [lane for lane, _ in reversed(lanes)]},
-    )
-    return fig
+    return timeline.lay_out(fig, lanes, f"{label_a}: {a.speedup:.2f}x, {label_b}: {b.speedup:.2f}x "
+                            "(baseline TPOT / speculative TPOT)")

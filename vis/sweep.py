@@ -15,10 +15,8 @@ from vis.safe import plot_text
 class Axis(Protocol):
     @property
     def label(self) -> str: ...      # axis title
-
     @property
     def log_axis(self) -> bool: ...  # log scale
-
     @property
     def integer(self) -> bool: ...   # ticks at the swept values
 
@@ -26,20 +24,14 @@ class Axis(Protocol):
 class SweepPlot(Protocol):
     """What the figure reads from a ``space.runs.sweep.SweepResult``."""
 
-    @property
-    def variable(self) -> str: ...
-
-    @property
-    def table(self) -> pd.DataFrame: ...
-
-    @property
-    def crossover(self) -> float | None: ...
-
-    @property
-    def throughput_crossover(self) -> float | None: ...
+    variable: str
+    table: pd.DataFrame
+    crossover: float | None
+    throughput_crossover: float | None
 
     @property
     def axis(self) -> Axis: ...
+
 
 SPEEDUP_COLOR = "#0072B2"    # Okabe-Ito blue
 ACCEPT_COLOR = "#009E73"     # Okabe-Ito bluish green, the token view's "accepted"

@@ -124,15 +124,20 @@ def _title(spec: RunTrace, baseline: RunTrace | None) -> str:
             f"{b_ms:,.0f} ms ({len(baseline.steps)} steps): {verdict}{ratio}")
 
 
-def _mark_current(fig: go.Figure, run: RunTrace, step_index: int) -> None:
-    """A band over the speculative step the step-through shows."""
-    step = next((s for s in run.steps if s.index == step_index), None)
-    if step is None:
-        return
-    x0, x1 = _ms(run, step.start_s), _ms(run, step.end_s)
-    fig.add_vrect(x0=x0, x1=x1, name=CURRENT_NAME, fillcolor=CURRENT_COLOR, opacity=0.25,
-                  line={"color": CURRENT_COLOR, "width": 2}, layer="above",
-                  annotation_text=f"step {step_index}", annotation_position="top left")
+def lay_out(fig: go.Figure, lanes: list[tuple[str, RunTrace]], title: str, note: str = "",
+            legend: str = "step kind") -> go.Figure:
+    """Lanes top to bottom on one ms axis; each line of ``note`` under the title adds 20 px."""
+    lines = note.count("<br>")
+    fig.update_layout(
+        title={"text": title + note}, barmode="overlay", bargap=0.35,
+        height=170 + 80 * len(lanes) + 20 * lines,
+        margin={"l": 10, "r": 10, "t": 60 + 20 * lines, "b": 40}, legend={"title": {"text": legend}},
+        xaxis={"title": {"text": "time since arrival (ms)"},
+               "range": [0, 1.12 * max(run.e2e_s * 1e3 for _, run in lanes) or 1.0]},
+        # plotly draws the first category at the bottom
+        yaxis={"categoryorder": "array", "categoryarray": [lane for lane, _ in reversed(lanes)]},
+    )
+    return fig
 
 
 def timeline_figure(spec: RunTrace, baseline: RunTrace | None = None,
@@ -147,22 +152,16 @@ def timeline_figure(spec: RunTrace, baseline: RunTrace | None = None,
         [_kind_bars(k, lanes) for k in _kinds(lanes)] + _merged_bars(lanes))
     fig = go.Figure(bars)
     _finish_marks(fig, lanes)
-    if current_step is not None:
-        _mark_current(fig, spec, current_step)
-    order = [lane for lane, _ in reversed(lanes)]  # plotly draws the first category at the bottom
+    current = next((s for s in spec.steps if s.index == current_step), None)
+    if current is not None:  # a band over the speculative step the step-through shows
+        fig.add_vrect(x0=_ms(spec, current.start_s), x1=_ms(spec, current.end_s), name=CURRENT_NAME,
+                      fillcolor=CURRENT_COLOR, opacity=0.25, line={"color": CURRENT_COLOR, "width": 2},
+                      layer="above", annotation_text=f"step {current_step}",
+                      annotation_position="top left")
     cached = [f"{lane} {run.num_cached_tokens}" for lane, run in lanes if run.num_cached_tokens]
     note = f"<br>prompt tokens from the prefix cache: {', '.join(cached)}" if cached else ""
     if wants_anatomy and not timed:
         note += (f"<br>{plot_lines(STEP_ANATOMY)}" if from_server(spec)
                  else f"<br>step anatomy: {BEFORE_ANATOMY}")
-    fig.update_layout(
-        title={"text": _title(spec, baseline) + note},
-        barmode="overlay", bargap=0.35,
-        height=170 + 80 * len(lanes) + 20 * note.count("<br>"),  # 20 px a line of note
-        margin={"l": 10, "r": 10, "t": 60 + 20 * note.count("<br>"), "b": 40},
-        legend={"title": {"text": "part of the step" if anatomy else "step kind"}},
-        xaxis={"title": {"text": "time since arrival (ms)"},
-               "range": [0, 1.12 * max(run.e2e_s * 1e3 for _, run in lanes) or 1.0]},
-        yaxis={"categoryorder": "array", "categoryarray": order},
-    )
-    return fig
+    return lay_out(fig, lanes, _title(spec, baseline), note,
+                   "part of the step" if anatomy else "step kind")
