@@ -91,19 +91,13 @@ def group_seconds(anatomy: StepAnatomy, duration_s: float) -> list[tuple[str, fl
             for label, parts, *_ in GROUPS + ((OTHER_LABEL, (OTHER,), "", ""),)]
 
 
-def baseline_decode_step(baseline: RunTrace | None) -> StepRecord | None:
-    """The baseline's median decode step (by duration) among those with an anatomy."""
-    if baseline is None:
-        return None
-    steps = sorted((s for s in baseline.steps if s.kind == DECODE and s.anatomy is not None),
-                   key=lambda s: s.duration_s)
-    return steps[(len(steps) - 1) // 2] if steps else None
-
-
 def step_breakdown_html(step: StepRecord, baseline: RunTrace | None = None, *,
                         source: Source = IN_PROCESS) -> str:
     """The step's parts in ms and share, beside the baseline's median decode step."""
-    ref = baseline_decode_step(baseline)
+    # beside the baseline's median decode step (by duration) among those with an anatomy
+    timed = sorted((s for s in (baseline.steps if baseline else []) if s.kind == DECODE
+                    and s.anatomy is not None), key=lambda s: s.duration_s)
+    ref = timed[(len(timed) - 1) // 2] if timed else None
     if step.anatomy is None and source == SERVER:
         return (f'<div class="speclens-anatomy" data-why="{STEP_ANATOMY}">'
                 f"<em>{escape(SENTENCES[STEP_ANATOMY])}</em></div>")
@@ -133,18 +127,12 @@ def step_breakdown_html(step: StepRecord, baseline: RunTrace | None = None, *,
             f'{"".join(rows)}<tr>{total}</tr></table>{forwards}</div>')
 
 
-def run_costs(speculative: RunTrace, baseline: RunTrace | None) -> KindCosts:
-    """Medians per step kind: the baseline's decode steps, the speculative verify steps."""
-    base = baseline.steps if baseline is not None else []
-    return kind_costs([s for s in base if s.kind == DECODE],
-                      [s for s in speculative.steps if s.kind == VERIFY])
-
-
 def costs_table_html(speculative: RunTrace, baseline: RunTrace | None) -> str:
-    """The medians table: what a decode step and a verify step cost, part by part."""
+    """The medians table: what a decode step (the baseline's) and a verify step cost, part by part."""
     if not has_anatomy(speculative):
         return f'<div class="speclens-anatomy"><em>{escape(BEFORE_ANATOMY)}</em></div>'
-    return costs_html(run_costs(speculative, baseline))
+    return costs_html(kind_costs([s for s in (baseline.steps if baseline else []) if s.kind == DECODE],
+                                 [s for s in speculative.steps if s.kind == VERIFY]))
 
 
 def costs_html(c: KindCosts, caption: str = "median per step") -> str:

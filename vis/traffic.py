@@ -31,17 +31,14 @@ Summary = Mapping[str, Any]  # TrafficResult.summary()
 
 def group_table(summary: Summary) -> pd.DataFrame:
     """One row per group, rounded for display (None where not measured)."""
-    rows = [{**g, "prediction_interval": _interval_text(g.get("prediction_interval"),
-                                                          g.get("prediction_prompts"))}
-            for g in summary["groups"]]
-    df = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
-    return df.round(3).astype(object).where(df.notna(), None).rename(columns=TABLE_COLUMNS)
+    rows = [{**g, "prediction_interval": f"{iv[0]:.2f}-{iv[1]:.2f}x ({g.get('prediction_prompts')} prompts)"
+             if (iv := g.get("prediction_interval")) else None} for g in summary["groups"]]
+    return _shown(pd.DataFrame(rows, columns=list(TABLE_COLUMNS))).rename(columns=TABLE_COLUMNS)
 
 
-def _interval_text(interval: Any, m: Any) -> str | None:
-    if not interval:
-        return None
-    return f"{interval[0]:.2f}-{interval[1]:.2f}x ({m} prompts)"
+def _shown(df: pd.DataFrame) -> pd.DataFrame:
+    """Rounded for display, None where not measured."""
+    return df.round(3).astype(object).where(df.notna(), None)
 
 
 def _errors(g: Mapping[str, Any]) -> tuple[float, float]:
@@ -55,8 +52,7 @@ def _errors(g: Mapping[str, Any]) -> tuple[float, float]:
 
 def prompt_table(summary: Summary) -> pd.DataFrame:
     """One row per measured prompt, rounded for display."""
-    df = pd.DataFrame(list(summary["prompts"]))
-    return df.round(3).astype(object).where(df.notna(), None)
+    return _shown(pd.DataFrame(list(summary["prompts"])))
 
 
 def traffic_figure(summary: Summary) -> go.Figure:
