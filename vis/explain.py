@@ -105,14 +105,13 @@ def explain_sentence(run: RunTrace, step: StepRecord) -> str | None:
 
 
 def _bar_row(run: RunTrace, token_id: int, p: float, role: str) -> str:
-    mark = {"drafted": "drafted", "chosen": "chosen", "drafted chosen": "drafted, chosen"}.get(role, "")
     text = html.escape(token_repr(run, token_id))
     return (f'<div class="t5-row" data-role="{html.escape(role or "other")}" '
             f'data-token="{int(token_id)}" title="id {int(token_id)}">'
             f'<span class="t5-tok">{text}</span>'
             f'<span class="t5-bar"><span class="t5-fill" style="display:block;'
             f'width:{max(p, 0.0) * 100:.1f}%"></span></span>'
-            f'<span class="t5-pct">{html.escape(pct(p))}</span><span>{mark}</span></div>')
+            f'<span class="t5-pct">{html.escape(pct(p))}</span><span>{role.replace(" ", ", ")}</span></div>')
 
 
 def top5_chart_html(run: RunTrace, step: StepRecord) -> str:

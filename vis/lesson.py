@@ -43,12 +43,6 @@ class LessonInfo:
     source: str = ""                  # "run history #12", "compare.json"
 
 
-def _runs(record: RunTrace | CompareRecord) -> tuple[RunTrace, RunTrace | None]:
-    if isinstance(record, CompareRecord):
-        return record.speculative, record.baseline
-    return record, None
-
-
 def _model(name: str | None) -> str:
     return Path(name).name if name else "\u2014"
 
@@ -127,18 +121,14 @@ def _checklist_html(record: RunTrace | CompareRecord) -> str:
     return "<p>This record has no checklist: the verdict needs a comparison with a baseline.</p>"
 
 
-def check_size(record: RunTrace | CompareRecord) -> None:
-    n = len(_runs(record)[0].steps)
-    if n > MAX_LESSON_STEPS:
-        raise LessonError(f"too long for a lesson: {n:,} engine steps; a lesson draws every "
-                          f"step, at most {MAX_LESSON_STEPS:,}")
-
-
 def lesson_html(record: RunTrace | CompareRecord, notes: StepNotes | None = None,
                 info: LessonInfo | None = None) -> str:
     """The lesson file's HTML for ``record``, with ``notes`` at their steps."""
-    check_size(record)
-    run, baseline = _runs(record)
+    run, baseline = ((record.speculative, record.baseline) if isinstance(record, CompareRecord)
+                     else (record, None))
+    if (n := len(run.steps)) > MAX_LESSON_STEPS:
+        raise LessonError(f"too long for a lesson: {n:,} engine steps; a lesson draws every "
+                          f"step, at most {MAX_LESSON_STEPS:,}")
     notes = notes or StepNotes()
     info = info or LessonInfo(exported_utc="date not given")
     title = " ".join(run.prompt.split())[:80] or "a run"

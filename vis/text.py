@@ -87,24 +87,18 @@ def config_words(run: RunTrace) -> str:
     method = c.method or "baseline"
     draft = f", draft {c.draft_model}" if c.draft_model else ""
     model = Path(c.model_path or c.model or "?").name
-    # a server does not report its device (source_words says where the run went)
+    # a server does not report its device (``source`` says where the run went)
     device = f" ({c.device})" if c.device and c.source != SERVER else ""
     dtype = dtype_words(c)
+    source = ""
+    if c.source == SERVER:  # ', through a vLLM 0.32.0 server (declared method and k; step split exact)'
+        split, busy = run.step_split, other_requests(run)
+        how = "" if split is None else "; step split exact" if split.exact else \
+            f"; step split not exact: {split.note}"
+        source = (f", through a vLLM {c.vllm_version or '?'} server (declared method and k{how})"
+                  + (f"; {busy_server_sentence(busy)}" if busy else ""))
     return (f"{method}{f', k={c.k}' if c.k else ''}{draft}, on {model}{device}"
-            f"{f', {dtype}' if dtype else ''}{source_words(run)}")
-
-
-def source_words(run: RunTrace) -> str:
-    """', through a vLLM 0.32.0 server (declared method and k; step split exact)', or ''."""
-    if run.config.source != SERVER:
-        return ""
-    version = run.config.vllm_version or "?"
-    split = run.step_split
-    how = "" if split is None else "; step split exact" if split.exact else \
-        f"; step split not exact: {split.note}"
-    busy = other_requests(run)
-    return (f", through a vLLM {version} server (declared method and k{how})"
-            + (f"; {busy_server_sentence(busy)}" if busy else ""))
+            f"{f', {dtype}' if dtype else ''}{source}")
 
 
 def dtype_words(config: RunConfig) -> str:
