@@ -40,12 +40,9 @@ DIVERGENCE_NOTE = (
 def compare_table(cmp: CompareRecord) -> pd.DataFrame:
     """One row per METRICS, indexed by "metric"; ratio = speculative / baseline (NaN
     where the baseline is 0)."""
-    rows = []
-    for name, read in METRICS:
-        b, s = read(cmp.baseline), read(cmp.speculative)
-        rows.append({"metric": name, "baseline": b, "speculative": s,
-                     "ratio": s / b if b else math.nan})
-    return pd.DataFrame(rows).set_index("metric")
+    pairs = [(name, read(cmp.baseline), read(cmp.speculative)) for name, read in METRICS]
+    return pd.DataFrame([{"metric": name, "baseline": b, "speculative": s, "ratio": s / b if b else math.nan}
+                         for name, b, s in pairs]).set_index("metric")
 
 
 def _speed_words(speedup: float, what: str) -> str:
@@ -114,9 +111,8 @@ def _anatomy_columns(s: StepRecord) -> dict[str, float | int | None]:
     if s.anatomy is None:
         return dict.fromkeys((*ANATOMY_COLUMNS, "num_drafter_forwards"))
     parts = breakdown(s.anatomy, s.duration_s)
-    out: dict[str, float | int | None] = {f"{p}_ms": parts[p] * 1e3 for p in SHOWN_PARTS}
-    out["num_drafter_forwards"] = s.anatomy.num_drafter_forwards
-    return out
+    return {**{f"{p}_ms": parts[p] * 1e3 for p in SHOWN_PARTS},
+            "num_drafter_forwards": s.anatomy.num_drafter_forwards}
 
 
 def steps_dataframe(run: RunTrace) -> pd.DataFrame:

@@ -62,14 +62,6 @@ def token_repr(run: RunTrace, token_id: int) -> str:
     return repr(run.token_str(token_id))
 
 
-def _chose(run: RunTrace, view: TargetView, chosen: int | None) -> str:
-    if chosen is None:
-        return ""
-    p = prob_of(view, chosen)
-    share = pct(p) if p is not None else "outside its top 5"
-    return f" and chose {token_repr(run, chosen)} ({share})"
-
-
 def _rule_words(view: TargetView, accepted: bool) -> str:
     a = view.acceptance_prob()
     q = "unknown" if view.draft_q is None else f"{view.draft_q:g}"
@@ -97,8 +89,11 @@ def explain_sentence(run: RunTrace, step: StepRecord) -> str | None:
     head = ("The target disagreed with the first draft: it" if na == 0 else
             f"The target agreed with the first {'draft' if na == 1 else f'{na} drafts'} "
             f"({shares}); at the {ordinal(na + 1)} it")
-    text = (f"{head} gave {token_repr(run, rejected.draft_token_id)} only {pct(rejected.draft_prob)}"
-            f"{_chose(run, rejected, chosen_token(step))}.")
+    chose, chosen = "", chosen_token(step)
+    if chosen is not None:
+        p = prob_of(rejected, chosen)
+        chose = f" and chose {token_repr(run, chosen)} ({pct(p) if p is not None else 'outside its top 5'})"
+    text = f"{head} gave {token_repr(run, rejected.draft_token_id)} only {pct(rejected.draft_prob)}{chose}."
     if sampled(run):
         text += _rule_words(rejected, False)
     return text

@@ -90,24 +90,21 @@ def _ratio(value: float) -> str:
     return "\u2014" if value != value else f"{value:.2f}"  # NaN: a baseline figure of 0
 
 
-def _figures_html(cmp: CompareRecord) -> str:
-    rows = "".join(f"<tr><td>{esc(name)}</td><td>{row.baseline:,.2f}</td>"
-                   f"<td>{row.speculative:,.2f}</td><td>{_ratio(row.ratio)}</td></tr>"
-                   for name, row in compare_table(cmp).iterrows())
-    same = ("identical" if cmp.outputs_identical else
-            f"different from output token {int(cmp.first_divergence or 0)}")
-    return (f"<p><b>{cmp.speedup:.2f}x</b> TPOT speedup, <b>{cmp.e2e_speedup:.2f}x</b> end to end "
-            f"(medians over the measured runs); outputs {same}.</p>"
-            "<table><thead><tr><th></th><th>baseline</th><th>speculative</th>"
-            f"<th>ratio</th></tr></thead><tbody>{rows}</tbody></table>")
-
-
 def _baseline_html(record: RunTrace | CompareRecord) -> str:
     if not isinstance(record, CompareRecord):
         return ('<div class="lesson-baseline"><h2>Baseline</h2><p>This is a single speculative '
                 "run: there is no baseline run to compare with.</p></div>")
+    rows = "".join(f"<tr><td>{esc(name)}</td><td>{row.baseline:,.2f}</td>"
+                   f"<td>{row.speculative:,.2f}</td><td>{_ratio(row.ratio)}</td></tr>"
+                   for name, row in compare_table(record).iterrows())
+    same = ("identical" if record.outputs_identical else
+            f"different from output token {int(record.first_divergence or 0)}")
     return ('<div class="lesson-baseline" id="lesson-baseline"><h2>Baseline beside it</h2>'
-            f"{_figures_html(record)}<p><b>The baseline's output</b> (one token per engine "
+            f"<p><b>{record.speedup:.2f}x</b> TPOT speedup, <b>{record.e2e_speedup:.2f}x</b> end "
+            f"to end (medians over the measured runs); outputs {same}.</p>"
+            "<table><thead><tr><th></th><th>baseline</th><th>speculative</th>"
+            f"<th>ratio</th></tr></thead><tbody>{rows}</tbody></table>"
+            f"<p><b>The baseline's output</b> (one token per engine "
             f'step)</p><div class="base-text">{_baseline_text(record)}</div></div>')
 
 

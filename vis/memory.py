@@ -41,9 +41,7 @@ def engine_segments(e: EngineMemory) -> list[Segment]:
     """Stacked bottom to top: weights by role, then the KV pool (used, unused)."""
     segs = [(f"{role} weights", int(e.weights_bytes[role])) for role in _weights_order(e)]
     used = min(e.kv_cache_used_bytes, e.kv_cache_reserved_bytes)
-    segs.append(("KV cache used", used))
-    segs.append(("KV cache reserved, unused", e.kv_cache_reserved_bytes - used))
-    return segs
+    return segs + [("KV cache used", used), ("KV cache reserved, unused", e.kv_cache_reserved_bytes - used)]
 
 
 def device_segments(gpu: GpuMemory | None, system: SystemMemory | None,
