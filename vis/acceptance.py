@@ -46,11 +46,12 @@ def _vllm_difference_html(run: RunTrace) -> str:
             f"{diff.num_drafts} verify steps ({ours}). {html.escape(diff.reason)}</p>")
 
 
-def _empty_figure(title: str) -> go.Figure:
+def empty_figure(title: str, why: str = NO_DRAFTS, height: int = 300, size: int = 16) -> go.Figure:
+    """No axes, ``why`` in their place."""
     fig = go.Figure()
-    fig.add_annotation(text=NO_DRAFTS, showarrow=False, x=0.5, y=0.5,
-                       xref="paper", yref="paper", font={"size": 16})
-    fig.update_layout(title={"text": title}, height=300,
+    fig.add_annotation(text=why, showarrow=False, x=0.5, y=0.5,
+                       xref="paper", yref="paper", font={"size": size})
+    fig.update_layout(title={"text": title}, height=height,
                       xaxis={"visible": False}, yaxis={"visible": False})
     return fig
 
@@ -60,7 +61,7 @@ def per_position_figure(run: RunTrace) -> go.Figure:
     title = "Acceptance by draft position"
     fracs = run.per_position_acceptance
     if not fracs:
-        return _empty_figure(title)
+        return empty_figure(title)
     fig = go.Figure(go.Bar(
         x=list(range(1, len(fracs) + 1)), y=fracs, marker={"color": BAR_COLOR}, name="accepted",
         text=[f"{f:.0%}" for f in fracs], textposition="outside",
@@ -78,7 +79,7 @@ def accepted_histogram_figure(run: RunTrace) -> go.Figure:
     """Verify steps by accepted drafts; bars, not go.Histogram, so empty bins show as 0."""
     title = "Accepted drafts per verify step"
     if not run.num_drafts:
-        return _empty_figure(title)
+        return empty_figure(title)
     # counts[n]: verify steps that accepted exactly n drafts, n = 0..k (k at most
     # MAX_POSITIONS: a hostile file's 2**31 drafts would be a 16 GB list)
     verify = [s for s in run.steps if s.kind == VERIFY]

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from space.records.target_view import TargetView
 from space.records.trace import CORRECTION, VERIFY, RunTrace, StepRecord
+from vis.acceptance import empty_figure
 from vis.safe import plot_text
 from vis.server_notes import SENTENCES, TARGET_VIEW, from_server, plot_lines
 
@@ -144,15 +145,11 @@ def draft_probability_figure(run: RunTrace) -> go.Figure:
             outcome = "accepted" if v.draft_pos < s.num_accepted_tokens else "rejected"
             label = plot_text(f"step {int(s.index)}: {run.token_str(v.draft_token_id)!r}")
             groups[outcome].append((v.draft_prob, label))
-    fig = go.Figure()
     title = "The target's probability of each verified draft"
     if not any(groups.values()):
         why = plot_lines(TARGET_VIEW) if from_server(run) else "no target views: run with explain on"
-        fig.add_annotation(text=why, showarrow=False,
-                           x=0.5, y=0.5, xref="paper", yref="paper", font={"size": 14})
-        fig.update_layout(title={"text": title}, height=260,
-                          xaxis={"visible": False}, yaxis={"visible": False})
-        return fig
+        return empty_figure(title, why, 260, 14)
+    fig = go.Figure()
     for name, color in (("accepted", ACCEPTED_COLOR), ("rejected", REJECTED_COLOR)):
         pts = groups[name]
         fig.add_trace(go.Box(
