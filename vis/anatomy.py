@@ -112,17 +112,12 @@ def step_breakdown_html(step: StepRecord, baseline: RunTrace | None = None, *,
     if theirs is not None and ref is not None:
         head += f"<th>baseline decode step {int(ref.index)}, ms</th>"
         total += f"<td><b>{ref.duration_s * 1e3:.2f}</b></td>"
-    rows = []
-    for i, (label, s) in enumerate(mine):
-        row = f"<td>{escape(label)}</td><td>{s * 1e3:.2f}</td>"
-        row += f"<td>{s / step.duration_s:.0%}</td>" if step.duration_s > 0 else "<td>\u2014</td>"
-        if theirs is not None:
-            row += f"<td>{theirs[i][1] * 1e3:.2f}</td>"
-        rows.append(f'<tr data-part="{escape(label)}">{row}</tr>')
-    forwards = ""
-    if step.anatomy.num_drafter_forwards:
-        forwards = (f"<p>The drafter ran {int(step.anatomy.num_drafter_forwards)} forward "
-                    "passes in this step.</p>")
+    rows = [f'<tr data-part="{escape(label)}"><td>{escape(label)}</td><td>{s * 1e3:.2f}</td>'
+            + (f"<td>{s / step.duration_s:.0%}</td>" if step.duration_s > 0 else "<td>\u2014</td>")
+            + (f"<td>{theirs[i][1] * 1e3:.2f}</td>" if theirs is not None else "") + "</tr>"
+            for i, (label, s) in enumerate(mine)]
+    n = step.anatomy.num_drafter_forwards
+    forwards = f"<p>The drafter ran {int(n)} forward passes in this step.</p>" if n else ""
     return (f'<div class="speclens-anatomy"><style>{_CSS}</style><table><tr>{head}</tr>'
             f'{"".join(rows)}<tr>{total}</tr></table>{forwards}</div>')
 

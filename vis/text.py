@@ -54,11 +54,9 @@ def describe_compare(c: CompareRecord) -> str:
 
 def describe_checklist(checklist: Checklist) -> str:
     marks = {True: "pass", False: "FAIL", None: "  - "}
-    lines = [f"verdict: {checklist.verdict}"]
-    for c in checklist.checks:
-        star = " *" if c.decisive else ""
-        lines.append(f"  [{marks[c.passed]}] {c.name}{star}: {c.detail}")
-    return "\n".join(lines)
+    return "\n".join([f"verdict: {checklist.verdict}"]
+                     + [f"  [{marks[c.passed]}] {c.name}{' *' if c.decisive else ''}: {c.detail}"
+                        for c in checklist.checks])
 
 
 def describe_workload(r: Any) -> str:
