@@ -53,13 +53,11 @@ def device_segments(gpu: GpuMemory | None, system: SystemMemory | None,
                  ("GPU free", gpu.free_bytes)])
     if system is None and process_rss is None:
         return None
-    segs: list[Segment] = []
     rss = process_rss or 0
-    if process_rss is not None:
-        segs.append(("process RSS", rss))
+    segs: list[Segment] = [("process RSS", rss)] if process_rss is not None else []
     if system is not None:
-        segs.append(("host used, other processes", max(0, system.used_bytes - rss)))
-        segs.append(("host available", system.available_bytes))
+        segs += [("host used, other processes", max(0, system.used_bytes - rss)),
+                 ("host available", system.available_bytes)]
     return "host (CPU)", segs
 
 

@@ -70,11 +70,10 @@ def _drafts_html(run: RunTrace, step: StepRecord) -> str:
     spans = [token_span(run, e, note=hover_note(run, step, (e.draft_pos or 1) - 1))
              for e in draft_entries(step)]
     n = step.num_unreported_draft_tokens  # a server run's drafts without ids: one mark
-    if not n:
-        return wrap("".join(spans), "tok-chips")
     rejected = step.target_token_kind == CORRECTION  # else cut by max_tokens/EOS: unused
-    spans.append(unreported_span(step.index, n, REJECTED if rejected else UNUSED))
-    return wrap("".join(spans), "tok-chips") + (unreported_note_html() if rejected else "")
+    if n:
+        spans.append(unreported_span(step.index, n, REJECTED if rejected else UNUSED))
+    return wrap("".join(spans), "tok-chips") + (unreported_note_html() if n and rejected else "")
 
 
 def _prefill_words(run: RunTrace, i: int) -> str:
