@@ -76,16 +76,6 @@ def meta_rows(run: RunTrace, info: LessonInfo) -> list[tuple[str, str]]:
     ]
 
 
-def _baseline_text(cmp: CompareRecord) -> str:
-    base, d = cmp.baseline, cmp.first_divergence
-    if d is None or cmp.outputs_identical:
-        return text_html(base.text)
-    head = "".join(base.token_str(t) for t in base.output_token_ids[:d])
-    rest = "".join(base.token_str(t) for t in base.output_token_ids[d:])
-    return (f"{text_html(head) if head else ''}<mark data-diverge=\"{int(d)}\" "
-            f'title="from here on the outputs differ">{text_html(rest) if rest else "(end)"}</mark>')
-
-
 def _ratio(value: float) -> str:
     return "\u2014" if value != value else f"{value:.2f}"  # NaN: a baseline figure of 0
 
@@ -94,6 +84,13 @@ def _baseline_html(record: RunTrace | CompareRecord) -> str:
     if not isinstance(record, CompareRecord):
         return ('<div class="lesson-baseline"><h2>Baseline</h2><p>This is a single speculative '
                 "run: there is no baseline run to compare with.</p></div>")
+    base, d = record.baseline, record.first_divergence
+    text = text_html(base.text)
+    if d is not None and not record.outputs_identical:  # the baseline's text from d marked
+        head = "".join(base.token_str(t) for t in base.output_token_ids[:d])
+        rest = "".join(base.token_str(t) for t in base.output_token_ids[d:])
+        text = (f"{text_html(head) if head else ''}<mark data-diverge=\"{int(d)}\" title=\"from "
+                f'here on the outputs differ">{text_html(rest) if rest else "(end)"}</mark>')
     rows = "".join(f"<tr><td>{esc(name)}</td><td>{row.baseline:,.2f}</td>"
                    f"<td>{row.speculative:,.2f}</td><td>{_ratio(row.ratio)}</td></tr>"
                    for name, row in compare_table(record).iterrows())
@@ -105,7 +102,7 @@ def _baseline_html(record: RunTrace | CompareRecord) -> str:
             "<table><thead><tr><th></th><th>baseline</th><th>speculative</th>"
             f"<th>ratio</th></tr></thead><tbody>{rows}</tbody></table>"
             f"<p><b>The baseline's output</b> (one token per engine "
-            f'step)</p><div class="base-text">{_baseline_text(record)}</div></div>')
+            f'step)</p><div class="base-text">{text}</div></div>')
 
 
 def _checklist_html(record: RunTrace | CompareRecord) -> str:
