@@ -11,9 +11,6 @@ from vis.anatomy import Row, anatomy_bars, h_bars, has_anatomy
 from vis.safe import plot_text
 from vis.server_notes import STEP_ANATOMY, from_server, plot_lines
 
-SPEC_LANE = "speculative"
-BASE_LANE = "baseline"
-
 # Okabe-Ito colours plus a pattern, apart without colour too
 KIND_STYLE = {
     PREFILL: {"color": "#E69F00", "pattern": "/"},
@@ -145,7 +142,7 @@ def timeline_figure(spec: RunTrace, baseline: RunTrace | None = None,
     """One bar per engine step, in ms since each run's arrival; ``current_step`` (a
     speculative ``StepRecord.index``) banded; ``anatomy``: each step as its timed parts
     (a run without them says so in the title and keeps one bar per step)."""
-    lanes = [(SPEC_LANE, spec)] + ([(BASE_LANE, baseline)] if baseline is not None else [])
+    lanes = [("speculative", spec)] + ([("baseline", baseline)] if baseline is not None else [])
     timed = any(has_anatomy(run) for _, run in lanes)
     wants_anatomy, anatomy = anatomy, anatomy and timed
     bars = anatomy_bars(lanes, _ms) if anatomy else (
