@@ -49,14 +49,10 @@ def _model(name: str | None) -> str:
 
 def meta_rows(run: RunTrace, info: LessonInfo) -> list[tuple[str, str]]:
     c, r = run.config, run.request
-    if c.source == SERVER:
-        machine = f"a vLLM {c.vllm_version or '?'} server (a server does not report its hardware)"
-    else:
-        machine = f"{c.cpu_model or 'CPU not recorded'} ({c.device})"
-    if c.draft_model:
-        draft = _model(c.draft_path or c.draft_model)
-    else:
-        draft = "none: n-gram lookup in the text so far" if c.method == "ngram" else "\u2014"
+    machine = (f"a vLLM {c.vllm_version or '?'} server (a server does not report its hardware)"
+               if c.source == SERVER else f"{c.cpu_model or 'CPU not recorded'} ({c.device})")
+    draft = (_model(c.draft_path or c.draft_model) if c.draft_model
+             else "none: n-gram lookup in the text so far" if c.method == "ngram" else "\u2014")
     sampling = ", ".join(f"{name} {value}" for name, value in (
         ("temperature", r.temperature), ("top-p", r.top_p), ("seed", r.seed),
         ("max tokens", r.max_tokens)) if value is not None) or "not recorded"

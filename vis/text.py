@@ -21,21 +21,16 @@ def describe_run(r: RunTrace) -> str:
     acceptance = (f"acceptance {na(r.acceptance_rate, '.1%')}, "
                   f"mean acceptance length {na(r.mean_acceptance_length, '.2f')}")
     return (f"{r.text}\n---\n{config_words(r)}\n{len(r.output_token_ids)} tokens, {len(r.steps)} steps, "
-            f"{timing}, {acceptance}{describe_explanation(r)}{describe_missing_hooks(r.config)}")
+            f"{timing}, {acceptance}{_notes(r)}")
 
 
-def describe_missing_hooks(config: RunConfig) -> str:
-    """One line per tracing hook that did not attach, saying what the run lacks for it."""
-    return "".join(f"\nmissing: {line}" for line in hooks.missing_lines(config))
-
-
-def describe_explanation(r: RunTrace) -> str:
-    """'; explained: 23 verified drafts scored in 0.31 s (after timing)', or ''."""
-    if r.explanation is None:
-        return ""
-    n = sum(len(s.target_views) for s in r.steps)
-    return (f"; explained: {n} verified drafts scored in {r.explanation.score_s:.2f} s "
-            "(after timing)")
+def _notes(r: RunTrace) -> str:
+    """'; explained: 23 verified drafts scored in 0.31 s (after timing)' when explained, then
+    a line per tracing hook that did not attach, saying what the run lacks for it."""
+    explained = "" if r.explanation is None else (
+        f"; explained: {sum(len(s.target_views) for s in r.steps)} verified drafts scored in "
+        f"{r.explanation.score_s:.2f} s (after timing)")
+    return explained + "".join(f"\nmissing: {line}" for line in hooks.missing_lines(r.config))
 
 
 def describe_compare(c: CompareRecord) -> str:
@@ -49,7 +44,7 @@ def describe_compare(c: CompareRecord) -> str:
         f"differ from output token {c.first_divergence}"
     return (f"{head}\n{table}\nspeedup (TPOT) {c.speedup:.2f}x, end-to-end {c.e2e_speedup:.2f}x; "
             f"outputs {same}; acceptance {na(c.speculative.acceptance_rate, '.1%')}"
-            f"{describe_explanation(c.speculative)}{describe_missing_hooks(c.speculative.config)}")
+            f"{_notes(c.speculative)}")
 
 
 def describe_checklist(checklist: Checklist) -> str:
