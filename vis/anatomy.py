@@ -44,7 +44,7 @@ HOVER = ("<b>%{y}</b> step %{customdata[0]} (%{customdata[1]})<br>"
 _CSS = (Path(__file__).parent / "assets" / "anatomy.css").read_text(encoding="utf-8")
 
 Lanes = list[tuple[str, RunTrace]]
-Row = tuple[str, float, float, list]  # lane, start ms, width ms, hover data
+Columns = tuple[list, list, list, list]  # lanes, starts (ms), widths (ms), hover data
 
 
 def has_anatomy(run: RunTrace) -> bool:
@@ -54,29 +54,37 @@ def has_anatomy(run: RunTrace) -> bool:
 def anatomy_bars(lanes: Lanes, ms: Callable[[RunTrace, float], float]) -> list[go.Bar]:
     """One bar trace per part group over an "other" bar per step (an untimed step: all
     "other"); ``ms(run, t_s)`` places a perf_counter time on the timeline's axis."""
-    whole: list[Row] = []
-    parts: dict[str, list[Row]] = {label: [] for label, *_ in GROUPS}
+    # columns, not a tuple per bar: 100,000 long-lived tuples would double the time in GC
+    whole: Columns = ([], [], [], [])
+    parts: dict[str, Columns] = {label: ([], [], [], []) for label, *_ in GROUPS}
     group_of = {p: label for label, ps, *_ in GROUPS for p in ps}
     for lane, run in lanes:
         for s in run.steps:
             other = s.duration_s if s.anatomy is None else breakdown(s.anatomy, s.duration_s)[OTHER]
-            whole.append((lane, ms(run, s.start_s), s.duration_s * 1e3,
-                          [s.index, s.kind, OTHER, other * 1e3]))
+            put(whole, lane, ms(run, s.start_s), s.duration_s * 1e3, [s.index, s.kind, OTHER, other * 1e3])
             for i in s.anatomy.intervals if s.anatomy is not None else ():
                 width = (i.end_s - i.start_s) * 1e3
-                parts[group_of[i.part]].append((lane, ms(run, i.start_s), width,
-                                                [s.index, s.kind, i.part, width]))
+                put(parts[group_of[i.part]], lane, ms(run, i.start_s), width,
+                    [s.index, s.kind, i.part, width])
     bars = [h_bars(OTHER_LABEL, OTHER_COLOR, "", whole)]
     bars += [h_bars(plot_text(label), color, pattern, parts[label])
-             for label, _, color, pattern in GROUPS if parts[label]]
+             for label, _, color, pattern in GROUPS if parts[label][0]]
     return bars
 
 
-def h_bars(name: str, color: str, pattern: str, rows: list[Row], hover: str = HOVER,
+def put(columns: Columns, lane: str, start: float, width: float, hover: list) -> None:
+    ys, starts, widths, hovers = columns
+    ys.append(lane)
+    starts.append(start)
+    widths.append(width)
+    hovers.append(hover)
+
+
+def h_bars(name: str, color: str, pattern: str, columns: Columns, hover: str = HOVER,
            edge: dict | None = None, **text: object) -> go.Bar:
-    """Bars from (lane, start ms, width ms, hover data) rows. numpy arrays: plotly checks
-    a list element by element (a 20,000-step replay's timeline: 0.7 s with lists, 0.25 s)."""
-    ys, bases, widths, custom = zip(*rows, strict=True)
+    """Bars from their lanes, starts (ms), widths (ms) and hover data. numpy arrays: plotly
+    checks a list element by element (a 20,000-step replay's timeline: 0.7 s with lists, 0.25 s)."""
+    ys, bases, widths, custom = columns
     return go.Bar(
         orientation="h", y=np.array(ys, dtype=object), x=np.array(widths, dtype=float),
         base=np.array(bases, dtype=float), name=name,

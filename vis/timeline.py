@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from space.records.anatomy import BEFORE_ANATOMY
 from space.records.trace import DECODE, MERGED, PREFILL, VERIFY, RunTrace, StepRecord, chunk_groups
-from vis.anatomy import Row, anatomy_bars, h_bars, has_anatomy
+from vis.anatomy import Columns, anatomy_bars, h_bars, has_anatomy, put
 from vis.safe import plot_text
 from vis.server_notes import STEP_ANATOMY, from_server, plot_lines
 
@@ -58,24 +58,29 @@ def step_label(run: RunTrace, step: StepRecord) -> str:
     return f"{step.kind} ({'; '.join(notes)})" if notes else step.kind
 
 
-def _row(lane: str, run: RunTrace, group: list[StepRecord], label: str) -> Row:
+def _add(columns: Columns, lane: str, run: RunTrace, group: list[StepRecord], label: str) -> None:
     """A bar over the window of the group's first step (a merged chunk's is the chunk's),
     its hover figures summed over the group."""
     start, dur = _ms(run, group[0].start_s), group[0].duration_s * 1e3
-    return (lane, start, dur, [int(group[0].index), plot_text(label), start, dur,
-                               sum(s.num_scheduled_tokens for s in group),
-                               sum(s.num_draft_tokens for s in group),
-                               sum(s.num_accepted_tokens for s in group),
-                               sum(len(s.emitted_token_ids) for s in group)])
+    put(columns, lane, start, dur, [int(group[0].index), plot_text(label), start, dur,
+                                    sum(s.num_scheduled_tokens for s in group),
+                                    sum(s.num_draft_tokens for s in group),
+                                    sum(s.num_accepted_tokens for s in group),
+                                    sum(len(s.emitted_token_ids) for s in group)])
 
 
 def _kind_bars(kind: str, lanes: list[tuple[str, RunTrace]]) -> go.Bar:
     """One trace per kind, bars for both lanes, so the legend has one entry per kind."""
-    rows = [_row(lane, run, [s], step_label(run, s)) for lane, run in lanes for s in run.steps
-            if s.kind == kind and s.placement != MERGED]
-    texts = [CACHED_TEXT if "prefix cache" in r[3][1] else "" for r in rows]  # r[3][1]: the label
+    columns: Columns = ([], [], [], [])
+    texts = []
+    for lane, run in lanes:
+        for s in run.steps:
+            if s.kind == kind and s.placement != MERGED:
+                label = step_label(run, s)
+                texts.append(CACHED_TEXT if "prefix cache" in label else "")
+                _add(columns, lane, run, [s], label)
     style = KIND_STYLE.get(kind, OTHER_STYLE)
-    return h_bars(plot_text(kind), style["color"], style["pattern"], rows, HOVER, EDGE,
+    return h_bars(plot_text(kind), style["color"], style["pattern"], columns, HOVER, EDGE,
                   text=np.array(texts, dtype=object), textposition="inside", insidetextanchor="start")
 
 
@@ -88,10 +93,13 @@ def merged_label(group: list[StepRecord]) -> str:
 
 def _merged_bars(lanes: list[tuple[str, RunTrace]]) -> list[go.Bar]:
     """One bar per merged chunk (``chunk_groups``), over the chunk's window."""
-    rows = [_row(lane, run, g, merged_label(g)) for lane, run in lanes
-            for g in chunk_groups(run.steps) if g[0].placement == MERGED]
+    columns: Columns = ([], [], [], [])
+    for lane, run in lanes:
+        for g in chunk_groups(run.steps):
+            if g[0].placement == MERGED:
+                _add(columns, lane, run, g, merged_label(g))
     style = MERGED_STYLE
-    return [h_bars(MERGED_NAME, style["color"], style["pattern"], rows, HOVER, EDGE)] if rows else []
+    return [h_bars(MERGED_NAME, style["color"], style["pattern"], columns, HOVER, EDGE)] if columns[0] else []
 
 
 def _finish_marks(fig: go.Figure, lanes: list[tuple[str, RunTrace]]) -> None:

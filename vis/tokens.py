@@ -124,13 +124,20 @@ def text_html(text: str) -> str:
 
 def entry_title(run: RunTrace, e: TokenEntry, note: str | None = None) -> str:
     """Hover text: step, status, place, id and text, then ``note`` (the target's view)."""
+    parts = [f"step {e.step}", e.status]
     k = e.num_draft_tokens
-    place = f"draft {e.draft_pos}/{k}" if e.draft_pos is not None else {
-        CORRECTION: f"replaces a rejected draft of {k}", BONUS: f"after all {k} drafts",
-        MERGED: "arrived with other steps in one chunk"}.get(e.status)
-    out = f"output #{e.output_index}" if e.output_index is not None else None
-    parts = [f"step {e.step}", e.status, place, out, f"id {e.token_id}", repr(run.token_str(e.token_id))]
-    title = " \u00b7 ".join(p for p in parts if p is not None)
+    if e.draft_pos is not None:
+        parts.append(f"draft {e.draft_pos}/{k}")
+    elif e.status == CORRECTION:
+        parts.append(f"replaces a rejected draft of {k}")
+    elif e.status == BONUS:
+        parts.append(f"after all {k} drafts")
+    elif e.status == MERGED:
+        parts.append("arrived with other steps in one chunk")
+    if e.output_index is not None:
+        parts.append(f"output #{e.output_index}")
+    parts += [f"id {e.token_id}", repr(run.token_str(e.token_id))]
+    title = " \u00b7 ".join(parts)
     return f"{title}\n{note}" if note else title
 
 
@@ -140,11 +147,15 @@ def token_span(run: RunTrace, e: TokenEntry, highlight: bool = False,
     Every value escaped or an int: a replayed file is a visitor's."""
     status = html.escape(e.status, quote=True)
     cls = f"tok tok-{status}" + (" tok-diverge" if highlight else "")
-    attrs = [f'class="{cls}"', f'data-status="{status}"', f'data-step="{int(e.step)}"',
-             f'data-out="{int(e.output_index)}"' if e.output_index is not None else "",
-             'data-diverge="1"' if highlight else "", 'data-explained="1"' if note else "",
-             f'title="{html.escape(entry_title(run, e, note), quote=True)}"']
-    return f"<span {' '.join(a for a in attrs if a)}>{text_html(run.token_str(e.token_id))}</span>"
+    attrs = [f'class="{cls}"', f'data-status="{status}"', f'data-step="{int(e.step)}"']
+    if e.output_index is not None:
+        attrs.append(f'data-out="{int(e.output_index)}"')
+    if highlight:
+        attrs.append('data-diverge="1"')
+    if note:
+        attrs.append('data-explained="1"')
+    attrs.append(f'title="{html.escape(entry_title(run, e, note), quote=True)}"')
+    return f"<span {' '.join(attrs)}>{text_html(run.token_str(e.token_id))}</span>"
 
 
 def unreported_span(step: int, n: int, fate: str = REJECTED) -> str:
