@@ -28,22 +28,18 @@ def acceptance_summary_html(run: RunTrace) -> str:
                    f"of {run.num_draft_tokens} drafted tokens accepted over {run.num_drafts} verify "
                    f"steps.<br>Mean acceptance length <b>{run.mean_acceptance_length:.2f}</b> tokens "
                    f"per verify step (at most {k + 1}: {k} drafts plus the target's own token).</p>")
-    return f'<div class="speclens-acceptance">{summary}{_vllm_difference_html(run)}</div>'
-
-
-def _vllm_difference_html(run: RunTrace) -> str:
     diff = run.draft_count_difference
-    if diff is None:
-        return ""
-    # placeholders are never accepted: vLLM's rate has the same numerator
-    vllm_rate = (f"{run.num_accepted_tokens / diff.vllm_num_draft_tokens:.1%}"
-                 if diff.vllm_num_draft_tokens else "n/a")
-    ours = f"{run.acceptance_rate:.1%}" if run.acceptance_rate is not None else "n/a"
-    return ('<p class="speclens-vllm-difference" data-vllm-draft-tokens='
-            f'"{diff.vllm_num_draft_tokens}"><b>vLLM\'s own counters differ</b>: '
-            f"vLLM {diff.vllm_num_draft_tokens} drafted tokens over {diff.vllm_num_drafts} "
-            f"spec steps (acceptance rate {vllm_rate}); SpecLens {diff.num_draft_tokens} over "
-            f"{diff.num_drafts} verify steps ({ours}). {html.escape(diff.reason)}</p>")
+    if diff is not None:
+        # placeholders are never accepted: vLLM's rate has the same numerator
+        vllm_rate = (f"{run.num_accepted_tokens / diff.vllm_num_draft_tokens:.1%}"
+                     if diff.vllm_num_draft_tokens else "n/a")
+        ours = f"{run.acceptance_rate:.1%}" if run.acceptance_rate is not None else "n/a"
+        summary += ('<p class="speclens-vllm-difference" data-vllm-draft-tokens='
+                    f'"{diff.vllm_num_draft_tokens}"><b>vLLM\'s own counters differ</b>: '
+                    f"vLLM {diff.vllm_num_draft_tokens} drafted tokens over {diff.vllm_num_drafts} "
+                    f"spec steps (acceptance rate {vllm_rate}); SpecLens {diff.num_draft_tokens} over "
+                    f"{diff.num_drafts} verify steps ({ours}). {html.escape(diff.reason)}</p>")
+    return f'<div class="speclens-acceptance">{summary}</div>'
 
 
 def empty_figure(title: str, why: str = NO_DRAFTS, height: int = 300, size: int = 16) -> go.Figure:

@@ -52,18 +52,6 @@ def _tail(text: str, n: int) -> str:
     return text if len(text) <= n else "\u2026" + text[-n:]
 
 
-def _context_html(run: RunTrace, offset: int) -> str:
-    n = len(run.prompt_token_ids)
-    prompt = (f'<span class="ctx-prompt" title="prompt, {n} tokens (end shown)">'
-              f"{text_html(_tail(run.prompt, PROMPT_TAIL_CHARS))}</span>")
-    so_far = "".join(run.token_str(t) for t in run.output_token_ids[:offset])
-    output = f'<span class="ctx-output">{text_html(_tail(so_far, OUTPUT_TAIL_CHARS))}</span>'
-    # a break and a label keep a prompt ending in ``` apart from an answer starting with ```
-    turn = '\n<span class="tok-glyph" title="the model\'s answer starts here">\u2192 answer: </span>'
-    cursor = '<span class="tok-glyph" title="this step continues here">\u258c</span>'
-    return wrap(prompt + turn + output + cursor)
-
-
 def _drafts_html(run: RunTrace, step: StepRecord) -> str:
     if not step.num_draft_tokens:
         return wrap("<em>no drafts in this step</em>")
@@ -160,11 +148,18 @@ def describe_step(run: RunTrace, i: int) -> dict[str, object]:
     offset = sum(len(s.emitted_token_ids) for s in run.steps[:i])
     unplaced = step.index in unplaced_steps(run)
     emitted = merged_entries(step, offset) if unplaced else step_entries(step, offset)
+    so_far = "".join(run.token_str(t) for t in run.output_token_ids[:offset])
+    context = (f'<span class="ctx-prompt" title="prompt, {len(run.prompt_token_ids)} tokens (end '
+               f'shown)">{text_html(_tail(run.prompt, PROMPT_TAIL_CHARS))}</span>'
+               # a break and a label keep a prompt ending in ``` apart from an answer starting with ```
+               '\n<span class="tok-glyph" title="the model\'s answer starts here">\u2192 answer: </span>'
+               f'<span class="ctx-output">{text_html(_tail(so_far, OUTPUT_TAIL_CHARS))}</span>'
+               '<span class="tok-glyph" title="this step continues here">\u258c</span>')
     return {
         "step_index": step.index,
         "kind": step.kind,
         "output_offset": offset,
-        "context_html": _context_html(run, offset),
+        "context_html": wrap(context),
         "drafts_html": (wrap(f"<em>{int(step.num_draft_tokens)} drafts, "
                              f"{int(step.num_accepted_tokens)} accepted: "
                              f"{UNREPORTED_DRAFTS}</em>")
