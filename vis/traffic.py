@@ -60,7 +60,17 @@ def traffic_figure(summary: Summary) -> go.Figure:
                         subplot_titles=("speedup per group (ratio of totals, 90 % CI)",
                                         "acceptance vs speedup, one point per prompt"))
     _group_bars(fig, summary["groups"])
-    _prompt_points(fig, summary["groups"], summary["prompts"])
+    for i, group in enumerate(g["group"] for g in summary["groups"]):  # a point per prompt
+        rows = [r for r in summary["prompts"] if r["group"] == group]
+        fig.add_trace(go.Scatter(
+            x=[r["acceptance_rate"] for r in rows], y=[r["speedup"] for r in rows],
+            mode="markers", name=plot_text(group),
+            marker={"size": 10, "color": PALETTE[i % len(PALETTE)],
+                    "line": {"width": 1, "color": "white"}},
+            customdata=[r["line"] for r in rows],
+            hovertemplate=(f"{plot_text(group)}, line %{{customdata}}: %{{x:.0%}} accepted, "
+                           "%{y:.2f}x<extra></extra>"),
+        ), row=1, col=2)
     for col in (1, 2):
         fig.add_hline(y=1.0, line={"dash": "dash", "color": BASELINE_COLOR, "width": 1.5},
                       row=1, col=col)
@@ -95,18 +105,3 @@ def _group_bars(fig: go.Figure, groups: list[Mapping[str, Any]]) -> None:
         hovertemplate=("%{x}: %{customdata[3]}, %{customdata[1]}; "
                        "%{customdata[2]:.0%} of output tokens<extra></extra>"),
     ), row=1, col=1)
-
-
-def _prompt_points(fig: go.Figure, groups: list[Mapping[str, Any]],
-                   prompts: list[Mapping[str, Any]]) -> None:
-    for i, group in enumerate(g["group"] for g in groups):
-        rows = [r for r in prompts if r["group"] == group]
-        fig.add_trace(go.Scatter(
-            x=[r["acceptance_rate"] for r in rows], y=[r["speedup"] for r in rows],
-            mode="markers", name=plot_text(group),
-            marker={"size": 10, "color": PALETTE[i % len(PALETTE)],
-                    "line": {"width": 1, "color": "white"}},
-            customdata=[r["line"] for r in rows],
-            hovertemplate=(f"{plot_text(group)}, line %{{customdata}}: %{{x:.0%}} accepted, "
-                           "%{y:.2f}x<extra></extra>"),
-        ), row=1, col=2)
