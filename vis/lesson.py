@@ -14,7 +14,7 @@ from vis.anatomy import costs_table_html, has_anatomy
 from vis.checklist import checklist_html, format_value
 from vis.compare import compare_table
 from vis.lesson_script import LESSON_CSS, LESSON_JS, script_hash
-from vis.lesson_steps import esc, step_sections
+from vis.lesson_steps import esc, step_section
 from vis.lesson_svg import SVG_CSS, timeline_svg
 from vis.stepper import emitting_step_indices
 from vis.text import dtype_words, na
@@ -101,16 +101,6 @@ def _baseline_html(record: RunTrace | CompareRecord) -> str:
             f'step)</p><div class="base-text">{text}</div></div>')
 
 
-def _checklist_html(record: RunTrace | CompareRecord) -> str:
-    if isinstance(record, CompareRecord) and record.checklist is not None:
-        c = record.checklist
-        lines = "".join(f"<li>{esc(ch.name)}: {esc(format_value(ch.value, ch.unit))}</li>"
-                        for ch in c.checks if ch.decisive)
-        decisive = f"<p>Decided by:</p><ul>{lines}</ul>" if lines else ""
-        return checklist_html(c) + decisive
-    return "<p>This record has no checklist: the verdict needs a comparison with a baseline.</p>"
-
-
 def lesson_html(record: RunTrace | CompareRecord, notes: StepNotes | None = None,
                 info: LessonInfo | None = None) -> str:
     """The lesson file's HTML for ``record``, with ``notes`` at their steps."""
@@ -123,6 +113,13 @@ def lesson_html(record: RunTrace | CompareRecord, notes: StepNotes | None = None
     info = info or LessonInfo(exported_utc="date not given")
     title = " ".join(run.prompt.split())[:80] or "a run"
     explained = any(s.target_views for s in run.steps)
+    passes = emitting_step_indices(run)
+    checklist = "<p>This record has no checklist: the verdict needs a comparison with a baseline.</p>"
+    if isinstance(record, CompareRecord) and record.checklist is not None:
+        lines = "".join(f"<li>{esc(c.name)}: {esc(format_value(c.value, c.unit))}</li>"
+                        for c in record.checklist.checks if c.decisive)
+        checklist = (checklist_html(record.checklist)
+                     + (f"<p>Decided by:</p><ul>{lines}</ul>" if lines else ""))
     anatomy = (f"<p><b>Median step costs</b></p>{costs_table_html(run, baseline)}"
                if has_anatomy(run) else "")
     meta = "".join(f'<div data-meta="{esc(k)}"><dt>{esc(k)}</dt><dd>{esc(v)}</dd></div>'
@@ -134,10 +131,11 @@ def lesson_html(record: RunTrace | CompareRecord, notes: StepNotes | None = None
         meta=f'<dl class="lesson-meta">{meta}</dl>', prompt=text_html(run.prompt),
         # the lesson has the token view's rules once, in its head
         tokens=token_view_html(run).replace(f"<style>{TOKEN_CSS}</style>", ""),
-        passes=len(emitting_step_indices(run)), steps=step_sections(run, notes),
+        passes=len(passes), steps="".join(step_section(run, i, p, len(passes), notes.get(run.steps[i].index))
+                                          for p, i in enumerate(passes)),
         unexplained="" if explained else f'<p class="lesson-unexplained">{esc(NOT_EXPLAINED)}</p>',
         timeline=timeline_svg(run, baseline), anatomy=anatomy, baseline=_baseline_html(record),
-        checklist=_checklist_html(record), exported=esc(info.exported_utc), js=LESSON_JS)
+        checklist=checklist, exported=esc(info.exported_utc), js=LESSON_JS)
     return f"<!DOCTYPE html>\n{page}\n"
 
 

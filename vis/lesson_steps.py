@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html
 
-from space.records.notes import StepNotes
 from space.records.target_view import TargetView
 from space.records.trace import ACCEPTED, CORRECTION, REJECTED, UNUSED, RunTrace, StepRecord
 from vis.explain import (
@@ -20,7 +19,7 @@ from vis.explain import (
 )
 from vis.lesson_svg import step_parts_words
 from vis.server_notes import REJECTED_IDS, SENTENCES
-from vis.stepper import emitting_step_indices, step_sentence
+from vis.stepper import step_sentence
 from vis.tokens import CONTAINER_CLASS, draft_entries, step_entries, token_span, unreported_span
 
 FATE_WORDS = {ACCEPTED: "kept", REJECTED: "dropped", UNUSED: "unused"}
@@ -136,10 +135,3 @@ def step_section(run: RunTrace, i: int, position: int, count: int, note: str) ->
             + (f'<p class="lesson-parts">Where this step\'s time went: {esc(parts)}</p>'
                if parts else "")
             + "</section>")
-
-
-def step_sections(run: RunTrace, notes: StepNotes) -> str:
-    """Every emitting step's section, in order."""
-    indices = emitting_step_indices(run)
-    return "".join(step_section(run, i, p, len(indices), notes.get(run.steps[i].index))
-                   for p, i in enumerate(indices))
