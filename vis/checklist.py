@@ -19,6 +19,7 @@ _VERDICT_TEXT = {
 _MARKS = {True: ("\u2714", "pass", "true"), False: ("\u2718", "fail", "false"),
           None: ("\u2022", "context", "context")}
 
+_UNIT_TEXT = {"bytes": fmt_bytes, "x": lambda v: f"{v:.2f}x", "%": lambda v: f"{v:.1%}"}
 _CSS = (Path(__file__).parent / "assets" / "checklist.css").read_text(encoding="utf-8")
 
 
@@ -37,12 +38,8 @@ def format_value(value: float | int | str | None, unit: str = "") -> str:
         return "\u2014"  # em dash: not measured
     if isinstance(value, str):
         return value
-    if unit == "bytes":
-        return fmt_bytes(value)
-    if unit == "x":
-        return f"{value:.2f}x"
-    if unit == "%":
-        return f"{value:.1%}"
+    if unit in _UNIT_TEXT:
+        return _UNIT_TEXT[unit](value)
     if isinstance(value, int) or float(value).is_integer() and abs(value) >= 10:
         text = f"{int(value):,}"
     elif abs(value) < 1:
