@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from html import escape
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -40,14 +41,10 @@ GROUPS: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
 OTHER_LABEL, OTHER_COLOR = "other", "#BBBBBB"
 HOVER = ("<b>%{y}</b> step %{customdata[0]} (%{customdata[1]})<br>"
          "%{customdata[2]}: %{customdata[3]:.2f} ms<extra></extra>")
-_CSS = """
-.speclens-anatomy table{border-collapse:collapse;font-size:0.9em}
-.speclens-anatomy th,.speclens-anatomy td{border-bottom:1px solid #ddd;padding:3px 8px;
- text-align:right}
-.speclens-anatomy th:first-child,.speclens-anatomy td:first-child{text-align:left}
-"""
+_CSS = (Path(__file__).parent / "assets" / "anatomy.css").read_text(encoding="utf-8")
 
 Lanes = list[tuple[str, RunTrace]]
+Columns = tuple[list, list, list, list]  # lanes, starts (ms), widths (ms), hover data
 
 
 def has_anatomy(run: RunTrace) -> bool:
@@ -57,43 +54,42 @@ def has_anatomy(run: RunTrace) -> bool:
 def anatomy_bars(lanes: Lanes, ms: Callable[[RunTrace, float], float]) -> list[go.Bar]:
     """One bar trace per part group over an "other" bar per step (an untimed step: all
     "other"); ``ms(run, t_s)`` places a perf_counter time on the timeline's axis."""
-    whole: list[list] = [[], [], [], []]  # y, base, width, custom
-    parts: dict[str, list[list]] = {label: [[], [], [], []] for label, *_ in GROUPS}
+    # columns, not a tuple per bar: 100,000 long-lived tuples would double the time in GC
+    whole: Columns = ([], [], [], [])
+    parts: dict[str, Columns] = {label: ([], [], [], []) for label, *_ in GROUPS}
     group_of = {p: label for label, ps, *_ in GROUPS for p in ps}
     for lane, run in lanes:
         for s in run.steps:
-            _put(whole, lane, ms(run, s.start_s), s.duration_s * 1e3, [s.index, s.kind, OTHER,
-                 _other_ms(s)])
+            other = s.duration_s if s.anatomy is None else breakdown(s.anatomy, s.duration_s)[OTHER]
+            put(whole, lane, ms(run, s.start_s), s.duration_s * 1e3, [s.index, s.kind, OTHER, other * 1e3])
             for i in s.anatomy.intervals if s.anatomy is not None else ():
                 width = (i.end_s - i.start_s) * 1e3
-                _put(parts[group_of[i.part]], lane, ms(run, i.start_s), width,
-                     [s.index, s.kind, i.part, width])
-    bars = [_bar(OTHER_LABEL, OTHER_COLOR, "", whole)]
-    bars += [_bar(label, color, pattern, parts[label]) for label, _, color, pattern in GROUPS
-             if parts[label][0]]
+                put(parts[group_of[i.part]], lane, ms(run, i.start_s), width,
+                    [s.index, s.kind, i.part, width])
+    bars = [h_bars(OTHER_LABEL, OTHER_COLOR, "", whole)]
+    bars += [h_bars(plot_text(label), color, pattern, parts[label])
+             for label, _, color, pattern in GROUPS if parts[label][0]]
     return bars
 
 
-def _other_ms(s: StepRecord) -> float:
-    if s.anatomy is None:
-        return s.duration_s * 1e3
-    return breakdown(s.anatomy, s.duration_s)[OTHER] * 1e3
+def put(columns: Columns, lane: str, start: float, width: float, hover: list) -> None:
+    ys, starts, widths, hovers = columns
+    ys.append(lane)
+    starts.append(start)
+    widths.append(width)
+    hovers.append(hover)
 
 
-def _put(cols: list[list], lane: str, base: float, width: float, custom: list) -> None:
-    cols[0].append(lane)
-    cols[1].append(base)
-    cols[2].append(width)
-    cols[3].append(custom)
-
-
-def _bar(label: str, color: str, pattern: str, cols: list[list]) -> go.Bar:
-    ys, bases, widths, custom = cols
+def h_bars(name: str, color: str, pattern: str, columns: Columns, hover: str = HOVER,
+           edge: dict | None = None, **text: object) -> go.Bar:
+    """Bars from their lanes, starts (ms), widths (ms) and hover data. numpy arrays: plotly
+    checks a list element by element (a 20,000-step replay's timeline: 0.7 s with lists, 0.25 s)."""
+    ys, bases, widths, custom = columns
     return go.Bar(
         orientation="h", y=np.array(ys, dtype=object), x=np.array(widths, dtype=float),
-        base=np.array(bases, dtype=float), name=plot_text(label),
-        customdata=np.array(custom, dtype=object), hovertemplate=HOVER,
-        marker={"color": color, "line": {"width": 0}, "pattern": {"shape": pattern}})
+        base=np.array(bases, dtype=float), name=name,
+        customdata=np.array(custom, dtype=object), hovertemplate=hover,
+        marker={"color": color, "line": edge or {"width": 0}, "pattern": {"shape": pattern}}, **text)
 
 
 def group_seconds(anatomy: StepAnatomy, duration_s: float) -> list[tuple[str, float]]:
@@ -103,19 +99,13 @@ def group_seconds(anatomy: StepAnatomy, duration_s: float) -> list[tuple[str, fl
             for label, parts, *_ in GROUPS + ((OTHER_LABEL, (OTHER,), "", ""),)]
 
 
-def baseline_decode_step(baseline: RunTrace | None) -> StepRecord | None:
-    """The baseline's median decode step (by duration) among those with an anatomy."""
-    if baseline is None:
-        return None
-    steps = sorted((s for s in baseline.steps if s.kind == DECODE and s.anatomy is not None),
-                   key=lambda s: s.duration_s)
-    return steps[(len(steps) - 1) // 2] if steps else None
-
-
 def step_breakdown_html(step: StepRecord, baseline: RunTrace | None = None, *,
                         source: Source = IN_PROCESS) -> str:
     """The step's parts in ms and share, beside the baseline's median decode step."""
-    ref = baseline_decode_step(baseline)
+    # beside the baseline's median decode step (by duration) among those with an anatomy
+    timed = sorted((s for s in (baseline.steps if baseline else []) if s.kind == DECODE
+                    and s.anatomy is not None), key=lambda s: s.duration_s)
+    ref = timed[(len(timed) - 1) // 2] if timed else None
     if step.anatomy is None and source == SERVER:
         return (f'<div class="speclens-anatomy" data-why="{STEP_ANATOMY}">'
                 f"<em>{escape(SENTENCES[STEP_ANATOMY])}</em></div>")
@@ -130,33 +120,22 @@ def step_breakdown_html(step: StepRecord, baseline: RunTrace | None = None, *,
     if theirs is not None and ref is not None:
         head += f"<th>baseline decode step {int(ref.index)}, ms</th>"
         total += f"<td><b>{ref.duration_s * 1e3:.2f}</b></td>"
-    rows = []
-    for i, (label, s) in enumerate(mine):
-        row = f"<td>{escape(label)}</td><td>{s * 1e3:.2f}</td>"
-        row += f"<td>{s / step.duration_s:.0%}</td>" if step.duration_s > 0 else "<td>\u2014</td>"
-        if theirs is not None:
-            row += f"<td>{theirs[i][1] * 1e3:.2f}</td>"
-        rows.append(f'<tr data-part="{escape(label)}">{row}</tr>')
-    forwards = ""
-    if step.anatomy.num_drafter_forwards:
-        forwards = (f"<p>The drafter ran {int(step.anatomy.num_drafter_forwards)} forward "
-                    "passes in this step.</p>")
+    rows = [f'<tr data-part="{escape(label)}"><td>{escape(label)}</td><td>{s * 1e3:.2f}</td>'
+            + (f"<td>{s / step.duration_s:.0%}</td>" if step.duration_s > 0 else "<td>\u2014</td>")
+            + (f"<td>{theirs[i][1] * 1e3:.2f}</td>" if theirs is not None else "") + "</tr>"
+            for i, (label, s) in enumerate(mine)]
+    n = step.anatomy.num_drafter_forwards
+    forwards = f"<p>The drafter ran {int(n)} forward passes in this step.</p>" if n else ""
     return (f'<div class="speclens-anatomy"><style>{_CSS}</style><table><tr>{head}</tr>'
             f'{"".join(rows)}<tr>{total}</tr></table>{forwards}</div>')
 
 
-def run_costs(speculative: RunTrace, baseline: RunTrace | None) -> KindCosts:
-    """Medians per step kind: the baseline's decode steps, the speculative verify steps."""
-    base = baseline.steps if baseline is not None else []
-    return kind_costs([s for s in base if s.kind == DECODE],
-                      [s for s in speculative.steps if s.kind == VERIFY])
-
-
 def costs_table_html(speculative: RunTrace, baseline: RunTrace | None) -> str:
-    """The medians table: what a decode step and a verify step cost, part by part."""
+    """The medians table: what a decode step (the baseline's) and a verify step cost, part by part."""
     if not has_anatomy(speculative):
         return f'<div class="speclens-anatomy"><em>{escape(BEFORE_ANATOMY)}</em></div>'
-    return costs_html(run_costs(speculative, baseline))
+    return costs_html(kind_costs([s for s in (baseline.steps if baseline else []) if s.kind == DECODE],
+                                 [s for s in speculative.steps if s.kind == VERIFY]))
 
 
 def costs_html(c: KindCosts, caption: str = "median per step") -> str:

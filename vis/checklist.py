@@ -3,6 +3,7 @@ and ``data-passed`` on each row; pass and fail shown by symbol and word, not col
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 
 from space.observe.memory import fmt_bytes
 from space.records.verdict import BORDERLINE, NOT_WORTH_IT, UNDECIDED, WORTH_IT, Check, Checklist
@@ -18,15 +19,8 @@ _VERDICT_TEXT = {
 _MARKS = {True: ("\u2714", "pass", "true"), False: ("\u2718", "fail", "false"),
           None: ("\u2022", "context", "context")}
 
-_CSS = """
-.speclens-checklist table{border-collapse:collapse;width:100%;font-size:0.9em}
-.speclens-checklist th,.speclens-checklist td{border-bottom:1px solid #ddd;padding:4px 6px;
- text-align:left;vertical-align:top}
-.speclens-checklist .verdict{font-weight:bold;padding:6px;border:2px solid currentColor}
-.speclens-checklist .pass{color:#1a7f37}.speclens-checklist .fail{color:#cf222e}
-.speclens-checklist .context{color:#57606a}
-.speclens-checklist tr.decisive td{font-weight:bold}
-"""
+_UNIT_TEXT = {"bytes": fmt_bytes, "x": lambda v: f"{v:.2f}x", "%": lambda v: f"{v:.1%}"}
+_CSS = (Path(__file__).parent / "assets" / "checklist.css").read_text(encoding="utf-8")
 
 
 def format_value(value: float | int | str | None, unit: str = "") -> str:
@@ -44,12 +38,8 @@ def format_value(value: float | int | str | None, unit: str = "") -> str:
         return "\u2014"  # em dash: not measured
     if isinstance(value, str):
         return value
-    if unit == "bytes":
-        return fmt_bytes(value)
-    if unit == "x":
-        return f"{value:.2f}x"
-    if unit == "%":
-        return f"{value:.1%}"
+    if unit in _UNIT_TEXT:
+        return _UNIT_TEXT[unit](value)
     if isinstance(value, int) or float(value).is_integer() and abs(value) >= 10:
         text = f"{int(value):,}"
     elif abs(value) < 1:

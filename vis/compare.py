@@ -40,12 +40,9 @@ DIVERGENCE_NOTE = (
 def compare_table(cmp: CompareRecord) -> pd.DataFrame:
     """One row per METRICS, indexed by "metric"; ratio = speculative / baseline (NaN
     where the baseline is 0)."""
-    rows = []
-    for name, read in METRICS:
-        b, s = read(cmp.baseline), read(cmp.speculative)
-        rows.append({"metric": name, "baseline": b, "speculative": s,
-                     "ratio": s / b if b else math.nan})
-    return pd.DataFrame(rows).set_index("metric")
+    pairs = [(name, read(cmp.baseline), read(cmp.speculative)) for name, read in METRICS]
+    return pd.DataFrame([{"metric": name, "baseline": b, "speculative": s, "ratio": s / b if b else math.nan}
+                         for name, b, s in pairs]).set_index("metric")
 
 
 def _speed_words(speedup: float, what: str) -> str:
@@ -53,15 +50,6 @@ def _speed_words(speedup: float, what: str) -> str:
         return f"{what}: n/a"
     verdict = "faster" if speedup > 1 else ("slower" if speedup < 1 else "the same")
     return f"<b>{speedup:.2f}x</b> {what} ({verdict})"
-
-
-def _summary_line(cmp: CompareRecord) -> str:
-    b, s = cmp.baseline, cmp.speculative
-    tpot = (f"{_speed_words(cmp.speedup, 'TPOT speedup')}: TPOT "
-            f"{b.tpot_s * 1e3:.2f} &rarr; {s.tpot_s * 1e3:.2f} ms")
-    e2e = (f"{_speed_words(cmp.e2e_speedup, 'end-to-end speedup')}: "
-           f"{b.e2e_s * 1e3:,.0f} &rarr; {s.e2e_s * 1e3:,.0f} ms")
-    return f"<p>{tpot}; {e2e}.</p>"
 
 
 def _token_at(run: RunTrace, i: int) -> str:
@@ -87,21 +75,19 @@ def _divergence_html(cmp: CompareRecord) -> str:
 def compare_html(cmp: CompareRecord) -> str:
     """The speedups, and whether the outputs match; if not, both as tokens, the first
     difference outlined."""
-    if cmp.outputs_identical:
-        n = len(cmp.speculative.output_token_ids)
-        outputs = f"<p>Outputs <b>identical</b> ({n} tokens).</p>"
-    else:
-        outputs = _divergence_html(cmp)
-    return f'<div class="speclens-compare">{_summary_line(cmp)}{outputs}</div>'
+    b, s = cmp.baseline, cmp.speculative
+    tpot = (f"{_speed_words(cmp.speedup, 'TPOT speedup')}: TPOT "
+            f"{b.tpot_s * 1e3:.2f} &rarr; {s.tpot_s * 1e3:.2f} ms")
+    e2e = (f"{_speed_words(cmp.e2e_speedup, 'end-to-end speedup')}: "
+           f"{b.e2e_s * 1e3:,.0f} &rarr; {s.e2e_s * 1e3:,.0f} ms")
+    outputs = (f"<p>Outputs <b>identical</b> ({len(s.output_token_ids)} tokens).</p>"
+               if cmp.outputs_identical else _divergence_html(cmp))
+    return f'<div class="speclens-compare"><p>{tpot}; {e2e}.</p>{outputs}</div>'
 
 
 def _texts(run: RunTrace, ids: list[int]) -> str:
     """Token texts as a JSON list: keeps token boundaries and whitespace in a CSV cell."""
     return json.dumps([run.token_str(t) for t in ids], ensure_ascii=False)
-
-
-def _round4(x: float | None) -> float | None:
-    return None if x is None else round(x, 4)
 
 
 def _view_columns(run: RunTrace, s: StepRecord) -> dict[str, str]:
@@ -115,8 +101,8 @@ def _view_columns(run: RunTrace, s: StepRecord) -> dict[str, str]:
         "target_top5": json.dumps([[[run.token_str(t), round(p, 4)]
                                     for t, p in zip(v.top_token_ids, v.top_probs, strict=False)]
                                    for v in views], ensure_ascii=False),
-        "acceptance_probs": json.dumps([_round4(v.acceptance_prob()) for v in views])
-        if sampled(run) else "",
+        "acceptance_probs": json.dumps([None if (a := v.acceptance_prob()) is None else round(a, 4)
+                                        for v in views]) if sampled(run) else "",
     }
 
 
@@ -125,9 +111,8 @@ def _anatomy_columns(s: StepRecord) -> dict[str, float | int | None]:
     if s.anatomy is None:
         return dict.fromkeys((*ANATOMY_COLUMNS, "num_drafter_forwards"))
     parts = breakdown(s.anatomy, s.duration_s)
-    out: dict[str, float | int | None] = {f"{p}_ms": parts[p] * 1e3 for p in SHOWN_PARTS}
-    out["num_drafter_forwards"] = s.anatomy.num_drafter_forwards
-    return out
+    return {**{f"{p}_ms": parts[p] * 1e3 for p in SHOWN_PARTS},
+            "num_drafter_forwards": s.anatomy.num_drafter_forwards}
 
 
 def steps_dataframe(run: RunTrace) -> pd.DataFrame:

@@ -22,7 +22,10 @@ def grid_figure(table: pd.DataFrame, choices: list[Choice], title: str | None = 
             name=f"k={k}", line={"color": COLORS[i % len(COLORS)], "width": 2},
             marker={"symbol": SYMBOLS[i % len(SYMBOLS)], "size": 9},
             hovertemplate=f"k={k}, concurrency %{{x}}: %{{y:.2f}}x<extra></extra>"))
-    chosen = [(c, _speedup_at(table, c)) for c in choices]
+    chosen = []
+    for c in choices:  # the ring: at the chosen k's point, or the best point when k = 0
+        rows = table[table["concurrency"] == c.concurrency]
+        chosen.append((c, float((rows[rows["k"] == c.k] if c.k else rows)["speedup"].max())))
     fig.add_trace(go.Scatter(
         x=[c.concurrency for c, _ in chosen], y=[s for _, s in chosen], mode="markers+text",
         name="chosen k", text=[f"k={c.k}" for c, _ in chosen], textposition="top center",
@@ -40,14 +43,6 @@ def grid_figure(table: pd.DataFrame, choices: list[Choice], title: str | None = 
                       template="plotly_white", margin={"l": 60, "r": 20, "t": 70, "b": 50},
                       legend={"orientation": "h", "y": -0.2})
     return fig
-
-
-def _speedup_at(table: pd.DataFrame, choice: Choice) -> float:
-    """Where to draw the ring: the chosen k's point, or the best point when k = 0."""
-    rows = table[table["concurrency"] == choice.concurrency]
-    if choice.k:
-        rows = rows[rows["k"] == choice.k]
-    return float(rows["speedup"].max())
 
 
 def anatomy_markdown(grid: costs.GridCosts) -> str:

@@ -10,24 +10,16 @@ def _gib(n: int | None) -> str:
     return "?" if n is None else f"{n / (1 << 30):.1f} GiB"
 
 
-def machine_line(report: DoctorReport) -> str:
-    m = report.machine
-    gpu = m.get("gpu")
-    if gpu:
-        return (f"GPU {gpu.get('name')} (compute capability {gpu.get('compute_capability')}, "
-                f"{_gib(gpu.get('memory_bytes'))}, driver {gpu.get('driver')}, "
-                f"CUDA {gpu.get('cuda')})")
-    cpu = m.get("cpu") or {}
-    units = ", ".join(cpu.get("bf16_units") or []) or "none"
-    return f"CPU {cpu.get('model')} ({cpu.get('cores')} cores; native bf16 units: {units})"
-
-
 def doctor_table(report: DoctorReport) -> str:
     """Machine, vLLM, dtype, then hooks, checks and methods, one row each."""
-    v = report.vllm
+    v, gpu, cpu = report.vllm, report.machine.get("gpu"), report.machine.get("cpu") or {}
+    units = ", ".join(cpu.get("bf16_units") or []) or "none"
+    machine = (f"GPU {gpu.get('name')} (compute capability {gpu.get('compute_capability')}, "
+               f"{_gib(gpu.get('memory_bytes'))}, driver {gpu.get('driver')}, CUDA {gpu.get('cuda')})"
+               if gpu else f"CPU {cpu.get('model')} ({cpu.get('cores')} cores; native bf16 units: {units})")
     pins = ", ".join(f"{k} {x}" for k, x in (v.get("tested") or {}).items())
     tested = "tested" if v.get("is_tested") else f"NOT tested (pins: {pins})"
-    lines = [f"machine  {machine_line(report)}",
+    lines = [f"machine  {machine}",
              f"vLLM     {v.get('distribution')} {v.get('version')} ({tested})",
              f"dtype    {report.dtype['value']} ({report.dtype['reason']})", "",
              f"{'hook':<28}{'state':<10}why"]

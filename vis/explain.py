@@ -3,32 +3,20 @@ of an explained run; runs without them get ``None`` or empty output here."""
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 import plotly.graph_objects as go
 
 from space.records.target_view import TargetView
 from space.records.trace import CORRECTION, VERIFY, RunTrace, StepRecord
+from vis.acceptance import empty_figure
 from vis.safe import plot_text
 from vis.server_notes import SENTENCES, TARGET_VIEW, from_server, plot_lines
 
 ACCEPTED_COLOR = "#009E73"   # the token view's accepted
 REJECTED_COLOR = "#D55E00"   # the token view's rejected
 
-CHART_CSS = """
-.speclens-top5{font-size:13px;max-width:520px}
-.speclens-top5 .t5-row{display:grid;grid-template-columns:9em 1fr 3.5em 5.5em;gap:.4em;
-  align-items:center;margin:2px 0}
-.speclens-top5 .t5-tok{font-family:ui-monospace,Menlo,Consolas,monospace;
-  white-space:pre;overflow:hidden;text-overflow:ellipsis}
-.speclens-top5 .t5-bar{height:12px;background:#9994;border-radius:2px}
-.speclens-top5 .t5-fill{height:100%;background:#999;border-radius:2px}
-.speclens-top5 [data-role=chosen] .t5-fill{background:#0072B2}
-.speclens-top5 [data-role=drafted] .t5-fill{background:#D55E00}
-.speclens-top5 [data-role=drafted] .t5-tok{text-decoration:line-through #D55E00 2px}
-.speclens-top5 [data-role=chosen] .t5-tok{text-decoration:underline #0072B2 3px}
-.speclens-top5 .t5-pct{text-align:right;font-variant-numeric:tabular-nums}
-.speclens-top5 .t5-gap{opacity:.6;margin:2px 0}
-"""
+CHART_CSS = (Path(__file__).parent / "assets" / "top5.css").read_text(encoding="utf-8")
 
 
 def pct(p: float) -> str:
@@ -63,10 +51,7 @@ def chosen_token(step: StepRecord) -> int | None:
 def prob_of(view: TargetView, token_id: int) -> float | None:
     if token_id == view.draft_token_id:
         return view.draft_prob
-    for t, p in zip(view.top_token_ids, view.top_probs, strict=False):
-        if t == token_id:
-            return p
-    return None
+    return next((p for t, p in zip(view.top_token_ids, view.top_probs, strict=False) if t == token_id), None)
 
 
 def sampled(run: RunTrace) -> bool:
@@ -76,14 +61,6 @@ def sampled(run: RunTrace) -> bool:
 def token_repr(run: RunTrace, token_id: int) -> str:
     """The token's text quoted so whitespace shows: ' years', '\\n'."""
     return repr(run.token_str(token_id))
-
-
-def _chose(run: RunTrace, view: TargetView, chosen: int | None) -> str:
-    if chosen is None:
-        return ""
-    p = prob_of(view, chosen)
-    share = pct(p) if p is not None else "outside its top 5"
-    return f" and chose {token_repr(run, chosen)} ({share})"
 
 
 def _rule_words(view: TargetView, accepted: bool) -> str:
@@ -113,23 +90,24 @@ def explain_sentence(run: RunTrace, step: StepRecord) -> str | None:
     head = ("The target disagreed with the first draft: it" if na == 0 else
             f"The target agreed with the first {'draft' if na == 1 else f'{na} drafts'} "
             f"({shares}); at the {ordinal(na + 1)} it")
-    text = (f"{head} gave {token_repr(run, rejected.draft_token_id)} only {pct(rejected.draft_prob)}"
-            f"{_chose(run, rejected, chosen_token(step))}.")
+    chose, chosen = "", chosen_token(step)
+    if chosen is not None:
+        p = prob_of(rejected, chosen)
+        chose = f" and chose {token_repr(run, chosen)} ({pct(p) if p is not None else 'outside its top 5'})"
+    text = f"{head} gave {token_repr(run, rejected.draft_token_id)} only {pct(rejected.draft_prob)}{chose}."
     if sampled(run):
         text += _rule_words(rejected, False)
     return text
 
 
 def _bar_row(run: RunTrace, token_id: int, p: float, role: str) -> str:
-    label = {"drafted": "drafted", "chosen": "chosen", "drafted chosen": "drafted, chosen"}
-    mark = label.get(role, "")
     text = html.escape(token_repr(run, token_id))
     return (f'<div class="t5-row" data-role="{html.escape(role or "other")}" '
             f'data-token="{int(token_id)}" title="id {int(token_id)}">'
             f'<span class="t5-tok">{text}</span>'
             f'<span class="t5-bar"><span class="t5-fill" style="display:block;'
             f'width:{max(p, 0.0) * 100:.1f}%"></span></span>'
-            f'<span class="t5-pct">{html.escape(pct(p))}</span><span>{mark}</span></div>')
+            f'<span class="t5-pct">{html.escape(pct(p))}</span><span>{role.replace(" ", ", ")}</span></div>')
 
 
 def top5_chart_html(run: RunTrace, step: StepRecord) -> str:
@@ -139,11 +117,9 @@ def top5_chart_html(run: RunTrace, step: StepRecord) -> str:
     if view is None:
         return ""
     chosen = chosen_token(step)
-    rows = []
-    for t, p in zip(view.top_token_ids, view.top_probs, strict=False):
-        role = " ".join(r for r, hit in (("drafted", t == view.draft_token_id),
-                                         ("chosen", t == chosen)) if hit)
-        rows.append(_bar_row(run, t, p, role))
+    rows = [_bar_row(run, t, p, " ".join(r for r, hit in (("drafted", t == view.draft_token_id),
+                                                          ("chosen", t == chosen)) if hit))
+            for t, p in zip(view.top_token_ids, view.top_probs, strict=False)]
     if view.draft_token_id not in view.top_token_ids:
         rows.append('<div class="t5-gap">\u22ee</div>')
         rows.append(_bar_row(run, view.draft_token_id, view.draft_prob, "drafted"))
@@ -169,15 +145,11 @@ def draft_probability_figure(run: RunTrace) -> go.Figure:
             outcome = "accepted" if v.draft_pos < s.num_accepted_tokens else "rejected"
             label = plot_text(f"step {int(s.index)}: {run.token_str(v.draft_token_id)!r}")
             groups[outcome].append((v.draft_prob, label))
-    fig = go.Figure()
     title = "The target's probability of each verified draft"
     if not any(groups.values()):
         why = plot_lines(TARGET_VIEW) if from_server(run) else "no target views: run with explain on"
-        fig.add_annotation(text=why, showarrow=False,
-                           x=0.5, y=0.5, xref="paper", yref="paper", font={"size": 14})
-        fig.update_layout(title={"text": title}, height=260,
-                          xaxis={"visible": False}, yaxis={"visible": False})
-        return fig
+        return empty_figure(title, why, 260, 14)
+    fig = go.Figure()
     for name, color in (("accepted", ACCEPTED_COLOR), ("rejected", REJECTED_COLOR)):
         pts = groups[name]
         fig.add_trace(go.Box(

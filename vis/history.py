@@ -6,6 +6,7 @@ import html
 import math
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -14,12 +15,7 @@ from space.records.history import RunRow
 from space.records.trace import CompareRecord, RunTrace
 from vis import timeline
 
-CSS = """<style>
-.speclens-history{border-collapse:collapse;width:100%;font-size:.92em}
-.speclens-history th,.speclens-history td{padding:3px 8px;border-bottom:1px solid #8884;
-  text-align:left;vertical-align:top}
-.speclens-history td.num{text-align:right;font-variant-numeric:tabular-nums}
-</style>"""
+CSS = f"<style>{(Path(__file__).parent / 'assets' / 'history.css').read_text(encoding='utf-8')}</style>"
 
 SIDE_METRICS: list[tuple[str, Callable[[CompareRecord], object]]] = [
     ("method", lambda c: c.speculative.config.method),
@@ -104,13 +100,5 @@ def side_by_side_timeline(a: CompareRecord, b: CompareRecord, label_a: str,
         (f"{label_b} speculative", b.speculative), (f"{label_b} baseline", b.baseline)]
     fig = go.Figure([timeline._kind_bars(kind, lanes) for kind in timeline._kinds(lanes)])
     timeline._finish_marks(fig, lanes)
-    longest = max(run.e2e_s * 1e3 for _, run in lanes)
-    fig.update_layout(
-        title={"text": f"{label_a}: {a.speedup:.2f}x, {label_b}: {b.speedup:.2f}x "
-                       "(baseline TPOT / speculative TPOT)"},
-        barmode="overlay", bargap=0.35, height=170 + 80 * len(lanes),
-        margin={"l": 10, "r": 10, "t": 60, "b": 40}, legend={"title": {"text": "step kind"}},
-        xaxis={"title": {"text": "time since arrival (ms)"}, "range": [0, 1.12 * longest or 1.0]},
-        yaxis={"categoryorder": "array", "categoryarray": [lane for lane, _ in reversed(lanes)]},
-    )
-    return fig
+    return timeline.lay_out(fig, lanes, f"{label_a}: {a.speedup:.2f}x, {label_b}: {b.speedup:.2f}x "
+                            "(baseline TPOT / speculative TPOT)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from string import Template
 
 from space.records.notes import StepNotes
 from space.records.run import SERVER
@@ -13,7 +14,7 @@ from vis.anatomy import costs_table_html, has_anatomy
 from vis.checklist import checklist_html, format_value
 from vis.compare import compare_table
 from vis.lesson_script import LESSON_CSS, LESSON_JS, script_hash
-from vis.lesson_steps import esc, step_sections
+from vis.lesson_steps import esc, step_section
 from vis.lesson_svg import SVG_CSS, timeline_svg
 from vis.stepper import emitting_step_indices
 from vis.text import dtype_words, na
@@ -24,6 +25,9 @@ MAX_LESSON_STEPS = 2_048
 NOT_EXPLAINED = ("This run was not explained: the trace holds no target probabilities "
                  "(run with --explain, or with \u201cExplain each verification\u201d on in the "
                  "page), so the drafts below show their fate without the target's top 5.")
+# one line: the template's line breaks are for reading it only
+PAGE = Template((Path(__file__).parent / "assets" / "lesson.html").read_text(encoding="utf-8")
+                .replace("\n", ""))
 
 
 class LessonError(ValueError):
@@ -39,36 +43,16 @@ class LessonInfo:
     source: str = ""                  # "run history #12", "compare.json"
 
 
-def _runs(record: RunTrace | CompareRecord) -> tuple[RunTrace, RunTrace | None]:
-    if isinstance(record, CompareRecord):
-        return record.speculative, record.baseline
-    return record, None
-
-
-def _csp() -> str:
-    return ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-            f"script-src {script_hash(LESSON_JS)}; base-uri 'none'; form-action 'none'")
-
-
-def _unstyled(fragment: str) -> str:
-    """A view's fragment without its ``<style>``: the lesson has the rules once, in its head."""
-    return fragment.replace(f"<style>{TOKEN_CSS}</style>", "")
-
-
 def _model(name: str | None) -> str:
     return Path(name).name if name else "\u2014"
 
 
 def meta_rows(run: RunTrace, info: LessonInfo) -> list[tuple[str, str]]:
     c, r = run.config, run.request
-    if c.source == SERVER:
-        machine = f"a vLLM {c.vllm_version or '?'} server (a server does not report its hardware)"
-    else:
-        machine = f"{c.cpu_model or 'CPU not recorded'} ({c.device})"
-    if c.draft_model:
-        draft = _model(c.draft_path or c.draft_model)
-    else:
-        draft = "none: n-gram lookup in the text so far" if c.method == "ngram" else "\u2014"
+    machine = (f"a vLLM {c.vllm_version or '?'} server (a server does not report its hardware)"
+               if c.source == SERVER else f"{c.cpu_model or 'CPU not recorded'} ({c.device})")
+    draft = (_model(c.draft_path or c.draft_model) if c.draft_model
+             else "none: n-gram lookup in the text so far" if c.method == "ngram" else "\u2014")
     sampling = ", ".join(f"{name} {value}" for name, value in (
         ("temperature", r.temperature), ("top-p", r.top_p), ("seed", r.seed),
         ("max tokens", r.max_tokens)) if value is not None) or "not recorded"
@@ -88,111 +72,72 @@ def meta_rows(run: RunTrace, info: LessonInfo) -> list[tuple[str, str]]:
     ]
 
 
-def _meta_html(run: RunTrace, info: LessonInfo) -> str:
-    items = "".join(f'<div data-meta="{esc(k)}"><dt>{esc(k)}</dt><dd>{esc(v)}</dd></div>'
-                    for k, v in meta_rows(run, info))
-    return f'<dl class="lesson-meta">{items}</dl>'
-
-
-def _baseline_text(cmp: CompareRecord) -> str:
-    base, d = cmp.baseline, cmp.first_divergence
-    if d is None or cmp.outputs_identical:
-        return text_html(base.text)
-    head = "".join(base.token_str(t) for t in base.output_token_ids[:d])
-    rest = "".join(base.token_str(t) for t in base.output_token_ids[d:])
-    return (f"{text_html(head) if head else ''}<mark data-diverge=\"{int(d)}\" "
-            f'title="from here on the outputs differ">{text_html(rest) if rest else "(end)"}</mark>')
-
-
 def _ratio(value: float) -> str:
     return "\u2014" if value != value else f"{value:.2f}"  # NaN: a baseline figure of 0
-
-
-def _figures_html(cmp: CompareRecord) -> str:
-    rows = "".join(f"<tr><td>{esc(name)}</td><td>{row.baseline:,.2f}</td>"
-                   f"<td>{row.speculative:,.2f}</td><td>{_ratio(row.ratio)}</td></tr>"
-                   for name, row in compare_table(cmp).iterrows())
-    same = ("identical" if cmp.outputs_identical else
-            f"different from output token {int(cmp.first_divergence or 0)}")
-    return (f"<p><b>{cmp.speedup:.2f}x</b> TPOT speedup, <b>{cmp.e2e_speedup:.2f}x</b> end to end "
-            f"(medians over the measured runs); outputs {same}.</p>"
-            "<table><thead><tr><th></th><th>baseline</th><th>speculative</th>"
-            f"<th>ratio</th></tr></thead><tbody>{rows}</tbody></table>")
 
 
 def _baseline_html(record: RunTrace | CompareRecord) -> str:
     if not isinstance(record, CompareRecord):
         return ('<div class="lesson-baseline"><h2>Baseline</h2><p>This is a single speculative '
                 "run: there is no baseline run to compare with.</p></div>")
+    base, d = record.baseline, record.first_divergence
+    text = text_html(base.text)
+    if d is not None and not record.outputs_identical:  # the baseline's text from d marked
+        head = "".join(base.token_str(t) for t in base.output_token_ids[:d])
+        rest = "".join(base.token_str(t) for t in base.output_token_ids[d:])
+        text = (f"{text_html(head) if head else ''}<mark data-diverge=\"{int(d)}\" title=\"from "
+                f'here on the outputs differ">{text_html(rest) if rest else "(end)"}</mark>')
+    rows = "".join(f"<tr><td>{esc(name)}</td><td>{row.baseline:,.2f}</td>"
+                   f"<td>{row.speculative:,.2f}</td><td>{_ratio(row.ratio)}</td></tr>"
+                   for name, row in compare_table(record).iterrows())
+    same = ("identical" if record.outputs_identical else
+            f"different from output token {int(record.first_divergence or 0)}")
     return ('<div class="lesson-baseline" id="lesson-baseline"><h2>Baseline beside it</h2>'
-            f"{_figures_html(record)}<p><b>The baseline's output</b> (one token per engine "
-            f'step)</p><div class="base-text">{_baseline_text(record)}</div></div>')
-
-
-def _checklist_html(record: RunTrace | CompareRecord) -> str:
-    if isinstance(record, CompareRecord) and record.checklist is not None:
-        c = record.checklist
-        lines = "".join(f"<li>{esc(ch.name)}: {esc(format_value(ch.value, ch.unit))}</li>"
-                        for ch in c.checks if ch.decisive)
-        decisive = f"<p>Decided by:</p><ul>{lines}</ul>" if lines else ""
-        return checklist_html(c) + decisive
-    return "<p>This record has no checklist: the verdict needs a comparison with a baseline.</p>"
-
-
-def _controls_html() -> str:
-    return ('<div id="lesson-controls" hidden role="toolbar" aria-label="step through">'
-            '<button id="lesson-prev" type="button">\u25c0 Previous</button>'
-            '<button id="lesson-next" type="button">Next \u25b6</button>'
-            '<button id="lesson-play" type="button" aria-pressed="false">\u25b6 Play</button>'
-            '<span id="lesson-pos" aria-live="polite"></span>'
-            "<small>\u2190 \u2192 keys step \u00b7 click a token or a timeline bar to jump "
-            "there</small></div>")
-
-
-def check_size(record: RunTrace | CompareRecord) -> None:
-    n = len(_runs(record)[0].steps)
-    if n > MAX_LESSON_STEPS:
-        raise LessonError(f"too long for a lesson: {n:,} engine steps; a lesson draws every "
-                          f"step, at most {MAX_LESSON_STEPS:,}")
+            f"<p><b>{record.speedup:.2f}x</b> TPOT speedup, <b>{record.e2e_speedup:.2f}x</b> end "
+            f"to end (medians over the measured runs); outputs {same}.</p>"
+            "<table><thead><tr><th></th><th>baseline</th><th>speculative</th>"
+            f"<th>ratio</th></tr></thead><tbody>{rows}</tbody></table>"
+            f"<p><b>The baseline's output</b> (one token per engine "
+            f'step)</p><div class="base-text">{text}</div></div>')
 
 
 def lesson_html(record: RunTrace | CompareRecord, notes: StepNotes | None = None,
                 info: LessonInfo | None = None) -> str:
     """The lesson file's HTML for ``record``, with ``notes`` at their steps."""
-    check_size(record)
-    run, baseline = _runs(record)
+    run, baseline = ((record.speculative, record.baseline) if isinstance(record, CompareRecord)
+                     else (record, None))
+    if (n := len(run.steps)) > MAX_LESSON_STEPS:
+        raise LessonError(f"too long for a lesson: {n:,} engine steps; a lesson draws every "
+                          f"step, at most {MAX_LESSON_STEPS:,}")
     notes = notes or StepNotes()
     info = info or LessonInfo(exported_utc="date not given")
     title = " ".join(run.prompt.split())[:80] or "a run"
     explained = any(s.target_views for s in run.steps)
+    passes = emitting_step_indices(run)
+    checklist = "<p>This record has no checklist: the verdict needs a comparison with a baseline.</p>"
+    if isinstance(record, CompareRecord) and record.checklist is not None:
+        lines = "".join(f"<li>{esc(c.name)}: {esc(format_value(c.value, c.unit))}</li>"
+                        for c in record.checklist.checks if c.decisive)
+        checklist = (checklist_html(record.checklist)
+                     + (f"<p>Decided by:</p><ul>{lines}</ul>" if lines else ""))
     anatomy = (f"<p><b>Median step costs</b></p>{costs_table_html(run, baseline)}"
                if has_anatomy(run) else "")
-    steps = len(emitting_step_indices(run))
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f'<meta http-equiv="Content-Security-Policy" content="{esc(_csp())}">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>SpecLens lesson: {esc(title)}</title>"
-        f"<style>{LESSON_CSS}{TOKEN_CSS}{SVG_CSS}</style></head><body>"
-        f"<header><h1>Speculative decoding, step by step</h1>{_meta_html(run, info)}</header>"
-        f"{_controls_html()}<main>"
-        '<div class="lesson-pair"><div class="lesson-left"><h2>The prompt</h2>'
-        f'<div class="lesson-prompt" id="lesson-prompt">{text_html(run.prompt)}</div>'
-        "<h2>The speculative run's output, token by token</h2>"
-        f'<div id="lesson-tokens" class="lesson-scroll">{_unstyled(token_view_html(run))}</div>'
-        f'</div><div class="lesson-right"><h2 id="steps">Step through ({steps} passes that '
-        "emit tokens)</h2>"
-        '<p class="nojs">Every pass is listed below in order; with JavaScript on, they are '
-        "shown one at a time, with Previous, Next, Play and the arrow keys.</p>"
-        + ("" if explained else f'<p class="lesson-unexplained">{esc(NOT_EXPLAINED)}</p>')
-        + f'<div id="lesson-steps">{step_sections(run, notes)}</div></div></div>'
-        f'<h2>Timeline</h2><div id="lesson-timeline">{timeline_svg(run, baseline)}</div>'
-        f"{anatomy}"
-        f'<div class="lesson-pair">{_baseline_html(record)}<div><h2>Is it worth it? The '
-        f'checklist</h2><div id="lesson-checklist">{_checklist_html(record)}</div></div></div>'
-        "</main><footer>Made with SpecLens: one file, no server, no network. Exported "
-        f"{esc(info.exported_utc)}.</footer>"
-        f"<script>{LESSON_JS}</script></body></html>\n")
+    meta = "".join(f'<div data-meta="{esc(k)}"><dt>{esc(k)}</dt><dd>{esc(v)}</dd></div>'
+                   for k, v in meta_rows(run, info))
+    csp = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+           f"script-src {script_hash(LESSON_JS)}; base-uri 'none'; form-action 'none'")
+    page = PAGE.substitute(
+        csp=esc(csp), title=esc(title), css=LESSON_CSS + TOKEN_CSS + SVG_CSS,
+        meta=f'<dl class="lesson-meta">{meta}</dl>', prompt=text_html(run.prompt),
+        # the lesson has the token view's rules once, in its head
+        tokens=token_view_html(run).replace(f"<style>{TOKEN_CSS}</style>", ""),
+        passes=len(passes), steps="".join(step_section(run, i, p, len(passes), notes.get(run.steps[i].index))
+                                          for p, i in enumerate(passes)),
+        unexplained="" if explained else f'<p class="lesson-unexplained">{esc(NOT_EXPLAINED)}</p>',
+        timeline=timeline_svg(run, baseline), anatomy=anatomy, baseline=_baseline_html(record),
+        checklist=checklist, exported=esc(info.exported_utc), js=LESSON_JS)
+    return f"<!DOCTYPE html>\n{page}\n"
+
 
 
 def lesson_bytes(record: RunTrace | CompareRecord, notes: StepNotes | None = None,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html
 
-from space.records.notes import StepNotes
 from space.records.target_view import TargetView
 from space.records.trace import ACCEPTED, CORRECTION, REJECTED, UNUSED, RunTrace, StepRecord
 from vis.explain import (
@@ -20,7 +19,7 @@ from vis.explain import (
 )
 from vis.lesson_svg import step_parts_words
 from vis.server_notes import REJECTED_IDS, SENTENCES
-from vis.stepper import emitting_step_indices, step_sentence
+from vis.stepper import step_sentence
 from vis.tokens import CONTAINER_CLASS, draft_entries, step_entries, token_span, unreported_span
 
 FATE_WORDS = {ACCEPTED: "kept", REJECTED: "dropped", UNUSED: "unused"}
@@ -37,13 +36,13 @@ def draft_reason(run: RunTrace, step: StepRecord, j: int) -> str:
     fate = step.draft_fates()[j]
     view = views_by_pos(step).get(j)
     na = step.num_accepted_tokens
+    a = view.acceptance_prob() if view is not None else None
+    rule = f"probability min(1, p/q) = {'n/a' if a is None else pct(a)}"
     if fate == ACCEPTED:
         if view is None:
             return "kept: the target agreed with it"
         if sampled(run):
-            a = view.acceptance_prob()
-            return (f"kept: the target gave it {pct(view.draft_prob)}; a draft is accepted with "
-                    f"probability min(1, p/q) = {'n/a' if a is None else pct(a)}")
+            return f"kept: the target gave it {pct(view.draft_prob)}; a draft is accepted with {rule}"
         return f"kept: the target's likeliest token too ({pct(view.draft_prob)})"
     if fate == UNUSED:
         reason = f" (finish reason: {run.finish_reason})" if run.finish_reason else ""
@@ -59,10 +58,8 @@ def draft_reason(run: RunTrace, step: StepRecord, j: int) -> str:
     share = f" ({pct(p)})" if p is not None else (" (outside its top 5)" if chosen is not None
                                                   else "")
     if sampled(run):
-        a = view.acceptance_prob()
-        return (f"dropped: the target gave it {pct(view.draft_prob)}, accepted only with "
-                f"probability min(1, p/q) = {'n/a' if a is None else pct(a)}, and this time "
-                f"not{put}{share} in its place")
+        return (f"dropped: the target gave it {pct(view.draft_prob)}, accepted only with {rule}, "
+                f"and this time not{put}{share} in its place")
     return f"dropped: the target gave it {pct(view.draft_prob)}{put}{share} in its place"
 
 
@@ -113,21 +110,6 @@ def drafts_html(run: RunTrace, step: StepRecord) -> str:
     return f'<ol class="lesson-drafts">{"".join(rows)}</ol>'
 
 
-def _emitted(run: RunTrace, step: StepRecord) -> str:
-    spans = [token_span(run, e) for e in step_entries(step, step.output_offset)
-             if e.status != REJECTED]
-    body = "".join(spans) or "<em>nothing</em>"
-    return f'<div class="{CONTAINER_CLASS}"><div class="tok-body tok-chips">{body}</div></div>'
-
-
-def note_html(step: int, text: str) -> str:
-    """A teacher's note (plain text: escaped; line breaks kept by the CSS)."""
-    if not text:
-        return ""
-    return (f'<aside class="lesson-note" data-note-step="{int(step)}"><b>Teacher\'s note:</b> '
-            f"{esc(text)}</aside>")
-
-
 def step_section(run: RunTrace, i: int, position: int, count: int, note: str) -> str:
     """The section of ``run.steps[i]``, pass ``position`` (0-based) of ``count``."""
     step = run.steps[i]
@@ -135,6 +117,11 @@ def step_section(run: RunTrace, i: int, position: int, count: int, note: str) ->
     why = explain_sentence(run, step)
     parts = step_parts_words(step)
     drafts = drafts_html(run, step)
+    emitted = "".join(token_span(run, e) for e in step_entries(step, step.output_offset)
+                      if e.status != REJECTED) or "<em>nothing</em>"
+    # a teacher's note is plain text: escaped; line breaks kept by the CSS
+    note = (f'<aside class="lesson-note" data-note-step="{n}"><b>Teacher\'s note:</b> '
+            f"{esc(note)}</aside>") if note else ""
     return (f'<section class="lesson-step" id="step-{n}" data-step="{n}" '
             f'data-pass="{position + 1}" aria-label="Pass {position + 1} of {count}, '
             f'engine step {n}">'
@@ -142,16 +129,9 @@ def step_section(run: RunTrace, i: int, position: int, count: int, note: str) ->
             f"{esc(step.kind)}</h3>"
             f'<p class="lesson-sentence">{esc(step_sentence(run, i))}</p>'
             + (f'<p class="lesson-why">{esc(why)}</p>' if why else "")
-            + note_html(n, note)
-            + (f"<p><b>Drafts</b></p>{drafts}" if drafts else "")
-            + f"<p><b>Emitted by this step</b></p>{_emitted(run, step)}"
+            + note + (f"<p><b>Drafts</b></p>{drafts}" if drafts else "")
+            + f'<p><b>Emitted by this step</b></p><div class="{CONTAINER_CLASS}">'
+            f'<div class="tok-body tok-chips">{emitted}</div></div>'
             + (f'<p class="lesson-parts">Where this step\'s time went: {esc(parts)}</p>'
                if parts else "")
             + "</section>")
-
-
-def step_sections(run: RunTrace, notes: StepNotes) -> str:
-    """Every emitting step's section, in order."""
-    indices = emitting_step_indices(run)
-    return "".join(step_section(run, i, p, len(indices), notes.get(run.steps[i].index))
-                   for p, i in enumerate(indices))

@@ -1,11 +1,11 @@
-"""The lesson's timeline as inline SVG (plotly.js alone is 4.8 MB): vis/timeline.py's
-lanes and colours, each step's timed parts in a band under its bar. Speculative bars
-carry ``data-step`` (the lesson's script marks the current one), baseline bars
-``data-base-step``."""
+"""The lesson's timeline as inline SVG (plotly.js alone is 4.8 MB): vis/timeline.py's lanes
+and colours, each step's timed parts in a band under its bar; speculative bars carry
+``data-step`` (the script marks the current one), baseline bars ``data-base-step``."""
 from __future__ import annotations
 
 import html
 import math
+from pathlib import Path
 
 from space.records.trace import DECODE, PREFILL, VERIFY, RunTrace, StepRecord
 from vis.anatomy import GROUPS, OTHER_COLOR, OTHER_LABEL, group_seconds, has_anatomy
@@ -28,18 +28,8 @@ SVG_CSS = "\n".join(
     + [".lesson-tl .k-other{fill:#999999}",
        f".lesson-tl .p-other{{fill:{OTHER_COLOR}}}"]
     + [f".lesson-tl .p{i}{{fill:{color}}}" for i, (_, _, color, _) in enumerate(GROUPS)]
-    + [".lesson-tl rect.st{stroke:#fff;stroke-width:.4;cursor:pointer}",
-       ".lesson-tl rect.st[aria-current=step]{stroke:#0072B2;stroke-width:2}",
-       ".lesson-tl .tl-band{fill:#0072B2;fill-opacity:.18;stroke:#0072B2;stroke-width:1;"
-       "pointer-events:none}",
-       ".lesson-tl text{font:11px ui-sans-serif,system-ui,sans-serif;fill:currentColor}",
-       ".lesson-tl .axis,.lesson-tl .finish{stroke:currentColor;stroke-width:.6}",
-       ".lesson-tl .finish{stroke-dasharray:3 3}",
-       ".lesson-tl .k-prefill{stroke-dasharray:none}"])
-
-
-def _lanes(spec: RunTrace, baseline: RunTrace | None) -> list[tuple[str, RunTrace]]:
-    return [("speculative", spec)] + ([("baseline", baseline)] if baseline is not None else [])
+    # the rules that no constant here decides
+    + (Path(__file__).parent / "assets" / "lesson_svg.css").read_text(encoding="utf-8").splitlines())
 
 
 def _nice_step(span_ms: float) -> float:
@@ -99,11 +89,9 @@ def _lane(name: str, run: RunTrace, row: int, scale: float) -> list[str]:
                    f"<title>{html.escape(_step_title(s))}</title></rect>")
         out.extend(_parts(s, x_of, y + BAR_H + 2))
     end = x_of(run.finish_s)
-    out.append(f'<line class="finish" x1="{end:.2f}" x2="{end:.2f}" y1="{y - 4:.1f}" '
-               f'y2="{y + BAR_H + 4:.1f}"/>')
-    out.append(f'<text x="{end + 4:.2f}" y="{y + BAR_H - 5:.1f}">'
-               f"{run.e2e_s * 1e3:,.0f} ms</text>")
-    return out
+    return out + [f'<line class="finish" x1="{end:.2f}" x2="{end:.2f}" y1="{y - 4:.1f}" '
+                  f'y2="{y + BAR_H + 4:.1f}"/>',
+                  f'<text x="{end + 4:.2f}" y="{y + BAR_H - 5:.1f}">{run.e2e_s * 1e3:,.0f} ms</text>']
 
 
 def _axis(span_ms: float, scale: float, y: float) -> list[str]:
@@ -120,34 +108,29 @@ def _axis(span_ms: float, scale: float, y: float) -> list[str]:
     return out
 
 
-def _band(height: float) -> str:
-    """The band over the current step, at the axis' start: the script moves it."""
-    return (f'<rect id="tl-band" class="tl-band" x="{LEFT - 1:.2f}" y="{TOP - 8:.0f}" '
-            f'width="3.00" height="{height:.1f}"/>')
-
-
 def legend_html(anatomy: bool) -> str:
     """What the colours mean, as HTML swatches beside the SVG."""
     kinds = [(KIND_STYLE[k]["color"], k) for k in (PREFILL, VERIFY, DECODE)]
     parts = [(color, label) for label, _, color, _ in GROUPS] + [(OTHER_COLOR, OTHER_LABEL)]
     items = [("step kind", kinds)] + ([("part of the step (band under each bar)", parts)]
                                       if anatomy else [])
-    rows = []
-    for head, entries in items:
-        swatches = "".join(f'<span class="sw"><svg width="12" height="12" aria-hidden="true">'
-                           f'<rect width="12" height="12" fill="{color}"/></svg> '
-                           f"{html.escape(label)}</span>" for color, label in entries)
-        rows.append(f'<p class="tl-legend"><b>{html.escape(head)}:</b> {swatches}</p>')
-    return "".join(rows)
+    return "".join(
+        f'<p class="tl-legend"><b>{html.escape(head)}:</b> '
+        + "".join(f'<span class="sw"><svg width="12" height="12" aria-hidden="true">'
+                  f'<rect width="12" height="12" fill="{color}"/></svg> '
+                  f"{html.escape(label)}</span>" for color, label in entries) + "</p>"
+        for head, entries in items)
 
 
 def timeline_svg(spec: RunTrace, baseline: RunTrace | None = None) -> str:
     """Both runs' engine steps as inline SVG; with a step anatomy, each step's parts under it."""
-    lanes = _lanes(spec, baseline)
+    lanes = [("speculative", spec)] + ([("baseline", baseline)] if baseline is not None else [])
     span_ms = max((run.e2e_s * 1e3 for _, run in lanes), default=0.0) or 1.0
     scale = (WIDTH - LEFT - RIGHT) / span_ms
     height = TOP + LANE_H * len(lanes) + AXIS_H
-    body = [_band(LANE_H * len(lanes))]
+    # the band over the current step, at the axis' start: the script moves it
+    body = [f'<rect id="tl-band" class="tl-band" x="{LEFT - 1:.2f}" y="{TOP - 8:.0f}" '
+            f'width="3.00" height="{LANE_H * len(lanes):.1f}"/>']
     for row, (name, run) in enumerate(lanes):
         body.extend(_lane(name, run, row, scale))
     body.extend(_axis(span_ms, scale, TOP + LANE_H * len(lanes)))

@@ -12,6 +12,8 @@ from space.observe.livestats import Snapshot
 
 ENGINE_COLOR = {"baseline": "#0072B2", "speculative": "#D55E00"}  # Okabe-Ito
 ENGINE_DASH = {"baseline": "dot", "speculative": "solid"}         # apart without colour
+JOB_NAMES = {"compare": "comparisons", "trace": "traced runs", "sweep": "sweeps",
+             "tipping": "tipping curves", "traffic": "traffic runs"}
 GiB = float(1 << 30)
 
 
@@ -60,21 +62,6 @@ def live_figure(snap: Snapshot) -> go.Figure:
     return fig
 
 
-JOB_NAMES = {"compare": "comparisons", "trace": "traced runs", "sweep": "sweeps",
-             "tipping": "tipping curves", "traffic": "traffic runs"}
-
-
-def jobs_line(snap: Snapshot) -> str:
-    """'jobs ended: 2 comparisons, 1 tipping curves; the last (tipping curves) 4 s ago'."""
-    if not snap.jobs:
-        return ""
-    counts = Counter(j.kind for j in snap.jobs)
-    last = snap.jobs[-1]
-    said = ", ".join(f"{n} {JOB_NAMES[k]}" for k, n in counts.items())
-    return (f'<li data-jobs="{len(snap.jobs)}">jobs ended: {said}; the last '
-            f"({JOB_NAMES[last.kind]}) {max(0.0, -_ago(last.t_s, snap)):.0f} s ago</li>")
-
-
 def live_summary_html(snap: Snapshot) -> str:
     """One line per engine's latest figures, the jobs that ended, and the device's memory."""
     parts = []
@@ -97,8 +84,14 @@ def live_summary_html(snap: Snapshot) -> str:
                   "memory (both engines' weights and KV caches)")
     else:
         device = "no GPU reading"
+    jobs = ""
+    if snap.jobs:  # 'jobs ended: 2 comparisons, 1 tipping curves; the last (tipping curves) 4 s ago'
+        said = ", ".join(f"{n} {JOB_NAMES[k]}" for k, n in Counter(j.kind for j in snap.jobs).items())
+        job = snap.jobs[-1]
+        jobs = (f'<li data-jobs="{len(snap.jobs)}">jobs ended: {said}; the last '
+                f"({JOB_NAMES[job.kind]}) {max(0.0, -_ago(job.t_s, snap)):.0f} s ago</li>")
     state = ("a measured run is going: this view refreshes at most every 5 s, from a cached "
              "reading" if snap.busy else "idle: refreshing every 2 s")
     return (f'<div class="speclens-live" data-busy="{str(snap.busy).lower()}">'
-            f"<ul>{''.join(parts)}{jobs_line(snap)}<li>{device}</li></ul>"
+            f"<ul>{''.join(parts)}{jobs}<li>{device}</li></ul>"
             f"<small>{state}</small></div>")

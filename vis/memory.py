@@ -41,9 +41,7 @@ def engine_segments(e: EngineMemory) -> list[Segment]:
     """Stacked bottom to top: weights by role, then the KV pool (used, unused)."""
     segs = [(f"{role} weights", int(e.weights_bytes[role])) for role in _weights_order(e)]
     used = min(e.kv_cache_used_bytes, e.kv_cache_reserved_bytes)
-    segs.append(("KV cache used", used))
-    segs.append(("KV cache reserved, unused", e.kv_cache_reserved_bytes - used))
-    return segs
+    return segs + [("KV cache used", used), ("KV cache reserved, unused", e.kv_cache_reserved_bytes - used)]
 
 
 def device_segments(gpu: GpuMemory | None, system: SystemMemory | None,
@@ -55,13 +53,11 @@ def device_segments(gpu: GpuMemory | None, system: SystemMemory | None,
                  ("GPU free", gpu.free_bytes)])
     if system is None and process_rss is None:
         return None
-    segs: list[Segment] = []
     rss = process_rss or 0
-    if process_rss is not None:
-        segs.append(("process RSS", rss))
+    segs: list[Segment] = [("process RSS", rss)] if process_rss is not None else []
     if system is not None:
-        segs.append(("host used, other processes", max(0, system.used_bytes - rss)))
-        segs.append(("host available", system.available_bytes))
+        segs += [("host used, other processes", max(0, system.used_bytes - rss)),
+                 ("host available", system.available_bytes)]
     return "host (CPU)", segs
 
 
@@ -93,19 +89,12 @@ def memory_figure(engines: list[EngineMemory], gpu: GpuMemory | None,
     return fig
 
 
-def _pair(engines: list[EngineMemory]) -> tuple[EngineMemory, EngineMemory] | None:
-    by_label = {e.label: e for e in engines}
-    if "baseline" in by_label and "speculative" in by_label:
-        return by_label["baseline"], by_label["speculative"]
-    return None
-
-
 def tax_sentence(engines: list[EngineMemory]) -> str:
     """One sentence on the draft's KV tax, in tokens (plain text)."""
-    pair = _pair(engines)
-    if pair is None:
+    by_label = {e.label: e for e in engines}
+    if "baseline" not in by_label or "speculative" not in by_label:
         return "KV tax: needs both a baseline and a speculative engine."
-    base, spec = pair
+    base, spec = by_label["baseline"], by_label["speculative"]
     if base.kv_cache_capacity_tokens <= 0 or spec.kv_cache_capacity_tokens <= 0:
         return "KV tax: unknown until both engines report their KV cache."
     tax = kv_tax_tokens(base, spec)
@@ -118,14 +107,10 @@ def tax_sentence(engines: list[EngineMemory]) -> str:
             f"{spec.block_size}): its weights and its layers' KV take that room.")
 
 
-def _weights_cell(e: EngineMemory) -> str:
-    parts = [f"{role} {fmt_bytes(e.weights_bytes[role])}" for role in _weights_order(e)]
-    return " + ".join(parts) if parts else "-"
-
-
 def _engine_row(e: EngineMemory) -> str:
     per_token = e.kv_bytes_per_token
-    cells = [e.label, _weights_cell(e), fmt_bytes(e.kv_cache_reserved_bytes),
+    weights = " + ".join(f"{role} {fmt_bytes(e.weights_bytes[role])}" for role in _weights_order(e))
+    cells = [e.label, weights or "-", fmt_bytes(e.kv_cache_reserved_bytes),
              f"{fmt_bytes(e.kv_cache_used_bytes)} ({100 * e.kv_cache_usage_ratio:.1f}%)",
              f"{e.kv_cache_capacity_tokens:,}",
              fmt_bytes(per_token) if per_token is not None else "-"]

@@ -1,9 +1,6 @@
-"""Visitor text (a replayed file, a prompt, a model's output) made safe for plotly.
-
-Plotly draws titles, names, annotations and hover labels from a subset of HTML, so
-visitor text there could add links or restyle a chart. It decodes ``&lt;``, ``&gt;``,
-``&amp;`` and numeric entities but not ``&quot;``, hence ``quote=False``.
-"""
+"""Visitor text made safe for plotly, which draws titles, names, annotations and hovers
+from a subset of HTML (links, styles): it decodes ``&lt;``, ``&gt;``, ``&amp;`` and
+numeric entities but not ``&quot;``, hence ``quote=False``."""
 from __future__ import annotations
 
 import html

@@ -23,7 +23,6 @@ from vis.explain import (
     top5_chart_html,
 )
 from vis.tokens import (
-    TokenEntry,
     draft_entries,
     merged_entries,
     step_entries,
@@ -53,34 +52,16 @@ def _tail(text: str, n: int) -> str:
     return text if len(text) <= n else "\u2026" + text[-n:]
 
 
-def _context_html(run: RunTrace, offset: int) -> str:
-    n = len(run.prompt_token_ids)
-    prompt = (f'<span class="ctx-prompt" title="prompt, {n} tokens (end shown)">'
-              f"{text_html(_tail(run.prompt, PROMPT_TAIL_CHARS))}</span>")
-    so_far = "".join(run.token_str(t) for t in run.output_token_ids[:offset])
-    output = f'<span class="ctx-output">{text_html(_tail(so_far, OUTPUT_TAIL_CHARS))}</span>'
-    # a break and a label keep a prompt ending in ``` apart from an answer starting with ```
-    turn = '\n<span class="tok-glyph" title="the model\'s answer starts here">\u2192 answer: </span>'
-    cursor = '<span class="tok-glyph" title="this step continues here">\u258c</span>'
-    return wrap(prompt + turn + output + cursor)
-
-
 def _drafts_html(run: RunTrace, step: StepRecord) -> str:
     if not step.num_draft_tokens:
         return wrap("<em>no drafts in this step</em>")
     spans = [token_span(run, e, note=hover_note(run, step, (e.draft_pos or 1) - 1))
              for e in draft_entries(step)]
     n = step.num_unreported_draft_tokens  # a server run's drafts without ids: one mark
-    if not n:
-        return wrap("".join(spans), "tok-chips")
     rejected = step.target_token_kind == CORRECTION  # else cut by max_tokens/EOS: unused
-    spans.append(unreported_span(step.index, n, REJECTED if rejected else UNUSED))
-    return wrap("".join(spans), "tok-chips") + (unreported_note_html() if rejected else "")
-
-
-def _emitted_html(run: RunTrace, entries: list[TokenEntry]) -> str:
-    spans = [token_span(run, e) for e in entries if e.status != REJECTED]
-    return wrap("".join(spans) or "<em>nothing emitted in this step</em>", "tok-chips")
+    if n:
+        spans.append(unreported_span(step.index, n, REJECTED if rejected else UNUSED))
+    return wrap("".join(spans), "tok-chips") + (unreported_note_html() if n and rejected else "")
 
 
 def _prefill_words(run: RunTrace, i: int) -> str:
@@ -96,10 +77,6 @@ def _prefill_words(run: RunTrace, i: int) -> str:
         return f"the target read the {n}-token prompt and produced its first token {first}."
     return (f"the target read the last {step.num_scheduled_tokens} tokens of the {n}-token "
             f"prompt ({chunk}) and produced its first token {first}.")
-
-
-def _discarded(run: RunTrace, ids: list[int]) -> str:
-    return f"{_qlist(run, ids)} {'is' if len(ids) == 1 else 'are'} discarded"
 
 
 def _proposed(run: RunTrace, step: StepRecord) -> str:
@@ -132,8 +109,8 @@ def _verify_words(run: RunTrace, step: StepRecord) -> str:
                            f"target wanted {target} instead, so the {rejected} discarded and "
                            f"{target} is emitted.")
         return head + (f"The target accepted {accepted}; at {token_repr(run, drafts[na])} "
-                       f"the target wanted {target} instead, so "
-                       f"{_discarded(run, drafts[na:])} and {target} is emitted.")
+                       f"the target wanted {target} instead, so {_qlist(run, drafts[na:])} "
+                       f"{'is' if len(drafts) - na == 1 else 'are'} discarded and {target} is emitted.")
     # Cut by max_tokens/EOS: only accepted drafts made it into the output.
     accepted = _qlist(run, emitted) if emitted else "nothing"
     reason = f" (finish reason: {run.finish_reason})" if run.finish_reason else ""
@@ -170,17 +147,25 @@ def describe_step(run: RunTrace, i: int) -> dict[str, object]:
     step = run.steps[i]
     offset = sum(len(s.emitted_token_ids) for s in run.steps[:i])
     unplaced = step.index in unplaced_steps(run)
+    emitted = merged_entries(step, offset) if unplaced else step_entries(step, offset)
+    so_far = "".join(run.token_str(t) for t in run.output_token_ids[:offset])
+    context = (f'<span class="ctx-prompt" title="prompt, {len(run.prompt_token_ids)} tokens (end '
+               f'shown)">{text_html(_tail(run.prompt, PROMPT_TAIL_CHARS))}</span>'
+               # a break and a label keep a prompt ending in ``` apart from an answer starting with ```
+               '\n<span class="tok-glyph" title="the model\'s answer starts here">\u2192 answer: </span>'
+               f'<span class="ctx-output">{text_html(_tail(so_far, OUTPUT_TAIL_CHARS))}</span>'
+               '<span class="tok-glyph" title="this step continues here">\u258c</span>')
     return {
         "step_index": step.index,
         "kind": step.kind,
         "output_offset": offset,
-        "context_html": _context_html(run, offset),
+        "context_html": wrap(context),
         "drafts_html": (wrap(f"<em>{int(step.num_draft_tokens)} drafts, "
                              f"{int(step.num_accepted_tokens)} accepted: "
                              f"{UNREPORTED_DRAFTS}</em>")
                         if unplaced and step.num_draft_tokens else _drafts_html(run, step)),
-        "emitted_html": _emitted_html(run, merged_entries(step, offset) if unplaced
-                                      else step_entries(step, offset)),
+        "emitted_html": wrap("".join(token_span(run, e) for e in emitted if e.status != REJECTED)
+                             or "<em>nothing emitted in this step</em>", "tok-chips"),
         "sentence": _merged_words(run, step) if unplaced else step_sentence(run, i),
         "why": explain_sentence(run, step),
         "top5_html": top5_chart_html(run, step) or no_target_view_html(run, step),

@@ -15,10 +15,8 @@ from vis.safe import plot_text
 class Axis(Protocol):
     @property
     def label(self) -> str: ...      # axis title
-
     @property
     def log_axis(self) -> bool: ...  # log scale
-
     @property
     def integer(self) -> bool: ...   # ticks at the swept values
 
@@ -26,20 +24,14 @@ class Axis(Protocol):
 class SweepPlot(Protocol):
     """What the figure reads from a ``space.runs.sweep.SweepResult``."""
 
-    @property
-    def variable(self) -> str: ...
-
-    @property
-    def table(self) -> pd.DataFrame: ...
-
-    @property
-    def crossover(self) -> float | None: ...
-
-    @property
-    def throughput_crossover(self) -> float | None: ...
+    variable: str
+    table: pd.DataFrame
+    crossover: float | None
+    throughput_crossover: float | None
 
     @property
     def axis(self) -> Axis: ...
+
 
 SPEEDUP_COLOR = "#0072B2"    # Okabe-Ito blue
 ACCEPT_COLOR = "#009E73"     # Okabe-Ito bluish green, the token view's "accepted"
@@ -48,29 +40,38 @@ BASELINE_COLOR = "#444444"
 THROUGHPUT_COLOR = "#CC79A7"  # Okabe-Ito reddish purple
 
 
-def _error_bars(table: pd.DataFrame) -> dict | None:
-    low, high = table["speedup_low"], table["speedup_high"]
-    if low.isna().all():
-        return None
-    return {"type": "data", "symmetric": False, "array": (high - table["speedup"]).tolist(),
-            "arrayminus": (table["speedup"] - low).tolist(), "color": SPEEDUP_COLOR,
-            "thickness": 1.5}
-
-
 def sweep_figure(result: SweepPlot, title: str | None = None) -> go.Figure:
     """Speedup (top) and acceptance (bottom); a concurrency sweep also draws the aggregate
     throughput speedup (all requests' tokens / the batch's wall time)."""
     variable, var = result.variable, result.axis
     table = result.table.sort_values("value")
-    xs = table["value"].tolist()
+    xs, speedups = table["value"].tolist(), table["speedup"].tolist()
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         row_heights=[0.62, 0.38],
                         subplot_titles=("speedup (baseline TPOT / speculative TPOT)",
                                         "acceptance rate (accepted / drafted)"))
-    _speedup_line(fig, table, variable, var.log_axis, result.crossover)
-    heights = table["speedup"].tolist() + table["speedup_high"].tolist()
+    low, high = table["speedup_low"], table["speedup_high"]
+    errors = None if low.isna().all() else {
+        "type": "data", "symmetric": False, "array": (high - table["speedup"]).tolist(),
+        "arrayminus": (table["speedup"] - low).tolist(), "color": SPEEDUP_COLOR, "thickness": 1.5}
+    _line(fig, table, "speedup", variable, var.log_axis, result.crossover, "crossover",
+          name="speedup (TPOT)", line={"color": SPEEDUP_COLOR, "width": 2.5}, marker={"size": 9},
+          error_y=errors, customdata=[plot_text(v) for v in table["verdict"].fillna("")],
+          hovertemplate=f"{variable} %{{x}}: %{{y:.2f}}x (%{{customdata}})<extra></extra>")
+    if result.crossover is None and speedups:
+        side = "above" if min(speedups) > 1.0 else "at or below" if max(speedups) <= 1.0 \
+            else "on both sides of"
+        fig.add_annotation(text=f"no crossover: TPOT speedup stays {side} 1 over this range",
+                           x=0.01, y=0.98, xref="x domain", yref="y domain", xanchor="left",
+                           yanchor="top", showarrow=False, font={"color": BASELINE_COLOR})
+    heights = speedups + high.tolist()
     if variable == "concurrency":
-        _throughput_line(fig, table, variable, var.log_axis, result.throughput_crossover)
+        _line(fig, table, "throughput_speedup", variable, var.log_axis, result.throughput_crossover,
+              "throughput crossover", name="throughput speedup (batch)",
+              line={"color": THROUGHPUT_COLOR, "width": 2, "dash": "dot"},
+              marker={"size": 8, "symbol": "diamond"},
+              hovertemplate=(f"{variable} %{{x}}: aggregate tokens/s %{{y:.2f}}x of baseline"
+                             "<extra></extra>"))
         heights += table["throughput_speedup"].tolist()
     fig.add_hline(y=1.0, line={"dash": "dash", "color": BASELINE_COLOR, "width": 1.5},
                   annotation_text="baseline (1x)", annotation_position="bottom right",
@@ -94,51 +95,22 @@ def sweep_figure(result: SweepPlot, title: str | None = None) -> go.Figure:
     return fig
 
 
-def _speedup_line(fig: go.Figure, table: pd.DataFrame, variable: str, log_axis: bool,
-                  cross: float | None) -> None:
-    xs, speedups = table["value"].tolist(), table["speedup"].tolist()
+def _line(fig: go.Figure, table: pd.DataFrame, column: str, variable: str, log_axis: bool,
+          cross: float | None, label: str, **trace: object) -> None:
+    """A speedup line on the top plot and, marked ``label``, where it crosses 1."""
+    fig.add_trace(go.Scatter(x=table["value"].tolist(), y=table[column].tolist(),
+                             mode="lines+markers", **trace), row=1, col=1)
+    if cross is None:
+        return
+    fig.add_vline(x=cross, line={"dash": "dot", "color": CROSS_COLOR, "width": 2})
     fig.add_trace(go.Scatter(
-        x=xs, y=speedups, mode="lines+markers", name="speedup (TPOT)",
-        line={"color": SPEEDUP_COLOR, "width": 2.5}, marker={"size": 9},
-        error_y=_error_bars(table),
-        customdata=[plot_text(v) for v in table["verdict"].fillna("")],
-        hovertemplate=f"{variable} %{{x}}: %{{y:.2f}}x (%{{customdata}})<extra></extra>",
-    ), row=1, col=1)
-    if cross is not None:
-        _mark_crossover(fig, cross, variable, log_axis, "crossover")
-    elif speedups:
-        side = "above" if min(speedups) > 1.0 else "at or below" if max(speedups) <= 1.0 \
-            else "on both sides of"
-        fig.add_annotation(text=f"no crossover: TPOT speedup stays {side} 1 over this range",
-                           x=0.01, y=0.98, xref="x domain", yref="y domain", xanchor="left",
-                           yanchor="top", showarrow=False, font={"color": BASELINE_COLOR})
-
-
-def _throughput_line(fig: go.Figure, table: pd.DataFrame, variable: str,
-                     log_axis: bool, cross: float | None) -> None:
-    xs, ys = table["value"].tolist(), table["throughput_speedup"].tolist()
-    fig.add_trace(go.Scatter(
-        x=xs, y=ys, mode="lines+markers", name="throughput speedup (batch)",
-        line={"color": THROUGHPUT_COLOR, "width": 2, "dash": "dot"},
-        marker={"size": 8, "symbol": "diamond"},
-        hovertemplate=(f"{variable} %{{x}}: aggregate tokens/s %{{y:.2f}}x of baseline"
-                       "<extra></extra>"),
-    ), row=1, col=1)
-    if cross is not None:
-        _mark_crossover(fig, cross, variable, log_axis, "throughput crossover")
-
-
-def _mark_crossover(fig: go.Figure, x: float, variable: str, log_axis: bool,
-                    label: str) -> None:
-    fig.add_vline(x=x, line={"dash": "dot", "color": CROSS_COLOR, "width": 2})
-    fig.add_trace(go.Scatter(
-        x=[x], y=[1.0], mode="markers", name=label, showlegend=False,
+        x=[cross], y=[1.0], mode="markers", name=label, showlegend=False,
         marker={"symbol": "x", "size": 14, "color": CROSS_COLOR, "line": {"width": 2}},
-        hovertemplate=f"{label}: speedup = 1 at {variable} \u2248 {x:.3g}<extra></extra>",
+        hovertemplate=f"{label}: speedup = 1 at {variable} \u2248 {cross:.3g}<extra></extra>",
     ), row=1, col=1)
     # plotly places annotations on a log axis by log10 of the value (shapes and traces not)
-    fig.add_annotation(x=math.log10(x) if log_axis else x, y=1.0,
-                       text=f"{label} \u2248 {x:.3g}", showarrow=True, arrowhead=0,
+    fig.add_annotation(x=math.log10(cross) if log_axis else cross, y=1.0,
+                       text=f"{label} \u2248 {cross:.3g}", showarrow=True, arrowhead=0,
                        ax=60, ay=-40, xanchor="left", font={"color": CROSS_COLOR},
                        row=1, col=1)
 

@@ -8,6 +8,7 @@ from space.records import hooks
 from space.records.run import SERVER, RunConfig
 from space.records.trace import CompareRecord, RunTrace, busy_server_sentence, other_requests
 from space.records.verdict import Checklist
+from vis.compare import METRICS
 
 
 def na(value: float | None, spec: str) -> str:
@@ -20,49 +21,37 @@ def describe_run(r: RunTrace) -> str:
     acceptance = (f"acceptance {na(r.acceptance_rate, '.1%')}, "
                   f"mean acceptance length {na(r.mean_acceptance_length, '.2f')}")
     return (f"{r.text}\n---\n{config_words(r)}\n{len(r.output_token_ids)} tokens, {len(r.steps)} steps, "
-            f"{timing}, {acceptance}{describe_explanation(r)}{describe_missing_hooks(r.config)}")
+            f"{timing}, {acceptance}{_notes(r)}")
 
 
-def describe_missing_hooks(config: RunConfig) -> str:
-    """One line per tracing hook that did not attach, saying what the run lacks for it."""
-    return "".join(f"\nmissing: {line}" for line in hooks.missing_lines(config))
-
-
-def describe_explanation(r: RunTrace) -> str:
-    """'; explained: 23 verified drafts scored in 0.31 s (after timing)', or ''."""
-    if r.explanation is None:
-        return ""
-    n = sum(len(s.target_views) for s in r.steps)
-    return (f"; explained: {n} verified drafts scored in {r.explanation.score_s:.2f} s "
-            "(after timing)")
+def _notes(r: RunTrace) -> str:
+    """'; explained: 23 verified drafts scored in 0.31 s (after timing)' when explained, then
+    a line per tracing hook that did not attach, saying what the run lacks for it."""
+    explained = "" if r.explanation is None else (
+        f"; explained: {sum(len(s.target_views) for s in r.steps)} verified drafts scored in "
+        f"{r.explanation.score_s:.2f} s (after timing)")
+    return explained + "".join(f"\nmissing: {line}" for line in hooks.missing_lines(r.config))
 
 
 def describe_compare(c: CompareRecord) -> str:
-    rows = [("", "baseline", "speculative")]
     head = config_words(c.speculative)
-    for label, key, scale, fmt in (("TTFT ms", "ttft_s", 1e3, "{:.1f}"),
-                                   ("TPOT ms", "tpot_s", 1e3, "{:.2f}"),
-                                   ("tokens/s", "tokens_per_s", 1, "{:.1f}"),
-                                   ("end-to-end ms", "e2e_s", 1e3, "{:.0f}")):
-        b, s = getattr(c.baseline, key) * scale, getattr(c.speculative, key) * scale
-        rows.append((label, fmt.format(b), fmt.format(s)))
-    rows.append(("output tokens", str(len(c.baseline.output_token_ids)),
-                 str(len(c.speculative.output_token_ids))))
+    formats = ("{:.1f}", "{:.2f}", "{:.1f}", "{:.0f}", "{:.0f}")  # per METRICS
+    rows = [("", "baseline", "speculative")] + [
+        (label, fmt.format(read(c.baseline)), fmt.format(read(c.speculative)))
+        for (label, read), fmt in zip(METRICS, formats, strict=True)]
     table = "\n".join(f"{a:<15}{b:>12}{d:>14}" for a, b, d in rows)
     same = "identical" if c.outputs_identical else \
         f"differ from output token {c.first_divergence}"
     return (f"{head}\n{table}\nspeedup (TPOT) {c.speedup:.2f}x, end-to-end {c.e2e_speedup:.2f}x; "
             f"outputs {same}; acceptance {na(c.speculative.acceptance_rate, '.1%')}"
-            f"{describe_explanation(c.speculative)}{describe_missing_hooks(c.speculative.config)}")
+            f"{_notes(c.speculative)}")
 
 
 def describe_checklist(checklist: Checklist) -> str:
     marks = {True: "pass", False: "FAIL", None: "  - "}
-    lines = [f"verdict: {checklist.verdict}"]
-    for c in checklist.checks:
-        star = " *" if c.decisive else ""
-        lines.append(f"  [{marks[c.passed]}] {c.name}{star}: {c.detail}")
-    return "\n".join(lines)
+    return "\n".join([f"verdict: {checklist.verdict}"]
+                     + [f"  [{marks[c.passed]}] {c.name}{' *' if c.decisive else ''}: {c.detail}"
+                        for c in checklist.checks])
 
 
 def describe_workload(r: Any) -> str:
@@ -91,24 +80,18 @@ def config_words(run: RunTrace) -> str:
     method = c.method or "baseline"
     draft = f", draft {c.draft_model}" if c.draft_model else ""
     model = Path(c.model_path or c.model or "?").name
-    # a server does not report its device (source_words says where the run went)
+    # a server does not report its device (``source`` says where the run went)
     device = f" ({c.device})" if c.device and c.source != SERVER else ""
     dtype = dtype_words(c)
+    source = ""
+    if c.source == SERVER:  # ', through a vLLM 0.32.0 server (declared method and k; step split exact)'
+        split, busy = run.step_split, other_requests(run)
+        how = "" if split is None else "; step split exact" if split.exact else \
+            f"; step split not exact: {split.note}"
+        source = (f", through a vLLM {c.vllm_version or '?'} server (declared method and k{how})"
+                  + (f"; {busy_server_sentence(busy)}" if busy else ""))
     return (f"{method}{f', k={c.k}' if c.k else ''}{draft}, on {model}{device}"
-            f"{f', {dtype}' if dtype else ''}{source_words(run)}")
-
-
-def source_words(run: RunTrace) -> str:
-    """', through a vLLM 0.32.0 server (declared method and k; step split exact)', or ''."""
-    if run.config.source != SERVER:
-        return ""
-    version = run.config.vllm_version or "?"
-    split = run.step_split
-    how = "" if split is None else "; step split exact" if split.exact else \
-        f"; step split not exact: {split.note}"
-    busy = other_requests(run)
-    return (f", through a vLLM {version} server (declared method and k{how})"
-            + (f"; {busy_server_sentence(busy)}" if busy else ""))
+            f"{f', {dtype}' if dtype else ''}{source}")
 
 
 def dtype_words(config: RunConfig) -> str:

@@ -7,12 +7,9 @@ import plotly.graph_objects as go
 
 from space.records.anatomy import BEFORE_ANATOMY
 from space.records.trace import DECODE, MERGED, PREFILL, VERIFY, RunTrace, StepRecord, chunk_groups
-from vis.anatomy import anatomy_bars, has_anatomy
+from vis.anatomy import Columns, anatomy_bars, h_bars, has_anatomy, put
 from vis.safe import plot_text
 from vis.server_notes import STEP_ANATOMY, from_server, plot_lines
-
-SPEC_LANE = "speculative"
-BASE_LANE = "baseline"
 
 # Okabe-Ito colours plus a pattern, apart without colour too
 KIND_STYLE = {
@@ -28,6 +25,7 @@ FINISH_COLOR = "#444444"
 CACHED_TEXT = "cached prefill"  # written on a prefill bar shortened by the prefix cache
 CURRENT_COLOR = "#0072B2"  # the step the step-through shows (the token view's outline)
 CURRENT_NAME = "current-step"
+EDGE = {"width": 0.5, "color": "white"}  # a thin white edge keeps consecutive steps of one kind apart
 
 HOVER = ("<b>%{y}</b> step %{customdata[0]} (%{customdata[1]})<br>"
          "start %{customdata[2]:.2f} ms, duration %{customdata[3]:.2f} ms<br>"
@@ -60,35 +58,30 @@ def step_label(run: RunTrace, step: StepRecord) -> str:
     return f"{step.kind} ({'; '.join(notes)})" if notes else step.kind
 
 
+def _add(columns: Columns, lane: str, run: RunTrace, group: list[StepRecord], label: str) -> None:
+    """A bar over the window of the group's first step (a merged chunk's is the chunk's),
+    its hover figures summed over the group."""
+    start, dur = _ms(run, group[0].start_s), group[0].duration_s * 1e3
+    put(columns, lane, start, dur, [int(group[0].index), plot_text(label), start, dur,
+                                    sum(s.num_scheduled_tokens for s in group),
+                                    sum(s.num_draft_tokens for s in group),
+                                    sum(s.num_accepted_tokens for s in group),
+                                    sum(len(s.emitted_token_ids) for s in group)])
+
+
 def _kind_bars(kind: str, lanes: list[tuple[str, RunTrace]]) -> go.Bar:
     """One trace per kind, bars for both lanes, so the legend has one entry per kind."""
-    rows, texts = [], []
+    columns: Columns = ([], [], [], [])
+    texts = []
     for lane, run in lanes:
         for s in run.steps:
-            if s.kind != kind or s.placement == MERGED:
-                continue
-            start, dur = _ms(run, s.start_s), s.duration_s * 1e3
-            label = step_label(run, s)
-            texts.append(CACHED_TEXT if "prefix cache" in label else "")
-            rows.append((lane, start, dur, [int(s.index), plot_text(label), start, dur,
-                                            s.num_scheduled_tokens, s.num_draft_tokens,
-                                            s.num_accepted_tokens, len(s.emitted_token_ids)]))
-    return _bars(plot_text(kind), KIND_STYLE.get(kind, OTHER_STYLE), rows,
-                 text=np.array(texts, dtype=object), textposition="inside", insidetextanchor="start")
-
-
-def _bars(name: str, style: dict[str, str], rows: list[tuple[str, float, float, list]],
-          **text: object) -> go.Bar:
-    """Bars from (lane, start ms, duration ms, hover data) rows. numpy arrays: plotly checks
-    a list element by element (a 20,000-step replay's timeline: 0.7 s with lists, 0.25 s)."""
-    ys, bases, widths, custom = zip(*rows, strict=True)
-    return go.Bar(
-        orientation="h", y=np.array(ys, dtype=object), x=np.array(widths, dtype=float),
-        base=np.array(bases, dtype=float), name=name,
-        customdata=np.array(custom, dtype=object), hovertemplate=HOVER,
-        # a thin white edge keeps consecutive steps of one kind apart
-        marker={"color": style["color"], "line": {"width": 0.5, "color": "white"},
-                "pattern": {"shape": style["pattern"]}}, **text)
+            if s.kind == kind and s.placement != MERGED:
+                label = step_label(run, s)
+                texts.append(CACHED_TEXT if "prefix cache" in label else "")
+                _add(columns, lane, run, [s], label)
+    style = KIND_STYLE.get(kind, OTHER_STYLE)
+    return h_bars(plot_text(kind), style["color"], style["pattern"], columns, HOVER, EDGE,
+                  text=np.array(texts, dtype=object), textposition="inside", insidetextanchor="start")
 
 
 def merged_label(group: list[StepRecord]) -> str:
@@ -100,18 +93,13 @@ def merged_label(group: list[StepRecord]) -> str:
 
 def _merged_bars(lanes: list[tuple[str, RunTrace]]) -> list[go.Bar]:
     """One bar per merged chunk (``chunk_groups``), over the chunk's window."""
-    rows = []
+    columns: Columns = ([], [], [], [])
     for lane, run in lanes:
         for g in chunk_groups(run.steps):
-            if g[0].placement != MERGED:
-                continue
-            start, dur = _ms(run, g[0].start_s), g[0].duration_s * 1e3
-            rows.append((lane, start, dur, [int(g[0].index), plot_text(merged_label(g)), start, dur,
-                                            sum(s.num_scheduled_tokens for s in g),
-                                            sum(s.num_draft_tokens for s in g),
-                                            sum(s.num_accepted_tokens for s in g),
-                                            sum(len(s.emitted_token_ids) for s in g)]))
-    return [_bars(MERGED_NAME, MERGED_STYLE, rows)] if rows else []
+            if g[0].placement == MERGED:
+                _add(columns, lane, run, g, merged_label(g))
+    style = MERGED_STYLE
+    return [h_bars(MERGED_NAME, style["color"], style["pattern"], columns, HOVER, EDGE)] if columns[0] else []
 
 
 def _finish_marks(fig: go.Figure, lanes: list[tuple[str, RunTrace]]) -> None:
@@ -141,15 +129,20 @@ def _title(spec: RunTrace, baseline: RunTrace | None) -> str:
             f"{b_ms:,.0f} ms ({len(baseline.steps)} steps): {verdict}{ratio}")
 
 
-def _mark_current(fig: go.Figure, run: RunTrace, step_index: int) -> None:
-    """A band over the speculative step the step-through shows."""
-    step = next((s for s in run.steps if s.index == step_index), None)
-    if step is None:
-        return
-    x0, x1 = _ms(run, step.start_s), _ms(run, step.end_s)
-    fig.add_vrect(x0=x0, x1=x1, name=CURRENT_NAME, fillcolor=CURRENT_COLOR, opacity=0.25,
-                  line={"color": CURRENT_COLOR, "width": 2}, layer="above",
-                  annotation_text=f"step {step_index}", annotation_position="top left")
+def lay_out(fig: go.Figure, lanes: list[tuple[str, RunTrace]], title: str, note: str = "",
+            legend: str = "step kind") -> go.Figure:
+    """Lanes top to bottom on one ms axis; each line of ``note`` under the title adds 20 px."""
+    lines = note.count("<br>")
+    fig.update_layout(
+        title={"text": title + note}, barmode="overlay", bargap=0.35,
+        height=170 + 80 * len(lanes) + 20 * lines,
+        margin={"l": 10, "r": 10, "t": 60 + 20 * lines, "b": 40}, legend={"title": {"text": legend}},
+        xaxis={"title": {"text": "time since arrival (ms)"},
+               "range": [0, 1.12 * max(run.e2e_s * 1e3 for _, run in lanes) or 1.0]},
+        # plotly draws the first category at the bottom
+        yaxis={"categoryorder": "array", "categoryarray": [lane for lane, _ in reversed(lanes)]},
+    )
+    return fig
 
 
 def timeline_figure(spec: RunTrace, baseline: RunTrace | None = None,
@@ -157,29 +150,23 @@ def timeline_figure(spec: RunTrace, baseline: RunTrace | None = None,
     """One bar per engine step, in ms since each run's arrival; ``current_step`` (a
     speculative ``StepRecord.index``) banded; ``anatomy``: each step as its timed parts
     (a run without them says so in the title and keeps one bar per step)."""
-    lanes = [(SPEC_LANE, spec)] + ([(BASE_LANE, baseline)] if baseline is not None else [])
+    lanes = [("speculative", spec)] + ([("baseline", baseline)] if baseline is not None else [])
     timed = any(has_anatomy(run) for _, run in lanes)
     wants_anatomy, anatomy = anatomy, anatomy and timed
     bars = anatomy_bars(lanes, _ms) if anatomy else (
         [_kind_bars(k, lanes) for k in _kinds(lanes)] + _merged_bars(lanes))
     fig = go.Figure(bars)
     _finish_marks(fig, lanes)
-    if current_step is not None:
-        _mark_current(fig, spec, current_step)
-    order = [lane for lane, _ in reversed(lanes)]  # plotly draws the first category at the bottom
+    current = next((s for s in spec.steps if s.index == current_step), None)
+    if current is not None:  # a band over the speculative step the step-through shows
+        fig.add_vrect(x0=_ms(spec, current.start_s), x1=_ms(spec, current.end_s), name=CURRENT_NAME,
+                      fillcolor=CURRENT_COLOR, opacity=0.25, line={"color": CURRENT_COLOR, "width": 2},
+                      layer="above", annotation_text=f"step {current_step}",
+                      annotation_position="top left")
     cached = [f"{lane} {run.num_cached_tokens}" for lane, run in lanes if run.num_cached_tokens]
     note = f"<br>prompt tokens from the prefix cache: {', '.join(cached)}" if cached else ""
     if wants_anatomy and not timed:
         note += (f"<br>{plot_lines(STEP_ANATOMY)}" if from_server(spec)
                  else f"<br>step anatomy: {BEFORE_ANATOMY}")
-    fig.update_layout(
-        title={"text": _title(spec, baseline) + note},
-        barmode="overlay", bargap=0.35,
-        height=170 + 80 * len(lanes) + 20 * note.count("<br>"),  # 20 px a line of note
-        margin={"l": 10, "r": 10, "t": 60 + 20 * note.count("<br>"), "b": 40},
-        legend={"title": {"text": "part of the step" if anatomy else "step kind"}},
-        xaxis={"title": {"text": "time since arrival (ms)"},
-               "range": [0, 1.12 * max(run.e2e_s * 1e3 for _, run in lanes) or 1.0]},
-        yaxis={"categoryorder": "array", "categoryarray": order},
-    )
-    return fig
+    return lay_out(fig, lanes, _title(spec, baseline), note,
+                   "part of the step" if anatomy else "step kind")

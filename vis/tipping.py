@@ -44,8 +44,13 @@ def tipping_figure(curve: TippingCurve, axis: str = "length",
         _break_even(fig, curve, c, axis, color, i, compact)
     fig.add_hline(y=1.0, line={"dash": "dash", "color": BASELINE_COLOR, "width": 1.5},
                   annotation_text="baseline (1x)", annotation_position="top left")
-    if workload_acceptance is not None:
-        _workload_marker(fig, workload_acceptance, workload_concurrency, axis)
+    if (x := workload_acceptance) is not None:
+        value = f"{x:.0%}" if axis == "rate" else f"{x:.2f}"
+        where = f" at concurrency {workload_concurrency}" if workload_concurrency else ""
+        fig.add_vline(x=x, line={"color": WORKLOAD_COLOR, "width": 2, "dash": "solid"})
+        fig.add_annotation(x=x, y=1.0, yref="paper", text=f"this workload: {value}{where}",
+                           showarrow=False, xanchor="left", yanchor="top", xshift=4,
+                           font={"color": WORKLOAD_COLOR}, bgcolor="rgba(255,255,255,0.85)")
     lo, hi = (1.0, curve.k + 1.0) if axis == "length" else (0.0, 1.0)
     pad = (hi - lo) * 0.03
     fig.update_xaxes(title={"text": AXES[axis]}, range=[lo - pad, hi + pad],
@@ -116,15 +121,6 @@ def _break_even(fig, curve, c, axis, color, i: int, compact: bool) -> None:
                        ay=-40 - 28 * i, xanchor="left", font={"color": color,
                                                              "size": 11 if compact else 12},
                        bgcolor="rgba(255,255,255,0.85)")
-
-
-def _workload_marker(fig, x: float, concurrency: int | None, axis: str) -> None:
-    value = f"{x:.0%}" if axis == "rate" else f"{x:.2f}"
-    where = f" at concurrency {concurrency}" if concurrency else ""
-    fig.add_vline(x=x, line={"color": WORKLOAD_COLOR, "width": 2, "dash": "solid"})
-    fig.add_annotation(x=x, y=1.0, yref="paper", text=f"this workload: {value}{where}",
-                       showarrow=False, xanchor="left", yanchor="top", xshift=4,
-                       font={"color": WORKLOAD_COLOR}, bgcolor="rgba(255,255,255,0.85)")
 
 
 def anatomy_html(curve: TippingCurve) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from pathlib import Path
 
 from space.records.trace import (
     ACCEPTED,
@@ -44,34 +45,7 @@ CONTAINER_CLASS = "speclens-tokens"
 
 # Scoped under the container class; Okabe-Ito colours, translucent tints so the text
 # colour stays inherited in light and dark themes.
-TOKEN_CSS = """
-.speclens-tokens{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
-  font-size:14px;line-height:1.9}
-.speclens-tokens .tok-body{white-space:pre-wrap;overflow-wrap:anywhere}
-.speclens-tokens .tok{border-radius:3px;padding:0 1px;
-  -webkit-box-decoration-break:clone;box-decoration-break:clone}
-.speclens-tokens .tok-prefill{border:2px solid #E69F00}
-.speclens-tokens .tok-accepted{background:rgba(0,158,115,.30)}
-.speclens-tokens .tok-rejected{color:#D55E00;background:rgba(213,94,0,.08);
-  text-decoration-line:line-through;text-decoration-thickness:2px}
-.speclens-tokens .tok-correction{text-decoration-line:underline;
-  text-decoration-color:#0072B2;text-decoration-thickness:3px;text-underline-offset:3px}
-.speclens-tokens .tok-bonus{border:2px dotted #CC79A7}
-.speclens-tokens .tok-bonus::after{content:"+";vertical-align:super;font-size:70%;
-  font-weight:bold;color:#CC79A7}
-.speclens-tokens .tok-unused{opacity:.5;border:1px dashed currentColor}
-.speclens-tokens .tok-merged{border-bottom:2px dashed #999999}
-.speclens-tokens .tok-diverge,.speclens-tokens .tok-end{outline:3px double #D55E00;
-  outline-offset:1px}
-.speclens-tokens .tok-glyph{opacity:.55;user-select:none}
-.speclens-tokens .tok-chips .tok{margin-right:.4em}
-.speclens-tokens .tok-legend{display:flex;flex-wrap:wrap;gap:.3em 1.2em;
-  margin-bottom:.6em;font-size:90%}
-.speclens-tokens .tok-note{margin:0 0 .6em;font-size:90%}
-.speclens-tokens .ctx-prompt{opacity:.6}
-.speclens-tokens .tok-current{outline:2px solid #0072B2;outline-offset:1px}
-.speclens-tokens [data-step]{cursor:pointer}
-"""
+TOKEN_CSS = (Path(__file__).parent / "assets" / "tokens.css").read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -86,12 +60,6 @@ class TokenEntry:
     output_index: int | None   # index in run.output_token_ids; None for rejected drafts
 
 
-def _target_status(step: StepRecord) -> str:
-    """The target's own token's status: the trace's word, else the engine's rule (a file
-    may leave it out); a verify step without drafts shows as decode."""
-    return step.target_token_kind or step.own_token_kind() or DECODE
-
-
 def draft_entries(step: StepRecord) -> list[TokenEntry]:
     """Every draft of the step with its fate (``StepRecord.draft_fates``)."""
     k = step.num_draft_tokens
@@ -104,21 +72,21 @@ def step_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
     step cut by max_tokens/EOS emits accepted drafts only), the rejected drafts just
     before the correction, only when there is one. E.g. drafts [a, b, c, d], 1
     accepted, emitted [a, X] -> accepted a, rejected b, c, d, correction X."""
-    emitted = step.emitted_token_ids
     if step.kind != VERIFY:
-        status = PREFILL if step.kind == PREFILL else DECODE
-        return [TokenEntry(status, t, step.index, None, 0, output_offset + j)
-                for j, t in enumerate(emitted)]
+        return merged_entries(step, output_offset, PREFILL if step.kind == PREFILL else DECODE)
     fates, k = step.draft_fates(), step.num_draft_tokens
     # rejected only where the trace says correction: never guessed on a cut step
     rejected = [e for e in draft_entries(step) if e.status == REJECTED]
+    # the target's own token: the trace's word, else the engine's rule (a file may leave
+    # it out); a verify step without drafts shows as decode
+    own = step.target_token_kind or step.own_token_kind() or DECODE
     out: list[TokenEntry] = []
-    for j, tid in enumerate(emitted):
+    for j, tid in enumerate(step.emitted_token_ids):
         if j < len(fates) and fates[j] == ACCEPTED:  # fates: one per draft id
             out.append(TokenEntry(ACCEPTED, tid, step.index, j + 1, k, output_offset + j))
             continue
         out.extend(rejected)
-        out.append(TokenEntry(_target_status(step), tid, step.index, None, k, output_offset + j))
+        out.append(TokenEntry(own, tid, step.index, None, k, output_offset + j))
     return out
 
 
@@ -127,9 +95,9 @@ def unplaced_steps(run: RunTrace) -> set[int]:
     return {s.index for g in chunk_groups(run.steps) if not tokens_certain(g) for s in g}
 
 
-def merged_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
-    """A step's tokens as MERGED: shown, not given a kind."""
-    return [TokenEntry(MERGED, t, step.index, None, 0, output_offset + j)
+def merged_entries(step: StepRecord, output_offset: int, status: str = MERGED) -> list[TokenEntry]:
+    """A step's tokens, all of one status (MERGED: shown, not given a kind)."""
+    return [TokenEntry(status, t, step.index, None, 0, output_offset + j)
             for j, t in enumerate(step.emitted_token_ids)]
 
 
@@ -168,8 +136,7 @@ def entry_title(run: RunTrace, e: TokenEntry, note: str | None = None) -> str:
         parts.append("arrived with other steps in one chunk")
     if e.output_index is not None:
         parts.append(f"output #{e.output_index}")
-    parts.append(f"id {e.token_id}")
-    parts.append(repr(run.token_str(e.token_id)))
+    parts += [f"id {e.token_id}", repr(run.token_str(e.token_id))]
     title = " \u00b7 ".join(parts)
     return f"{title}\n{note}" if note else title
 

@@ -31,17 +31,14 @@ Summary = Mapping[str, Any]  # TrafficResult.summary()
 
 def group_table(summary: Summary) -> pd.DataFrame:
     """One row per group, rounded for display (None where not measured)."""
-    rows = [{**g, "prediction_interval": _interval_text(g.get("prediction_interval"),
-                                                          g.get("prediction_prompts"))}
-            for g in summary["groups"]]
-    df = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
-    return df.round(3).astype(object).where(df.notna(), None).rename(columns=TABLE_COLUMNS)
+    rows = [{**g, "prediction_interval": f"{iv[0]:.2f}-{iv[1]:.2f}x ({g.get('prediction_prompts')} prompts)"
+             if (iv := g.get("prediction_interval")) else None} for g in summary["groups"]]
+    return _shown(pd.DataFrame(rows, columns=list(TABLE_COLUMNS))).rename(columns=TABLE_COLUMNS)
 
 
-def _interval_text(interval: Any, m: Any) -> str | None:
-    if not interval:
-        return None
-    return f"{interval[0]:.2f}-{interval[1]:.2f}x ({m} prompts)"
+def _shown(df: pd.DataFrame) -> pd.DataFrame:
+    """Rounded for display, None where not measured."""
+    return df.round(3).astype(object).where(df.notna(), None)
 
 
 def _errors(g: Mapping[str, Any]) -> tuple[float, float]:
@@ -55,8 +52,7 @@ def _errors(g: Mapping[str, Any]) -> tuple[float, float]:
 
 def prompt_table(summary: Summary) -> pd.DataFrame:
     """One row per measured prompt, rounded for display."""
-    df = pd.DataFrame(list(summary["prompts"]))
-    return df.round(3).astype(object).where(df.notna(), None)
+    return _shown(pd.DataFrame(list(summary["prompts"])))
 
 
 def traffic_figure(summary: Summary) -> go.Figure:
@@ -64,7 +60,17 @@ def traffic_figure(summary: Summary) -> go.Figure:
                         subplot_titles=("speedup per group (ratio of totals, 90 % CI)",
                                         "acceptance vs speedup, one point per prompt"))
     _group_bars(fig, summary["groups"])
-    _prompt_points(fig, summary["groups"], summary["prompts"])
+    for i, group in enumerate(g["group"] for g in summary["groups"]):  # a point per prompt
+        rows = [r for r in summary["prompts"] if r["group"] == group]
+        fig.add_trace(go.Scatter(
+            x=[r["acceptance_rate"] for r in rows], y=[r["speedup"] for r in rows],
+            mode="markers", name=plot_text(group),
+            marker={"size": 10, "color": PALETTE[i % len(PALETTE)],
+                    "line": {"width": 1, "color": "white"}},
+            customdata=[r["line"] for r in rows],
+            hovertemplate=(f"{plot_text(group)}, line %{{customdata}}: %{{x:.0%}} accepted, "
+                           "%{y:.2f}x<extra></extra>"),
+        ), row=1, col=2)
     for col in (1, 2):
         fig.add_hline(y=1.0, line={"dash": "dash", "color": BASELINE_COLOR, "width": 1.5},
                       row=1, col=col)
@@ -99,18 +105,3 @@ def _group_bars(fig: go.Figure, groups: list[Mapping[str, Any]]) -> None:
         hovertemplate=("%{x}: %{customdata[3]}, %{customdata[1]}; "
                        "%{customdata[2]:.0%} of output tokens<extra></extra>"),
     ), row=1, col=1)
-
-
-def _prompt_points(fig: go.Figure, groups: list[Mapping[str, Any]],
-                   prompts: list[Mapping[str, Any]]) -> None:
-    for i, group in enumerate(g["group"] for g in groups):
-        rows = [r for r in prompts if r["group"] == group]
-        fig.add_trace(go.Scatter(
-            x=[r["acceptance_rate"] for r in rows], y=[r["speedup"] for r in rows],
-            mode="markers", name=plot_text(group),
-            marker={"size": 10, "color": PALETTE[i % len(PALETTE)],
-                    "line": {"width": 1, "color": "white"}},
-            customdata=[r["line"] for r in rows],
-            hovertemplate=(f"{plot_text(group)}, line %{{customdata}}: %{{x:.0%}} accepted, "
-                           "%{y:.2f}x<extra></extra>"),
-        ), row=1, col=2)
