@@ -110,7 +110,7 @@ class StepCosts:
 
     def speedup(self, tau: float) -> float:
         """Measured-cost model: tau tokens per verify step against one per decode step."""
-        return theory.measured_cost_speedup(tau, self.decode_step_s, self.verify_step_s, 1, None)
+        return theory.measured_cost_speedup(tau, self.decode_step_s, self.verify_step_s)
 
     @property
     def break_even_length(self) -> float:
