@@ -115,16 +115,6 @@ def _pair(interval: tuple[float, float] | None) -> list[float] | None:
     return None if interval is None else [round(interval[0], 4), round(interval[1], 4)]
 
 
-def group_weight(items: Sequence[TrafficItem], requests: int,
-                 response_tokens: int | None) -> float:
-    """The group's output tokens in the traffic: the file's responses when given,
-    else its requests times the mean measured output (10 x mean(30, 50) -> 400.0)."""
-    if response_tokens is not None:
-        return float(response_tokens)
-    return requests * statistics.mean(len(it.compare.speculative.output_token_ids)
-                                      for it in items)
-
-
 def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
                     response_tokens: int | None = None,
                     headroom: Mapping[str, Any] | None = None,
@@ -141,9 +131,10 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
                             else measure.repeat_speedups(cmps[0]))
     rate, length = measure.pooled_acceptance([c.speculative for c in cmps])
     fig = intervals.group_figures(cmps, predict_prompts)
+    temps = {it.temperature for it in items}  # the checklist's context line: one they share
     inputs = measure.inputs_from_runs(
         [c.baseline for c in cmps], [c.speculative for c in cmps], speedup=fig.speedup,
-        speedup_spread=spread, temperature=_temperature(items),
+        speedup_spread=spread, temperature=temps.pop() if len(temps) == 1 else None,
         context=measure.Context(task_type=group, concurrency=concurrency,
                                 task_note=f"the traffic's requests grouped as {group!r}"),
         headroom=headroom)
@@ -164,24 +155,16 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
         inputs.speedup_median, inputs.speedup_basis = pred.speedup, "predicted"
         inputs.speedup_ci = (fig.ci[0] * scale, fig.ci[1] * scale)
         checklist = evaluate(inputs)
-    return GroupSummary(group, requests, len(items), rate, length, fig.speedup, spread,
-                        group_weight(items, requests, response_tokens), checklist, fig,
-                        intervals.paired(cmps),
-                        prompts_to_decide=(_to_decide(inputs, len(cmps))
-                                           if checklist.verdict == UNDECIDED else None),
+    # its weight: the file's responses when given, else requests x the mean measured output
+    weight = (float(response_tokens) if response_tokens is not None else
+              requests * statistics.mean(len(c.speculative.output_token_ids) for c in cmps))
+    # undecided: prompts in all likely to decide; one run has no interval, a second gives one
+    to_decide = None if checklist.verdict != UNDECIDED else (
+        more_prompts(inputs) if inputs.speedup_ci is not None else len(cmps) + 1)
+    return GroupSummary(group, requests, len(items), rate, length, fig.speedup, spread, weight,
+                        checklist, fig, intervals.paired(cmps), prompts_to_decide=to_decide,
                         predicted=pred, advice=advice_for(pred, fig.ci, busy=None),
                         drafted_share=drafted)
-
-
-def _to_decide(inputs: Any, prompts: int) -> int | None:
-    """Prompts in all likely to decide; one run has no interval: a second prompt gives one."""
-    return more_prompts(inputs) if inputs.speedup_ci is not None else prompts + 1
-
-
-def _temperature(items: Sequence[TrafficItem]) -> float | None:
-    """The group's temperature when its prompts share one (the checklist's context line)."""
-    temps = {it.temperature for it in items}
-    return temps.pop() if len(temps) == 1 else None
 
 
 def gaining_share(groups: Sequence[GroupSummary]) -> float:
@@ -206,10 +189,17 @@ class Deployment:
     tpot_groups: int = 0         # how many groups were decided on TPOT
 
     def describe(self) -> str:
-        return "\n".join([self._what(), *self._why()])
-
-    def _why(self) -> list[str]:
-        lines = []
+        if self.speculation == "off":
+            lines = ["speculative decoding: off (no group gains)\n" + self.plain_command]
+        else:
+            head = (f"speculative decoding: on for all traffic, k={self.k}"
+                    if self.speculation == "on" else
+                    f"speculative decoding: route {', '.join(self.route_groups)} to a "
+                    f"speculative deployment (k={self.k}), the rest to a plain one; with one "
+                    f"deployment for everything: {self.without_routing}")
+            plain = [f"plain: {self.plain_command}"] if self.speculation == "route" else []
+            lines = [head, f"speculative: {self.command}", *plain,
+                     f"(k={self.k} as measured, {at(self.concurrency)})"]
         if self.undecided:
             lines.append(f"left undecided, not routed: {', '.join(self.undecided)} (their "
                          "intervals straddle 1.05x or 1.10x; measure more: --until-decided)")
@@ -219,30 +209,7 @@ class Deployment:
                          + ("the other groups" if self.tpot_groups else "none"))
         else:
             lines.append("decided on TPOT (TTFT under 20 % of request time in every group)")
-        return lines
-
-    def _what(self) -> str:
-        if self.speculation == "off":
-            return ("speculative decoding: off (no group gains)\n" + self.plain_command)
-        if self.speculation == "on":
-            head = f"speculative decoding: on for all traffic, k={self.k}"
-        else:
-            head = (f"speculative decoding: route {', '.join(self.route_groups)} to a "
-                    f"speculative deployment (k={self.k}), the rest to a plain one; with one "
-                    f"deployment for everything: {self.without_routing}")
-        return "\n".join([head, f"speculative: {self.command}",
-                          *([f"plain: {self.plain_command}"] if self.speculation == "route"
-                            else []),
-                          f"(k={self.k} as measured, {at(self.concurrency)})"])
-
-
-def serve_config(config: RunConfig) -> tuple[str, dict[str, Any]]:
-    """(model, ``--speculative-config``) of the run's speculative engine (its config record)."""
-    spec = dict(config.speculative_config or {})
-    draft = config.draft_path or config.draft_model
-    if draft and spec.get("model"):
-        spec["model"] = draft
-    return config.model_path or config.model, spec
+        return "\n".join(lines)
 
 
 def deployment(groups: Sequence[GroupSummary], config: RunConfig,
@@ -252,7 +219,11 @@ def deployment(groups: Sequence[GroupSummary], config: RunConfig,
     """On when every group gains, off when none does, else route the gaining
     groups (an undecided group never is). One deployment for all is on only if the
     traffic's interval (else its point estimate) clears the worth-it bar."""
-    model, spec_cfg = serve_config(config)
+    model = config.model_path or config.model
+    spec_cfg = dict(config.speculative_config or {})  # the run's, with its draft's path
+    draft = config.draft_path or config.draft_model
+    if draft and spec_cfg.get("model"):
+        spec_cfg["model"] = draft
     gaining = [g.group for g in groups if g.gains]
     plain = deploy.serve_command(model, None, max_batch)
     low = traffic_ci[0] if traffic_ci is not None else traffic_speedup
