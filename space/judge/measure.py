@@ -15,7 +15,7 @@ from space.judge import estimate, intervals, theory
 from space.judge.checklist import ChecklistInputs
 from space.records import methods
 from space.records.anatomy import kind_costs
-from space.records.run import SERVER, RunConfig
+from space.records.run import SERVER
 from space.records.trace import (
     DECODE,
     EXACT,
@@ -132,7 +132,11 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
     cost = draft_cost(speculatives, method, k) if k else {}
     context_tokens = _median(len(r.prompt_token_ids) + len(r.output_token_ids)
                              for r in speculatives)
-    mem = memory_now or {}
+    mem, cfg = memory_now or {}, speculatives[0].config
+    # repetition share over all outputs, weighted by their lengths
+    out_tokens = sum(len(r.output_token_ids) for r in speculatives)
+    repeated = sum(theory.repetition_share(r.output_token_ids) * len(r.output_token_ids)
+                   for r in speculatives)
     return ChecklistInputs(
         method=method, k=k or None, speedup_median=speedup, speedup_spread=speedup_spread,
         acceptance_rate=rate, mean_acceptance_length=tau,
@@ -145,31 +149,16 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
         gain_vanishes_at_concurrency=context.gain_vanishes_at_concurrency,
         gain_vanishes_at_context=context.gain_vanishes_at_context,
         temperature=temperature, task_type=context.task_type, task_note=context.task_note,
-        repetition_share=_pooled_repetition(speculatives),
+        repetition_share=repeated / out_tokens if out_tokens else None,
         step_costs=kind_costs([s for r in baselines for s in r.steps if s.kind == DECODE],
                               [s for r in speculatives for s in r.steps if s.kind == VERIFY]),
         **(headroom or {}),
-        **hardware_inputs(speculatives[0].config),
+        # the hardware fields: space.engine.hardware's record in the run's config
+        dtype=cfg.dtype, dtype_reason=cfg.dtype_reason, device=cfg.device,
+        cpu_model=cfg.cpu_model, cpu_bf16_flags=cfg.cpu_bf16_flags, source=cfg.source,
         other_requests=max((other_requests(r) for r in [*baselines, *speculatives]),
                            default=0) or None,
     )
-
-
-def hardware_inputs(config: RunConfig) -> dict[str, Any]:
-    """The checklist's hardware fields from a run's config (space.engine.hardware's record)."""
-    return {"dtype": config.dtype, "dtype_reason": config.dtype_reason, "device": config.device,
-            "cpu_model": config.cpu_model, "cpu_bf16_flags": config.cpu_bf16_flags,
-            "source": config.source}
-
-
-def _pooled_repetition(runs: Sequence[RunTrace]) -> float | None:
-    """Repetition share over all runs' outputs, weighted by their lengths."""
-    total = sum(len(r.output_token_ids) for r in runs)
-    if not total:
-        return None
-    covered = sum(theory.repetition_share(r.output_token_ids) * len(r.output_token_ids)
-                  for r in runs)
-    return covered / total
 
 
 def compare_inputs(cmp: CompareRecord, temperature: float | None,
