@@ -1,10 +1,6 @@
-"""Tipping-point curves: speedup against acceptance, measured on this machine (pure;
-no vLLM, no pandas at import). Each measured point is a speculative engine whose
-acceptance vLLM forces (synthetic acceptance) to a mean acceptance length tau, timed
-against the baseline at one concurrency (``space/runs/tipping.py``); beside them the
-measured-cost model S(tau) = tau x decode step / verify step. Lookup proposers draft
-only where the context matches, so their curve is derived from a measured curve's
-step costs instead (``derive_lookup_curve``).
+"""Tipping-point curves: speedup against acceptance (forced by vLLM's synthetic
+acceptance, ``space/runs/tipping.py``) measured on this machine, beside the model
+S(tau) = tau x decode step / verify step (pure; no vLLM, no pandas at import).
 """
 from __future__ import annotations
 
@@ -196,22 +192,18 @@ class TippingCurve:
         return cls(**kw)
 
 
-def model_table_rows(curve: TippingCurve, n: int = MODEL_GRID_POINTS) -> list[dict[str, Any]]:
-    """The model curve tabulated at n taus from 1 to k + 1, per concurrency."""
-    rows = []
-    for costs in curve.step_costs:
-        for i in range(n):
-            tau = 1.0 + curve.k * i / (n - 1)
-            rows.append({"series": "model", "concurrency": costs.concurrency,
-                         "mean_acceptance_length": tau,
-                         "acceptance_rate": theory.acceptance_rate_from_length(tau, curve.k),
-                         "speedup": costs.speedup(tau)})
-    return rows
+CSV_COLUMNS = ["series", "concurrency", "asked_acceptance_length", "mean_acceptance_length",
+               "acceptance_rate", "speedup", "speedup_low", "speedup_high", "model_speedup",
+               "baseline_tpot_ms", "speculative_tpot_ms", "verify_step_ms"]
 
 
-def point_rows(curve: TippingCurve) -> list[dict[str, Any]]:
-    """One row per measured point, with the model's prediction at its acceptance."""
-    rows = []
+def to_csv(curve: TippingCurve, path=None) -> str | None:
+    """One row per measured point, with the model's prediction at its acceptance, then
+    the model curve at ``MODEL_GRID_POINTS`` taus from 1 to k + 1 per concurrency, one
+    CSV (``series`` tells them apart)."""
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
     for p in sorted(curve.points, key=lambda p: (p.concurrency, p.asked_acceptance_length)):
         costs, tau = curve.costs_at(p.concurrency), p.mean_acceptance_length
         rows.append({"series": "measured", "concurrency": p.concurrency,
@@ -223,20 +215,15 @@ def point_rows(curve: TippingCurve) -> list[dict[str, Any]]:
                      "baseline_tpot_ms": p.baseline_tpot_s * 1e3,
                      "speculative_tpot_ms": p.speculative_tpot_s * 1e3,
                      "verify_step_ms": None if p.verify_step_s is None else p.verify_step_s * 1e3})
-    return rows
-
-
-CSV_COLUMNS = ["series", "concurrency", "asked_acceptance_length", "mean_acceptance_length",
-               "acceptance_rate", "speedup", "speedup_low", "speedup_high", "model_speedup",
-               "baseline_tpot_ms", "speculative_tpot_ms", "verify_step_ms"]
-
-
-def to_csv(curve: TippingCurve, path=None) -> str | None:
-    """Measured points, then the model curve, one CSV (``series`` tells them apart)."""
-    import pandas as pd
-
-    frame = pd.DataFrame(point_rows(curve) + model_table_rows(curve), columns=CSV_COLUMNS)
-    return frame.to_csv(path, index=False)
+    n = MODEL_GRID_POINTS
+    for costs in curve.step_costs:
+        for i in range(n):
+            tau = 1.0 + curve.k * i / (n - 1)
+            rows.append({"series": "model", "concurrency": costs.concurrency,
+                         "mean_acceptance_length": tau,
+                         "acceptance_rate": theory.acceptance_rate_from_length(tau, curve.k),
+                         "speedup": costs.speedup(tau)})
+    return pd.DataFrame(rows, columns=CSV_COLUMNS).to_csv(path, index=False)
 
 
 def derive_lookup_curve(measured: TippingCurve, method: str, k: int,
