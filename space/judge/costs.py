@@ -94,19 +94,7 @@ def grows_with_k(c: KindCosts, k: int | None, method: str | None, device: str | 
 
 def grows_across_k(costs: Sequence[tuple[int, KindCosts]]) -> str:
     """At several k (one concurrency): how each part of the verify step changed
-    from the smallest k to the largest, and which grew most; "" with fewer than two.
-
-    Example:
-        >>> a = KindCosts(verify_forward_s=0.016, decode_forward_s=0.013, rejection_s=0.0004,
-        ...               proposer_s=0.00014, overhead_s=0.002)
-        >>> b = KindCosts(verify_forward_s=0.018, decode_forward_s=0.013, rejection_s=0.0009,
-        ...               proposer_s=0.00015, overhead_s=0.002)
-        >>> print(grows_across_k([(8, b), (1, a)]))  # doctest: +NORMALIZE_WHITESPACE
-        From k=1 to k=8 the verify step's parts grew: the target's forward pass +2.00 ms
-        (1.23x to 1.38x a decode forward), the proposer +0.01 ms, the rejection sampler and the
-        rest of the step +0.50 ms. The part that grows with k is the target's forward pass,
-        about 0.29 ms per extra draft token.
-    """
+    from the smallest k to the largest, and which grew most; "" with fewer than two."""
     known = sorted((k, c) for k, c in costs if timed(c))
     if len(known) < 2 or known[0][0] == known[-1][0]:
         return ""

@@ -1,11 +1,6 @@
-"""From a k x concurrency sweep to a config you can deploy (pure derivation).
-
-vLLM's ``num_speculative_tokens_per_batch_size`` is a list of inclusive
-``[min_batch, max_batch, k]`` entries (k = 0: no speculation). Each measured
-concurrency's best k (0 where none reaches ``NO_GAIN_SPEEDUP``) holds up to the next
-measured one, as vLLM carries a k across a gap; ``num_speculative_tokens`` is the
-largest k, since vLLM caps every entry at it. ``space/engine/dynamic.py`` validates
-the schedule with vLLM's own reader.
+"""From a k x concurrency sweep to a config you can deploy (pure derivation): vLLM's
+``num_speculative_tokens_per_batch_size`` (validated with vLLM's own reader in
+``space/engine/dynamic.py``) and the ``vllm serve`` command.
 """
 from __future__ import annotations
 
@@ -59,7 +54,9 @@ def best_k(rows: Iterable[Mapping[str, Any]]) -> list[Choice]:
 
 
 def schedule(choices: list[Choice], max_batch: int = DEFAULT_MAX_BATCH) -> list[list[int]]:
-    """vLLM's ``num_speculative_tokens_per_batch_size`` for the choices.
+    """vLLM's ``num_speculative_tokens_per_batch_size`` for the choices: inclusive
+    ``[min_batch, max_batch, k]`` entries (k = 0: no speculation), each measured
+    concurrency's k holding up to the next one, as vLLM carries a k across a gap.
 
     Example:
         >>> schedule([Choice(1, 4, 1.6), Choice(2, 4, 1.5), Choice(4, 2, 1.2), Choice(8, 0, 0.9)],
@@ -85,6 +82,7 @@ def schedule(choices: list[Choice], max_batch: int = DEFAULT_MAX_BATCH) -> list[
 def serve_speculative_config(method: str, k_schedule: list[list[int]], draft: str | None = None,
                        extra: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """The ``vllm serve --speculative-config`` dict; None when speculation loses everywhere.
+    ``num_speculative_tokens`` is the largest k, since vLLM caps every entry at it.
 
     Example:
         >>> cfg = serve_speculative_config("ngram", [[1, 3, 4], [4, 256, 0]], extra={"prompt_lookup_max": 5})

@@ -1,15 +1,6 @@
-"""A k per batch size for measured traffic, predicted from its acceptance and this
-machine's step costs (pure; docs/traffic.md tells the model and its measured error).
-
-A group's per-token alpha comes from its tau at the measured k; the cached tipping
-curve gives, per concurrency c, the decode step t_d(c), the verify step t_v(c) at the
-curve's k_c and the drafter's part t_p(c). The target's cost of one more verified
-token is u(c) = (t_v - t_p - t_d) / k_c, so t_v(c, k) = t_d + u k + drafting (a
-lookup's t_p whatever k; a draft model's t_p k / k_c). One deployment serves every
-gaining group: its speedup is their token-weighted harmonic mean, and its best k per
-c (0 below the no-gain line) becomes vLLM's ``num_speculative_tokens_per_batch_size``.
-Through running servers there is no schedule: the curves measure this machine's
-in-process engines, not the servers' hardware.
+"""A k per batch size for measured traffic, predicted from its groups' acceptance and
+this machine's step costs (a cached tipping curve); one deployment serves every gaining
+group (pure; docs/traffic.md tells the model and its measured error).
 """
 from __future__ import annotations
 
@@ -44,14 +35,9 @@ class Gainer:
 
 
 def verify_step_s(costs: StepCosts, curve_k: int, k: int, lookup: bool) -> float:
-    """Predicted verify step at ``k`` from a curve's step costs at ``curve_k``.
-
-    Example: decode 10 ms; verify 30 ms at k 4 with 8 ms of drafting -> 3 ms a verified
-    token. A draft model at k 2: 10 + 3 x 2 + 8 x 2/4 = 20 ms; a lookup: 24 ms.
-        >>> c = StepCosts(1, 0.010, 0.030, 0.008)
-        >>> round(verify_step_s(c, 4, 2, lookup=False), 6), round(verify_step_s(c, 4, 2, True), 6)
-        (0.02, 0.024)
-    """
+    """Predicted verify step at ``k`` from a curve's step costs at ``curve_k``: the
+    target's cost of one more verified token is u = (t_v - t_p - t_d) / k_c, so t_v(k) =
+    t_d + u k + drafting (a lookup's t_p whatever k; a draft model's t_p k / k_c)."""
     per_token_s = max(0.0, (costs.verify_step_s - costs.propose_step_s - costs.decode_step_s)
                       / curve_k)  # noise can put verify under decode: a token is never < free
     draft_s = costs.propose_step_s if lookup else costs.propose_step_s * k / curve_k
@@ -82,12 +68,7 @@ def step_model_speedup(tau: float, decode_s: float, verify_s: float, plain_s: fl
 def predicted_speedup(alpha: float, k: int, costs: StepCosts, curve_k: int,
                       lookup: bool, drafted: float = 1.0) -> float:
     """``step_model_speedup`` at tau(alpha, k) (``drafted`` carries across k: whether a
-    lookup finds a match does not depend on how many tokens it may propose).
-
-    Example: alpha 0.8 at k 2 (tau 2.44) with the costs above, a lookup: 2.44 x 10 / 24.
-        >>> round(predicted_speedup(0.8, 2, StepCosts(1, 0.010, 0.030, 0.008), 4, True), 4)
-        1.0167
-    """
+    lookup finds a match does not depend on how many tokens it may propose)."""
     return step_model_speedup(theory.expected_tokens_per_step(alpha, k), costs.decode_step_s,
                               verify_step_s(costs, curve_k, k, lookup),
                               plain_step_s(costs, lookup), drafted)

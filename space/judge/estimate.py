@@ -1,10 +1,6 @@
-"""The speedup estimator, its intervals, and how many prompts would decide (pure, numpy).
-
-The estimator is the ratio of totals R = sum_i b_i / sum_i s_i, b_i and s_i prompt
-i's mean per-token time over its paired repeats (baseline, speculation): what a
-deployment feels, unlike any median or mean of per-prompt ratios. Intervals are a
-seeded two-stage percentile bootstrap (prompts, then each prompt's repeats, pairs
-kept together); docs/answer.md tells the rest.
+"""The speedup estimator (the ratio of totals: what a deployment feels, unlike any
+median or mean of per-prompt ratios), its seeded two-stage bootstrap intervals, and how
+many prompts would decide (pure, numpy); docs/answer.md tells the rest.
 """
 from __future__ import annotations
 
