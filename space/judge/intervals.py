@@ -42,13 +42,6 @@ def paired(cmps: Sequence[CompareRecord], basis: Basis = "TPOT") -> Paired:
     return Paired([b for b, _ in both], [s for _, s in both])
 
 
-def ttft_share(cmps: Sequence[CompareRecord]) -> float | None:
-    """TTFT's share of request time, both engines' median runs pooled; None when unknown."""
-    runs = [r for c in cmps for r in (c.baseline, c.speculative)]
-    total = sum(r.e2e_s for r in runs)
-    return sum(r.ttft_s for r in runs) / total if total > 0 else None
-
-
 @dataclass
 class Figures:
     """A group's speedup with its intervals, on the basis that decides."""
@@ -63,24 +56,25 @@ class Figures:
     e2e_ci: tuple[float, float] | None
     ttft_share: float | None
     prompts: int
-    confidence: float = estimate.CONFIDENCE
 
     def words(self) -> str:
         """'2.27x (90 % CI 1.52-2.90, 3 prompts)'."""
-        return estimate.describe(self.speedup, self.ci, self.prompts, self.confidence)
+        return estimate.describe(self.speedup, self.ci, self.prompts)
 
 
-def group_figures(cmps: Sequence[CompareRecord], predict_prompts: int = estimate.PREDICT_PROMPTS,
-                  confidence: float = estimate.CONFIDENCE, seed: int = estimate.SEED) -> Figures:
-    """Both bases' ratios of totals and intervals; the deciding basis's prediction."""
+def group_figures(cmps: Sequence[CompareRecord],
+                  predict_prompts: int = estimate.PREDICT_PROMPTS) -> Figures:
+    """Both bases' ratios of totals and intervals; the deciding basis's prediction.
+    The basis: TTFT's share of request time, both engines' median runs pooled."""
+    runs = [r for c in cmps for r in (c.baseline, c.speculative)]
+    total = sum(r.e2e_s for r in runs)
+    share = sum(r.ttft_s for r in runs) / total if total > 0 else None
     tp, e2 = paired(cmps, "TPOT"), paired(cmps, "end-to-end")
-    share = ttft_share(cmps)
-    basis: Basis = "end-to-end" if share is not None and share > TTFT_SHARE_FOR_E2E else "TPOT"
-    p = e2 if basis == "end-to-end" else tp
-    tci = estimate.confidence_interval(tp, confidence, seed=seed)
-    eci = estimate.confidence_interval(e2, confidence, seed=seed)
     t, e = estimate.ratio_of_totals(tp), estimate.ratio_of_totals(e2)
-    return Figures(basis, e if basis == "end-to-end" else t,
-                   eci if basis == "end-to-end" else tci,
-                   estimate.prediction_interval(p, predict_prompts, confidence, seed=seed),
-                   predict_prompts, t, e, eci, share, len(cmps), confidence)
+    eci = estimate.confidence_interval(e2)
+    if share is not None and share > TTFT_SHARE_FOR_E2E:
+        return Figures("end-to-end", e, eci, estimate.prediction_interval(e2, predict_prompts),
+                       predict_prompts, t, e, eci, share, len(cmps))
+    return Figures("TPOT", t, estimate.confidence_interval(tp),
+                   estimate.prediction_interval(tp, predict_prompts), predict_prompts, t, e, eci,
+                   share, len(cmps))
