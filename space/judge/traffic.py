@@ -50,14 +50,11 @@ class TrafficItem:
     response_tokens: int | None = None  # the file's recorded response, in tokens
 
     def row(self) -> dict[str, Any]:
-        c = self.compare
+        c, s = self.compare, self.compare.speculative
         return {"group": self.group, "line": self.line, "speedup": c.speedup,
-                "acceptance_rate": c.speculative.acceptance_rate,
-                "mean_acceptance_length": c.speculative.mean_acceptance_length,
-                "prompt_tokens": len(c.speculative.prompt_token_ids),
-                "output_tokens": len(c.speculative.output_token_ids),
-                "response_tokens": self.response_tokens,
-                "outputs_identical": c.outputs_identical,
+                "acceptance_rate": s.acceptance_rate, "mean_acceptance_length": s.mean_acceptance_length,
+                "prompt_tokens": len(s.prompt_token_ids), "output_tokens": len(s.output_token_ids),
+                "response_tokens": self.response_tokens, "outputs_identical": c.outputs_identical,
                 "verdict": c.checklist.verdict if c.checklist else None}
 
 
@@ -93,22 +90,15 @@ class GroupSummary:
         return self.verdict == UNDECIDED
 
     def row(self) -> dict[str, Any]:
-        low, high = self.speedup_spread or (None, None)
-        f = self.figures
-        return {"group": self.group, "requests": self.requests, "prompts": self.prompts,
-                "acceptance_rate": self.acceptance_rate,
-                "mean_acceptance_length": self.mean_acceptance_length,
-                "speedup": self.speedup,
-                "speedup_ci": _pair(f.ci), "prediction_interval": _pair(f.prediction),
-                "prediction_prompts": f.predict_prompts, "speedup_text": f.words(),
-                "basis": f.basis, "tpot_speedup": f.tpot_speedup, "e2e_speedup": f.e2e_speedup,
-                "e2e_speedup_ci": _pair(f.e2e_ci), "ttft_share": f.ttft_share,
-                "prompts_to_decide": self.prompts_to_decide,
-                "predicted_speedup": self.predicted.speedup if self.predicted else None,
-                "predicted_from": self.predicted.source if self.predicted else None,
-                "advice": self.advice,
-                "speedup_low": low, "speedup_high": high,
-                "output_token_share": self.output_token_share, "verdict": self.verdict}
+        """The GROUP_COLUMNS: this summary's own fields, its figures' and these."""
+        (low, high), f, p = self.speedup_spread or (None, None), self.figures, self.predicted
+        other = {"speedup_ci": _pair(f.ci), "prediction_interval": _pair(f.prediction),
+                 "prediction_prompts": f.predict_prompts, "speedup_text": f.words(),
+                 "e2e_speedup_ci": _pair(f.e2e_ci), "speedup_low": low, "speedup_high": high,
+                 "predicted_speedup": p.speedup if p else None,
+                 "predicted_from": p.source if p else None,
+                 **{c: getattr(f, c) for c in ("basis", "tpot_speedup", "e2e_speedup", "ttft_share")}}
+        return {c: other[c] if c in other else getattr(self, c) for c in GROUP_COLUMNS}
 
 
 def _pair(interval: tuple[float, float] | None) -> list[float] | None:
