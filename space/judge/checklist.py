@@ -287,7 +287,7 @@ def _interval_words(i: ChecklistInputs, s: float, ci: tuple[float, float]) -> tu
             "predicted": "Predicted from acceptance x step costs (this machine was busy: the "
                          "measured interval, moved to the predicted figure)"}.get(
         i.speedup_basis, "Baseline TPOT / speculative TPOT")
-    figure = estimate.describe(s, ci, i.speedup_prompts, estimate.CONFIDENCE, i.speedup_repeats)
+    figure = estimate.describe(s, ci, i.speedup_prompts, repeats=i.speedup_repeats)
     head = f"{what}, ratio of totals: {figure}"
     decision = interval_decision(i)
     if decision == WORTH_IT:
@@ -484,15 +484,12 @@ def _hardware_check(i: ChecklistInputs) -> Check:
     if i.device == "gpu":
         detail = f"Measured in {i.dtype} on a GPU ({i.dtype_reason or 'as run'})."
         return Check(HARDWARE, i.dtype, None, None, detail)
+    flags = i.cpu_bf16_flags
+    units = (f"a CPU with bf16 units ({', '.join(flags)})" if flags else
+             "a CPU" if flags is None else "a CPU without bf16 units")
     cpu = f" ({i.cpu_model})" if i.cpu_model else ""
-    if i.cpu_bf16_flags:
-        units = f"a CPU with bf16 units ({', '.join(i.cpu_bf16_flags)}){cpu}"
-    elif i.cpu_bf16_flags is None:
-        units = f"a CPU{cpu}"
-    else:
-        units = f"a CPU without bf16 units{cpu}"
-    detail = f"Measured in {i.dtype} on {units}; a GPU in bf16/FP8 has another verify cost."
-    if i.dtype == "bfloat16" and i.cpu_bf16_flags == ():
+    detail = f"Measured in {i.dtype} on {units}{cpu}; a GPU in bf16/FP8 has another verify cost."
+    if i.dtype == "bfloat16" and flags == ():
         detail += (" bf16 is emulated on this CPU: prefill and the (1 + k)-token verify pass"
                    " run several times slower than in float32, so this verdict describes"
                    " the emulation; leave --dtype out to measure in float32.")
@@ -503,12 +500,10 @@ def _repetition_check(i: ChecklistInputs, d: _Derived) -> Check:
     share = i.repetition_share
     if share is None:
         return _line(REPETITION, None, LOOP_SHARE_THRESHOLD, None, "Not measured.")
-    if d.looped:
-        detail = (f"The output loops: {share:.0%} of its tokens repeat an earlier 4-gram."
-                  " High ngram acceptance comes from the loop, not the task; acceptance is"
-                  " not counted as a reason to enable speculation.")
-    else:
-        detail = f"{share:.0%} of output tokens repeat an earlier 4-gram: no loop."
+    detail = (f"The output loops: {share:.0%} of its tokens repeat an earlier 4-gram."
+              " High ngram acceptance comes from the loop, not the task; acceptance is"
+              " not counted as a reason to enable speculation." if d.looped else
+              f"{share:.0%} of output tokens repeat an earlier 4-gram: no loop.")
     return _line(REPETITION, share, LOOP_SHARE_THRESHOLD, not d.looped, detail)
 
 

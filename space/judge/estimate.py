@@ -43,7 +43,7 @@ class Paired:
 
 
 def describe(speedup: float, ci: tuple[float, float] | None, prompts: int | None,
-             confidence: float = CONFIDENCE, repeats: int | None = None) -> str:
+             repeats: int | None = None) -> str:
     """A speedup with its interval in words.
 
     Example:
@@ -56,7 +56,7 @@ def describe(speedup: float, ci: tuple[float, float] | None, prompts: int | None
         return f"{speedup:.2f}x (one run: no interval)"
     over = (f"{repeats} repeats of 1 prompt" if prompts == 1 and repeats
             else f"{prompts} prompt{'s' if prompts != 1 else ''}")
-    return f"{speedup:.2f}x ({confidence * 100:.0f} % CI {ci[0]:.2f}-{ci[1]:.2f}, {over})"
+    return f"{speedup:.2f}x ({CONFIDENCE * 100:.0f} % CI {ci[0]:.2f}-{ci[1]:.2f}, {over})"
 
 
 def ratio_of_totals(p: Paired) -> float:
@@ -92,9 +92,9 @@ def _resampled_totals(p: Paired, rng: np.random.Generator, draws: int,
     return means(b), means(s)
 
 
-def _percentiles(num: np.ndarray, den: np.ndarray, confidence: float) -> tuple[float, float]:
-    """The central ``confidence`` interval of the draws' ratios num / den."""
-    tail = (1.0 - confidence) / 2 * 100
+def _percentiles(num: np.ndarray, den: np.ndarray) -> tuple[float, float]:
+    """The central ``CONFIDENCE`` interval of the draws' ratios num / den."""
+    tail = (1.0 - CONFIDENCE) / 2 * 100
     lo, hi = np.percentile(num / np.where(den > 0, den, np.nan), [tail, 100 - tail])
     return float(lo), float(hi)
 
@@ -104,24 +104,21 @@ def _has_spread(p: Paired) -> bool:
     return p.prompts > 1 or len(p.baseline[0]) > 1
 
 
-def confidence_interval(p: Paired, confidence: float = CONFIDENCE, draws: int = DRAWS,
-                        seed: int = SEED) -> tuple[float, float] | None:
+def confidence_interval(p: Paired, draws: int = DRAWS, seed: int = SEED) -> tuple[float, float] | None:
     """The ratio of totals' bootstrap interval (prompts, then repeats); None for one run."""
     if not _has_spread(p):
         return None
-    return _percentiles(*_resampled_totals(p, np.random.default_rng(seed), draws), confidence)
+    return _percentiles(*_resampled_totals(p, np.random.default_rng(seed), draws))
 
 
-def prediction_interval(p: Paired, m: int = PREDICT_PROMPTS, confidence: float = CONFIDENCE,
-                        draws: int = DRAWS, seed: int = SEED) -> tuple[float, float] | None:
+def prediction_interval(p: Paired, m: int = PREDICT_PROMPTS) -> tuple[float, float] | None:
     """Where the ratio of totals of the next ``m`` prompts should fall; None with one
     prompt (a group's prompts must differ for a prediction about new ones)."""
     if m < 1:
         raise ValueError(f"predict at least one prompt, got {m}")
     if p.prompts < 2:
         return None
-    return _percentiles(*_resampled_totals(p, np.random.default_rng(seed + 1), draws, per_draw=m),
-                        confidence)
+    return _percentiles(*_resampled_totals(p, np.random.default_rng(SEED + 1), DRAWS, per_draw=m))
 
 
 def weighted_ratio(groups: Sequence[Paired], weights: Sequence[float]) -> float | None:
@@ -146,20 +143,18 @@ def harmonic(weights: Sequence[float], speedups: Sequence[float]) -> float | Non
     return total / cost if total > 0 and cost > 0 else None
 
 
-def weighted_interval(groups: Sequence[Paired], weights: Sequence[float],
-                      confidence: float = CONFIDENCE, draws: int = DRAWS,
-                      seed: int = SEED) -> tuple[float, float] | None:
+def weighted_interval(groups: Sequence[Paired], weights: Sequence[float]) -> tuple[float, float] | None:
     """The traffic figure's interval: every group resampled on its own, the weights
     (the traffic's mix) fixed. None when no group has spread."""
     if not any(_has_spread(g) for g in groups):
         return None
-    rng = np.random.default_rng(seed + 2)
-    num, den = np.zeros(draws), np.zeros(draws)
+    rng = np.random.default_rng(SEED + 2)
+    num, den = np.zeros(DRAWS), np.zeros(DRAWS)
     for g, w in zip(groups, weights, strict=True):
-        b, s = _resampled_totals(g, rng, draws)
+        b, s = _resampled_totals(g, rng, DRAWS)
         num += w * b / g.prompts
         den += w * s / g.prompts
-    return _percentiles(num, den, confidence)
+    return _percentiles(num, den)
 
 
 def straddles(interval: tuple[float, float], no_gain: float, worth: float) -> list[float]:
