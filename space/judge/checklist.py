@@ -217,16 +217,12 @@ def _derive(i: ChecklistInputs) -> _Derived:
     return d
 
 
-_NONE_ACCEPTED = ("No draft token was accepted: every step emitted one token, as a plain"
-                  " decode step does, and paid for the drafts too. A measured gain is noise.")
-_LOOP_NOTE = " Not counted: the output loops, and the loop inflates acceptance."
-
-
 def _unless_looped(name: CheckName, value: float | None, threshold: float | None,
                    passed: bool, detail: str, d: _Derived) -> Check:
     """A line whose pass is no reason to enable speculation when a loop inflated it."""
     if d.looped and passed:
-        return _line(name, value, threshold, None, detail + _LOOP_NOTE)
+        return _line(name, value, threshold, None,
+                     detail + " Not counted: the output loops, and the loop inflates acceptance.")
     return _line(name, value, threshold, passed, detail)
 
 
@@ -316,7 +312,9 @@ def _acceptance_rate_check(i: ChecklistInputs, d: _Derived) -> Check:
     be_rate = (None if d.tau_break_even is None or i.k is None  # a break-even needs k
                else theory.acceptance_rate_from_length(d.tau_break_even, i.k))
     if d.rate == 0.0:
-        return _line(ACCEPTANCE_RATE, 0.0, be_rate, False, _NONE_ACCEPTED)
+        return _line(ACCEPTANCE_RATE, 0.0, be_rate, False, "No draft token was accepted: every "
+                     "step emitted one token, as a plain decode step does, and paid for the "
+                     "drafts too. A measured gain is noise.")
     if d.rate is None or be_rate is None:
         return _no_break_even(ACCEPTANCE_RATE, d.rate)
     detail = (f"vLLM acceptance rate (accepted / drafted) {d.rate:.1%} against {be_rate:.1%}"

@@ -66,19 +66,7 @@ def cost_lines(c: KindCosts, indent: str = "  ") -> str:
 
 def grows_with_k(c: KindCosts, k: int | None, method: str | None, device: str | None) -> str:
     """At one k: what a verify step adds to a decode step, part by part, and which
-    part grows with k.
-
-    Example:
-        >>> c = KindCosts(decode_step_s=0.010, decode_forward_s=0.008, verify_step_s=0.018,
-        ...               verify_forward_s=0.012, verify_tokens=5, rejection_s=0.001,
-        ...               proposer_s=0.003, overhead_s=0.002)
-        >>> print(grows_with_k(c, 4, "draft_model", "cpu"))  # doctest: +NORMALIZE_WHITESPACE
-        A verify step (5 tokens) costs 18.00 ms against a decode step's 10.00 ms: the target's
-        forward pass adds 4.00 ms, the proposer 3.00 ms, the rejection sampler and the rest of
-        the step 1.00 ms. The part that grows with k is the target's forward pass: verifying 5
-        tokens costs 1.5x a decode step on this CPU (compute-bound); on a GPU at small batch,
-        theory puts it near 1x (memory-bound); measure it there.
-    """
+    part grows with k (test_costs shows the sentences)."""
     if not timed(c):
         return NOT_TIMED
     excess = c.excess_over_decode_s()

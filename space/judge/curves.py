@@ -230,15 +230,7 @@ def derive_lookup_curve(measured: TippingCurve, method: str, k: int,
                         lookup_step_s: float = 0.0, date: str | None = None) -> TippingCurve:
     """A lookup proposer's curve at ``k`` from a measured curve of the same target: the
     target's verify cost linear in tokens verified (one token: a decode step; k_m + 1:
-    the measured verify step less its drafter's time), plus the lookup's own time.
-
-    Example:
-        >>> m = TippingCurve(MEASURED, "default", "draft_model", "d", 4, "cpu", "0.32.0",
-        ...                  "2026-12-01", step_costs=[StepCosts(1, 0.040, 0.100, 0.040)])
-        >>> c = derive_lookup_curve(m, "ngram", 2, lookup_step_s=0.001)
-        >>> round(c.costs_at(1).verify_step_s, 4)   # 0.040 + (0.060 - 0.040) * 2/4 + 0.001
-        0.051
-    """
+    the measured verify step less its drafter's time), plus the lookup's own time."""
     costs = []
     for mc in measured.step_costs:
         target_verify_s = mc.verify_step_s - mc.propose_step_s

@@ -5,7 +5,7 @@ group (pure; docs/traffic.md tells the model and its measured error).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from space.judge import deploy, estimate, theory
@@ -111,17 +111,14 @@ class Schedule:
         lines.append(f"  {cfg.command}")
         return "\n".join(lines)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 def _best(choices: Sequence[deploy.Choice]) -> str:
     return ", ".join(f"c={c.concurrency}: k={c.k} ({c.speedup:.2f}x)" for c in choices)
 
 
 def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | None,
-            measured_concurrency: int = 1, max_batch: int = deploy.DEFAULT_MAX_BATCH,
-            k_choices: Sequence[int] = K_CHOICES) -> Schedule | None:
+            measured_concurrency: int = 1,
+            max_batch: int = deploy.DEFAULT_MAX_BATCH) -> Schedule | None:
     """The schedule for the gaining groups from ``curve``'s step costs; None when no
     group gains; without a curve (or one without step costs), a note saying what
     measures it. ``config``: the traffic's speculative engine (method, k, pair)."""
@@ -150,7 +147,7 @@ def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | 
     rows: list[dict[str, Any]] = []
     per_group: dict[str, list[dict[str, Any]]] = {g.group: [] for g in gainers}
     for costs in sorted(curve.step_costs, key=lambda c: c.concurrency):
-        for k in k_choices:
+        for k in K_CHOICES:
             s = {g.group: predicted_speedup(alphas[g.group], k, costs, curve.k, lookup, g.drafted)
                  for g in gainers}
             for g, v in s.items():
@@ -171,7 +168,7 @@ def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | 
                 f"k={k_m}, and this machine's step costs per concurrency from the tipping "
                 f"curve {out.curve} (decode step, verify cost per token"
                 f"{', one lookup a step' if lookup else ', drafting per token'}); speedup "
-                f"tau(alpha, k) x decode / verify(k), k {k_choices[0]}..{k_choices[-1]} (past "
+                f"tau(alpha, k) x decode / verify(k), k {K_CHOICES[0]}..{K_CHOICES[-1]} (past "
                 f"the curve's k={curve.k}, the cost per token is extrapolated), 0 below "
                 f"{NO_GAIN_SPEEDUP}x; {MEASURED_ERROR}")
     return out

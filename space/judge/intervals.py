@@ -1,8 +1,6 @@
 """A group of comparisons as the estimator's inputs, and the group's figures on two
 bases: TPOT (decode time per output token) and end-to-end (request time per output
-token, what a user waits). End-to-end decides when TTFT is over
-``TTFT_SHARE_FOR_E2E`` of the group's request time (long prompts, short answers).
-"""
+token, what a user waits; it decides when TTFT is over ``TTFT_SHARE_FOR_E2E``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence

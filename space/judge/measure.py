@@ -1,9 +1,4 @@
-"""The checklist's measured inputs, read from the traces of real runs (pure).
-
-A step's ``propose_s`` is the proposer's time inside that engine step (drafting
-for the next one): vLLM v1 proposes inside the step, so a traced step time
-already includes it.
-"""
+"""The checklist's measured inputs, read from the traces of real runs (pure)."""
 from __future__ import annotations
 
 import statistics
@@ -103,8 +98,9 @@ def draft_cost(runs: Sequence[RunTrace], method: str | None, k: int) -> dict[str
     """The draft's measured cost in the checklist's form for ``method``: a lookup's
     ``proposer_share`` (median propose_s / step time; it costs a share of each step
     whatever k is), or a model drafter's ``draft_step_s`` (median propose_s / k over
-    verify steps). Through a server both are None (it reports no proposer time),
-    never a 0 that would read as a free draft."""
+    verify steps). A step's ``propose_s`` is the proposer's time inside it (vLLM v1
+    drafts for the next step inside the step). Through a server both are None (it
+    reports no proposer time), never a 0 that would read as a free draft."""
     if any(r.config.source == SERVER for r in runs):
         return {"proposer_share": None, "draft_step_s": None}
     steps = [s for r in runs for s in r.steps if s.kind in (VERIFY, DECODE)]
@@ -127,12 +123,13 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
     """ChecklistInputs from the traces of one or more prompts (or batched requests);
     ``memory_now`` and ``headroom``: what the machine says beyond the traces
     (space.runs.machine_inputs)."""
-    method, k = speculatives[0].config.method, speculatives[0].config.k
+    cfg = speculatives[0].config
+    method, k = cfg.method, cfg.k
     rate, tau = pooled_acceptance(speculatives)
     cost = draft_cost(speculatives, method, k) if k else {}
     context_tokens = _median(len(r.prompt_token_ids) + len(r.output_token_ids)
                              for r in speculatives)
-    mem, cfg = memory_now or {}, speculatives[0].config
+    mem = memory_now or {}
     # repetition share over all outputs, weighted by their lengths
     out_tokens = sum(len(r.output_token_ids) for r in speculatives)
     repeated = sum(theory.repetition_share(r.output_token_ids) * len(r.output_token_ids)

@@ -283,7 +283,7 @@ class TrafficResult:
         d["config"] = self.config.to_dict()
         d["prompts"] = self.rows()
         d["deployment"] = asdict(self.deployment)
-        d["schedule"] = self.schedule.to_dict() if self.schedule else None
+        d["schedule"] = asdict(self.schedule) if self.schedule else None
         d["answer"] = describe(self)
         return d
 

@@ -1,7 +1,5 @@
-"""``--validate`` (pure): each group's prompts split in two halves in sampled order;
-does the second half's ratio of totals fall inside the first half's prediction
-interval for that many prompts, on the same basis?
-"""
+"""``--validate`` (pure): does the second half of a group's prompts (in sampled order)
+fall inside the first half's prediction interval for that many, on the same basis?"""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
