@@ -153,12 +153,6 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
                         drafted_share=drafted)
 
 
-def gaining_share(groups: Sequence[GroupSummary]) -> float:
-    """The share of the traffic's output tokens in groups that gain."""
-    total = sum(g.output_tokens for g in groups)
-    return sum(g.output_tokens for g in groups if g.gains) / total if total > 0 else 0.0
-
-
 @dataclass
 class Deployment:
     """What to serve, from the groups' verdicts."""
@@ -198,21 +192,19 @@ class Deployment:
         return "\n".join(lines)
 
 
-def deployment(groups: Sequence[GroupSummary], config: RunConfig,
-               traffic_speedup: float | None,
-               max_batch: int = deploy.DEFAULT_MAX_BATCH, concurrency: int = 1,
-               traffic_ci: tuple[float, float] | None = None) -> Deployment:
+def deployment(groups: Sequence[GroupSummary], config: RunConfig, low: float | None,
+               concurrency: int) -> Deployment:
     """On when every group gains, off when none does, else route the gaining
-    groups (an undecided group never is). One deployment for all is on only if the
-    traffic's interval (else its point estimate) clears the worth-it bar."""
+    groups (an undecided group never is). One deployment for all is on only if
+    ``low``, the traffic's interval's low end (else its point estimate), clears the
+    worth-it bar."""
     model = config.model_path or config.model
     spec_cfg = dict(config.speculative_config or {})  # the run's, with its draft's path
     draft = config.draft_path or config.draft_model
     if draft and spec_cfg.get("model"):
         spec_cfg["model"] = draft
     gaining = [g.group for g in groups if g.gains]
-    plain = deploy.serve_command(model, None, max_batch)
-    low = traffic_ci[0] if traffic_ci is not None else traffic_speedup
+    plain = deploy.serve_command(model, None)
     overall: Literal["on", "off"] = ("on" if low is not None and low >= WORTH_IT_SPEEDUP
                                      and gaining else "off")
     end_to_end = [g.group for g in groups if g.figures.basis == "end-to-end"]
@@ -220,7 +212,7 @@ def deployment(groups: Sequence[GroupSummary], config: RunConfig,
                                 "on" if len(gaining) == len(groups) else "route")
     return Deployment(speculation, "on" if speculation == "on" else overall,
                       (config.k or None) if gaining else None, gaining,
-                      deploy.serve_command(model, spec_cfg, max_batch) if gaining else plain,
+                      deploy.serve_command(model, spec_cfg) if gaining else plain,
                       plain, concurrency, undecided=[g.group for g in groups if g.undecided],
                       end_to_end=end_to_end, tpot_groups=len(groups) - len(end_to_end))
 
@@ -324,6 +316,8 @@ def answer(source: str, how: str, items: list[TrafficItem], counts: Mapping[str,
     total = sum(g.output_tokens for g in groups)
     for g in groups:
         g.output_token_share = g.output_tokens / total if total > 0 else 0.0
+    # the share of the traffic's output tokens in groups that gain
+    gaining = sum(g.output_tokens for g in groups if g.gains) / total if total > 0 else 0.0
     # the traffic's speedup sum(w B) / sum(w S): w a group's output tokens, B and S its
     # mean per-token TPOTs; its interval resamples every group, the mix fixed
     pairs, weights = [g.pairs for g in groups], [g.output_tokens for g in groups]
@@ -335,9 +329,9 @@ def answer(source: str, how: str, items: list[TrafficItem], counts: Mapping[str,
                for g in groups if g.gains and g.mean_acceptance_length is not None]
     result = TrafficResult(source, how, config, repeats, max_tokens,
                            "responses" if response_tokens else "measured", items, groups,
-                           speed, gaining_share(groups),
-                           deployment(groups, config, speed, concurrency=concurrency,
-                                      traffic_ci=speed_ci),
+                           speed, gaining,
+                           deployment(groups, config, speed_ci[0] if speed_ci else speed,
+                                      concurrency),
                            speed_ci, list(skipped), concurrency,
                            dynamic_k.predict(gainers, config, curve, concurrency))
     if busy is not None:
