@@ -469,10 +469,7 @@ def _task_check(i: ChecklistInputs) -> Check:
 
 
 def _hardware_check(i: ChecklistInputs) -> Check:
-    """Where the numbers were measured: they hold for this dtype on this hardware.
-
-    Example: float32 on an AVX2-only CPU -> "Measured in float32 on a CPU without
-    bf16 units (AMD EPYC); a GPU in bf16/FP8 has another verify cost." """
+    """Where the numbers were measured: they hold for this dtype on this hardware."""
     if i.source == SERVER:
         return Check(HARDWARE, None, None, None, "Measured through vLLM servers: their "
                      "hardware and dtype are theirs, and a server does not report them.")
@@ -531,14 +528,10 @@ def _prompts_check(verdicts: dict[str, str]) -> Check:
 
 
 def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[CheckName, Check]) -> Verdict:
-    """The verdict; marks the lines that decided it. On the speedup's interval
-    (estimate.py): lower bound >= WORTH_IT_SPEEDUP -> worth-it; upper bound <
-    NO_GAIN_SPEEDUP -> not-worth-it; the whole interval between -> borderline;
-    straddling a bar -> undecided. One run has no interval: the spread rule (speedup >=
-    WORTH_IT_SPEEDUP, every repeat >= SPREAD_FLOOR; a prompt on its own not worth it
-    demotes worth-it to borderline). Whatever the interval: none accepted is
-    not-worth-it, a looping output demotes worth-it to borderline, and alpha <= c
-    turns borderline or undecided into not-worth-it."""
+    """The verdict, marking the lines that decided it: the speedup's interval against
+    the bars (estimate.decide), else the spread rule (every repeat >= SPREAD_FLOOR; a
+    prompt on its own not worth it demotes worth-it). Whatever the interval: none
+    accepted is not-worth-it, a loop demotes worth-it, alpha <= c fails the rest."""
     if d.rate == 0.0:
         checks[ACCEPTANCE_RATE].decisive = True
         return NOT_WORTH_IT

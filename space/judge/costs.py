@@ -98,11 +98,9 @@ def grows_across_k(costs: Sequence[tuple[int, KindCosts]]) -> str:
     parts = ", ".join(f"{PART_NAMES[p]} {grew[p] * 1e3:+.2f} ms{ratios if p == FORWARD else ''}"
                       for p in grew)
     part = max(grew, key=lambda p: grew[p])
-    if grew[part] <= 0:
-        verdict = "No part grew with k here."
-    else:
-        verdict = (f"The part that grows with k is {PART_NAMES[part]}, about "
-                   f"{grew[part] / (k1 - k0) * 1e3:.2f} ms per extra draft token.")
+    verdict = ("No part grew with k here." if grew[part] <= 0 else
+               f"The part that grows with k is {PART_NAMES[part]}, about "
+               f"{grew[part] / (k1 - k0) * 1e3:.2f} ms per extra draft token.")
     return f"From k={k0} to k={k1} the verify step's parts grew: {parts}. {verdict}"
 
 

@@ -94,7 +94,8 @@ class Schedule:
     config: deploy.DeployConfig | None = None  # the gaining groups together
 
     def describe(self) -> str:
-        if self.config is None:
+        cfg = self.config
+        if cfg is None:
             return self.note
         lines = [self.note]
         for g in self.groups:
@@ -103,8 +104,7 @@ class Schedule:
                      f"the model says {g.at_measured:.2f}x")
             lines.append(f"  {g.group}: alpha {g.alpha:.2f}; best k {_best(g.choices)}{model}")
         lines.append("  the speculative deployment (gaining groups, token-weighted): "
-                     + _best(self.config.choices))
-        cfg = self.config
+                     + _best(cfg.choices))
         lines.append("  schedule: " + ("speculation loses at every concurrency of the curve"
                                        if cfg.speculative_config is None else
                                        f"num_speculative_tokens_per_batch_size {cfg.schedule}"))
@@ -125,22 +125,21 @@ def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | 
     if not gainers or not config.k:
         return None
     k_m = config.k
-    out = Schedule(k_m, measured_concurrency, "")
     if config.source == SERVER:
-        out.note = (f"no k per batch size for the servers: it is predicted from a tipping "
-                    f"curve's step costs, and the curves cached here measure in-process "
-                    f"engines on this machine, not the servers' hardware. Through the "
-                    f"servers only their own k={k_m} is measured: start a speculative server "
-                    f"per k and measure each (`python -m space traffic` or `sweep "
-                    f"--variable concurrency` with --speculative-url)")
-        return out
+        return Schedule(k_m, measured_concurrency, (
+            f"no k per batch size for the servers: it is predicted from a tipping "
+            f"curve's step costs, and the curves cached here measure in-process "
+            f"engines on this machine, not the servers' hardware. Through the "
+            f"servers only their own k={k_m} is measured: start a speculative server "
+            f"per k and measure each (`python -m space traffic` or `sweep "
+            f"--variable concurrency` with --speculative-url)"))
     if curve is None or not curve.step_costs:
-        out.note = (f"no k per batch size: no tipping curve of {config.method} k={k_m} for "
-                    f"this pair is cached on this machine ({config.device}, {config.dtype}). "
-                    f"`{TIPPING_HINT}` with this pair and k measures its step costs per "
-                    f"concurrency, or a k x concurrency sweep on a workload of these prompts "
-                    f"(`{SWEEP_HINT}`) measures the schedule itself")
-        return out
+        return Schedule(k_m, measured_concurrency, (
+            f"no k per batch size: no tipping curve of {config.method} k={k_m} for "
+            f"this pair is cached on this machine ({config.device}, {config.dtype}). "
+            f"`{TIPPING_HINT}` with this pair and k measures its step costs per "
+            f"concurrency, or a k x concurrency sweep on a workload of these prompts "
+            f"(`{SWEEP_HINT}`) measures the schedule itself"))
     lookup = str(config.method) in LOOKUP_METHODS
     alphas = {g.group: theory.alpha_from_acceptance_length(g.mean_acceptance_length, k_m)
               for g in gainers}
@@ -156,19 +155,18 @@ def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | 
                          "speedup": estimate.harmonic([g.output_tokens for g in gainers],
                                                       [s[g.group] for g in gainers]) or 0.0})
     at = curve.costs_at(measured_concurrency)
-    out.groups = [GroupPrediction(g.group, alphas[g.group], deploy.best_k(per_group[g.group]),
-                                  None if at is None else
-                                  predicted_speedup(alphas[g.group], k_m, at, curve.k, lookup,
-                                                    g.drafted))
-                  for g in gainers]
-    out.config = deploy.derive_for_run(rows, config, max_batch)
-    out.curve = f"{curve.label}, {curve.kind}, {curve.date[:10]}"
-    out.note = (f"k per batch size, predicted (not measured) for the gaining groups: each "
-                f"group's per-token acceptance alpha from its mean acceptance length at "
-                f"k={k_m}, and this machine's step costs per concurrency from the tipping "
-                f"curve {out.curve} (decode step, verify cost per token"
-                f"{', one lookup a step' if lookup else ', drafting per token'}); speedup "
-                f"tau(alpha, k) x decode / verify(k), k {K_CHOICES[0]}..{K_CHOICES[-1]} (past "
-                f"the curve's k={curve.k}, the cost per token is extrapolated), 0 below "
-                f"{NO_GAIN_SPEEDUP}x; {MEASURED_ERROR}")
-    return out
+    groups = [GroupPrediction(g.group, alphas[g.group], deploy.best_k(per_group[g.group]),
+                              None if at is None else
+                              predicted_speedup(alphas[g.group], k_m, at, curve.k, lookup, g.drafted))
+              for g in gainers]
+    label = f"{curve.label}, {curve.kind}, {curve.date[:10]}"
+    note = (f"k per batch size, predicted (not measured) for the gaining groups: each "
+            f"group's per-token acceptance alpha from its mean acceptance length at "
+            f"k={k_m}, and this machine's step costs per concurrency from the tipping "
+            f"curve {label} (decode step, verify cost per token"
+            f"{', one lookup a step' if lookup else ', drafting per token'}); speedup "
+            f"tau(alpha, k) x decode / verify(k), k {K_CHOICES[0]}..{K_CHOICES[-1]} (past "
+            f"the curve's k={curve.k}, the cost per token is extrapolated), 0 below "
+            f"{NO_GAIN_SPEEDUP}x; {MEASURED_ERROR}")
+    return Schedule(k_m, measured_concurrency, note, label, groups,
+                    deploy.derive_for_run(rows, config, max_batch))

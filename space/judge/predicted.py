@@ -52,12 +52,10 @@ def advice(predicted: Predicted | None, ci: tuple[float, float] | None,
     ``busy`` None: not recorded."""
     if predicted is None or ci is None or ci[0] <= predicted.speedup <= ci[1]:
         return None
-    head = f"measured {ci[0]:.2f}-{ci[1]:.2f}x, predicted {predicted.speedup:.2f}x: "
-    if busy:
-        return head + ("believe the predicted figure: this machine was busy, so the timings "
-                       "are not comparable, while acceptance is exact")
-    if busy is None:
-        return head + ("believe the measured figure if the machine was quiet (not recorded "
-                       "here), the predicted one if it was busy")
-    return head + ("believe the measured figure: the machine was quiet, and it holds what "
-                   "the step model leaves out (prefill, scheduling, the steps' own spread)")
+    return f"measured {ci[0]:.2f}-{ci[1]:.2f}x, predicted {predicted.speedup:.2f}x: " + {
+        True: "believe the predicted figure: this machine was busy, so the timings "
+              "are not comparable, while acceptance is exact",
+        None: "believe the measured figure if the machine was quiet (not recorded "
+              "here), the predicted one if it was busy",
+        False: "believe the measured figure: the machine was quiet, and it holds what "
+               "the step model leaves out (prefill, scheduling, the steps' own spread)"}[busy]

@@ -1,11 +1,7 @@
 """The maths of speculative decoding (Leviathan et al. 2023; Chen et al. 2023); pure.
-
-  alpha  per-token acceptance probability of a draft token (the paper's E[beta]);
-         NOT vLLM's acceptance rate = (tau - 1) / gamma, which undercounts alpha
-         because drafts after the first rejection are never checked.
-  gamma  drafts per verify step (vLLM's ``num_speculative_tokens``, k).
-  tau    tokens emitted per verify step = vLLM's mean acceptance length.
-  c      cost of one draft token / cost of one target decode step.
+alpha: per-token acceptance (NOT vLLM's acceptance rate (tau - 1) / gamma, which never
+checks drafts after the first rejection); gamma: drafts per verify step (vLLM's k); tau:
+tokens per verify step (vLLM's mean acceptance length); c: draft token / decode step cost.
 """
 from __future__ import annotations
 
@@ -62,11 +58,10 @@ def ideal_speedup(alpha: float, gamma: int, c: float) -> float:
     return expected_tokens_per_step(alpha, gamma) / (gamma * c + 1.0)
 
 
-def best_gamma(alpha: float, c: float, max_gamma: int = 16) -> tuple[int, float]:
-    """The integer gamma in [1, max_gamma] with the largest ideal speedup, and that S
-    (no closed form); S < 1: no gamma helps."""
-    _check_gamma(max_gamma)
-    best = max(range(1, max_gamma + 1), key=lambda g: ideal_speedup(alpha, g, c))
+def best_gamma(alpha: float, c: float) -> tuple[int, float]:
+    """The integer gamma in [1, 16] with the largest ideal speedup, and that S (no
+    closed form); S < 1: no gamma helps."""
+    best = max(range(1, 17), key=lambda g: ideal_speedup(alpha, g, c))
     return best, ideal_speedup(alpha, best, c)
 
 
