@@ -165,16 +165,12 @@ def evaluate(inputs: ChecklistInputs) -> Checklist:
     return Checklist(verdict=verdict, checks=checks, rule=rule)
 
 
-# read off the clock (a workload's prompts line: each prompt's verdict, from its speedup)
-TIME_LINES: tuple[CheckName, ...] = (SPEEDUP, PREDICTED_MEASURED, PROMPTS)
-
-
 def _busy_server(checks: list[Check], n: int, d: _Derived) -> Checklist:
     """A server busy with other requests: the lines read off the clock decide nothing,
     and the verdict is undecided unless nothing was accepted."""
     why = busy_server_sentence(n)
-    for c in checks:
-        if c.name in TIME_LINES:
+    for c in checks:  # the lines read off the clock (the prompts line: each one's speedup)
+        if c.name in (SPEEDUP, PREDICTED_MEASURED, PROMPTS):
             c.passed, c.decisive = None, False
             c.detail = f"Undecided: {why}. {c.detail}"
     if d.rate == 0.0:
@@ -447,8 +443,8 @@ def _load_check(name: CheckName, value: int | None, vanishes_at: int | None, why
     if vanishes_at is None:
         return _line(name, value, None, None, f"No sweep: gains shrink as this grows ({why}).")
     passed = value < vanishes_at
-    verb = "below" if passed else "at or past"
-    detail = f"{value:,} is {verb} {vanishes_at:,}, where the sweep shows the gain vanishing."
+    detail = (f"{value:,} is {'below' if passed else 'at or past'} {vanishes_at:,}, where the "
+              "sweep shows the gain vanishing.")
     return _line(name, value, vanishes_at, passed, detail)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from space.judge import theory
@@ -49,10 +50,7 @@ def shaped_rates(profile: list[float] | tuple[float, ...], length: float) -> lis
         raise ValueError(f"a profile is k rates in [0, 1], got {list(profile)}")
     if not 1.0 <= length <= k + 1:
         raise ValueError(f"mean acceptance length must be in [1, {k + 1}], got {length}")
-    q, low = [], 1.0
-    for p in profile:
-        low = min(low, max(p, PROFILE_FLOOR))
-        q.append(low)
+    q = list(accumulate((max(p, PROFILE_FLOOR) for p in profile), min))  # running minimum
     want = length - 1.0
 
     def total(s: float) -> float:

@@ -15,29 +15,27 @@ Basis = Literal["TPOT", "end-to-end"]
 TTFT_SHARE_FOR_E2E = 0.20
 
 
-def _pairs(cmp: CompareRecord, key: str) -> tuple[list[float], list[float]]:
-    """The prompt's per-repeat times per output token (the median run when the
-    comparison kept no repeats, as older records may not)."""
+def paired(cmps: Sequence[CompareRecord], basis: Basis = "TPOT") -> Paired:
+    """The comparisons as paired per-token times, one prompt each: its per-repeat times
+    (the median run when the comparison kept no repeats, as older records may not)."""
+    key = "tpot_s" if basis == "TPOT" else "e2e_s"
+
     def per_token(row: dict[str, float], tokens: int) -> float:
         if key == "tpot_s":
             return row["tpot_s"]
         return row["e2e_s"] / max(int(row.get("num_output_tokens", tokens)), 1)
 
-    nb, ns = len(cmp.baseline.output_token_ids), len(cmp.speculative.output_token_ids)
-    rows = [(b, s) for b, s in zip(cmp.baseline_runs, cmp.speculative_runs, strict=False)
-            if s.get(key) and b.get(key) is not None]
-    if not rows:
-        fb = {"tpot_s": cmp.baseline.tpot_s, "e2e_s": cmp.baseline.e2e_s}
-        fs = {"tpot_s": cmp.speculative.tpot_s, "e2e_s": cmp.speculative.e2e_s}
-        rows = [(fb, fs)]
-    return [per_token(b, nb) for b, _ in rows], [per_token(s, ns) for _, s in rows]
-
-
-def paired(cmps: Sequence[CompareRecord], basis: Basis = "TPOT") -> Paired:
-    """The comparisons as paired per-token times, one prompt each."""
-    key = "tpot_s" if basis == "TPOT" else "e2e_s"
-    both = [_pairs(c, key) for c in cmps]
-    return Paired([b for b, _ in both], [s for _, s in both])
+    base, spec = [], []
+    for cmp in cmps:
+        nb, ns = len(cmp.baseline.output_token_ids), len(cmp.speculative.output_token_ids)
+        rows = [(b, s) for b, s in zip(cmp.baseline_runs, cmp.speculative_runs, strict=False)
+                if s.get(key) and b.get(key) is not None]
+        if not rows:
+            rows = [({"tpot_s": cmp.baseline.tpot_s, "e2e_s": cmp.baseline.e2e_s},
+                     {"tpot_s": cmp.speculative.tpot_s, "e2e_s": cmp.speculative.e2e_s})]
+        base.append([per_token(b, nb) for b, _ in rows])
+        spec.append([per_token(s, ns) for _, s in rows])
+    return Paired(base, spec)
 
 
 @dataclass
