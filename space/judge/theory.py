@@ -67,9 +67,8 @@ def best_gamma(alpha: float, c: float) -> tuple[int, float]:
 
 def proposer_share_speedup(alpha: float, gamma: int, share: float) -> float:
     """Ideal S = tau (1 - share) for a lookup proposer (ngram, suffix), whose cost is a
-    fixed share of each step whatever gamma; ``share`` plays the role of c."""
-    if not 0.0 <= share < 1.0:
-        raise ValueError(f"proposer share must be in [0, 1), got {share}")
+    fixed share of each step whatever gamma; ``share`` plays the role of c (in [0, 1):
+    the checklist, its one caller, refuses any other)."""
     return expected_tokens_per_step(alpha, gamma) * (1.0 - share)
 
 

@@ -447,13 +447,12 @@ def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
         lines.append("predicted = (f tau + 1 - f) x decode step / (f verify step + (1 - f) "
                      "plain step), f the share of steps that drafted, tau the mean acceptance "
                      "length; step costs from " + "; ".join(sources))
-    ws = "n/a" if r.weighted_speedup is None else f"{r.weighted_speedup:.2f}x"
-    if r.weighted_speedup is not None and r.weighted_speedup_ci is not None:
-        lo, hi = r.weighted_speedup_ci
-        ws += f" ({estimate.CONFIDENCE * 100:.0f} % CI {lo:.2f}-{hi:.2f})"
+    ws, ci = r.weighted_speedup, r.weighted_speedup_ci
+    ws_txt = "n/a" if ws is None else f"{ws:.2f}x" + (
+        f" ({estimate.CONFIDENCE * 100:.0f} % CI {ci[0]:.2f}-{ci[1]:.2f})" if ci else "")
     source = ("the file's responses" if r.weighting == "responses"
               else "the measured output tokens (the file has no responses)")
-    lines.append(f"traffic-weighted speedup {ws}; {r.gaining_share:.0%} of the output tokens "
+    lines.append(f"traffic-weighted speedup {ws_txt}; {r.gaining_share:.0%} of the output tokens "
                  f"are in groups that gain (weights from {source})")
     busy = busy_requests(r)
     if busy:
