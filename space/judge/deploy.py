@@ -94,12 +94,9 @@ def serve_speculative_config(method: str, k_schedule: list[list[int]], draft: st
     largest = max(k for _, _, k in k_schedule)
     if largest == 0:
         return None
-    cfg: dict[str, Any] = {"method": method}
-    if draft:
-        cfg["model"] = draft
-    cfg.update(num_speculative_tokens=largest, num_speculative_tokens_per_batch_size=k_schedule)
-    cfg.update(extra or {})
-    return cfg
+    return {"method": method, **({"model": draft} if draft else {}),
+            "num_speculative_tokens": largest, "num_speculative_tokens_per_batch_size": k_schedule,
+            **(extra or {})}
 
 
 def serve_command(model: str, spec_config: dict[str, Any] | None,
@@ -130,13 +127,10 @@ class DeployConfig:
         lines = ["best k per concurrency (0: speculation loses):"]
         lines += [f"  concurrency {c.concurrency:>3}: k = {c.k} ({c.speedup:.2f}x)"
                   for c in self.choices]
-        if self.speculative_config is None:
-            lines.append("speculation loses at every measured concurrency: serve without "
-                         "--speculative-config")
-        else:
-            lines.append(f"--speculative-config '{json.dumps(self.speculative_config)}'")
-        lines.append(self.command)
-        return "\n".join(lines)
+        lines.append("speculation loses at every measured concurrency: serve without "
+                     "--speculative-config" if self.speculative_config is None else
+                     f"--speculative-config '{json.dumps(self.speculative_config)}'")
+        return "\n".join([*lines, self.command])
 
 
 def derive(rows: Iterable[Mapping[str, Any]], *, model: str, method: str,
