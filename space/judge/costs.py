@@ -80,40 +80,38 @@ def grows_with_k(c: KindCosts, k: int | None, method: str | None, device: str | 
             f"{PART_NAMES[part]}: {gap_part(c, k, method, device)}.")
 
 
-def grows_across_k(costs: Sequence[tuple[int, KindCosts]]) -> str:
-    """At several k (one concurrency): how each part of the verify step changed
-    from the smallest k to the largest, and which grew most; "" with fewer than two."""
-    known = sorted((k, c) for k, c in costs if timed(c))
-    if len(known) < 2 or known[0][0] == known[-1][0]:
-        return ""
-    (k0, a), (k1, b) = known[0], known[-1]
-
-    def rest(c: KindCosts) -> float:
-        return (c.rejection_s or 0.0) + (c.overhead_s or 0.0)
-
-    grew = {FORWARD: (b.verify_forward_s or 0.0) - (a.verify_forward_s or 0.0),
-            PROPOSER: (b.proposer_s or 0.0) - (a.proposer_s or 0.0), REST: rest(b) - rest(a)}
-    ratios = f" ({_x(a.forward_ratio)}x to {_x(b.forward_ratio)}x a decode forward)" \
-        if a.forward_ratio is not None and b.forward_ratio is not None else ""
-    parts = ", ".join(f"{PART_NAMES[p]} {grew[p] * 1e3:+.2f} ms{ratios if p == FORWARD else ''}"
-                      for p in grew)
-    part = max(grew, key=lambda p: grew[p])
-    verdict = ("No part grew with k here." if grew[part] <= 0 else
-               f"The part that grows with k is {PART_NAMES[part]}, about "
-               f"{grew[part] / (k1 - k0) * 1e3:.2f} ms per extra draft token.")
-    return f"From k={k0} to k={k1} the verify step's parts grew: {parts}. {verdict}"
-
-
 GridCosts = Sequence[tuple[int, int, KindCosts]]  # (k, concurrency, medians) per sweep point
 
 
 def grid_words(grid: GridCosts) -> list[str]:
-    """``grows_across_k`` at each concurrency of a k x concurrency sweep."""
+    """At each concurrency of a k x concurrency sweep timed at two k or more: how each
+    part of the verify step changed from the smallest k to the largest, and which grew most."""
     by_c: dict[int, list[tuple[int, KindCosts]]] = {}
     for k, c, kc in grid:
         by_c.setdefault(c, []).append((k, kc))
-    return [f"Concurrency {c}: {words}" for c in sorted(by_c)
-            if (words := grows_across_k(by_c[c]))]
+
+    def rest(c: KindCosts) -> float:
+        return (c.rejection_s or 0.0) + (c.overhead_s or 0.0)
+
+    words = []
+    for conc in sorted(by_c):
+        known = sorted((k, c) for k, c in by_c[conc] if timed(c))
+        if len(known) < 2 or known[0][0] == known[-1][0]:
+            continue
+        (k0, a), (k1, b) = known[0], known[-1]
+        grew = {FORWARD: (b.verify_forward_s or 0.0) - (a.verify_forward_s or 0.0),
+                PROPOSER: (b.proposer_s or 0.0) - (a.proposer_s or 0.0), REST: rest(b) - rest(a)}
+        ratios = f" ({_x(a.forward_ratio)}x to {_x(b.forward_ratio)}x a decode forward)" \
+            if a.forward_ratio is not None and b.forward_ratio is not None else ""
+        parts = ", ".join(f"{PART_NAMES[p]} {grew[p] * 1e3:+.2f} ms{ratios if p == FORWARD else ''}"
+                          for p in grew)
+        part = max(grew, key=lambda p: grew[p])
+        verdict = ("No part grew with k here." if grew[part] <= 0 else
+                   f"The part that grows with k is {PART_NAMES[part]}, about "
+                   f"{grew[part] / (k1 - k0) * 1e3:.2f} ms per extra draft token.")
+        words.append(f"Concurrency {conc}: From k={k0} to k={k1} the verify step's parts grew: "
+                     f"{parts}. {verdict}")
+    return words
 
 
 def grid_text(grid: GridCosts) -> str:

@@ -99,14 +99,9 @@ def _percentiles(num: np.ndarray, den: np.ndarray) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def _has_spread(p: Paired) -> bool:
-    """An interval needs two prompts, or one prompt measured twice."""
-    return p.prompts > 1 or len(p.baseline[0]) > 1
-
-
 def confidence_interval(p: Paired, draws: int = DRAWS, seed: int = SEED) -> tuple[float, float] | None:
     """The ratio of totals' bootstrap interval (prompts, then repeats); None for one run."""
-    if not _has_spread(p):
+    if p.prompts == 1 and len(p.baseline[0]) == 1:  # an interval needs two runs
         return None
     return _percentiles(*_resampled_totals(p, np.random.default_rng(seed), draws))
 
@@ -146,7 +141,7 @@ def harmonic(weights: Sequence[float], speedups: Sequence[float]) -> float | Non
 def weighted_interval(groups: Sequence[Paired], weights: Sequence[float]) -> tuple[float, float] | None:
     """The traffic figure's interval: every group resampled on its own, the weights
     (the traffic's mix) fixed. None when no group has spread."""
-    if not any(_has_spread(g) for g in groups):
+    if all(g.prompts == 1 and len(g.baseline[0]) == 1 for g in groups):
         return None
     rng = np.random.default_rng(SEED + 2)
     num, den = np.zeros(DRAWS), np.zeros(DRAWS)

@@ -396,10 +396,9 @@ def validation_text(v: Mapping[str, Any]) -> str:
     lines = [head] if v.get("judged") else []
     for c in v.get("checks", []):
         pred = c.get("prediction")
-        if pred is None:
-            lines.append(f"  {c['group']}: no prediction from {c['first_prompts']} prompts")
-            continue
-        lines.append(f"  {c['group']}: first {c['first_prompts']} prompts {c['first_speedup']:.2f}x"
+        lines.append(f"  {c['group']}: no prediction from {c['first_prompts']} prompts"
+                     if pred is None else
+                     f"  {c['group']}: first {c['first_prompts']} prompts {c['first_speedup']:.2f}x"
                      f" ({c['basis']}) predict {pred[0]:.2f}-{pred[1]:.2f}x for the other "
                      f"{c['second_prompts']}; they gave {c['second_speedup']:.2f}x: "
                      + ("inside" if c["inside"] else "OUTSIDE"))
