@@ -106,8 +106,7 @@ def draft_cost(runs: Sequence[RunTrace], method: str | None, k: int) -> dict[str
     steps = [s for r in runs for s in r.steps if s.kind in (VERIFY, DECODE)]
     row = methods.info(method) if method else None
     if row is not None and row.lookup:
-        shares = [s.propose_s / s.duration_s for s in steps if s.duration_s > 0]
-        share = _median(shares)
+        share = _median(s.propose_s / s.duration_s for s in steps if s.duration_s > 0)
         # the checklist wants [0, 1); a share of 1 would mean steps made of nothing else
         return {"proposer_share": None if share is None else min(share, 0.999),
                 "draft_step_s": None}
@@ -150,7 +149,6 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
         step_costs=kind_costs([s for r in baselines for s in r.steps if s.kind == DECODE],
                               [s for r in speculatives for s in r.steps if s.kind == VERIFY]),
         **(headroom or {}),
-        # the hardware fields: space.engine.hardware's record in the run's config
         dtype=cfg.dtype, dtype_reason=cfg.dtype_reason, device=cfg.device,
         cpu_model=cfg.cpu_model, cpu_bf16_flags=cfg.cpu_bf16_flags, source=cfg.source,
         other_requests=max((other_requests(r) for r in [*baselines, *speculatives]),

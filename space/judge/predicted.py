@@ -28,8 +28,7 @@ def predict(tau: float | None, k: int | None, method: str | None, concurrency: i
     if tau is None or not k:
         return None
     f = 1.0 if drafted is None else drafted
-    costs = curve.costs_at(concurrency) if curve is not None else None
-    if curve is not None and costs is not None:
+    if curve is not None and (costs := curve.costs_at(concurrency)) is not None:
         lookup = str(method) in LOOKUP_METHODS
         return Predicted(step_model_speedup(tau, costs.decode_step_s,
                                             verify_step_s(costs, curve.k, k, lookup),

@@ -9,7 +9,7 @@ import csv
 import io
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from space.judge import deploy, dynamic_k, estimate, intervals, measure
@@ -124,10 +124,9 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
         context=measure.Context(task_type=group, concurrency=concurrency,
                                 task_note=f"the traffic's requests grouped as {group!r}"),
         headroom=headroom)
-    inputs.speedup_ci, inputs.speedup_prompts, inputs.speedup_basis = \
-        fig.ci, len(cmps), fig.basis
-    inputs.speedup_repeats = len(cmps[0].baseline_runs) or 1
-    inputs.needs_interval = True  # a group's verdict is its interval's
+    inputs = replace(inputs, speedup_ci=fig.ci, speedup_prompts=len(cmps), speedup_basis=fig.basis,
+                     speedup_repeats=len(cmps[0].baseline_runs) or 1,
+                     needs_interval=True)  # a group's verdict is its interval's
     if len(items) > 1:
         inputs.prompt_verdicts = {f"line {it.line}": it.compare.checklist.verdict
                                   for it in items if it.compare.checklist}
@@ -316,8 +315,7 @@ def answer(source: str, how: str, items: list[TrafficItem], counts: Mapping[str,
     total = sum(g.output_tokens for g in groups)
     for g in groups:
         g.output_token_share = g.output_tokens / total if total > 0 else 0.0
-    # the share of the traffic's output tokens in groups that gain
-    gaining = sum(g.output_tokens for g in groups if g.gains) / total if total > 0 else 0.0
+    gaining_share = sum(g.output_tokens for g in groups if g.gains) / total if total > 0 else 0.0
     # the traffic's speedup sum(w B) / sum(w S): w a group's output tokens, B and S its
     # mean per-token TPOTs; its interval resamples every group, the mix fixed
     pairs, weights = [g.pairs for g in groups], [g.output_tokens for g in groups]
@@ -329,7 +327,7 @@ def answer(source: str, how: str, items: list[TrafficItem], counts: Mapping[str,
                for g in groups if g.gains and g.mean_acceptance_length is not None]
     result = TrafficResult(source, how, config, repeats, max_tokens,
                            "responses" if response_tokens else "measured", items, groups,
-                           speed, gaining,
+                           speed, gaining_share,
                            deployment(groups, config, speed_ci[0] if speed_ci else speed,
                                       concurrency),
                            speed_ci, list(skipped), concurrency,
@@ -366,11 +364,9 @@ def _cell(value: Any) -> Any:
 def _group_line(g: GroupSummary) -> str:
     """'translation: 2.27x (90 % CI 1.52-2.90, 3 prompts) TPOT; ...; worth-it', its advice."""
     f = g.figures
-    line = f"{g.group}: {f.words()}"
-    if f.basis == "end-to-end":
-        line += f" end-to-end (TTFT {f.ttft_share:.0%} of request time; TPOT {f.tpot_speedup:.2f}x)"
-    else:
-        line += f" TPOT; end-to-end {f.e2e_speedup:.2f}x"
+    line = f"{g.group}: {f.words()}" + (
+        f" end-to-end (TTFT {f.ttft_share:.0%} of request time; TPOT {f.tpot_speedup:.2f}x)"
+        if f.basis == "end-to-end" else f" TPOT; end-to-end {f.e2e_speedup:.2f}x")
     if f.prediction is not None:
         line += (f"; the next {f.predict_prompts} prompts: {f.prediction[0]:.2f}-"
                  f"{f.prediction[1]:.2f}x")
