@@ -82,15 +82,8 @@ def schedule(choices: list[Choice], max_batch: int = DEFAULT_MAX_BATCH) -> list[
 def serve_speculative_config(method: str, k_schedule: list[list[int]], draft: str | None = None,
                        extra: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """The ``vllm serve --speculative-config`` dict; None when speculation loses everywhere.
-    ``num_speculative_tokens`` is the largest k, since vLLM caps every entry at it.
-
-    Example:
-        >>> cfg = serve_speculative_config("ngram", [[1, 3, 4], [4, 256, 0]], extra={"prompt_lookup_max": 5})
-        >>> cfg["num_speculative_tokens"], cfg["num_speculative_tokens_per_batch_size"], len(cfg)
-        (4, [[1, 3, 4], [4, 256, 0]], 4)
-        >>> serve_speculative_config("ngram", [[1, 256, 0]]) is None
-        True
-    """
+    ``num_speculative_tokens`` is the largest k, since vLLM caps every entry at it
+    (test_dynamic_k shows one)."""
     largest = max(k for _, _, k in k_schedule)
     if largest == 0:
         return None
@@ -101,12 +94,7 @@ def serve_speculative_config(method: str, k_schedule: list[list[int]], draft: st
 
 def serve_command(model: str, spec_config: dict[str, Any] | None,
                   max_batch: int = DEFAULT_MAX_BATCH) -> str:
-    """The full ``vllm serve`` command line (shell-quoted).
-
-    Example:
-        >>> print(serve_command("Qwen/Qwen3-8B", {"method": "ngram"}, max_batch=64))
-        vllm serve Qwen/Qwen3-8B --max-num-seqs 64 --speculative-config '{"method": "ngram"}'
-    """
+    """The full ``vllm serve`` command line (shell-quoted)."""
     parts = ["vllm", "serve", shlex.quote(model), "--max-num-seqs", str(max_batch)]
     if spec_config is not None:
         parts += ["--speculative-config", shlex.quote(json.dumps(spec_config))]
