@@ -267,15 +267,12 @@ class TrafficResult:
                                            "weighting", "weighted_speedup", "gaining_share",
                                            "skipped", "concurrency", "until_decided",
                                            "validation", "busy")}
-        d["weighted_speedup_ci"] = _pair(self.weighted_speedup_ci)
-        d["groups"] = [{**g.row(), "output_tokens": g.output_tokens,
-                        "checklist": g.checklist.to_dict()}
-                       for g in self.groups]
-        d["config"] = self.config.to_dict()
-        d["prompts"] = self.rows()
-        d["deployment"] = asdict(self.deployment)
-        d["schedule"] = asdict(self.schedule) if self.schedule else None
-        d["answer"] = describe(self)
+        d.update(weighted_speedup_ci=_pair(self.weighted_speedup_ci),
+                 groups=[{**g.row(), "output_tokens": g.output_tokens,
+                          "checklist": g.checklist.to_dict()} for g in self.groups],
+                 config=self.config.to_dict(), prompts=self.rows(),
+                 deployment=asdict(self.deployment),
+                 schedule=asdict(self.schedule) if self.schedule else None, answer=describe(self))
         return d
 
     def to_dict(self, keep_prompts: bool = True) -> dict[str, Any]:
@@ -437,8 +434,7 @@ def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
         lines.append(f"this machine was busy: {busy_used(r.busy)} during the run: timings "
                      f"are not comparable; the predicted figures (acceptance x this machine's "
                      f"step costs) are the ones to trust")
-    if any(g.predicted is not None for g in r.groups):
-        sources = sorted({g.predicted.source for g in r.groups if g.predicted is not None})
+    if sources := sorted({g.predicted.source for g in r.groups if g.predicted is not None}):
         lines.append("predicted = (f tau + 1 - f) x decode step / (f verify step + (1 - f) "
                      "plain step), f the share of steps that drafted, tau the mean acceptance "
                      "length; step costs from " + "; ".join(sources))
