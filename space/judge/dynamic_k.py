@@ -19,9 +19,6 @@ MEASURED_ERROR = ("its error, measured once against a k x concurrency sweep (cod
                   "k 1-8 x concurrency 1, 4, a 2-core EPYC): predicted speedups 1-17 % under "
                   "the measured ones, the best k right at concurrency 1 and one step off at 4 "
                   "(3 % of speedup lost); see docs/traffic.md")
-SWEEP_HINT = ('python -m space sweep --workload WORKLOAD --variable k_x_concurrency '
-              '--values "1,2,4 x 1,4"')
-TIPPING_HINT = "python -m space tipping"
 
 
 @dataclass(frozen=True)
@@ -137,9 +134,10 @@ def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | 
         return Schedule(k_m, measured_concurrency, (
             f"no k per batch size: no tipping curve of {config.method} k={k_m} for "
             f"this pair is cached on this machine ({config.device}, {config.dtype}). "
-            f"`{TIPPING_HINT}` with this pair and k measures its step costs per "
-            f"concurrency, or a k x concurrency sweep on a workload of these prompts "
-            f"(`{SWEEP_HINT}`) measures the schedule itself"))
+            "`python -m space tipping` with this pair and k measures its step costs per "
+            "concurrency, or a k x concurrency sweep on a workload of these prompts (`python -m "
+            'space sweep --workload WORKLOAD --variable k_x_concurrency --values "1,2,4 x 1,4"`) '
+            "measures the schedule itself"))
     lookup = str(config.method) in LOOKUP_METHODS
     alphas = {g.group: theory.alpha_from_acceptance_length(g.mean_acceptance_length, k_m)
               for g in gainers}

@@ -403,11 +403,9 @@ def until_decided_line(u: Mapping[str, Any]) -> str:
     """'measured until decided: 2 rounds, + 4 prompts (code 2, chat 2); stopped: ...'"""
     added = u.get("added") or {}
     per = ", ".join(f"{g} {n}" for g, n in added.items())
-    line = (f"measured until decided: {u.get('rounds', 0)} rounds, + {sum(added.values())} "
-            f"prompts" + (f" ({per})" if per else "") + f"; stopped: {u.get('stopped')}")
-    if u.get("open"):
-        line += f"; still undecided: {', '.join(u['open'])}"
-    return line
+    return (f"measured until decided: {u.get('rounds', 0)} rounds, + {sum(added.values())} "
+            f"prompts" + (f" ({per})" if per else "") + f"; stopped: {u.get('stopped')}"
+            + (f"; still undecided: {', '.join(u['open'])}" if u.get("open") else ""))
 
 
 def busy_requests(r: TrafficResult) -> int:
