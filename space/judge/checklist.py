@@ -450,18 +450,18 @@ def _load_check(name: CheckName, value: int | None, vanishes_at: int | None, why
 
 def _temperature_check(i: ChecklistInputs) -> Check:
     t = i.temperature
-    detail = ("Not given." if t is None else
-              "Greedy: a draft is accepted iff it equals the target's argmax. Small models"
-              " loop under greedy decoding, and loops inflate ngram acceptance." if t == 0 else
-              "Sampling: a draft x is accepted with probability min(1, p(x)/q(x)); flatter"
-              " distributions accept less, and ngram drafts are point guesses.")
-    return Check(TEMPERATURE, t, None, None, detail)
+    return Check(TEMPERATURE, t, None, None, (
+        "Not given." if t is None else
+        "Greedy: a draft is accepted iff it equals the target's argmax. Small models"
+        " loop under greedy decoding, and loops inflate ngram acceptance." if t == 0 else
+        "Sampling: a draft x is accepted with probability min(1, p(x)/q(x)); flatter"
+        " distributions accept less, and ngram drafts are point guesses."))
 
 
 def _task_check(i: ChecklistInputs) -> Check:
-    detail = i.task_note or ("Copy-heavy tasks (summarization, RAG, code edits) suit ngram;"
-                             " translation and open-ended writing give it little to copy.")
-    return Check(TASK_TYPE, i.task_type, None, None, detail)
+    return Check(TASK_TYPE, i.task_type, None, None, i.task_note or (
+        "Copy-heavy tasks (summarization, RAG, code edits) suit ngram;"
+        " translation and open-ended writing give it little to copy."))
 
 
 def _hardware_check(i: ChecklistInputs) -> Check:

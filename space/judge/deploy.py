@@ -135,8 +135,7 @@ def derive_for_run(rows: Iterable[Mapping[str, Any]], config: RunConfig,
                    max_batch: int = DEFAULT_MAX_BATCH) -> DeployConfig:
     """``derive`` for the pair a run was made with: its resolved model and draft paths,
     and its other vLLM speculative keys."""
-    spec = dict(config.speculative_config or {})
-    extra = {k: v for k, v in spec.items()
+    extra = {k: v for k, v in (config.speculative_config or {}).items()
              if k not in ("method", "model", "num_speculative_tokens")}
     return derive(rows, model=config.model_path or config.model, method=str(config.method),
                   draft=config.draft_path or config.draft_model, extra=extra,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from space.judge import estimate, intervals, theory
@@ -167,6 +167,5 @@ def compare_inputs(cmp: CompareRecord, temperature: float | None,
                               temperature=temperature, context=context, memory_now=memory_now,
                               headroom=headroom)
     pairs = intervals.paired([cmp])
-    inputs.speedup_ci = estimate.confidence_interval(pairs)
-    inputs.speedup_prompts, inputs.speedup_repeats = 1, len(pairs.baseline[0])
-    return inputs
+    return replace(inputs, speedup_ci=estimate.confidence_interval(pairs), speedup_prompts=1,
+                   speedup_repeats=len(pairs.baseline[0]))
