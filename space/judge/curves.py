@@ -213,10 +213,9 @@ def to_csv(curve: TippingCurve, path=None) -> str | None:
                      "baseline_tpot_ms": p.baseline_tpot_s * 1e3,
                      "speculative_tpot_ms": p.speculative_tpot_s * 1e3,
                      "verify_step_ms": None if p.verify_step_s is None else p.verify_step_s * 1e3})
-    n = MODEL_GRID_POINTS
     for costs in curve.step_costs:
-        for i in range(n):
-            tau = 1.0 + curve.k * i / (n - 1)
+        for i in range(MODEL_GRID_POINTS):
+            tau = 1.0 + curve.k * i / (MODEL_GRID_POINTS - 1)
             rows.append({"series": "model", "concurrency": costs.concurrency,
                          "mean_acceptance_length": tau,
                          "acceptance_rate": theory.acceptance_rate_from_length(tau, curve.k),

@@ -104,8 +104,7 @@ def draft_cost(runs: Sequence[RunTrace], method: str | None, k: int) -> dict[str
     if any(r.config.source == SERVER for r in runs):
         return {"proposer_share": None, "draft_step_s": None}
     steps = [s for r in runs for s in r.steps if s.kind in (VERIFY, DECODE)]
-    row = methods.info(method) if method else None
-    if row is not None and row.lookup:
+    if method and (row := methods.info(method)) is not None and row.lookup:
         share = _median(s.propose_s / s.duration_s for s in steps if s.duration_s > 0)
         # the checklist wants [0, 1); a share of 1 would mean steps made of nothing else
         return {"proposer_share": None if share is None else min(share, 0.999),

@@ -37,10 +37,7 @@ def alpha_from_acceptance_length(tau: float, gamma: int) -> float:
     lo, hi = 0.0, 1.0
     for _ in range(_BISECT_ITERS):
         mid = (lo + hi) / 2
-        if expected_tokens_per_step(mid, gamma) < tau:
-            lo = mid
-        else:
-            hi = mid
+        lo, hi = (mid, hi) if expected_tokens_per_step(mid, gamma) < tau else (lo, mid)
     return (lo + hi) / 2
 
 
