@@ -525,9 +525,10 @@ def _prompts_check(verdicts: dict[str, str]) -> Check:
 
 def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[CheckName, Check]) -> Verdict:
     """The verdict, marking the lines that decided it: the speedup's interval against
-    the bars (estimate.decide), else the spread rule (every repeat >= SPREAD_FLOOR; a
-    prompt on its own not worth it demotes worth-it). Whatever the interval: none
-    accepted is not-worth-it, a loop demotes worth-it, alpha <= c fails the rest."""
+    the bars (estimate.decide), else the spread rule (speedup >= WORTH_IT_SPEEDUP with
+    every repeat >= SPREAD_FLOOR; a prompt on its own not worth it demotes worth-it).
+    Whatever the interval: none accepted is not-worth-it, a looping output demotes
+    worth-it to borderline, and alpha <= c turns borderline or undecided into not-worth-it."""
     if d.rate == 0.0:
         checks[ACCEPTANCE_RATE].decisive = True
         return NOT_WORTH_IT
