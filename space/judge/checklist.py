@@ -216,10 +216,9 @@ def _derive(i: ChecklistInputs) -> _Derived:
 def _unless_looped(name: CheckName, value: float | None, threshold: float | None,
                    passed: bool, detail: str, d: _Derived) -> Check:
     """A line whose pass is no reason to enable speculation when a loop inflated it."""
-    if d.looped and passed:
-        return _line(name, value, threshold, None,
-                     detail + " Not counted: the output loops, and the loop inflates acceptance.")
-    return _line(name, value, threshold, passed, detail)
+    looped = d.looped and passed
+    return _line(name, value, threshold, None if looped else passed, detail + (
+        " Not counted: the output loops, and the loop inflates acceptance." if looped else ""))
 
 
 def _clearly_above(i: ChecklistInputs) -> bool:
@@ -261,9 +260,8 @@ def _speedup_words(i: ChecklistInputs, s: float) -> tuple[bool | None, str]:
 
 def interval_decision(i: ChecklistInputs) -> str | None:
     """The interval's verdict (estimate.decide against this module's bars), or None."""
-    if i.speedup_ci is None:
-        return None
-    return estimate.decide(i.speedup_ci, NO_GAIN_SPEEDUP, WORTH_IT_SPEEDUP)
+    return None if i.speedup_ci is None else estimate.decide(i.speedup_ci, NO_GAIN_SPEEDUP,
+                                                             WORTH_IT_SPEEDUP)
 
 
 def more_prompts(i: ChecklistInputs) -> int | None:
