@@ -182,12 +182,10 @@ class Deployment:
         if self.undecided:
             lines.append(f"left undecided, not routed: {', '.join(self.undecided)} (their "
                          "intervals straddle 1.05x or 1.10x; measure more: --until-decided)")
-        if self.end_to_end:
-            lines.append(f"decided on end-to-end time (TTFT over 20 % of request time): "
-                         f"{', '.join(self.end_to_end)}; on TPOT: "
-                         + ("the other groups" if self.tpot_groups else "none"))
-        else:
-            lines.append("decided on TPOT (TTFT under 20 % of request time in every group)")
+        lines.append(f"decided on end-to-end time (TTFT over 20 % of request time): "
+                     f"{', '.join(self.end_to_end)}; on TPOT: "
+                     + ("the other groups" if self.tpot_groups else "none") if self.end_to_end
+                     else "decided on TPOT (TTFT under 20 % of request time in every group)")
         return "\n".join(lines)
 
 
