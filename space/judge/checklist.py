@@ -1,17 +1,6 @@
-"""The "is speculative decoding worth it?" checklist: measured numbers in, verdict out (pure).
-
-The measured speedup decides; the other lines explain it or give context. Verdict
-rule, on the speedup's confidence interval (``space/judge/estimate.py``):
-  lower bound >= WORTH_IT_SPEEDUP -> worth-it; upper bound < NO_GAIN_SPEEDUP ->
-  not-worth-it; the whole interval between the two -> borderline; straddling a
-  bar -> undecided, with about how many prompts would decide it.
-One run has no interval: the point estimate decides by the spread rule (speedup >=
-WORTH_IT_SPEEDUP, every repeat >= SPREAD_FLOOR; a prompt on its own not worth it
-demotes worth-it to borderline), and ``rule`` says "spread".
-Whatever the interval: drafts made and none accepted is not-worth-it (a measured
-gain can only be noise); a looping output turns worth-it into borderline (the
-speedup measures the loop); a failed necessary condition (alpha <= c) turns
-borderline or undecided into not-worth-it.
+"""The "is speculative decoding worth it?" checklist: measured numbers in, verdict out
+(pure). The measured speedup decides (``_verdict`` tells the rule); the other lines
+explain it or give context.
 """
 from __future__ import annotations
 
@@ -59,6 +48,21 @@ SPREAD_FLOOR = 1.0
 # Share of output tokens repeating an earlier 4-gram above which the output "loops":
 # prose and edited code stay well below half; a greedy 135M model stuck in a loop goes far above.
 LOOP_SHARE_THRESHOLD = 0.5
+
+
+# each line's comparison op and unit (Check.op, Check.unit); context lines have neither
+_SHAPES: dict[CheckName, tuple[str, str]] = {
+    SPEEDUP: (">=", "x"), ACCEPTANCE_RATE: (">", "%"), ACCEPTANCE_LENGTH: (">", "tokens"),
+    ALPHA_VS_COST: (">", ""), PREDICTED_IDEAL: (">", "x"), PREDICTED_MEASURED: (">", "x"),
+    SPARE_MEMORY: (">", "bytes"), CONCURRENCY: ("<", "requests"), CONTEXT_LENGTH: ("<", "tokens"),
+    REPETITION: ("<=", "%"), HEADROOM: (">", "%"), PROMPTS: ("<=", "prompts"),
+}
+
+
+def _line(name: CheckName, value: float | str | None, threshold: float | str | None,
+          passed: bool | None, detail: str, decisive: bool = False) -> Check:
+    op, unit = _SHAPES.get(name, ("", ""))
+    return Check(name, value, threshold, passed, detail, decisive, op, unit)
 
 
 @dataclass
@@ -139,10 +143,10 @@ def evaluate(inputs: ChecklistInputs) -> Checklist:
         _measured_prediction_check(inputs, d),
         _memory_check(inputs),
         _load_check(CONCURRENCY, inputs.concurrency, inputs.gain_vanishes_at_concurrency,
-                    "requests", "once batch x (k+1) verified tokens pass the accelerator's"
+                    "once batch x (k+1) verified tokens pass the accelerator's"
                     " ridge point, verification is compute-bound"),
         _load_check(CONTEXT_LENGTH, inputs.context_tokens, inputs.gain_vanishes_at_context,
-                    "tokens", "long contexts make KV-cache reads dominate each step,"
+                    "long contexts make KV-cache reads dominate each step,"
                     " as MagicDec shows"),
         _temperature_check(inputs),
         _task_check(inputs),
@@ -152,7 +156,7 @@ def evaluate(inputs: ChecklistInputs) -> Checklist:
     if inputs.prompt_verdicts and len(inputs.prompt_verdicts) > 1:
         checks.append(_prompts_check(inputs.prompt_verdicts))
     if inputs.break_even_acceptance_rate is not None:
-        checks.append(_headroom_check(inputs, d))
+        checks.append(_headroom_check(inputs, inputs.break_even_acceptance_rate, d))
     if inputs.other_requests:
         return _busy_server(checks, inputs.other_requests, d)
     verdict = _verdict(inputs, d, {c.name: c for c in checks})
@@ -161,16 +165,12 @@ def evaluate(inputs: ChecklistInputs) -> Checklist:
     return Checklist(verdict=verdict, checks=checks, rule=rule)
 
 
-# read off the clock (a workload's prompts line: each prompt's verdict, from its speedup)
-TIME_LINES: tuple[CheckName, ...] = (SPEEDUP, PREDICTED_MEASURED, PROMPTS)
-
-
 def _busy_server(checks: list[Check], n: int, d: _Derived) -> Checklist:
     """A server busy with other requests: the lines read off the clock decide nothing,
     and the verdict is undecided unless nothing was accepted."""
     why = busy_server_sentence(n)
-    for c in checks:
-        if c.name in TIME_LINES:
+    for c in checks:  # the lines read off the clock (the prompts line: each one's speedup)
+        if c.name in (SPEEDUP, PREDICTED_MEASURED, PROMPTS):
             c.passed, c.decisive = None, False
             c.detail = f"Undecided: {why}. {c.detail}"
     if d.rate == 0.0:
@@ -185,10 +185,9 @@ def _validate(i: ChecklistInputs) -> None:
         raise ValueError(f"k must be >= 1, got {i.k}")
     if i.proposer_share is not None and not 0.0 <= i.proposer_share < 1.0:
         raise ValueError(f"proposer_share must be in [0, 1), got {i.proposer_share}")
-    if i.speedup_spread is not None and i.speedup_spread[0] > i.speedup_spread[1]:
-        raise ValueError(f"speedup_spread must be (low, high), got {i.speedup_spread}")
-    if i.speedup_ci is not None and i.speedup_ci[0] > i.speedup_ci[1]:
-        raise ValueError(f"speedup_ci must be (low, high), got {i.speedup_ci}")
+    for name, pair in (("speedup_spread", i.speedup_spread), ("speedup_ci", i.speedup_ci)):
+        if pair is not None and pair[0] > pair[1]:
+            raise ValueError(f"{name} must be (low, high), got {pair}")
 
 
 def _derive(i: ChecklistInputs) -> _Derived:
@@ -214,17 +213,12 @@ def _derive(i: ChecklistInputs) -> _Derived:
     return d
 
 
-_NONE_ACCEPTED = ("No draft token was accepted: every step emitted one token, as a plain"
-                  " decode step does, and paid for the drafts too. A measured gain is noise.")
-_LOOP_NOTE = " Not counted: the output loops, and the loop inflates acceptance."
-
-
 def _unless_looped(name: CheckName, value: float | None, threshold: float | None,
-                   passed: bool, detail: str, d: _Derived, op: str, unit: str = "") -> Check:
+                   passed: bool, detail: str, d: _Derived) -> Check:
     """A line whose pass is no reason to enable speculation when a loop inflated it."""
-    if d.looped and passed:
-        return Check(name, value, threshold, None, detail + _LOOP_NOTE, op=op, unit=unit)
-    return Check(name, value, threshold, passed, detail, op=op, unit=unit)
+    looped = d.looped and passed
+    return _line(name, value, threshold, None if looped else passed, detail + (
+        " Not counted: the output loops, and the loop inflates acceptance." if looped else ""))
 
 
 def _clearly_above(i: ChecklistInputs) -> bool:
@@ -232,43 +226,42 @@ def _clearly_above(i: ChecklistInputs) -> bool:
     return s is not None and s >= WORTH_IT_SPEEDUP and (spread is None or spread[0] >= SPREAD_FLOOR)
 
 
-def _speedup_line(s: float, passed: bool | None, detail: str, d: _Derived) -> Check:
+def _speedup_check(i: ChecklistInputs, d: _Derived) -> Check:
     """The speedup line; with no draft accepted the acceptance line decides, not the clock."""
+    s = i.speedup_median
+    if s is None:
+        return _line(SPEEDUP, None, WORTH_IT_SPEEDUP, None,
+                     "Not measured: run baseline and speculative.")
+    passed, detail = _speedup_words(i, s)
     none_accepted = d.rate == 0.0
     if none_accepted and passed:
         passed, detail = None, detail + " Not counted: no draft was accepted, so the gain is noise."
-    return Check(SPEEDUP, s, WORTH_IT_SPEEDUP, passed, detail, decisive=not none_accepted,
-                 op=">=", unit="x")
+    return _line(SPEEDUP, s, WORTH_IT_SPEEDUP, passed, detail, decisive=not none_accepted)
 
 
-def _speedup_check(i: ChecklistInputs, d: _Derived) -> Check:
-    s, spread = i.speedup_median, i.speedup_spread
-    if s is None:
-        return Check(SPEEDUP, None, WORTH_IT_SPEEDUP, None,
-                     "Not measured: run baseline and speculative.", op=">=", unit="x")
+def _speedup_words(i: ChecklistInputs, s: float) -> tuple[bool | None, str]:
+    """(passed, detail) of the speedup line, by the interval rule when there is one:
+    '2.27x (90 % CI 1.52-2.90, 3 prompts)', else by the spread rule."""
     if i.speedup_ci is not None:
-        return _interval_check(i, s, i.speedup_ci, d)
+        return _interval_words(i, s, i.speedup_ci)
     if i.needs_interval:
-        return _speedup_line(s, None, f"{s:.2f}x from one run: no interval, so undecided; a "
-                             "second prompt (or repeat) gives one.", d)
+        return None, (f"{s:.2f}x from one run: no interval, so undecided; a "
+                      "second prompt (or repeat) gives one.")
+    spread = i.speedup_spread
     spread_txt = f" (spread {spread[0]:.2f}-{spread[1]:.2f})" if spread else " (no spread: one run)"
     if _clearly_above(i):
-        return _speedup_line(s, True, f"Baseline TPOT / speculative TPOT = {s:.2f}x{spread_txt}: "
-                             "faster.", d)
+        return True, f"Baseline TPOT / speculative TPOT = {s:.2f}x{spread_txt}: faster."
     if s < NO_GAIN_SPEEDUP:
         how = "slower than baseline" if s < 1.0 else "no gain beyond noise"
-        return _speedup_line(s, False, f"{s:.2f}x{spread_txt}: {how} (under "
-                             f"{NO_GAIN_SPEEDUP:.2f}x).", d)
-    return _speedup_line(s, False, f"{s:.2f}x{spread_txt}: a gain, but not a clear one; "
-                         f"worth-it needs >= {WORTH_IT_SPEEDUP:.2f}x with every repeat >= "
-                         f"{SPREAD_FLOOR:.2f}x.", d)
+        return False, f"{s:.2f}x{spread_txt}: {how} (under {NO_GAIN_SPEEDUP:.2f}x)."
+    return False, (f"{s:.2f}x{spread_txt}: a gain, but not a clear one; worth-it needs >= "
+                   f"{WORTH_IT_SPEEDUP:.2f}x with every repeat >= {SPREAD_FLOOR:.2f}x.")
 
 
 def interval_decision(i: ChecklistInputs) -> str | None:
     """The interval's verdict (estimate.decide against this module's bars), or None."""
-    if i.speedup_ci is None:
-        return None
-    return estimate.decide(i.speedup_ci, NO_GAIN_SPEEDUP, WORTH_IT_SPEEDUP)
+    return None if i.speedup_ci is None else estimate.decide(i.speedup_ci, NO_GAIN_SPEEDUP,
+                                                             WORTH_IT_SPEEDUP)
 
 
 def more_prompts(i: ChecklistInputs) -> int | None:
@@ -279,82 +272,81 @@ def more_prompts(i: ChecklistInputs) -> int | None:
                                       NO_GAIN_SPEEDUP, WORTH_IT_SPEEDUP)
 
 
-def _interval_check(i: ChecklistInputs, s: float, ci: tuple[float, float], d: _Derived) -> Check:
-    """The speedup line under the interval rule: '2.27x (90 % CI 1.52-2.90, 3 prompts)'."""
+def _interval_words(i: ChecklistInputs, s: float, ci: tuple[float, float]) -> tuple[bool | None, str]:
     what = {"end-to-end": "request time per token",
             "predicted": "Predicted from acceptance x step costs (this machine was busy: the "
                          "measured interval, moved to the predicted figure)"}.get(
         i.speedup_basis, "Baseline TPOT / speculative TPOT")
-    figure = estimate.describe(s, ci, i.speedup_prompts, estimate.CONFIDENCE, i.speedup_repeats)
+    figure = estimate.describe(s, ci, i.speedup_prompts, repeats=i.speedup_repeats)
     head = f"{what}, ratio of totals: {figure}"
     decision = interval_decision(i)
     if decision == WORTH_IT:
-        return _speedup_line(s, True, f"{head}: faster; the interval clears "
-                             f"{WORTH_IT_SPEEDUP:.2f}x.", d)
+        return True, f"{head}: faster; the interval clears {WORTH_IT_SPEEDUP:.2f}x."
     if decision == NOT_WORTH_IT:
-        return _speedup_line(s, False, f"{head}: the interval lies under {NO_GAIN_SPEEDUP:.2f}x.", d)
+        return False, f"{head}: the interval lies under {NO_GAIN_SPEEDUP:.2f}x."
     if decision == BORDERLINE:
-        return _speedup_line(s, False, f"{head}: a real but small gain, the whole interval within "
-                             f"{NO_GAIN_SPEEDUP:.2f}-{WORTH_IT_SPEEDUP:.2f}x.", d)
+        return False, (f"{head}: a real but small gain, the whole interval within "
+                       f"{NO_GAIN_SPEEDUP:.2f}-{WORTH_IT_SPEEDUP:.2f}x.")
     need = more_prompts(i)
     more = ("no number of prompts would decide it: the estimate sits on the bar"
             if need is None else
             f"about {need} prompts in all would decide it (the interval narrows as "
             f"1/sqrt(n))" if need <= estimate.MAX_MORE_PROMPTS else
             f"more than {estimate.MAX_MORE_PROMPTS} prompts would be needed")
-    return _speedup_line(s, None, f"{head}: undecided, the interval straddles "
-                         f"{NO_GAIN_SPEEDUP:.2f}x or {WORTH_IT_SPEEDUP:.2f}x; {more}.", d)
+    return None, (f"{head}: undecided, the interval straddles "
+                  f"{NO_GAIN_SPEEDUP:.2f}x or {WORTH_IT_SPEEDUP:.2f}x; {more}.")
+
+
+def _no_break_even(name: CheckName, value: float | None) -> Check:
+    return _line(name, value, None, None, "No drafts were verified." if value is None
+                 else "Draft cost not measured: no break-even.")
 
 
 def _acceptance_rate_check(i: ChecklistInputs, d: _Derived) -> Check:
-    if d.rate is None:
-        return Check(ACCEPTANCE_RATE, None, None, None, "No drafts were verified.", op=">", unit="%")
     be_rate = (None if d.tau_break_even is None or i.k is None  # a break-even needs k
                else theory.acceptance_rate_from_length(d.tau_break_even, i.k))
     if d.rate == 0.0:
-        return Check(ACCEPTANCE_RATE, 0.0, be_rate, False, _NONE_ACCEPTED, op=">", unit="%")
-    if be_rate is None:
-        return Check(ACCEPTANCE_RATE, d.rate, None, None, "Draft cost not measured: no break-even.",
-                     op=">", unit="%")
+        return _line(ACCEPTANCE_RATE, 0.0, be_rate, False, "No draft token was accepted: every "
+                     "step emitted one token, as a plain decode step does, and paid for the "
+                     "drafts too. A measured gain is noise.")
+    if d.rate is None or be_rate is None:
+        return _no_break_even(ACCEPTANCE_RATE, d.rate)
     detail = (f"vLLM acceptance rate (accepted / drafted) {d.rate:.1%} against {be_rate:.1%}"
               f" at break-even for the measured draft cost.")
-    return _unless_looped(ACCEPTANCE_RATE, d.rate, be_rate, d.rate > be_rate, detail, d, op=">", unit="%")
+    return _unless_looped(ACCEPTANCE_RATE, d.rate, be_rate, d.rate > be_rate, detail, d)
 
 
 def _acceptance_length_check(i: ChecklistInputs, d: _Derived) -> Check:
-    if d.tau is None:
-        return Check(ACCEPTANCE_LENGTH, None, None, None, "No drafts were verified.", op=">", unit="tokens")
-    if d.tau_break_even is None:
-        return Check(ACCEPTANCE_LENGTH, d.tau, None, None, "Draft cost not measured: no break-even.",
-                     op=">", unit="tokens")
+    if d.tau is None or d.tau_break_even is None:
+        return _no_break_even(ACCEPTANCE_LENGTH, d.tau)
     detail = f"Tokens per verify step {d.tau:.2f} against {d.tau_break_even:.2f} at break-even"
     detail += " (1 / (1 - proposer share))." if d.per_step else f" (k c + 1, k={i.k}, c={d.c:.3f})."
     if i.verify_step_s and i.target_decode_step_s and i.k:
         be = theory.measured_break_even_acceptance_length(i.target_decode_step_s, i.verify_step_s)
         detail += f" With measured step times the break-even is {be:.2f}."
-    return _unless_looped(ACCEPTANCE_LENGTH, d.tau, d.tau_break_even, d.tau > d.tau_break_even, detail, d,
-                          op=">", unit="tokens")
+    return _unless_looped(ACCEPTANCE_LENGTH, d.tau, d.tau_break_even, d.tau > d.tau_break_even,
+                          detail, d)
 
 
 def _necessary_check(i: ChecklistInputs, d: _Derived) -> Check:
     if d.alpha is not None and d.c is None and i.source == SERVER:
-        return Check(ALPHA_VS_COST, d.alpha, None, None, "Draft cost not measured through a server "
-                     "(it reports no proposer time): this line decides nothing.", op=">")
+        return _line(ALPHA_VS_COST, d.alpha, None, None, "Draft cost not measured through a server "
+                     "(it reports no proposer time): this line decides nothing.")
     if d.alpha is None or d.c is None:
         missing = "acceptance" if d.alpha is None else "draft cost"
-        return Check(ALPHA_VS_COST, d.alpha, d.c, None, f"Not measured ({missing}).", op=">")
+        return _line(ALPHA_VS_COST, d.alpha, d.c, None, f"Not measured ({missing}).")
     cost = "proposer share of step time" if d.per_step else "draft step / target step"
     passed = d.alpha > d.c
     detail = (f"alpha = {d.alpha:.3f} (tau inverted at k={i.k}) against c = {d.c:.3f} ({cost}):"
               f" some k gives a speedup only if alpha > c.")
     if not passed:
         detail += " Fails: no number of drafts can pay for this draft."
-    return _unless_looped(ALPHA_VS_COST, d.alpha, d.c, passed, detail, d, op=">")
+    return _unless_looped(ALPHA_VS_COST, d.alpha, d.c, passed, detail, d)
 
 
 def _ideal_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
     if d.alpha is None or d.c is None or i.k is None:  # alpha is only derived with a k
-        return Check(PREDICTED_IDEAL, None, 1.0, None, "Needs acceptance and draft cost.", op=">", unit="x")
+        return _line(PREDICTED_IDEAL, None, 1.0, None, "Needs acceptance and draft cost.")
     if d.per_step:
         s = theory.proposer_share_speedup(d.alpha, i.k, d.c)
         detail = (f"tau (1 - share) at k={i.k}. With a per-step proposer cost more drafts always"
@@ -364,34 +356,24 @@ def _ideal_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
         best_k, best_s = theory.best_gamma(d.alpha, d.c)
         detail = f"Leviathan S at k={i.k}; best k={best_k} would give {best_s:.2f}x."
     detail += " Assumes verifying k+1 tokens costs one decode step (memory-bound decode)."
-    return _unless_looped(PREDICTED_IDEAL, s, 1.0, s > 1, detail, d, op=">", unit="x")
+    return _unless_looped(PREDICTED_IDEAL, s, 1.0, s > 1, detail, d)
 
 
 def _measured_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
-    if d.tau is None or not (i.verify_step_s and i.target_decode_step_s and i.k):
-        return Check(PREDICTED_MEASURED, None, 1.0, None, "Needs acceptance and step times.",
-                     op=">", unit="x")
-    if _parts_known(i.step_costs):
-        return _anatomy_prediction_check(i, d)
-    s = theory.measured_cost_speedup(d.tau, i.target_decode_step_s, i.verify_step_s, i.k, None)
-    detail = (f"tau x decode step / speculative step = {d.tau:.2f} x "
-              f"{i.target_decode_step_s * 1e3:.1f} ms / {i.verify_step_s * 1e3:.1f} ms.")
-    if i.speedup_median is not None:
-        detail += (f" Measured: {i.speedup_median:.2f}x"
-                   " (the gap: prefill, steps without drafts, noise).")
-    return _unless_looped(PREDICTED_MEASURED, s, 1.0, s > 1, detail, d, op=">", unit="x")
-
-
-def _parts_known(c: KindCosts | None) -> bool:
-    return c is not None and None not in (c.decode_step_s, c.decode_forward_s, c.verify_forward_s,
-                                          c.rejection_s, c.proposer_s, c.overhead_s)
-
-
-def _anatomy_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
-    """tau x decode step / (verify forward + proposer + rejection + overhead), from
-    the step anatomy's medians; below tau, the part that took the difference."""
+    """tau x decode step / speculative step; with the step anatomy's medians, the
+    verify step in parts, and below tau the part that took the difference."""
     c, tau = i.step_costs, d.tau
-    assert c is not None and tau is not None  # _parts_known, and the caller checked tau
+    if tau is None or not (i.verify_step_s and i.target_decode_step_s and i.k):
+        return _line(PREDICTED_MEASURED, None, 1.0, None, "Needs acceptance and step times.")
+    if c is None or None in (c.decode_step_s, c.decode_forward_s, c.verify_forward_s,
+                             c.rejection_s, c.proposer_s, c.overhead_s):
+        s = theory.measured_cost_speedup(tau, i.target_decode_step_s, i.verify_step_s)
+        detail = (f"tau x decode step / speculative step = {tau:.2f} x "
+                  f"{i.target_decode_step_s * 1e3:.1f} ms / {i.verify_step_s * 1e3:.1f} ms.")
+        if i.speedup_median is not None:
+            detail += (f" Measured: {i.speedup_median:.2f}x"
+                       " (the gap: prefill, steps without drafts, noise).")
+        return _unless_looped(PREDICTED_MEASURED, s, 1.0, s > 1, detail, d)
     parts = [x or 0.0 for x in (c.verify_forward_s, c.proposer_s, c.rejection_s, c.overhead_s)]
     decode = c.decode_step_s or 0.0
     s = tau * decode / sum(parts) if sum(parts) > 0 else 0.0
@@ -403,7 +385,7 @@ def _anatomy_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
         if i.speedup_median < tau:
             detail += f" Below tau = {tau:.2f}x (a verify step at a decode step's cost): " \
                       + gap_part(c, i.k, i.method, i.device) + "."
-    return _unless_looped(PREDICTED_MEASURED, s, 1.0, s > 1, detail, d, op=">", unit="x")
+    return _unless_looped(PREDICTED_MEASURED, s, 1.0, s > 1, detail, d)
 
 
 def gap_part(c: KindCosts, k: int | None, method: str | None, device: str | None) -> str:
@@ -441,7 +423,7 @@ def gap_part(c: KindCosts, k: int | None, method: str | None, device: str | None
 
 def _memory_check(i: ChecklistInputs) -> Check:
     if i.spare_memory_bytes is None:
-        return Check(SPARE_MEMORY, None, 0, None, "Not measured.", op=">", unit="bytes")
+        return _line(SPARE_MEMORY, None, 0, None, "Not measured.")
     passed = i.spare_memory_bytes > 0
     detail = "Memory is left after target, draft and KV cache." if passed else \
         "Target + draft + KV cache do not fit: the draft must go, or KV cache shrinks."
@@ -450,46 +432,38 @@ def _memory_check(i: ChecklistInputs) -> Check:
         if i.context_tokens and i.draft_kv_tax_tokens > 0:
             detail += f" ({i.draft_kv_tax_tokens / i.context_tokens:.1f} requests of this length)"
         detail += "."
-    return Check(SPARE_MEMORY, i.spare_memory_bytes, 0, passed, detail, op=">", unit="bytes")
+    return _line(SPARE_MEMORY, i.spare_memory_bytes, 0, passed, detail)
 
 
-def _load_check(name: CheckName, value: int | None, vanishes_at: int | None, unit: str,
-                why: str) -> Check:
+def _load_check(name: CheckName, value: int | None, vanishes_at: int | None, why: str) -> Check:
     if value is None:
-        return Check(name, None, vanishes_at, None, "Not measured.", op="<", unit=unit)
+        return _line(name, None, vanishes_at, None, "Not measured.")
     if vanishes_at is None:
-        return Check(name, value, None, None, f"No sweep: gains shrink as this grows ({why}).",
-                     op="<", unit=unit)
+        return _line(name, value, None, None, f"No sweep: gains shrink as this grows ({why}).")
     passed = value < vanishes_at
-    verb = "below" if passed else "at or past"
-    detail = f"{value:,} is {verb} {vanishes_at:,}, where the sweep shows the gain vanishing."
-    return Check(name, value, vanishes_at, passed, detail, op="<", unit=unit)
+    detail = (f"{value:,} is {'below' if passed else 'at or past'} {vanishes_at:,}, where the "
+              "sweep shows the gain vanishing.")
+    return _line(name, value, vanishes_at, passed, detail)
 
 
 def _temperature_check(i: ChecklistInputs) -> Check:
     t = i.temperature
-    if t is None:
-        detail = "Not given."
-    elif t == 0:
-        detail = ("Greedy: a draft is accepted iff it equals the target's argmax. Small models"
-                  " loop under greedy decoding, and loops inflate ngram acceptance.")
-    else:
-        detail = ("Sampling: a draft x is accepted with probability min(1, p(x)/q(x)); flatter"
-                  " distributions accept less, and ngram drafts are point guesses.")
-    return Check(TEMPERATURE, t, None, None, detail)
+    return Check(TEMPERATURE, t, None, None, (
+        "Not given." if t is None else
+        "Greedy: a draft is accepted iff it equals the target's argmax. Small models"
+        " loop under greedy decoding, and loops inflate ngram acceptance." if t == 0 else
+        "Sampling: a draft x is accepted with probability min(1, p(x)/q(x)); flatter"
+        " distributions accept less, and ngram drafts are point guesses."))
 
 
 def _task_check(i: ChecklistInputs) -> Check:
-    detail = i.task_note or ("Copy-heavy tasks (summarization, RAG, code edits) suit ngram;"
-                             " translation and open-ended writing give it little to copy.")
-    return Check(TASK_TYPE, i.task_type, None, None, detail)
+    return Check(TASK_TYPE, i.task_type, None, None, i.task_note or (
+        "Copy-heavy tasks (summarization, RAG, code edits) suit ngram;"
+        " translation and open-ended writing give it little to copy."))
 
 
 def _hardware_check(i: ChecklistInputs) -> Check:
-    """Where the numbers were measured: they hold for this dtype on this hardware.
-
-    Example: float32 on an AVX2-only CPU -> "Measured in float32 on a CPU without
-    bf16 units (AMD EPYC); a GPU in bf16/FP8 has another verify cost." """
+    """Where the numbers were measured: they hold for this dtype on this hardware."""
     if i.source == SERVER:
         return Check(HARDWARE, None, None, None, "Measured through vLLM servers: their "
                      "hardware and dtype are theirs, and a server does not report them.")
@@ -499,15 +473,12 @@ def _hardware_check(i: ChecklistInputs) -> Check:
     if i.device == "gpu":
         detail = f"Measured in {i.dtype} on a GPU ({i.dtype_reason or 'as run'})."
         return Check(HARDWARE, i.dtype, None, None, detail)
+    flags = i.cpu_bf16_flags
+    units = (f"a CPU with bf16 units ({', '.join(flags)})" if flags else
+             "a CPU" if flags is None else "a CPU without bf16 units")
     cpu = f" ({i.cpu_model})" if i.cpu_model else ""
-    if i.cpu_bf16_flags:
-        units = f"a CPU with bf16 units ({', '.join(i.cpu_bf16_flags)}){cpu}"
-    elif i.cpu_bf16_flags is None:
-        units = f"a CPU{cpu}"
-    else:
-        units = f"a CPU without bf16 units{cpu}"
-    detail = f"Measured in {i.dtype} on {units}; a GPU in bf16/FP8 has another verify cost."
-    if i.dtype == "bfloat16" and i.cpu_bf16_flags == ():
+    detail = f"Measured in {i.dtype} on {units}{cpu}; a GPU in bf16/FP8 has another verify cost."
+    if i.dtype == "bfloat16" and flags == ():
         detail += (" bf16 is emulated on this CPU: prefill and the (1 + k)-token verify pass"
                    " run several times slower than in float32, so this verdict describes"
                    " the emulation; leave --dtype out to measure in float32.")
@@ -517,30 +488,26 @@ def _hardware_check(i: ChecklistInputs) -> Check:
 def _repetition_check(i: ChecklistInputs, d: _Derived) -> Check:
     share = i.repetition_share
     if share is None:
-        return Check(REPETITION, None, LOOP_SHARE_THRESHOLD, None, "Not measured.", op="<=", unit="%")
-    if d.looped:
-        detail = (f"The output loops: {share:.0%} of its tokens repeat an earlier 4-gram."
-                  " High ngram acceptance comes from the loop, not the task; acceptance is"
-                  " not counted as a reason to enable speculation.")
-    else:
-        detail = f"{share:.0%} of output tokens repeat an earlier 4-gram: no loop."
-    return Check(REPETITION, share, LOOP_SHARE_THRESHOLD, not d.looped, detail, op="<=", unit="%")
+        return _line(REPETITION, None, LOOP_SHARE_THRESHOLD, None, "Not measured.")
+    detail = (f"The output loops: {share:.0%} of its tokens repeat an earlier 4-gram."
+              " High ngram acceptance comes from the loop, not the task; acceptance is"
+              " not counted as a reason to enable speculation." if d.looped else
+              f"{share:.0%} of output tokens repeat an earlier 4-gram: no loop.")
+    return _line(REPETITION, share, LOOP_SHARE_THRESHOLD, not d.looped, detail)
 
 
-def _headroom_check(i: ChecklistInputs, d: _Derived) -> Check:
+def _headroom_check(i: ChecklistInputs, be: float, d: _Derived) -> Check:
     """The workload's acceptance against the break-even of this machine's curve."""
-    be = i.break_even_acceptance_rate
-    assert be is not None  # evaluate adds this line only with a break-even
     where = f" at concurrency {i.break_even_concurrency}" if i.break_even_concurrency else ""
     source = f" ({i.break_even_source})" if i.break_even_source else ""
     if d.rate is None:
-        return Check(HEADROOM, None, be, None, f"No drafts were verified; break-even {be:.2f}"
-                     f"{where}{source}.", op=">", unit="%")
+        return _line(HEADROOM, None, be, None, f"No drafts were verified; break-even {be:.2f}"
+                     f"{where}{source}.")
     passed = d.rate > be
     detail = (f"acceptance headroom on this machine: {d.rate:.2f} measured vs {be:.2f} "
               f"break-even{where}{source}: "
               + (f"{d.rate - be:+.2f} above it." if passed else f"{d.rate - be:+.2f}, below it."))
-    return _unless_looped(HEADROOM, d.rate, be, passed, detail, d, op=">", unit="%")
+    return _unless_looped(HEADROOM, d.rate, be, passed, detail, d)
 
 
 def _prompts_check(verdicts: dict[str, str]) -> Check:
@@ -551,11 +518,15 @@ def _prompts_check(verdicts: dict[str, str]) -> Check:
     detail = f"Each prompt on its own: {counts}."
     if losing:
         detail += f" Not worth it on {', '.join(losing)}: the gain depends on the input."
-    return Check(PROMPTS, len(losing), 0, not losing, detail, op="<=", unit="prompts")
+    return _line(PROMPTS, len(losing), 0, not losing, detail)
 
 
 def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[CheckName, Check]) -> Verdict:
-    """Apply the module's verdict rule; mark the lines that decided it."""
+    """The verdict, marking the lines that decided it: the speedup's interval against
+    the bars (estimate.decide), else the spread rule (speedup >= WORTH_IT_SPEEDUP with
+    every repeat >= SPREAD_FLOOR; a prompt on its own not worth it demotes worth-it).
+    Whatever the interval: none accepted is not-worth-it, a looping output demotes
+    worth-it to borderline, and alpha <= c turns borderline or undecided into not-worth-it."""
     if d.rate == 0.0:
         checks[ACCEPTANCE_RATE].decisive = True
         return NOT_WORTH_IT

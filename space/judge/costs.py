@@ -66,19 +66,7 @@ def cost_lines(c: KindCosts, indent: str = "  ") -> str:
 
 def grows_with_k(c: KindCosts, k: int | None, method: str | None, device: str | None) -> str:
     """At one k: what a verify step adds to a decode step, part by part, and which
-    part grows with k.
-
-    Example:
-        >>> c = KindCosts(decode_step_s=0.010, decode_forward_s=0.008, verify_step_s=0.018,
-        ...               verify_forward_s=0.012, verify_tokens=5, rejection_s=0.001,
-        ...               proposer_s=0.003, overhead_s=0.002)
-        >>> print(grows_with_k(c, 4, "draft_model", "cpu"))  # doctest: +NORMALIZE_WHITESPACE
-        A verify step (5 tokens) costs 18.00 ms against a decode step's 10.00 ms: the target's
-        forward pass adds 4.00 ms, the proposer 3.00 ms, the rejection sampler and the rest of
-        the step 1.00 ms. The part that grows with k is the target's forward pass: verifying 5
-        tokens costs 1.5x a decode step on this CPU (compute-bound); on a GPU at small batch,
-        theory puts it near 1x (memory-bound); measure it there.
-    """
+    part grows with k (test_costs shows the sentences)."""
     if not timed(c):
         return NOT_TIMED
     excess = c.excess_over_decode_s()
@@ -92,54 +80,38 @@ def grows_with_k(c: KindCosts, k: int | None, method: str | None, device: str | 
             f"{PART_NAMES[part]}: {gap_part(c, k, method, device)}.")
 
 
-def grows_across_k(costs: Sequence[tuple[int, KindCosts]]) -> str:
-    """At several k (one concurrency): how each part of the verify step changed
-    from the smallest k to the largest, and which grew most; "" with fewer than two.
-
-    Example:
-        >>> a = KindCosts(verify_forward_s=0.016, decode_forward_s=0.013, rejection_s=0.0004,
-        ...               proposer_s=0.00014, overhead_s=0.002)
-        >>> b = KindCosts(verify_forward_s=0.018, decode_forward_s=0.013, rejection_s=0.0009,
-        ...               proposer_s=0.00015, overhead_s=0.002)
-        >>> print(grows_across_k([(8, b), (1, a)]))  # doctest: +NORMALIZE_WHITESPACE
-        From k=1 to k=8 the verify step's parts grew: the target's forward pass +2.00 ms
-        (1.23x to 1.38x a decode forward), the proposer +0.01 ms, the rejection sampler and the
-        rest of the step +0.50 ms. The part that grows with k is the target's forward pass,
-        about 0.29 ms per extra draft token.
-    """
-    known = sorted((k, c) for k, c in costs if timed(c))
-    if len(known) < 2 or known[0][0] == known[-1][0]:
-        return ""
-    (k0, a), (k1, b) = known[0], known[-1]
-
-    def rest(c: KindCosts) -> float:
-        return (c.rejection_s or 0.0) + (c.overhead_s or 0.0)
-
-    grew = {FORWARD: (b.verify_forward_s or 0.0) - (a.verify_forward_s or 0.0),
-            PROPOSER: (b.proposer_s or 0.0) - (a.proposer_s or 0.0), REST: rest(b) - rest(a)}
-    ratios = f" ({_x(a.forward_ratio)}x to {_x(b.forward_ratio)}x a decode forward)" \
-        if a.forward_ratio is not None and b.forward_ratio is not None else ""
-    parts = ", ".join(f"{PART_NAMES[p]} {grew[p] * 1e3:+.2f} ms{ratios if p == FORWARD else ''}"
-                      for p in grew)
-    part = max(grew, key=lambda p: grew[p])
-    if grew[part] <= 0:
-        verdict = "No part grew with k here."
-    else:
-        verdict = (f"The part that grows with k is {PART_NAMES[part]}, about "
-                   f"{grew[part] / (k1 - k0) * 1e3:.2f} ms per extra draft token.")
-    return f"From k={k0} to k={k1} the verify step's parts grew: {parts}. {verdict}"
-
-
 GridCosts = Sequence[tuple[int, int, KindCosts]]  # (k, concurrency, medians) per sweep point
 
 
 def grid_words(grid: GridCosts) -> list[str]:
-    """``grows_across_k`` at each concurrency of a k x concurrency sweep."""
+    """At each concurrency of a k x concurrency sweep timed at two k or more: how each
+    part of the verify step changed from the smallest k to the largest, and which grew most."""
     by_c: dict[int, list[tuple[int, KindCosts]]] = {}
     for k, c, kc in grid:
         by_c.setdefault(c, []).append((k, kc))
-    return [f"Concurrency {c}: {words}" for c in sorted(by_c)
-            if (words := grows_across_k(by_c[c]))]
+
+    def rest(c: KindCosts) -> float:
+        return (c.rejection_s or 0.0) + (c.overhead_s or 0.0)
+
+    words = []
+    for conc in sorted(by_c):
+        known = sorted((k, c) for k, c in by_c[conc] if timed(c))
+        if len(known) < 2 or known[0][0] == known[-1][0]:
+            continue
+        (k0, a), (k1, b) = known[0], known[-1]
+        grew = {FORWARD: (b.verify_forward_s or 0.0) - (a.verify_forward_s or 0.0),
+                PROPOSER: (b.proposer_s or 0.0) - (a.proposer_s or 0.0), REST: rest(b) - rest(a)}
+        ratios = f" ({_x(a.forward_ratio)}x to {_x(b.forward_ratio)}x a decode forward)" \
+            if a.forward_ratio is not None and b.forward_ratio is not None else ""
+        parts = ", ".join(f"{PART_NAMES[p]} {grew[p] * 1e3:+.2f} ms{ratios if p == FORWARD else ''}"
+                          for p in grew)
+        part = max(grew, key=lambda p: grew[p])
+        verdict = ("No part grew with k here." if grew[part] <= 0 else
+                   f"The part that grows with k is {PART_NAMES[part]}, about "
+                   f"{grew[part] / (k1 - k0) * 1e3:.2f} ms per extra draft token.")
+        words.append(f"Concurrency {conc}: From k={k0} to k={k1} the verify step's parts grew: "
+                     f"{parts}. {verdict}")
+    return words
 
 
 def grid_text(grid: GridCosts) -> str:

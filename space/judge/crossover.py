@@ -1,9 +1,4 @@
-"""Where a measured speedup line crosses 1, for sweeps and tipping curves (pure).
-
-Unmeasured points (x or speedup None, speedup NaN) are skipped; between neighbours
-on either side of 1 the crossing is interpolated linearly (in log x on a log axis);
-a point at exactly 1 is the crossing itself.
-"""
+"""Where a measured speedup line crosses 1, for sweeps and tipping curves (pure)."""
 from __future__ import annotations
 
 import math
@@ -24,31 +19,20 @@ def crossing(xs: Sequence[float | None], speedups: Sequence[float | None], *,
     ``rising_only``: only a crossing from below 1 counts, for lines that can only
     rise (a tipping curve: more acceptance never makes speculation slower, so a
     later dip is noise). Otherwise the first crossing either way counts (a sweep).
-
-    Example:
-        >>> crossing([1, 2, 4, 8], [1.6, 1.3, 0.9, 0.7])   # 1.3 -> 0.9 between 2 and 4
-        Crossing(at=3.5, first_not_faster=4)
-        >>> crossing([1, 4], [1.2, 0.8], log_axis=True).at   # halfway in log2: 2
-        2.0
-        >>> crossing([1.0, 1.8, 2.6, 3.4], [0.45, 0.82, 1.18, 1.52], rising_only=True).at
-        2.2
-        >>> crossing([1, 2], [1.4, 1.2])                 # faster everywhere measured
-        Crossing(at=None, first_not_faster=None)
+    Unmeasured points (x or speedup None, speedup NaN) are skipped; between neighbours
+    on either side of 1 the crossing is interpolated linearly (in log x on a log axis);
+    a point at exactly 1 is the crossing itself.
     """
     pts = sorted((x, s) for x, s in zip(xs, speedups, strict=True)
                  if x is not None and s is not None and not math.isnan(s))
-    return Crossing(_first_crossing(pts, rising_only, log_axis),
-                    next((x for x, s in pts if s <= 1.0), None))
-
-
-def _first_crossing(pts: list[tuple[float, float]], rising_only: bool,
-                    log_axis: bool) -> float | None:
+    first = next((x for x, s in pts if s <= 1.0), None)
     if pts and pts[0][1] == 1.0:
-        return float(pts[0][0])
+        return Crossing(float(pts[0][0]), first)
     for (x0, s0), (x1, s1) in zip(pts, pts[1:], strict=False):
         if s0 < 1.0 <= s1 or (not rising_only and s0 > 1.0 >= s1):
             t = (1.0 - s0) / (s1 - s0)
             if log_axis and x0 > 0:
-                return round(math.exp(math.log(x0) + t * (math.log(x1) - math.log(x0))), 12)
-            return round(x0 + t * (x1 - x0), 12)  # 2.2, not 2.2000000000000006
-    return None
+                return Crossing(round(math.exp(math.log(x0) + t * (math.log(x1) - math.log(x0))), 12),
+                                first)
+            return Crossing(round(x0 + t * (x1 - x0), 12), first)  # 2.2, not 2.2000000000000006
+    return Crossing(None, first)

@@ -1,16 +1,13 @@
-"""Tipping-point curves: speedup against acceptance, measured on this machine (pure;
-no vLLM, no pandas at import). Each measured point is a speculative engine whose
-acceptance vLLM forces (synthetic acceptance) to a mean acceptance length tau, timed
-against the baseline at one concurrency (``space/runs/tipping.py``); beside them the
-measured-cost model S(tau) = tau x decode step / verify step. Lookup proposers draft
-only where the context matches, so their curve is derived from a measured curve's
-step costs instead (``derive_lookup_curve``).
+"""Tipping-point curves: speedup against acceptance (forced by vLLM's synthetic
+acceptance, ``space/runs/tipping.py``) measured on this machine, beside the model
+S(tau) = tau x decode step / verify step (pure; no vLLM, no pandas at import).
 """
 from __future__ import annotations
 
 import dataclasses
 import re
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from space.judge import theory
@@ -53,10 +50,7 @@ def shaped_rates(profile: list[float] | tuple[float, ...], length: float) -> lis
         raise ValueError(f"a profile is k rates in [0, 1], got {list(profile)}")
     if not 1.0 <= length <= k + 1:
         raise ValueError(f"mean acceptance length must be in [1, {k + 1}], got {length}")
-    q, low = [], 1.0
-    for p in profile:
-        low = min(low, max(p, PROFILE_FLOOR))
-        q.append(low)
+    q = list(accumulate((max(p, PROFILE_FLOOR) for p in profile), min))  # running minimum
     want = length - 1.0
 
     def total(s: float) -> float:
@@ -110,7 +104,7 @@ class StepCosts:
 
     def speedup(self, tau: float) -> float:
         """Measured-cost model: tau tokens per verify step against one per decode step."""
-        return theory.measured_cost_speedup(tau, self.decode_step_s, self.verify_step_s, 1, None)
+        return theory.measured_cost_speedup(tau, self.decode_step_s, self.verify_step_s)
 
     @property
     def break_even_length(self) -> float:
@@ -196,22 +190,18 @@ class TippingCurve:
         return cls(**kw)
 
 
-def model_table_rows(curve: TippingCurve, n: int = MODEL_GRID_POINTS) -> list[dict[str, Any]]:
-    """The model curve tabulated at n taus from 1 to k + 1, per concurrency."""
-    rows = []
-    for costs in curve.step_costs:
-        for i in range(n):
-            tau = 1.0 + curve.k * i / (n - 1)
-            rows.append({"series": "model", "concurrency": costs.concurrency,
-                         "mean_acceptance_length": tau,
-                         "acceptance_rate": theory.acceptance_rate_from_length(tau, curve.k),
-                         "speedup": costs.speedup(tau)})
-    return rows
+CSV_COLUMNS = ["series", "concurrency", "asked_acceptance_length", "mean_acceptance_length",
+               "acceptance_rate", "speedup", "speedup_low", "speedup_high", "model_speedup",
+               "baseline_tpot_ms", "speculative_tpot_ms", "verify_step_ms"]
 
 
-def point_rows(curve: TippingCurve) -> list[dict[str, Any]]:
-    """One row per measured point, with the model's prediction at its acceptance."""
-    rows = []
+def to_csv(curve: TippingCurve, path=None) -> str | None:
+    """One row per measured point, with the model's prediction at its acceptance, then
+    the model curve at ``MODEL_GRID_POINTS`` taus from 1 to k + 1 per concurrency, one
+    CSV (``series`` tells them apart)."""
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
     for p in sorted(curve.points, key=lambda p: (p.concurrency, p.asked_acceptance_length)):
         costs, tau = curve.costs_at(p.concurrency), p.mean_acceptance_length
         rows.append({"series": "measured", "concurrency": p.concurrency,
@@ -223,35 +213,21 @@ def point_rows(curve: TippingCurve) -> list[dict[str, Any]]:
                      "baseline_tpot_ms": p.baseline_tpot_s * 1e3,
                      "speculative_tpot_ms": p.speculative_tpot_s * 1e3,
                      "verify_step_ms": None if p.verify_step_s is None else p.verify_step_s * 1e3})
-    return rows
-
-
-CSV_COLUMNS = ["series", "concurrency", "asked_acceptance_length", "mean_acceptance_length",
-               "acceptance_rate", "speedup", "speedup_low", "speedup_high", "model_speedup",
-               "baseline_tpot_ms", "speculative_tpot_ms", "verify_step_ms"]
-
-
-def to_csv(curve: TippingCurve, path=None) -> str | None:
-    """Measured points, then the model curve, one CSV (``series`` tells them apart)."""
-    import pandas as pd
-
-    frame = pd.DataFrame(point_rows(curve) + model_table_rows(curve), columns=CSV_COLUMNS)
-    return frame.to_csv(path, index=False)
+    for costs in curve.step_costs:
+        for i in range(MODEL_GRID_POINTS):
+            tau = 1.0 + curve.k * i / (MODEL_GRID_POINTS - 1)
+            rows.append({"series": "model", "concurrency": costs.concurrency,
+                         "mean_acceptance_length": tau,
+                         "acceptance_rate": theory.acceptance_rate_from_length(tau, curve.k),
+                         "speedup": costs.speedup(tau)})
+    return pd.DataFrame(rows, columns=CSV_COLUMNS).to_csv(path, index=False)
 
 
 def derive_lookup_curve(measured: TippingCurve, method: str, k: int,
                         lookup_step_s: float = 0.0, date: str | None = None) -> TippingCurve:
     """A lookup proposer's curve at ``k`` from a measured curve of the same target: the
     target's verify cost linear in tokens verified (one token: a decode step; k_m + 1:
-    the measured verify step less its drafter's time), plus the lookup's own time.
-
-    Example:
-        >>> m = TippingCurve(MEASURED, "default", "draft_model", "d", 4, "cpu", "0.32.0",
-        ...                  "2026-12-01", step_costs=[StepCosts(1, 0.040, 0.100, 0.040)])
-        >>> c = derive_lookup_curve(m, "ngram", 2, lookup_step_s=0.001)
-        >>> round(c.costs_at(1).verify_step_s, 4)   # 0.040 + (0.060 - 0.040) * 2/4 + 0.001
-        0.051
-    """
+    the measured verify step less its drafter's time), plus the lookup's own time."""
     costs = []
     for mc in measured.step_costs:
         target_verify_s = mc.verify_step_s - mc.propose_step_s

@@ -1,11 +1,6 @@
-"""From a k x concurrency sweep to a config you can deploy (pure derivation).
-
-vLLM's ``num_speculative_tokens_per_batch_size`` is a list of inclusive
-``[min_batch, max_batch, k]`` entries (k = 0: no speculation). Each measured
-concurrency's best k (0 where none reaches ``NO_GAIN_SPEEDUP``) holds up to the next
-measured one, as vLLM carries a k across a gap; ``num_speculative_tokens`` is the
-largest k, since vLLM caps every entry at it. ``space/engine/dynamic.py`` validates
-the schedule with vLLM's own reader.
+"""From a k x concurrency sweep to a config you can deploy (pure derivation): vLLM's
+``num_speculative_tokens_per_batch_size`` (validated with vLLM's own reader in
+``space/engine/dynamic.py``) and the ``vllm serve`` command.
 """
 from __future__ import annotations
 
@@ -59,7 +54,9 @@ def best_k(rows: Iterable[Mapping[str, Any]]) -> list[Choice]:
 
 
 def schedule(choices: list[Choice], max_batch: int = DEFAULT_MAX_BATCH) -> list[list[int]]:
-    """vLLM's ``num_speculative_tokens_per_batch_size`` for the choices.
+    """vLLM's ``num_speculative_tokens_per_batch_size`` for the choices: inclusive
+    ``[min_batch, max_batch, k]`` entries (k = 0: no speculation), each measured
+    concurrency's k holding up to the next one, as vLLM carries a k across a gap.
 
     Example:
         >>> schedule([Choice(1, 4, 1.6), Choice(2, 4, 1.5), Choice(4, 2, 1.2), Choice(8, 0, 0.9)],
@@ -85,33 +82,19 @@ def schedule(choices: list[Choice], max_batch: int = DEFAULT_MAX_BATCH) -> list[
 def serve_speculative_config(method: str, k_schedule: list[list[int]], draft: str | None = None,
                        extra: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """The ``vllm serve --speculative-config`` dict; None when speculation loses everywhere.
-
-    Example:
-        >>> cfg = serve_speculative_config("ngram", [[1, 3, 4], [4, 256, 0]], extra={"prompt_lookup_max": 5})
-        >>> cfg["num_speculative_tokens"], cfg["num_speculative_tokens_per_batch_size"], len(cfg)
-        (4, [[1, 3, 4], [4, 256, 0]], 4)
-        >>> serve_speculative_config("ngram", [[1, 256, 0]]) is None
-        True
-    """
+    ``num_speculative_tokens`` is the largest k, since vLLM caps every entry at it
+    (test_dynamic_k shows one)."""
     largest = max(k for _, _, k in k_schedule)
     if largest == 0:
         return None
-    cfg: dict[str, Any] = {"method": method}
-    if draft:
-        cfg["model"] = draft
-    cfg.update(num_speculative_tokens=largest, num_speculative_tokens_per_batch_size=k_schedule)
-    cfg.update(extra or {})
-    return cfg
+    return {"method": method, **({"model": draft} if draft else {}),
+            "num_speculative_tokens": largest, "num_speculative_tokens_per_batch_size": k_schedule,
+            **(extra or {})}
 
 
 def serve_command(model: str, spec_config: dict[str, Any] | None,
                   max_batch: int = DEFAULT_MAX_BATCH) -> str:
-    """The full ``vllm serve`` command line (shell-quoted).
-
-    Example:
-        >>> print(serve_command("Qwen/Qwen3-8B", {"method": "ngram"}, max_batch=64))
-        vllm serve Qwen/Qwen3-8B --max-num-seqs 64 --speculative-config '{"method": "ngram"}'
-    """
+    """The full ``vllm serve`` command line (shell-quoted)."""
     parts = ["vllm", "serve", shlex.quote(model), "--max-num-seqs", str(max_batch)]
     if spec_config is not None:
         parts += ["--speculative-config", shlex.quote(json.dumps(spec_config))]
@@ -132,13 +115,10 @@ class DeployConfig:
         lines = ["best k per concurrency (0: speculation loses):"]
         lines += [f"  concurrency {c.concurrency:>3}: k = {c.k} ({c.speedup:.2f}x)"
                   for c in self.choices]
-        if self.speculative_config is None:
-            lines.append("speculation loses at every measured concurrency: serve without "
-                         "--speculative-config")
-        else:
-            lines.append(f"--speculative-config '{json.dumps(self.speculative_config)}'")
-        lines.append(self.command)
-        return "\n".join(lines)
+        lines.append("speculation loses at every measured concurrency: serve without "
+                     "--speculative-config" if self.speculative_config is None else
+                     f"--speculative-config '{json.dumps(self.speculative_config)}'")
+        return "\n".join([*lines, self.command])
 
 
 def derive(rows: Iterable[Mapping[str, Any]], *, model: str, method: str,
@@ -155,8 +135,7 @@ def derive_for_run(rows: Iterable[Mapping[str, Any]], config: RunConfig,
                    max_batch: int = DEFAULT_MAX_BATCH) -> DeployConfig:
     """``derive`` for the pair a run was made with: its resolved model and draft paths,
     and its other vLLM speculative keys."""
-    spec = dict(config.speculative_config or {})
-    extra = {k: v for k, v in spec.items()
+    extra = {k: v for k, v in (config.speculative_config or {}).items()
              if k not in ("method", "model", "num_speculative_tokens")}
     return derive(rows, model=config.model_path or config.model, method=str(config.method),
                   draft=config.draft_path or config.draft_model, extra=extra,

@@ -1,20 +1,11 @@
-"""A k per batch size for measured traffic, predicted from its acceptance and this
-machine's step costs (pure; docs/traffic.md tells the model and its measured error).
-
-A group's per-token alpha comes from its tau at the measured k; the cached tipping
-curve gives, per concurrency c, the decode step t_d(c), the verify step t_v(c) at the
-curve's k_c and the drafter's part t_p(c). The target's cost of one more verified
-token is u(c) = (t_v - t_p - t_d) / k_c, so t_v(c, k) = t_d + u k + drafting (a
-lookup's t_p whatever k; a draft model's t_p k / k_c). One deployment serves every
-gaining group: its speedup is their token-weighted harmonic mean, and its best k per
-c (0 below the no-gain line) becomes vLLM's ``num_speculative_tokens_per_batch_size``.
-Through running servers there is no schedule: the curves measure this machine's
-in-process engines, not the servers' hardware.
+"""A k per batch size for measured traffic, predicted from its groups' acceptance and
+this machine's step costs (a cached tipping curve); one deployment serves every gaining
+group (pure; docs/traffic.md tells the model and its measured error).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from space.judge import deploy, estimate, theory
@@ -28,9 +19,6 @@ MEASURED_ERROR = ("its error, measured once against a k x concurrency sweep (cod
                   "k 1-8 x concurrency 1, 4, a 2-core EPYC): predicted speedups 1-17 % under "
                   "the measured ones, the best k right at concurrency 1 and one step off at 4 "
                   "(3 % of speedup lost); see docs/traffic.md")
-SWEEP_HINT = ('python -m space sweep --workload WORKLOAD --variable k_x_concurrency '
-              '--values "1,2,4 x 1,4"')
-TIPPING_HINT = "python -m space tipping"
 
 
 @dataclass(frozen=True)
@@ -44,14 +32,9 @@ class Gainer:
 
 
 def verify_step_s(costs: StepCosts, curve_k: int, k: int, lookup: bool) -> float:
-    """Predicted verify step at ``k`` from a curve's step costs at ``curve_k``.
-
-    Example: decode 10 ms; verify 30 ms at k 4 with 8 ms of drafting -> 3 ms a verified
-    token. A draft model at k 2: 10 + 3 x 2 + 8 x 2/4 = 20 ms; a lookup: 24 ms.
-        >>> c = StepCosts(1, 0.010, 0.030, 0.008)
-        >>> round(verify_step_s(c, 4, 2, lookup=False), 6), round(verify_step_s(c, 4, 2, True), 6)
-        (0.02, 0.024)
-    """
+    """Predicted verify step at ``k`` from a curve's step costs at ``curve_k``: the
+    target's cost of one more verified token is u = (t_v - t_p - t_d) / k_c, so t_v(k) =
+    t_d + u k + drafting (a lookup's t_p whatever k; a draft model's t_p k / k_c)."""
     per_token_s = max(0.0, (costs.verify_step_s - costs.propose_step_s - costs.decode_step_s)
                       / curve_k)  # noise can put verify under decode: a token is never < free
     draft_s = costs.propose_step_s if lookup else costs.propose_step_s * k / curve_k
@@ -82,12 +65,7 @@ def step_model_speedup(tau: float, decode_s: float, verify_s: float, plain_s: fl
 def predicted_speedup(alpha: float, k: int, costs: StepCosts, curve_k: int,
                       lookup: bool, drafted: float = 1.0) -> float:
     """``step_model_speedup`` at tau(alpha, k) (``drafted`` carries across k: whether a
-    lookup finds a match does not depend on how many tokens it may propose).
-
-    Example: alpha 0.8 at k 2 (tau 2.44) with the costs above, a lookup: 2.44 x 10 / 24.
-        >>> round(predicted_speedup(0.8, 2, StepCosts(1, 0.010, 0.030, 0.008), 4, True), 4)
-        1.0167
-    """
+    lookup finds a match does not depend on how many tokens it may propose)."""
     return step_model_speedup(theory.expected_tokens_per_step(alpha, k), costs.decode_step_s,
                               verify_step_s(costs, curve_k, k, lookup),
                               plain_step_s(costs, lookup), drafted)
@@ -113,7 +91,8 @@ class Schedule:
     config: deploy.DeployConfig | None = None  # the gaining groups together
 
     def describe(self) -> str:
-        if self.config is None:
+        cfg = self.config
+        if cfg is None:
             return self.note
         lines = [self.note]
         for g in self.groups:
@@ -122,16 +101,12 @@ class Schedule:
                      f"the model says {g.at_measured:.2f}x")
             lines.append(f"  {g.group}: alpha {g.alpha:.2f}; best k {_best(g.choices)}{model}")
         lines.append("  the speculative deployment (gaining groups, token-weighted): "
-                     + _best(self.config.choices))
-        cfg = self.config
+                     + _best(cfg.choices))
         lines.append("  schedule: " + ("speculation loses at every concurrency of the curve"
                                        if cfg.speculative_config is None else
                                        f"num_speculative_tokens_per_batch_size {cfg.schedule}"))
         lines.append(f"  {cfg.command}")
         return "\n".join(lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _best(choices: Sequence[deploy.Choice]) -> str:
@@ -139,37 +114,37 @@ def _best(choices: Sequence[deploy.Choice]) -> str:
 
 
 def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | None,
-            measured_concurrency: int = 1, max_batch: int = deploy.DEFAULT_MAX_BATCH,
-            k_choices: Sequence[int] = K_CHOICES) -> Schedule | None:
+            measured_concurrency: int = 1,
+            max_batch: int = deploy.DEFAULT_MAX_BATCH) -> Schedule | None:
     """The schedule for the gaining groups from ``curve``'s step costs; None when no
     group gains; without a curve (or one without step costs), a note saying what
     measures it. ``config``: the traffic's speculative engine (method, k, pair)."""
     if not gainers or not config.k:
         return None
     k_m = config.k
-    out = Schedule(k_m, measured_concurrency, "")
     if config.source == SERVER:
-        out.note = (f"no k per batch size for the servers: it is predicted from a tipping "
-                    f"curve's step costs, and the curves cached here measure in-process "
-                    f"engines on this machine, not the servers' hardware. Through the "
-                    f"servers only their own k={k_m} is measured: start a speculative server "
-                    f"per k and measure each (`python -m space traffic` or `sweep "
-                    f"--variable concurrency` with --speculative-url)")
-        return out
+        return Schedule(k_m, measured_concurrency, (
+            f"no k per batch size for the servers: it is predicted from a tipping "
+            f"curve's step costs, and the curves cached here measure in-process "
+            f"engines on this machine, not the servers' hardware. Through the "
+            f"servers only their own k={k_m} is measured: start a speculative server "
+            f"per k and measure each (`python -m space traffic` or `sweep "
+            f"--variable concurrency` with --speculative-url)"))
     if curve is None or not curve.step_costs:
-        out.note = (f"no k per batch size: no tipping curve of {config.method} k={k_m} for "
-                    f"this pair is cached on this machine ({config.device}, {config.dtype}). "
-                    f"`{TIPPING_HINT}` with this pair and k measures its step costs per "
-                    f"concurrency, or a k x concurrency sweep on a workload of these prompts "
-                    f"(`{SWEEP_HINT}`) measures the schedule itself")
-        return out
+        return Schedule(k_m, measured_concurrency, (
+            f"no k per batch size: no tipping curve of {config.method} k={k_m} for "
+            f"this pair is cached on this machine ({config.device}, {config.dtype}). "
+            "`python -m space tipping` with this pair and k measures its step costs per "
+            "concurrency, or a k x concurrency sweep on a workload of these prompts (`python -m "
+            'space sweep --workload WORKLOAD --variable k_x_concurrency --values "1,2,4 x 1,4"`) '
+            "measures the schedule itself"))
     lookup = str(config.method) in LOOKUP_METHODS
     alphas = {g.group: theory.alpha_from_acceptance_length(g.mean_acceptance_length, k_m)
               for g in gainers}
     rows: list[dict[str, Any]] = []
     per_group: dict[str, list[dict[str, Any]]] = {g.group: [] for g in gainers}
     for costs in sorted(curve.step_costs, key=lambda c: c.concurrency):
-        for k in k_choices:
+        for k in K_CHOICES:
             s = {g.group: predicted_speedup(alphas[g.group], k, costs, curve.k, lookup, g.drafted)
                  for g in gainers}
             for g, v in s.items():
@@ -178,19 +153,18 @@ def predict(gainers: Sequence[Gainer], config: RunConfig, curve: TippingCurve | 
                          "speedup": estimate.harmonic([g.output_tokens for g in gainers],
                                                       [s[g.group] for g in gainers]) or 0.0})
     at = curve.costs_at(measured_concurrency)
-    out.groups = [GroupPrediction(g.group, alphas[g.group], deploy.best_k(per_group[g.group]),
-                                  None if at is None else
-                                  predicted_speedup(alphas[g.group], k_m, at, curve.k, lookup,
-                                                    g.drafted))
-                  for g in gainers]
-    out.config = deploy.derive_for_run(rows, config, max_batch)
-    out.curve = f"{curve.label}, {curve.kind}, {curve.date[:10]}"
-    out.note = (f"k per batch size, predicted (not measured) for the gaining groups: each "
-                f"group's per-token acceptance alpha from its mean acceptance length at "
-                f"k={k_m}, and this machine's step costs per concurrency from the tipping "
-                f"curve {out.curve} (decode step, verify cost per token"
-                f"{', one lookup a step' if lookup else ', drafting per token'}); speedup "
-                f"tau(alpha, k) x decode / verify(k), k {k_choices[0]}..{k_choices[-1]} (past "
-                f"the curve's k={curve.k}, the cost per token is extrapolated), 0 below "
-                f"{NO_GAIN_SPEEDUP}x; {MEASURED_ERROR}")
-    return out
+    groups = [GroupPrediction(g.group, alphas[g.group], deploy.best_k(per_group[g.group]),
+                              None if at is None else
+                              predicted_speedup(alphas[g.group], k_m, at, curve.k, lookup, g.drafted))
+              for g in gainers]
+    label = f"{curve.label}, {curve.kind}, {curve.date[:10]}"
+    note = (f"k per batch size, predicted (not measured) for the gaining groups: each "
+            f"group's per-token acceptance alpha from its mean acceptance length at "
+            f"k={k_m}, and this machine's step costs per concurrency from the tipping "
+            f"curve {label} (decode step, verify cost per token"
+            f"{', one lookup a step' if lookup else ', drafting per token'}); speedup "
+            f"tau(alpha, k) x decode / verify(k), k {K_CHOICES[0]}..{K_CHOICES[-1]} (past "
+            f"the curve's k={curve.k}, the cost per token is extrapolated), 0 below "
+            f"{NO_GAIN_SPEEDUP}x; {MEASURED_ERROR}")
+    return Schedule(k_m, measured_concurrency, note, label, groups,
+                    deploy.derive_for_run(rows, config, max_batch))

@@ -1,10 +1,6 @@
-"""The speedup estimator, its intervals, and how many prompts would decide (pure, numpy).
-
-The estimator is the ratio of totals R = sum_i b_i / sum_i s_i, b_i and s_i prompt
-i's mean per-token time over its paired repeats (baseline, speculation): what a
-deployment feels, unlike any median or mean of per-prompt ratios. Intervals are a
-seeded two-stage percentile bootstrap (prompts, then each prompt's repeats, pairs
-kept together); docs/answer.md tells the rest.
+"""The speedup estimator (the ratio of totals: what a deployment feels, unlike any
+median or mean of per-prompt ratios), its seeded two-stage bootstrap intervals, and how
+many prompts would decide (pure, numpy); docs/answer.md tells the rest.
 """
 from __future__ import annotations
 
@@ -45,18 +41,9 @@ class Paired:
         return (float(sum(np.mean(b) for b in self.baseline)),
                 float(sum(np.mean(s) for s in self.speculative)))
 
-    def matrices(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(B, S, counts): [n, r_max] arrays padded with 0, and each prompt's repeats."""
-        counts = np.array([len(b) for b in self.baseline])
-        shape = (self.prompts, int(counts.max()))
-        b, s = np.zeros(shape), np.zeros(shape)
-        for i, (bi, si) in enumerate(zip(self.baseline, self.speculative, strict=True)):
-            b[i, :len(bi)], s[i, :len(si)] = bi, si
-        return b, s, counts
-
 
 def describe(speedup: float, ci: tuple[float, float] | None, prompts: int | None,
-             confidence: float = CONFIDENCE, repeats: int | None = None) -> str:
+             repeats: int | None = None) -> str:
     """A speedup with its interval in words.
 
     Example:
@@ -69,19 +56,11 @@ def describe(speedup: float, ci: tuple[float, float] | None, prompts: int | None
         return f"{speedup:.2f}x (one run: no interval)"
     over = (f"{repeats} repeats of 1 prompt" if prompts == 1 and repeats
             else f"{prompts} prompt{'s' if prompts != 1 else ''}")
-    return f"{speedup:.2f}x ({confidence * 100:.0f} % CI {ci[0]:.2f}-{ci[1]:.2f}, {over})"
+    return f"{speedup:.2f}x ({CONFIDENCE * 100:.0f} % CI {ci[0]:.2f}-{ci[1]:.2f}, {over})"
 
 
 def ratio_of_totals(p: Paired) -> float:
-    """R = sum_i b_i / sum_i s_i.
-
-    Example: two prompts, baseline 0.10 and 0.30 s/token, speculation 0.05 and
-    0.25 -> 0.40 / 0.30.
-        >>> round(ratio_of_totals(Paired([[0.10], [0.30]], [[0.05], [0.25]])), 4)
-        1.3333
-        >>> round(ratio_of_totals(Paired([[0.10, 0.12]], [[0.05, 0.07]])), 4)  # repeats: means
-        1.8333
-    """
+    """R = sum_i b_i / sum_i s_i."""
     b, s = p.totals()
     return b / s if s > 0 else 0.0
 
@@ -90,13 +69,16 @@ def _resampled_totals(p: Paired, rng: np.random.Generator, draws: int,
                       per_draw: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per draw, the totals (sum b_i, sum s_i) of a two-stage resample: [draws] each.
     ``per_draw``: draw that many prompts from each resample (a prediction for new ones)."""
-    b, s, counts = p.matrices()
-    n = p.prompts
+    # [n, r_max] matrices padded with 0, and each prompt's repeats
+    counts = np.array([len(b) for b in p.baseline])
+    n, r_max = p.prompts, int(counts.max())
+    b, s = np.zeros((n, r_max)), np.zeros((n, r_max))
+    for i, (bi, si) in enumerate(zip(p.baseline, p.speculative, strict=True)):
+        b[i, :len(bi)], s[i, :len(si)] = bi, si
     idx = rng.integers(0, n, size=(draws, n)) if n > 1 else np.zeros((draws, 1), int)
     if per_draw is not None:
         pick = rng.integers(0, idx.shape[1], size=(draws, per_draw))
         idx = np.take_along_axis(idx, pick, axis=1)
-    r_max = b.shape[1]
     # within each drawn prompt, its own r_i repeats with replacement (pairs kept); a
     # prompt with fewer repeats than the most uses only the first r_i draws
     n_reps = counts[idx][..., None]
@@ -110,66 +92,33 @@ def _resampled_totals(p: Paired, rng: np.random.Generator, draws: int,
     return means(b), means(s)
 
 
-def _percentiles(num: np.ndarray, den: np.ndarray, confidence: float) -> tuple[float, float]:
-    """The central ``confidence`` interval of the draws' ratios num / den."""
-    tail = (1.0 - confidence) / 2 * 100
+def _percentiles(num: np.ndarray, den: np.ndarray) -> tuple[float, float]:
+    """The central ``CONFIDENCE`` interval of the draws' ratios num / den."""
+    tail = (1.0 - CONFIDENCE) / 2 * 100
     lo, hi = np.percentile(num / np.where(den > 0, den, np.nan), [tail, 100 - tail])
     return float(lo), float(hi)
 
 
-def _has_spread(p: Paired) -> bool:
-    """An interval needs two prompts, or one prompt measured twice."""
-    return p.prompts > 1 or len(p.baseline[0]) > 1
-
-
-def confidence_interval(p: Paired, confidence: float = CONFIDENCE, draws: int = DRAWS,
-                        seed: int = SEED) -> tuple[float, float] | None:
-    """The ratio of totals' bootstrap interval (prompts, then repeats); None for one run.
-
-    Example: three prompts, two repeats each.
-        >>> p = Paired([[0.10, 0.11], [0.20, 0.22], [0.12, 0.12]],
-        ...            [[0.05, 0.06], [0.15, 0.14], [0.10, 0.09]])
-        >>> lo, hi = confidence_interval(p)
-        >>> lo < ratio_of_totals(p) < hi, round(lo, 2), round(hi, 2)
-        (True, 1.3, 1.72)
-        >>> confidence_interval(Paired([[0.1]], [[0.05]])) is None
-        True
-    """
-    if not _has_spread(p):
+def confidence_interval(p: Paired, draws: int = DRAWS, seed: int = SEED) -> tuple[float, float] | None:
+    """The ratio of totals' bootstrap interval (prompts, then repeats); None for one run."""
+    if p.prompts == 1 and len(p.baseline[0]) == 1:  # an interval needs two runs
         return None
-    return _percentiles(*_resampled_totals(p, np.random.default_rng(seed), draws), confidence)
+    return _percentiles(*_resampled_totals(p, np.random.default_rng(seed), draws))
 
 
-def prediction_interval(p: Paired, m: int = PREDICT_PROMPTS, confidence: float = CONFIDENCE,
-                        draws: int = DRAWS, seed: int = SEED) -> tuple[float, float] | None:
+def prediction_interval(p: Paired, m: int = PREDICT_PROMPTS) -> tuple[float, float] | None:
     """Where the ratio of totals of the next ``m`` prompts should fall; None with one
-    prompt (a group's prompts must differ for a prediction about new ones).
-
-    Example: the same three prompts; three new ones scatter more than the mean does.
-        >>> p = Paired([[0.10, 0.11], [0.20, 0.22], [0.12, 0.12]],
-        ...            [[0.05, 0.06], [0.15, 0.14], [0.10, 0.09]])
-        >>> lo, hi = prediction_interval(p)
-        >>> ci = confidence_interval(p)
-        >>> lo <= ci[0] and hi >= ci[1]
-        True
-    """
+    prompt (a group's prompts must differ for a prediction about new ones)."""
     if m < 1:
         raise ValueError(f"predict at least one prompt, got {m}")
     if p.prompts < 2:
         return None
-    return _percentiles(*_resampled_totals(p, np.random.default_rng(seed + 1), draws, per_draw=m),
-                        confidence)
+    return _percentiles(*_resampled_totals(p, np.random.default_rng(SEED + 1), DRAWS, per_draw=m))
 
 
 def weighted_ratio(groups: Sequence[Paired], weights: Sequence[float]) -> float | None:
     """The traffic's S = sum_g w_g B_g / sum_g w_g S_g, B_g and S_g a group's mean
-    per-token times over its prompts, w_g its output tokens in the traffic.
-
-    Example: 300 tokens at 0.10 vs 0.05 s/token, 100 at 0.10 vs 0.125 -> 40 / 27.5.
-        >>> g1, g2 = Paired([[0.10]], [[0.05]]), Paired([[0.10]], [[0.125]])
-        >>> round(weighted_ratio([g1, g2], [300, 100]), 4)
-        1.4545
-    """
+    per-token times over its prompts, w_g its output tokens in the traffic."""
     num = sum(w * g.totals()[0] / g.prompts for g, w in zip(groups, weights, strict=True))
     den = sum(w * g.totals()[1] / g.prompts for g, w in zip(groups, weights, strict=True))
     return num / den if den > 0 and num > 0 else None
@@ -189,20 +138,18 @@ def harmonic(weights: Sequence[float], speedups: Sequence[float]) -> float | Non
     return total / cost if total > 0 and cost > 0 else None
 
 
-def weighted_interval(groups: Sequence[Paired], weights: Sequence[float],
-                      confidence: float = CONFIDENCE, draws: int = DRAWS,
-                      seed: int = SEED) -> tuple[float, float] | None:
+def weighted_interval(groups: Sequence[Paired], weights: Sequence[float]) -> tuple[float, float] | None:
     """The traffic figure's interval: every group resampled on its own, the weights
     (the traffic's mix) fixed. None when no group has spread."""
-    if not any(_has_spread(g) for g in groups):
+    if all(g.prompts == 1 and len(g.baseline[0]) == 1 for g in groups):
         return None
-    rng = np.random.default_rng(seed + 2)
-    num, den = np.zeros(draws), np.zeros(draws)
+    rng = np.random.default_rng(SEED + 2)
+    num, den = np.zeros(DRAWS), np.zeros(DRAWS)
     for g, w in zip(groups, weights, strict=True):
-        b, s = _resampled_totals(g, rng, draws)
+        b, s = _resampled_totals(g, rng, DRAWS)
         num += w * b / g.prompts
         den += w * s / g.prompts
-    return _percentiles(num, den, confidence)
+    return _percentiles(num, den)
 
 
 def straddles(interval: tuple[float, float], no_gain: float, worth: float) -> list[float]:
@@ -214,21 +161,13 @@ def straddles(interval: tuple[float, float], no_gain: float, worth: float) -> li
 
 def decide(interval: tuple[float, float], no_gain: float, worth: float) -> str:
     """The interval's verdict: worth-it when lo >= worth, not-worth-it when hi < no_gain,
-    borderline when it lies in [no_gain, worth], else undecided.
-
-    Example (bars 1.05 and 1.10):
-        >>> [decide(ci, 1.05, 1.10) for ci in ((1.10, 3.0), (0.5, 1.0499), (1.05, 1.10),
-        ...                                    (1.09, 1.2), (1.0, 1.06))]
-        ['worth-it', 'not-worth-it', 'borderline', 'undecided', 'undecided']
-    """
+    borderline when it lies in [no_gain, worth], else undecided."""
     lo, hi = interval
     if lo >= worth:
         return "worth-it"
     if hi < no_gain:
         return "not-worth-it"
-    if not straddles(interval, no_gain, worth):
-        return "borderline"
-    return "undecided"
+    return "undecided" if straddles(interval, no_gain, worth) else "borderline"
 
 
 def prompts_to_decide(estimate: float, interval: tuple[float, float], n: int,
@@ -236,15 +175,8 @@ def prompts_to_decide(estimate: float, interval: tuple[float, float], n: int,
     """About how many prompts in all would decide, if the interval's half-widths h
     shrink as 1/sqrt(n) around the estimate R: a straddled bar T is cleared on R's
     side when n' = n (h / |R - T|)^2. None when the interval already decides, or
-    when no number of prompts would (R sits on a bar).
-
-    Example: 2.0x with 90 % CI 0.9-3.1 from 3 prompts, bars 1.05 and 1.10: the
-    lower half-width 1.1 must fall under 0.9 -> n' = 3 (1.1 / 0.9)^2 = 4.48 -> 5.
-        >>> prompts_to_decide(2.0, (0.9, 3.1), 3, 1.05, 1.10)
-        5
-        >>> prompts_to_decide(1.5, (1.2, 1.8), 3, 1.05, 1.10) is None  # decided
-        True
-    """
+    when no number of prompts would (R sits on a bar); tests/unit/test_estimate.py
+    works examples."""
     lo, hi = interval
     h_lo, h_hi = max(estimate - lo, 0.0), max(hi - estimate, 0.0)
     scale = math.inf  # the largest sqrt(n / n') at which no bar is straddled

@@ -1,8 +1,6 @@
 """A group of comparisons as the estimator's inputs, and the group's figures on two
 bases: TPOT (decode time per output token) and end-to-end (request time per output
-token, what a user waits). End-to-end decides when TTFT is over
-``TTFT_SHARE_FOR_E2E`` of the group's request time (long prompts, short answers).
-"""
+token, what a user waits; it decides when TTFT is over ``TTFT_SHARE_FOR_E2E``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -17,36 +15,27 @@ Basis = Literal["TPOT", "end-to-end"]
 TTFT_SHARE_FOR_E2E = 0.20
 
 
-def _pairs(cmp: CompareRecord, key: str) -> tuple[list[float], list[float]]:
-    """The prompt's per-repeat times per output token (the median run when the
-    comparison kept no repeats, as older records may not)."""
+def paired(cmps: Sequence[CompareRecord], basis: Basis = "TPOT") -> Paired:
+    """The comparisons as paired per-token times, one prompt each: its per-repeat times
+    (the median run when the comparison kept no repeats, as older records may not)."""
+    key = "tpot_s" if basis == "TPOT" else "e2e_s"
+
     def per_token(row: dict[str, float], tokens: int) -> float:
         if key == "tpot_s":
             return row["tpot_s"]
         return row["e2e_s"] / max(int(row.get("num_output_tokens", tokens)), 1)
 
-    nb, ns = len(cmp.baseline.output_token_ids), len(cmp.speculative.output_token_ids)
-    rows = [(b, s) for b, s in zip(cmp.baseline_runs, cmp.speculative_runs, strict=False)
-            if s.get(key) and b.get(key) is not None]
-    if not rows:
-        fb = {"tpot_s": cmp.baseline.tpot_s, "e2e_s": cmp.baseline.e2e_s}
-        fs = {"tpot_s": cmp.speculative.tpot_s, "e2e_s": cmp.speculative.e2e_s}
-        rows = [(fb, fs)]
-    return [per_token(b, nb) for b, _ in rows], [per_token(s, ns) for _, s in rows]
-
-
-def paired(cmps: Sequence[CompareRecord], basis: Basis = "TPOT") -> Paired:
-    """The comparisons as paired per-token times, one prompt each."""
-    key = "tpot_s" if basis == "TPOT" else "e2e_s"
-    both = [_pairs(c, key) for c in cmps]
-    return Paired([b for b, _ in both], [s for _, s in both])
-
-
-def ttft_share(cmps: Sequence[CompareRecord]) -> float | None:
-    """TTFT's share of request time, both engines' median runs pooled; None when unknown."""
-    runs = [r for c in cmps for r in (c.baseline, c.speculative)]
-    total = sum(r.e2e_s for r in runs)
-    return sum(r.ttft_s for r in runs) / total if total > 0 else None
+    base, spec = [], []
+    for cmp in cmps:
+        nb, ns = len(cmp.baseline.output_token_ids), len(cmp.speculative.output_token_ids)
+        rows = [(b, s) for b, s in zip(cmp.baseline_runs, cmp.speculative_runs, strict=False)
+                if s.get(key) and b.get(key) is not None]
+        if not rows:
+            rows = [({"tpot_s": cmp.baseline.tpot_s, "e2e_s": cmp.baseline.e2e_s},
+                     {"tpot_s": cmp.speculative.tpot_s, "e2e_s": cmp.speculative.e2e_s})]
+        base.append([per_token(b, nb) for b, _ in rows])
+        spec.append([per_token(s, ns) for _, s in rows])
+    return Paired(base, spec)
 
 
 @dataclass
@@ -63,24 +52,25 @@ class Figures:
     e2e_ci: tuple[float, float] | None
     ttft_share: float | None
     prompts: int
-    confidence: float = estimate.CONFIDENCE
 
     def words(self) -> str:
         """'2.27x (90 % CI 1.52-2.90, 3 prompts)'."""
-        return estimate.describe(self.speedup, self.ci, self.prompts, self.confidence)
+        return estimate.describe(self.speedup, self.ci, self.prompts)
 
 
-def group_figures(cmps: Sequence[CompareRecord], predict_prompts: int = estimate.PREDICT_PROMPTS,
-                  confidence: float = estimate.CONFIDENCE, seed: int = estimate.SEED) -> Figures:
-    """Both bases' ratios of totals and intervals; the deciding basis's prediction."""
+def group_figures(cmps: Sequence[CompareRecord],
+                  predict_prompts: int = estimate.PREDICT_PROMPTS) -> Figures:
+    """Both bases' ratios of totals and intervals; the deciding basis's prediction.
+    The basis: TTFT's share of request time, both engines' median runs pooled."""
+    runs = [r for c in cmps for r in (c.baseline, c.speculative)]
+    total = sum(r.e2e_s for r in runs)
+    share = sum(r.ttft_s for r in runs) / total if total > 0 else None
     tp, e2 = paired(cmps, "TPOT"), paired(cmps, "end-to-end")
-    share = ttft_share(cmps)
-    basis: Basis = "end-to-end" if share is not None and share > TTFT_SHARE_FOR_E2E else "TPOT"
-    p = e2 if basis == "end-to-end" else tp
-    tci = estimate.confidence_interval(tp, confidence, seed=seed)
-    eci = estimate.confidence_interval(e2, confidence, seed=seed)
     t, e = estimate.ratio_of_totals(tp), estimate.ratio_of_totals(e2)
-    return Figures(basis, e if basis == "end-to-end" else t,
-                   eci if basis == "end-to-end" else tci,
-                   estimate.prediction_interval(p, predict_prompts, confidence, seed=seed),
-                   predict_prompts, t, e, eci, share, len(cmps), confidence)
+    eci = estimate.confidence_interval(e2)
+    if share is not None and share > TTFT_SHARE_FOR_E2E:
+        return Figures("end-to-end", e, eci, estimate.prediction_interval(e2, predict_prompts),
+                       predict_prompts, t, e, eci, share, len(cmps))
+    return Figures("TPOT", t, estimate.confidence_interval(tp),
+                   estimate.prediction_interval(tp, predict_prompts), predict_prompts, t, e, eci,
+                   share, len(cmps))

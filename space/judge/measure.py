@@ -1,21 +1,16 @@
-"""The checklist's measured inputs, read from the traces of real runs (pure).
-
-A step's ``propose_s`` is the proposer's time inside that engine step (drafting
-for the next one): vLLM v1 proposes inside the step, so a traced step time
-already includes it.
-"""
+"""The checklist's measured inputs, read from the traces of real runs (pure)."""
 from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from space.judge import estimate, intervals, theory
 from space.judge.checklist import ChecklistInputs
 from space.records import methods
 from space.records.anatomy import kind_costs
-from space.records.run import SERVER, RunConfig
+from space.records.run import SERVER
 from space.records.trace import (
     DECODE,
     EXACT,
@@ -103,15 +98,14 @@ def draft_cost(runs: Sequence[RunTrace], method: str | None, k: int) -> dict[str
     """The draft's measured cost in the checklist's form for ``method``: a lookup's
     ``proposer_share`` (median propose_s / step time; it costs a share of each step
     whatever k is), or a model drafter's ``draft_step_s`` (median propose_s / k over
-    verify steps). Through a server both are None (it reports no proposer time),
-    never a 0 that would read as a free draft."""
+    verify steps). A step's ``propose_s`` is the proposer's time inside it (vLLM v1
+    drafts for the next step inside the step). Through a server both are None (it
+    reports no proposer time), never a 0 that would read as a free draft."""
     if any(r.config.source == SERVER for r in runs):
         return {"proposer_share": None, "draft_step_s": None}
     steps = [s for r in runs for s in r.steps if s.kind in (VERIFY, DECODE)]
-    row = methods.info(method) if method else None
-    if row is not None and row.lookup:
-        shares = [s.propose_s / s.duration_s for s in steps if s.duration_s > 0]
-        share = _median(shares)
+    if method and (row := methods.info(method)) is not None and row.lookup:
+        share = _median(s.propose_s / s.duration_s for s in steps if s.duration_s > 0)
         # the checklist wants [0, 1); a share of 1 would mean steps made of nothing else
         return {"proposer_share": None if share is None else min(share, 0.999),
                 "draft_step_s": None}
@@ -127,12 +121,17 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
     """ChecklistInputs from the traces of one or more prompts (or batched requests);
     ``memory_now`` and ``headroom``: what the machine says beyond the traces
     (space.runs.machine_inputs)."""
-    method, k = speculatives[0].config.method, speculatives[0].config.k
+    cfg = speculatives[0].config
+    method, k = cfg.method, cfg.k
     rate, tau = pooled_acceptance(speculatives)
     cost = draft_cost(speculatives, method, k) if k else {}
     context_tokens = _median(len(r.prompt_token_ids) + len(r.output_token_ids)
                              for r in speculatives)
     mem = memory_now or {}
+    # repetition share over all outputs, weighted by their lengths
+    out_tokens = sum(len(r.output_token_ids) for r in speculatives)
+    repeated = sum(theory.repetition_share(r.output_token_ids) * len(r.output_token_ids)
+                   for r in speculatives)
     return ChecklistInputs(
         method=method, k=k or None, speedup_median=speedup, speedup_spread=speedup_spread,
         acceptance_rate=rate, mean_acceptance_length=tau,
@@ -145,31 +144,15 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
         gain_vanishes_at_concurrency=context.gain_vanishes_at_concurrency,
         gain_vanishes_at_context=context.gain_vanishes_at_context,
         temperature=temperature, task_type=context.task_type, task_note=context.task_note,
-        repetition_share=_pooled_repetition(speculatives),
+        repetition_share=repeated / out_tokens if out_tokens else None,
         step_costs=kind_costs([s for r in baselines for s in r.steps if s.kind == DECODE],
                               [s for r in speculatives for s in r.steps if s.kind == VERIFY]),
         **(headroom or {}),
-        **hardware_inputs(speculatives[0].config),
+        dtype=cfg.dtype, dtype_reason=cfg.dtype_reason, device=cfg.device,
+        cpu_model=cfg.cpu_model, cpu_bf16_flags=cfg.cpu_bf16_flags, source=cfg.source,
         other_requests=max((other_requests(r) for r in [*baselines, *speculatives]),
                            default=0) or None,
     )
-
-
-def hardware_inputs(config: RunConfig) -> dict[str, Any]:
-    """The checklist's hardware fields from a run's config (space.engine.hardware's record)."""
-    return {"dtype": config.dtype, "dtype_reason": config.dtype_reason, "device": config.device,
-            "cpu_model": config.cpu_model, "cpu_bf16_flags": config.cpu_bf16_flags,
-            "source": config.source}
-
-
-def _pooled_repetition(runs: Sequence[RunTrace]) -> float | None:
-    """Repetition share over all runs' outputs, weighted by their lengths."""
-    total = sum(len(r.output_token_ids) for r in runs)
-    if not total:
-        return None
-    covered = sum(theory.repetition_share(r.output_token_ids) * len(r.output_token_ids)
-                  for r in runs)
-    return covered / total
 
 
 def compare_inputs(cmp: CompareRecord, temperature: float | None,
@@ -183,6 +166,5 @@ def compare_inputs(cmp: CompareRecord, temperature: float | None,
                               temperature=temperature, context=context, memory_now=memory_now,
                               headroom=headroom)
     pairs = intervals.paired([cmp])
-    inputs.speedup_ci = estimate.confidence_interval(pairs)
-    inputs.speedup_prompts, inputs.speedup_repeats = 1, len(pairs.baseline[0])
-    return inputs
+    return replace(inputs, speedup_ci=estimate.confidence_interval(pairs), speedup_prompts=1,
+                   speedup_repeats=len(pairs.baseline[0]))

@@ -1,11 +1,6 @@
-"""The speedup a group's acceptance predicts, beside the measured one (pure).
-
-At temperature 0 acceptance counts are exact, whatever else runs on the machine;
-timings are not. The prediction joins the group's tau with step costs:
-  S_pred = (f tau + 1 - f) x decode step / (f verify step + (1 - f) plain step),
-f the share of steps that drafted (a lookup that finds nothing makes a plain step).
-The step costs come from the tipping curve cached for the pair and k (measured once,
-with many repeats), else from the run's own step medians, as noisy as the run.
+"""The speedup a group's acceptance predicts, beside the measured one (pure): at
+temperature 0 acceptance counts are exact whatever else runs on the machine; timings
+are not.
 """
 from __future__ import annotations
 
@@ -26,26 +21,14 @@ class Predicted:
 def predict(tau: float | None, k: int | None, method: str | None, concurrency: int,
             curve: TippingCurve | None, checklist: Checklist | None,
             drafted: float | None = None) -> Predicted | None:
-    """The group's predicted speedup, or None without acceptance or step costs;
-    ``drafted``: f, the share of steps that drafted (None: every step did).
-
-    Example: tau 3.0 with a curve's decode 10 ms and verify 15 ms (k 4, lookup 1 ms)
-    at concurrency 1 -> 3.0 x 10 / 15 = 2.0; when half the steps found nothing to
-    propose: 2.0 x 10 / (7.5 + 5.5) = 1.538.
-        >>> from space.judge.curves import StepCosts
-        >>> c = TippingCurve("measured", "m", "ngram", None, 4, "cpu", "0", "2026-12-04",
-        ...                  step_costs=[StepCosts(1, 0.010, 0.015, 0.001)])
-        >>> p = predict(3.0, 4, "ngram", 1, c, None)
-        >>> round(p.speedup, 3), p.source.startswith("the tipping curve")
-        (2.0, True)
-        >>> round(predict(3.0, 4, "ngram", 1, c, None, drafted=0.5).speedup, 3)
-        1.538
-    """
+    """The group's predicted speedup (dynamic_k.step_model_speedup), or None without
+    acceptance or step costs; ``drafted``: f, the share of steps that drafted (None:
+    every step did). The step costs come from the tipping curve cached for the pair and
+    k (measured once, with many repeats), else from the run's own step medians."""
     if tau is None or not k:
         return None
     f = 1.0 if drafted is None else drafted
-    costs = curve.costs_at(concurrency) if curve is not None else None
-    if curve is not None and costs is not None:
+    if curve is not None and (costs := curve.costs_at(concurrency)) is not None:
         lookup = str(method) in LOOKUP_METHODS
         return Predicted(step_model_speedup(tau, costs.decode_step_s,
                                             verify_step_s(costs, curve.k, k, lookup),
@@ -65,22 +48,13 @@ def predict(tau: float | None, k: int | None, method: str | None, concurrency: i
 def advice(predicted: Predicted | None, ci: tuple[float, float] | None,
            busy: bool | None) -> str | None:
     """Which figure to believe when the prediction falls outside the measured interval;
-    ``busy`` None: not recorded.
-
-    Example:
-        >>> advice(Predicted(1.2, "curve"), (1.5, 2.0), busy=True)[:34]
-        'measured 1.50-2.00x, predicted 1.2'
-        >>> advice(Predicted(1.7, "curve"), (1.5, 2.0), busy=False) is None
-        True
-    """
+    ``busy`` None: not recorded."""
     if predicted is None or ci is None or ci[0] <= predicted.speedup <= ci[1]:
         return None
-    head = f"measured {ci[0]:.2f}-{ci[1]:.2f}x, predicted {predicted.speedup:.2f}x: "
-    if busy:
-        return head + ("believe the predicted figure: this machine was busy, so the timings "
-                       "are not comparable, while acceptance is exact")
-    if busy is None:
-        return head + ("believe the measured figure if the machine was quiet (not recorded "
-                       "here), the predicted one if it was busy")
-    return head + ("believe the measured figure: the machine was quiet, and it holds what "
-                   "the step model leaves out (prefill, scheduling, the steps' own spread)")
+    return f"measured {ci[0]:.2f}-{ci[1]:.2f}x, predicted {predicted.speedup:.2f}x: " + {
+        True: "believe the predicted figure: this machine was busy, so the timings "
+              "are not comparable, while acceptance is exact",
+        None: "believe the measured figure if the machine was quiet (not recorded "
+              "here), the predicted one if it was busy",
+        False: "believe the measured figure: the machine was quiet, and it holds what "
+               "the step model leaves out (prefill, scheduling, the steps' own spread)"}[busy]

@@ -1,11 +1,7 @@
 """The maths of speculative decoding (Leviathan et al. 2023; Chen et al. 2023); pure.
-
-  alpha  per-token acceptance probability of a draft token (the paper's E[beta]);
-         NOT vLLM's acceptance rate = (tau - 1) / gamma, which undercounts alpha
-         because drafts after the first rejection are never checked.
-  gamma  drafts per verify step (vLLM's ``num_speculative_tokens``, k).
-  tau    tokens emitted per verify step = vLLM's mean acceptance length.
-  c      cost of one draft token / cost of one target decode step.
+alpha: per-token acceptance (NOT vLLM's acceptance rate (tau - 1) / gamma, which never
+checks drafts after the first rejection); gamma: drafts per verify step (vLLM's k); tau:
+tokens per verify step (vLLM's mean acceptance length); c: draft token / decode step cost.
 """
 from __future__ import annotations
 
@@ -15,14 +11,7 @@ _BISECT_ITERS = 60  # 2^-60 of [0, 1]: far below float noise in tau
 
 
 def expected_tokens_per_step(alpha: float, gamma: int) -> float:
-    """tau = 1 + alpha + ... + alpha^gamma: draft i is kept only if drafts 1..i all were.
-
-    Example:
-        >>> round(expected_tokens_per_step(0.8, 4), 4)   # 1+.8+.64+.512+.4096
-        3.3616
-        >>> expected_tokens_per_step(0.0, 4)               # only the target's token
-        1.0
-    """
+    """tau = 1 + alpha + ... + alpha^gamma: draft i is kept only if drafts 1..i all were."""
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must be in [0, 1], got {alpha}")
     _check_gamma(gamma)
@@ -48,139 +37,63 @@ def alpha_from_acceptance_length(tau: float, gamma: int) -> float:
     lo, hi = 0.0, 1.0
     for _ in range(_BISECT_ITERS):
         mid = (lo + hi) / 2
-        if expected_tokens_per_step(mid, gamma) < tau:
-            lo = mid
-        else:
-            hi = mid
+        lo, hi = (mid, hi) if expected_tokens_per_step(mid, gamma) < tau else (lo, mid)
     return (lo + hi) / 2
 
 
 def acceptance_rate_from_length(tau: float, gamma: int) -> float:
-    """vLLM's acceptance rate (tau - 1) / gamma (exact when every step drafted gamma).
-
-    Example:
-        >>> round(acceptance_rate_from_length(3.3616, 4), 4)
-        0.5904
-    """
+    """vLLM's acceptance rate (tau - 1) / gamma (exact when every step drafted gamma)."""
     _check_gamma(gamma)
     return (tau - 1.0) / gamma
 
 
-def alpha_from_acceptance_rate(rate: float, gamma: int) -> float:
-    """Per-token alpha from vLLM's acceptance rate.
-
-    Example:
-        >>> round(alpha_from_acceptance_rate(0.5904, 4), 4)
-        0.8
-    """
-    return alpha_from_acceptance_length(1.0 + rate * gamma, gamma)
-
-
 def ideal_speedup(alpha: float, gamma: int, c: float) -> float:
     """S = tau / (gamma c + 1), verifying gamma + 1 tokens at one decode step's cost
-    (memory-bound decode). Some gamma gives S > 1 iff alpha > c.
-
-    Example:
-        >>> round(ideal_speedup(0.8, 4, 0.05), 3)     # 3.3616 / 1.2
-        2.801
-        >>> ideal_speedup(0.6, 4, 0.5) < 1              # 2.3056 / 3
-        True
-    """
+    (memory-bound decode). Some gamma gives S > 1 iff alpha > c."""
     if c < 0:
         raise ValueError(f"cost ratio c must be >= 0, got {c}")
     return expected_tokens_per_step(alpha, gamma) / (gamma * c + 1.0)
 
 
-def best_gamma(alpha: float, c: float, max_gamma: int = 16) -> tuple[int, float]:
-    """The integer gamma in [1, max_gamma] with the largest ideal speedup, and that S
-    (no closed form); S < 1: no gamma helps.
-
-    Example:
-        >>> g, s = best_gamma(0.6, 0.5)   # gamma=1: 1.6 / 1.5
-        >>> g, round(s, 4)
-        (1, 1.0667)
-        >>> best_gamma(0.8, 0.05)[0]   # S(8) = 3.092 > S(7), S(9)
-        8
-    """
-    _check_gamma(max_gamma)
-    best = max(range(1, max_gamma + 1), key=lambda g: ideal_speedup(alpha, g, c))
+def best_gamma(alpha: float, c: float) -> tuple[int, float]:
+    """The integer gamma in [1, 16] with the largest ideal speedup, and that S (no
+    closed form); S < 1: no gamma helps."""
+    best = max(range(1, 17), key=lambda g: ideal_speedup(alpha, g, c))
     return best, ideal_speedup(alpha, best, c)
 
 
 def proposer_share_speedup(alpha: float, gamma: int, share: float) -> float:
     """Ideal S = tau (1 - share) for a lookup proposer (ngram, suffix), whose cost is a
-    fixed share of each step whatever gamma; ``share`` plays the role of c.
-
-    Example:
-        >>> round(proposer_share_speedup(0.8, 4, 0.05), 4)   # 3.3616 * 0.95
-        3.1935
-    """
-    if not 0.0 <= share < 1.0:
-        raise ValueError(f"proposer share must be in [0, 1), got {share}")
+    fixed share of each step whatever gamma; ``share`` plays the role of c (in [0, 1):
+    the checklist, its one caller, refuses any other)."""
     return expected_tokens_per_step(alpha, gamma) * (1.0 - share)
 
 
 def measured_cost_speedup(tokens_per_verify_step: float, baseline_decode_step_s: float,
-                          verify_step_s: float, k: int, draft_step_s: float | None) -> float:
-    """tau * t_decode / (t_verify + k * t_draft); ``draft_step_s`` None or 0 when the
-    verify step already includes drafting (vLLM v1 proposes inside the engine step).
-
-    Example:
-        >>> round(measured_cost_speedup(3.3616, 0.010, 0.011, 4, 0.0005), 4)
-        2.5858
-    """
-    cost_s = verify_step_s + k * (draft_step_s or 0.0)
-    if baseline_decode_step_s <= 0 or cost_s <= 0:
+                          verify_step_s: float) -> float:
+    """tau * t_decode / t_verify, the verify step with its drafting inside (vLLM v1
+    proposes inside the engine step)."""
+    if baseline_decode_step_s <= 0 or verify_step_s <= 0:
         raise ValueError("step times must be positive")
-    return tokens_per_verify_step * baseline_decode_step_s / cost_s
+    return tokens_per_verify_step * baseline_decode_step_s / verify_step_s
 
 
 def break_even_acceptance_length(gamma: int, c: float) -> float:
-    """tau where the ideal speedup is 1: gamma c + 1.
-
-    Example:
-        >>> break_even_acceptance_length(4, 0.25)   # 4 drafts cost one target step
-        2.0
-    """
-    _check_gamma(gamma)
+    """tau where the ideal speedup is 1: gamma c + 1."""
     return gamma * c + 1.0
 
 
-def break_even_acceptance_rate(gamma: int, c: float) -> float:
-    """vLLM acceptance rate at break-even, which is just c.
-
-    Example:
-        >>> break_even_acceptance_rate(4, 0.25)
-        0.25
-    """
-    return acceptance_rate_from_length(break_even_acceptance_length(gamma, c), gamma)
-
-
-def measured_break_even_acceptance_length(baseline_decode_step_s: float, verify_step_s: float,
-                                          k: int = 0, draft_step_s: float | None = None) -> float:
-    """tau where ``measured_cost_speedup`` is 1: (t_verify + k t_draft) / t_decode.
-
-    Example:
-        >>> round(measured_break_even_acceptance_length(0.010, 0.013), 4)
-        1.3
-    """
+def measured_break_even_acceptance_length(baseline_decode_step_s: float,
+                                          verify_step_s: float) -> float:
+    """tau where ``measured_cost_speedup`` is 1: t_verify / t_decode."""
     if baseline_decode_step_s <= 0:
         raise ValueError("baseline decode step time must be positive")
-    return (verify_step_s + k * (draft_step_s or 0.0)) / baseline_decode_step_s
+    return verify_step_s / baseline_decode_step_s
 
 
 def repetition_share(token_ids: Sequence[int], n: int = 4) -> float:
     """Share of tokens covered by an n-gram that occurred earlier: the first pass
-    through a loop is not covered, every repeat is (loops inflate ngram acceptance).
-
-    Example:
-        >>> repetition_share([1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4])   # 8 of 12
-        0.6666666666666666
-        >>> repetition_share([1, 2, 3, 4, 5, 6])
-        0.0
-    """
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+    through a loop is not covered, every repeat is (loops inflate ngram acceptance)."""
     tokens = list(token_ids)
     if not tokens:
         return 0.0

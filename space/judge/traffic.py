@@ -1,13 +1,15 @@
 """A traffic run's answer (pure, no vLLM): per group (``summarize_group``), for the
 whole traffic (a ratio of totals over the groups, each weighted by its output tokens
-in the traffic, so a sample never changes the traffic's mix), and what to deploy
-(``deployment``). docs/traffic.md tells the rules.
+in the traffic, so a sample never changes the traffic's mix), what to deploy
+(``deployment``), and all of it in words and as CSV. docs/traffic.md tells the rules.
 """
 from __future__ import annotations
 
+import csv
+import io
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from space.judge import deploy, dynamic_k, estimate, intervals, measure
@@ -16,14 +18,8 @@ from space.judge.curves import TippingCurve
 from space.judge.predicted import Predicted
 from space.judge.predicted import advice as advice_for
 from space.judge.predicted import predict as predict_from_acceptance
-from space.judge.traffic_text import (  # noqa: F401 (callers import these here)
-    at,
-    busy_requests,
-    describe,
-    to_csv,
-)
 from space.records.run import RunConfig
-from space.records.trace import CompareRecord
+from space.records.trace import CompareRecord, busy_server_sentence, other_requests
 from space.records.verdict import UNDECIDED, WORTH_IT, Checklist, Verdict
 
 Weighting = Literal["responses", "measured"]
@@ -50,14 +46,11 @@ class TrafficItem:
     response_tokens: int | None = None  # the file's recorded response, in tokens
 
     def row(self) -> dict[str, Any]:
-        c = self.compare
+        c, s = self.compare, self.compare.speculative
         return {"group": self.group, "line": self.line, "speedup": c.speedup,
-                "acceptance_rate": c.speculative.acceptance_rate,
-                "mean_acceptance_length": c.speculative.mean_acceptance_length,
-                "prompt_tokens": len(c.speculative.prompt_token_ids),
-                "output_tokens": len(c.speculative.output_token_ids),
-                "response_tokens": self.response_tokens,
-                "outputs_identical": c.outputs_identical,
+                "acceptance_rate": s.acceptance_rate, "mean_acceptance_length": s.mean_acceptance_length,
+                "prompt_tokens": len(s.prompt_token_ids), "output_tokens": len(s.output_token_ids),
+                "response_tokens": self.response_tokens, "outputs_identical": c.outputs_identical,
                 "verdict": c.checklist.verdict if c.checklist else None}
 
 
@@ -93,36 +86,19 @@ class GroupSummary:
         return self.verdict == UNDECIDED
 
     def row(self) -> dict[str, Any]:
-        low, high = self.speedup_spread or (None, None)
-        f = self.figures
-        return {"group": self.group, "requests": self.requests, "prompts": self.prompts,
-                "acceptance_rate": self.acceptance_rate,
-                "mean_acceptance_length": self.mean_acceptance_length,
-                "speedup": self.speedup,
-                "speedup_ci": _pair(f.ci), "prediction_interval": _pair(f.prediction),
-                "prediction_prompts": f.predict_prompts, "speedup_text": f.words(),
-                "basis": f.basis, "tpot_speedup": f.tpot_speedup, "e2e_speedup": f.e2e_speedup,
-                "e2e_speedup_ci": _pair(f.e2e_ci), "ttft_share": f.ttft_share,
-                "prompts_to_decide": self.prompts_to_decide,
-                "predicted_speedup": self.predicted.speedup if self.predicted else None,
-                "predicted_from": self.predicted.source if self.predicted else None,
-                "advice": self.advice,
-                "speedup_low": low, "speedup_high": high,
-                "output_token_share": self.output_token_share, "verdict": self.verdict}
+        """The GROUP_COLUMNS: this summary's own fields, its figures' and these."""
+        (low, high), f, p = self.speedup_spread or (None, None), self.figures, self.predicted
+        other = {"speedup_ci": _pair(f.ci), "prediction_interval": _pair(f.prediction),
+                 "prediction_prompts": f.predict_prompts, "speedup_text": f.words(),
+                 "e2e_speedup_ci": _pair(f.e2e_ci), "speedup_low": low, "speedup_high": high,
+                 "predicted_speedup": p.speedup if p else None,
+                 "predicted_from": p.source if p else None,
+                 **{c: getattr(f, c) for c in ("basis", "tpot_speedup", "e2e_speedup", "ttft_share")}}
+        return {c: other[c] if c in other else getattr(self, c) for c in GROUP_COLUMNS}
 
 
 def _pair(interval: tuple[float, float] | None) -> list[float] | None:
     return None if interval is None else [round(interval[0], 4), round(interval[1], 4)]
-
-
-def group_weight(items: Sequence[TrafficItem], requests: int,
-                 response_tokens: int | None) -> float:
-    """The group's output tokens in the traffic: the file's responses when given,
-    else its requests times the mean measured output (10 x mean(30, 50) -> 400.0)."""
-    if response_tokens is not None:
-        return float(response_tokens)
-    return requests * statistics.mean(len(it.compare.speculative.output_token_ids)
-                                      for it in items)
 
 
 def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
@@ -141,16 +117,16 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
                             else measure.repeat_speedups(cmps[0]))
     rate, length = measure.pooled_acceptance([c.speculative for c in cmps])
     fig = intervals.group_figures(cmps, predict_prompts)
+    temps = {it.temperature for it in items}  # the checklist's context line: one they share
     inputs = measure.inputs_from_runs(
         [c.baseline for c in cmps], [c.speculative for c in cmps], speedup=fig.speedup,
-        speedup_spread=spread, temperature=_temperature(items),
+        speedup_spread=spread, temperature=temps.pop() if len(temps) == 1 else None,
         context=measure.Context(task_type=group, concurrency=concurrency,
                                 task_note=f"the traffic's requests grouped as {group!r}"),
         headroom=headroom)
-    inputs.speedup_ci, inputs.speedup_prompts, inputs.speedup_basis = \
-        fig.ci, len(cmps), fig.basis
-    inputs.speedup_repeats = len(cmps[0].baseline_runs) or 1
-    inputs.needs_interval = True  # a group's verdict is its interval's
+    inputs = replace(inputs, speedup_ci=fig.ci, speedup_prompts=len(cmps), speedup_basis=fig.basis,
+                     speedup_repeats=len(cmps[0].baseline_runs) or 1,
+                     needs_interval=True)  # a group's verdict is its interval's
     if len(items) > 1:
         inputs.prompt_verdicts = {f"line {it.line}": it.compare.checklist.verdict
                                   for it in items if it.compare.checklist}
@@ -164,30 +140,16 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
         inputs.speedup_median, inputs.speedup_basis = pred.speedup, "predicted"
         inputs.speedup_ci = (fig.ci[0] * scale, fig.ci[1] * scale)
         checklist = evaluate(inputs)
-    return GroupSummary(group, requests, len(items), rate, length, fig.speedup, spread,
-                        group_weight(items, requests, response_tokens), checklist, fig,
-                        intervals.paired(cmps),
-                        prompts_to_decide=(_to_decide(inputs, len(cmps))
-                                           if checklist.verdict == UNDECIDED else None),
+    # its weight: the file's responses when given, else requests x the mean measured output
+    weight = (float(response_tokens) if response_tokens is not None else
+              requests * statistics.mean(len(c.speculative.output_token_ids) for c in cmps))
+    # undecided: prompts in all likely to decide; one run has no interval, a second gives one
+    to_decide = None if checklist.verdict != UNDECIDED else (
+        more_prompts(inputs) if inputs.speedup_ci is not None else len(cmps) + 1)
+    return GroupSummary(group, requests, len(items), rate, length, fig.speedup, spread, weight,
+                        checklist, fig, intervals.paired(cmps), prompts_to_decide=to_decide,
                         predicted=pred, advice=advice_for(pred, fig.ci, busy=None),
                         drafted_share=drafted)
-
-
-def _to_decide(inputs: Any, prompts: int) -> int | None:
-    """Prompts in all likely to decide; one run has no interval: a second prompt gives one."""
-    return more_prompts(inputs) if inputs.speedup_ci is not None else prompts + 1
-
-
-def _temperature(items: Sequence[TrafficItem]) -> float | None:
-    """The group's temperature when its prompts share one (the checklist's context line)."""
-    temps = {it.temperature for it in items}
-    return temps.pop() if len(temps) == 1 else None
-
-
-def gaining_share(groups: Sequence[GroupSummary]) -> float:
-    """The share of the traffic's output tokens in groups that gain."""
-    total = sum(g.output_tokens for g in groups)
-    return sum(g.output_tokens for g in groups if g.gains) / total if total > 0 else 0.0
 
 
 @dataclass
@@ -206,56 +168,40 @@ class Deployment:
     tpot_groups: int = 0         # how many groups were decided on TPOT
 
     def describe(self) -> str:
-        return "\n".join([self._what(), *self._why()])
-
-    def _why(self) -> list[str]:
-        lines = []
+        if self.speculation == "off":
+            lines = ["speculative decoding: off (no group gains)\n" + self.plain_command]
+        else:
+            head = (f"speculative decoding: on for all traffic, k={self.k}"
+                    if self.speculation == "on" else
+                    f"speculative decoding: route {', '.join(self.route_groups)} to a "
+                    f"speculative deployment (k={self.k}), the rest to a plain one; with one "
+                    f"deployment for everything: {self.without_routing}")
+            plain = [f"plain: {self.plain_command}"] if self.speculation == "route" else []
+            lines = [head, f"speculative: {self.command}", *plain,
+                     f"(k={self.k} as measured, {at(self.concurrency)})"]
         if self.undecided:
             lines.append(f"left undecided, not routed: {', '.join(self.undecided)} (their "
                          "intervals straddle 1.05x or 1.10x; measure more: --until-decided)")
-        if self.end_to_end:
-            lines.append(f"decided on end-to-end time (TTFT over 20 % of request time): "
-                         f"{', '.join(self.end_to_end)}; on TPOT: "
-                         + ("the other groups" if self.tpot_groups else "none"))
-        else:
-            lines.append("decided on TPOT (TTFT under 20 % of request time in every group)")
-        return lines
-
-    def _what(self) -> str:
-        if self.speculation == "off":
-            return ("speculative decoding: off (no group gains)\n" + self.plain_command)
-        if self.speculation == "on":
-            head = f"speculative decoding: on for all traffic, k={self.k}"
-        else:
-            head = (f"speculative decoding: route {', '.join(self.route_groups)} to a "
-                    f"speculative deployment (k={self.k}), the rest to a plain one; with one "
-                    f"deployment for everything: {self.without_routing}")
-        return "\n".join([head, f"speculative: {self.command}",
-                          *([f"plain: {self.plain_command}"] if self.speculation == "route"
-                            else []),
-                          f"(k={self.k} as measured, {at(self.concurrency)})"])
+        lines.append(f"decided on end-to-end time (TTFT over 20 % of request time): "
+                     f"{', '.join(self.end_to_end)}; on TPOT: "
+                     + ("the other groups" if self.tpot_groups else "none") if self.end_to_end
+                     else "decided on TPOT (TTFT under 20 % of request time in every group)")
+        return "\n".join(lines)
 
 
-def serve_config(config: RunConfig) -> tuple[str, dict[str, Any]]:
-    """(model, ``--speculative-config``) of the run's speculative engine (its config record)."""
-    spec = dict(config.speculative_config or {})
-    draft = config.draft_path or config.draft_model
-    if draft and spec.get("model"):
-        spec["model"] = draft
-    return config.model_path or config.model, spec
-
-
-def deployment(groups: Sequence[GroupSummary], config: RunConfig,
-               traffic_speedup: float | None,
-               max_batch: int = deploy.DEFAULT_MAX_BATCH, concurrency: int = 1,
-               traffic_ci: tuple[float, float] | None = None) -> Deployment:
+def deployment(groups: Sequence[GroupSummary], config: RunConfig, low: float | None,
+               concurrency: int) -> Deployment:
     """On when every group gains, off when none does, else route the gaining
-    groups (an undecided group never is). One deployment for all is on only if the
-    traffic's interval (else its point estimate) clears the worth-it bar."""
-    model, spec_cfg = serve_config(config)
+    groups (an undecided group never is). One deployment for all is on only if
+    ``low``, the traffic's interval's low end (else its point estimate), clears the
+    worth-it bar."""
+    model = config.model_path or config.model
+    spec_cfg = dict(config.speculative_config or {})  # the run's, with its draft's path
+    draft = config.draft_path or config.draft_model
+    if draft and spec_cfg.get("model"):
+        spec_cfg["model"] = draft
     gaining = [g.group for g in groups if g.gains]
-    plain = deploy.serve_command(model, None, max_batch)
-    low = traffic_ci[0] if traffic_ci is not None else traffic_speedup
+    plain = deploy.serve_command(model, None)
     overall: Literal["on", "off"] = ("on" if low is not None and low >= WORTH_IT_SPEEDUP
                                      and gaining else "off")
     end_to_end = [g.group for g in groups if g.figures.basis == "end-to-end"]
@@ -263,7 +209,7 @@ def deployment(groups: Sequence[GroupSummary], config: RunConfig,
                                 "on" if len(gaining) == len(groups) else "route")
     return Deployment(speculation, "on" if speculation == "on" else overall,
                       (config.k or None) if gaining else None, gaining,
-                      deploy.serve_command(model, spec_cfg, max_batch) if gaining else plain,
+                      deploy.serve_command(model, spec_cfg) if gaining else plain,
                       plain, concurrency, undecided=[g.group for g in groups if g.undecided],
                       end_to_end=end_to_end, tpot_groups=len(groups) - len(end_to_end))
 
@@ -319,15 +265,12 @@ class TrafficResult:
                                            "weighting", "weighted_speedup", "gaining_share",
                                            "skipped", "concurrency", "until_decided",
                                            "validation", "busy")}
-        d["weighted_speedup_ci"] = _pair(self.weighted_speedup_ci)
-        d["groups"] = [{**g.row(), "output_tokens": g.output_tokens,
-                        "checklist": g.checklist.to_dict()}
-                       for g in self.groups]
-        d["config"] = self.config.to_dict()
-        d["prompts"] = self.rows()
-        d["deployment"] = asdict(self.deployment)
-        d["schedule"] = self.schedule.to_dict() if self.schedule else None
-        d["answer"] = describe(self)
+        d.update(weighted_speedup_ci=_pair(self.weighted_speedup_ci),
+                 groups=[{**g.row(), "output_tokens": g.output_tokens,
+                          "checklist": g.checklist.to_dict()} for g in self.groups],
+                 config=self.config.to_dict(), prompts=self.rows(),
+                 deployment=asdict(self.deployment),
+                 schedule=asdict(self.schedule) if self.schedule else None, answer=describe(self))
         return d
 
     def to_dict(self, keep_prompts: bool = True) -> dict[str, Any]:
@@ -367,6 +310,7 @@ def answer(source: str, how: str, items: list[TrafficItem], counts: Mapping[str,
     total = sum(g.output_tokens for g in groups)
     for g in groups:
         g.output_token_share = g.output_tokens / total if total > 0 else 0.0
+    gaining_share = sum(g.output_tokens for g in groups if g.gains) / total if total > 0 else 0.0
     # the traffic's speedup sum(w B) / sum(w S): w a group's output tokens, B and S its
     # mean per-token TPOTs; its interval resamples every group, the mix fixed
     pairs, weights = [g.pairs for g in groups], [g.output_tokens for g in groups]
@@ -378,11 +322,146 @@ def answer(source: str, how: str, items: list[TrafficItem], counts: Mapping[str,
                for g in groups if g.gains and g.mean_acceptance_length is not None]
     result = TrafficResult(source, how, config, repeats, max_tokens,
                            "responses" if response_tokens else "measured", items, groups,
-                           speed, gaining_share(groups),
-                           deployment(groups, config, speed, concurrency=concurrency,
-                                      traffic_ci=speed_ci),
+                           speed, gaining_share,
+                           deployment(groups, config, speed_ci[0] if speed_ci else speed,
+                                      concurrency),
                            speed_ci, list(skipped), concurrency,
                            dynamic_k.predict(gainers, config, curve, concurrency))
     if busy is not None:
         result.mark_busy(dict(busy))
     return result
+
+
+# The answer in words and as CSV
+
+def at(concurrency: int) -> str:
+    return ("one request at a time" if concurrency == 1
+            else f"{concurrency} requests at once")
+
+
+def to_csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """Rows as CSV text (None as an empty cell, an interval as "[lo, hi]")."""
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    w.writerows([{k: _cell(r.get(k)) for k in columns} for r in rows])
+    return out.getvalue()
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return value
+
+
+def _group_line(g: GroupSummary) -> str:
+    """'translation: 2.27x (90 % CI 1.52-2.90, 3 prompts) TPOT; ...; worth-it', its advice."""
+    f = g.figures
+    line = f"{g.group}: {f.words()}" + (
+        f" end-to-end (TTFT {f.ttft_share:.0%} of request time; TPOT {f.tpot_speedup:.2f}x)"
+        if f.basis == "end-to-end" else f" TPOT; end-to-end {f.e2e_speedup:.2f}x")
+    if f.prediction is not None:
+        line += (f"; the next {f.predict_prompts} prompts: {f.prediction[0]:.2f}-"
+                 f"{f.prediction[1]:.2f}x")
+    if g.predicted is not None:
+        line += f"; predicted from its acceptance {g.predicted.speedup:.2f}x"
+        if g.drafted_share is not None:
+            line += f" ({g.drafted_share:.0%} of its steps drafted)"
+    line += f"; {g.verdict}"
+    if g.undecided:
+        need = g.prompts_to_decide
+        line += (", no number of prompts would decide it (the estimate sits on a bar)"
+                 if need is None else
+                 f", more than {estimate.MAX_MORE_PROMPTS} prompts would be needed"
+                 if need > estimate.MAX_MORE_PROMPTS else
+                 f", about {need} prompts in all would decide it")
+    return line + (f"\n  {g.group}: {g.advice}" if g.advice else "")
+
+
+def validation_text(v: Mapping[str, Any]) -> str:
+    """--validate's result in words (from ``space.judge.validate.summary``)."""
+    head = (f"validation: the second half fell inside the first half's prediction interval "
+            f"in {v.get('inside', 0)} of {v.get('judged', 0)} groups")
+    lines = [head] if v.get("judged") else []
+    for c in v.get("checks", []):
+        pred = c.get("prediction")
+        lines.append(f"  {c['group']}: no prediction from {c['first_prompts']} prompts"
+                     if pred is None else
+                     f"  {c['group']}: first {c['first_prompts']} prompts {c['first_speedup']:.2f}x"
+                     f" ({c['basis']}) predict {pred[0]:.2f}-{pred[1]:.2f}x for the other "
+                     f"{c['second_prompts']}; they gave {c['second_speedup']:.2f}x: "
+                     + ("inside" if c["inside"] else "OUTSIDE"))
+    lines += [f"  {line}" if lines else f"validation: {line}" for line in v.get("too_few", [])]
+    return "\n".join(lines)
+
+
+def until_decided_line(u: Mapping[str, Any]) -> str:
+    """'measured until decided: 2 rounds, + 4 prompts (code 2, chat 2); stopped: ...'"""
+    added = u.get("added") or {}
+    per = ", ".join(f"{g} {n}" for g, n in added.items())
+    return (f"measured until decided: {u.get('rounds', 0)} rounds, + {sum(added.values())} "
+            f"prompts" + (f" ({per})" if per else "") + f"; stopped: {u.get('stopped')}"
+            + (f"; still undecided: {', '.join(u['open'])}" if u.get("open") else ""))
+
+
+def busy_requests(r: TrafficResult) -> int:
+    """The most other requests a server served during any of the run's comparisons."""
+    return max((other_requests(run) for it in r.items
+                for run in (it.compare.baseline, it.compare.speculative)), default=0)
+
+
+def describe(r: TrafficResult, skipped_reasons: bool = True) -> str:
+    """The answer in words, for the terminal."""
+    lines = [r.how + f"; measured {at(r.concurrency)}"
+             + (" (a group's prompts in batches)" if r.concurrency > 1 else ""),
+             f"{'group':<22}{'reqs':>5}{'runs':>5}{'accept':>8}{'tau':>6}"
+                    f"{'speedup':>9}{'90 % CI':>12}{'tokens':>8}  verdict"]
+    for g in r.groups:
+        rate = "n/a" if g.acceptance_rate is None else f"{g.acceptance_rate:.0%}"
+        tau = "n/a" if g.mean_acceptance_length is None else f"{g.mean_acceptance_length:.2f}"
+        ci = g.figures.ci
+        ci_txt = f"{ci[0]:.2f}-{ci[1]:.2f}" if ci else "-"
+        lines.append(f"{g.group[:21]:<22}{g.requests:>5}{g.prompts:>5}{rate:>8}{tau:>6}"
+                     f"{g.speedup:>8.2f}x{ci_txt:>12}{g.output_token_share:>8.0%}  {g.verdict}")
+    lines += [_group_line(g) for g in r.groups]
+    if r.busy and r.busy.get("busy"):
+        lines.append(f"this machine was busy: {busy_used(r.busy)} during the run: timings "
+                     f"are not comparable; the predicted figures (acceptance x this machine's "
+                     f"step costs) are the ones to trust")
+    if sources := sorted({g.predicted.source for g in r.groups if g.predicted is not None}):
+        lines.append("predicted = (f tau + 1 - f) x decode step / (f verify step + (1 - f) "
+                     "plain step), f the share of steps that drafted, tau the mean acceptance "
+                     "length; step costs from " + "; ".join(sources))
+    ws, ci = r.weighted_speedup, r.weighted_speedup_ci
+    ws_txt = "n/a" if ws is None else f"{ws:.2f}x" + (
+        f" ({estimate.CONFIDENCE * 100:.0f} % CI {ci[0]:.2f}-{ci[1]:.2f})" if ci else "")
+    source = ("the file's responses" if r.weighting == "responses"
+              else "the measured output tokens (the file has no responses)")
+    lines.append(f"traffic-weighted speedup {ws_txt}; {r.gaining_share:.0%} of the output tokens "
+                 f"are in groups that gain (weights from {source})")
+    busy = busy_requests(r)
+    if busy:
+        lines.append(f"undecided: {busy_server_sentence(busy)}; measure again on idle servers")
+    lines.append(r.deployment.describe())
+    if r.until_decided is not None:
+        lines.append(until_decided_line(r.until_decided))
+    if r.validation is not None:
+        lines.append(validation_text(r.validation))
+    if r.schedule is not None:
+        lines.append(r.schedule.describe())
+    if r.skipped:
+        shown = r.skipped[:5] if skipped_reasons else [s.split(":")[0] for s in r.skipped[:5]]
+        lines.append(f"skipped {len(r.skipped)}: " + "; ".join(shown)
+                     + ("; ..." if len(r.skipped) > 5 else ""))
+    return "\n".join(lines)
+
+
+def busy_used(busy: Mapping[str, Any]) -> str:
+    """What other work used during a run, from ``space.observe.busy.Busy.to_dict()``."""
+    parts = [f"{busy['share']:.0%} of its CPU time"]
+    if busy.get("gpu_share") is not None:
+        parts.append(f"{busy['gpu_share']:.0%} of the GPU's SM time "
+                     f"({busy.get('gpu_processes')} other process(es))")
+    return "other processes used " + " and ".join(parts)

@@ -1,7 +1,5 @@
-"""``--validate`` (pure): each group's prompts split in two halves in sampled order;
-does the second half's ratio of totals fall inside the first half's prediction
-interval for that many prompts, on the same basis?
-"""
+"""``--validate`` (pure): does the second half of a group's prompts (in sampled order)
+fall inside the first half's prediction interval for that many, on the same basis?"""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -25,12 +23,9 @@ class Check:
     inside: bool | None                         # None: no prediction
 
 
-def validate(groups: Mapping[str, Sequence[CompareRecord]],
-             confidence: float = estimate.CONFIDENCE) -> tuple[list[Check], list[str]]:
-    """Per group with enough prompts, the halves' check; the groups without, in one line.
-
-    Example: see tests/unit/test_validate.py (comparisons built by hand).
-    """
+def validate(groups: Mapping[str, Sequence[CompareRecord]]) -> tuple[list[Check], list[str]]:
+    """Per group with enough prompts, the halves' check; the groups without, in one line
+    (tests/unit/test_validate.py works an example)."""
     checks, short = [], []
     for group, cmps in groups.items():
         if len(cmps) < MIN_PROMPTS:
@@ -38,8 +33,7 @@ def validate(groups: Mapping[str, Sequence[CompareRecord]],
             continue
         half = len(cmps) // 2
         first, second = list(cmps[:half]), list(cmps[half:])
-        fig = intervals.group_figures(first, predict_prompts=len(second),
-                                      confidence=confidence)
+        fig = intervals.group_figures(first, predict_prompts=len(second))
         got = estimate.ratio_of_totals(intervals.paired(second, fig.basis))
         pred = fig.prediction
         inside = None if pred is None else pred[0] <= got <= pred[1]

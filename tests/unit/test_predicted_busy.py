@@ -6,8 +6,7 @@ import pytest
 
 from space.judge.curves import StepCosts, TippingCurve
 from space.judge.predicted import Predicted, predict
-from space.judge.traffic import answer, describe
-from space.judge.traffic_text import busy_used
+from space.judge.traffic import answer, busy_used, describe
 from space.observe.busy import BUSY_SHARE, GPU_BUSY_SHARE, Busy, Meter, gpu_others
 from space.observe.memory import _nvml_module
 from space.records.verdict import SPEEDUP
