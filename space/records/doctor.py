@@ -15,11 +15,8 @@ from space.records.trace import VERIFY, RunTrace
 CheckName = Literal["every hook attached", "counts equal vLLM's per-request metrics",
                     "a forward part on every timed step",
                     "NVML memory delta matches weights + KV"]
-HOOKS_ATTACHED: Final = "every hook attached"
-COUNTS_EQUAL: Final = "counts equal vLLM's per-request metrics"
-FORWARD_TIMED: Final = "a forward part on every timed step"
-NVML_MEMORY: Final = "NVML memory delta matches weights + KV"
 CHECK_NAMES: tuple[CheckName, ...] = get_args(CheckName)
+HOOKS_ATTACHED, COUNTS_EQUAL, FORWARD_TIMED, NVML_MEMORY = CHECK_NAMES
 REPORT_VERSION: Final = 1
 
 

@@ -7,21 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, Final, Literal, get_args
+from typing import Any, Literal, get_args
 
 HookName = Literal["tracing scheduler", "step clock: forward", "step clock: sampling",
                    "step clock: scheduling", "proposer timer", "why-rejected hook"]
-TRACING_SCHEDULER: Final = "tracing scheduler"
-CLOCK_FORWARD: Final = "step clock: forward"
-CLOCK_SAMPLING: Final = "step clock: sampling"
-CLOCK_SCHEDULING: Final = "step clock: scheduling"
-PROPOSER_TIMER: Final = "proposer timer"
-WHY_REJECTED: Final = "why-rejected hook"
 HOOK_NAMES: tuple[HookName, ...] = get_args(HookName)
+TRACING_SCHEDULER, CLOCK_FORWARD, CLOCK_SAMPLING, CLOCK_SCHEDULING, PROPOSER_TIMER, WHY_REJECTED = HOOK_NAMES
 
 HookStateName = Literal["attached", "missing"]
-ATTACHED: Final = "attached"
-MISSING: Final = "missing"
+ATTACHED, MISSING = get_args(HookStateName)
 
 # What a run loses when the hook is missing, in the page's words.
 CONSEQUENCE: dict[str, str] = {

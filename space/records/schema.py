@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
-from space.records.anatomy import AnatomyPart, StepAnatomy, json_problem
+from space.records.anatomy import AnatomyPart, StepAnatomy, from_json, problems
 from space.records.config import PREFIX_CACHE_MODES
 from space.records.target_view import TOP_N
 from space.records.trace import TRACE_VERSION, CompareRecord, RunTrace, StepRecord
@@ -190,9 +190,16 @@ def _step_holds(step: dict) -> None:
                        f".target_views[{i}].draft_pos")
         if len(view.get("top_token_ids", [])) != len(view.get("top_probs", [])):
             raise _Bad("as long as top_token_ids", f".target_views[{i}].top_probs")
-    if step.get("anatomy") is not None and (
-            bad := json_problem(step["anatomy"], step["start_s"], step["end_s"])):
-        raise _Bad(bad[1], f".anatomy{bad[0]}")
+    if (a := step.get("anatomy")) is None:
+        return
+    compact = [key for key in ("parts", "start_us", "end_us") if key in a]
+    if ("intervals" in a) == bool(compact):
+        raise _Bad("either intervals or parts, start_us and end_us", ".anatomy")
+    if compact and len({len(a.get(key, ())) for key in ("parts", "start_us", "end_us")}) != 1:
+        raise _Bad("as long as start_us and end_us", ".anatomy.parts")
+    if problems(from_json(a, step["start_s"], step["end_s"]), step["start_s"], step["end_s"]):
+        raise _Bad("in time order, not overlapping, inside the step",
+                   f".anatomy.{'parts' if compact else 'intervals'}")
 
 
 RUN_SCHEMA, COMPARE_SCHEMA = _record(RunTrace), _record(CompareRecord)
