@@ -10,7 +10,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from space.records.dicts import build, known
+from space.records.dicts import known
 
 Source = Literal["in-process", "server"]
 IN_PROCESS: Final = "in-process"  # an engine SpecLens built in its own process
@@ -73,10 +73,6 @@ class RequestRecord:
         """From a ``space.records.config.RequestSpec``."""
         return cls(temperature=req.temperature, top_p=req.top_p, seed=req.seed,
                    max_tokens=req.max_tokens, prompt_sha256=prompt_hash(req.prompt))
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RequestRecord:
-        return build(cls, d)
 
 
 def prompt_hash(prompt: str) -> str:

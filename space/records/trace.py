@@ -1,16 +1,13 @@
-"""The trace: one record per run, one per engine step (pure: no vLLM import).
-
-Every view, export and test reads these records. Units are in field names:
-``*_s`` are seconds (``time.perf_counter`` for absolute times), ``*_ids`` token ids.
-Files are read back, checked against the schema, by ``space.records.schema.load``.
-"""
+"""The trace: one record per run, one per engine step (pure: no vLLM import), read back by
+``space.records.schema.load``. Units are in field names: ``*_s`` seconds (``time.perf_counter``
+for absolute times), ``*_ids`` token ids."""
 from __future__ import annotations
 
 import dataclasses
 import json
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, Protocol, TypeGuard
+from typing import Any, Final, Literal, Protocol
 
 from space.records import hooks
 from space.records.anatomy import StepAnatomy
@@ -156,31 +153,6 @@ class DraftCountDifference:
     num_draft_tokens: int
     reason: str
 
-    @classmethod
-    def of(cls, run: RunTrace) -> DraftCountDifference | None:
-        m = run.vllm_spec_metrics or {}
-        steps, tokens = m.get("num_spec_steps"), m.get("num_draft_tokens")
-        if not (_is_count(steps) and _is_count(tokens)):
-            return None  # no vLLM figures (baseline, older vLLM, a hand-made file)
-        if (steps, tokens) == (run.num_drafts, run.num_draft_tokens):
-            return None
-        padded = [s for s in run.steps if s.num_placeholder_draft_tokens]
-        if padded:
-            causes = "; ".join(
-                f"step {s.index}: " + PLACEHOLDER_REASONS.get(
-                    s.placeholder_cause or "", "{n} placeholder drafts").format(
-                        n=s.num_placeholder_draft_tokens) for s in padded)
-            reason = (f"vLLM verified and counted draft slots no proposer filled ({causes}); "
-                      "SpecLens counts only the proposer's drafts.")
-        else:
-            reason = ("not explained by placeholder drafts (a vLLM version SpecLens "
-                      "was not tested with?)")
-        return cls(steps, tokens, run.num_drafts, run.num_draft_tokens, reason)
-
-
-def _is_count(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
 
 @dataclass(frozen=True)
 class StepSplit:
@@ -275,7 +247,24 @@ class RunTrace:
 
     @property
     def draft_count_difference(self) -> DraftCountDifference | None:
-        return DraftCountDifference.of(self)
+        m = self.vllm_spec_metrics or {}
+        steps, tokens = m.get("num_spec_steps"), m.get("num_draft_tokens")
+        if type(steps) is not int or type(tokens) is not int:
+            return None  # no vLLM figures (baseline, older vLLM, a hand-made file)
+        if (steps, tokens) == (self.num_drafts, self.num_draft_tokens):
+            return None
+        padded = [s for s in self.steps if s.num_placeholder_draft_tokens]
+        if padded:
+            causes = "; ".join(
+                f"step {s.index}: " + PLACEHOLDER_REASONS.get(
+                    s.placeholder_cause or "", "{n} placeholder drafts").format(
+                        n=s.num_placeholder_draft_tokens) for s in padded)
+            reason = (f"vLLM verified and counted draft slots no proposer filled ({causes}); "
+                      "SpecLens counts only the proposer's drafts.")
+        else:
+            reason = ("not explained by placeholder drafts (a vLLM version SpecLens "
+                      "was not tested with?)")
+        return DraftCountDifference(steps, tokens, self.num_drafts, self.num_draft_tokens, reason)
 
     @property
     def acceptance_rate(self) -> float | None:
@@ -332,7 +321,7 @@ class RunTrace:
             kw["step_split"] = build(StepSplit, kw["step_split"])
         kw["token_text"] = {int(k): v for k, v in d.get("token_text", {}).items()}
         kw["config"] = RunConfig.from_dict(d["config"])
-        kw["request"] = RequestRecord.from_dict(d.get("request") or {})
+        kw["request"] = build(RequestRecord, d.get("request") or {})
         return cls(**kw)
 
 
@@ -375,10 +364,8 @@ class CompareRecord:
 
 def first_divergence(a: list[int], b: list[int]) -> int | None:
     """Index of the first differing token, or None if the lists are equal."""
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x != y:
-            return i
-    return None if len(a) == len(b) else min(len(a), len(b))
+    n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return None if n == len(a) == len(b) else n
 
 
 def run_figures(run: RunTrace) -> dict[str, float]:
