@@ -1,9 +1,6 @@
-"""Older trace files in today's names, before the schema checks them (pure).
-
-A field an older file lacks takes its default unless a function here says otherwise
-(versions: ``space.records.trace.TRACE_VERSION``). All in place, on a dict not yet
-checked, so each step looks before it touches.
-"""
+"""Older trace files in today's names, before the schema checks them (pure): in place, on a
+dict not yet checked, so each step looks before it touches. A field an older file lacks takes
+its default unless this says otherwise (versions: ``space.records.trace.TRACE_VERSION``)."""
 from __future__ import annotations
 
 from typing import Any
@@ -14,8 +11,7 @@ from space.records.trace import PREFILL, TRACE_VERSION, UNCERTAIN
 
 
 def upgrade(d: Any) -> Any:
-    """An older version's dict in today's names (in place); version 1 named a step's
-    accepted count ``num_accepted``."""
+    """An older version's dict in today's names (in place)."""
     if not isinstance(d, dict):
         return d
     version = d.get("version", 1)
@@ -23,42 +19,29 @@ def upgrade(d: Any) -> Any:
     for run in [d.get("baseline"), d.get("speculative")] if "baseline" in d else [d]:
         if not isinstance(run, dict):
             continue
-        steps = run.get("steps") if version == 1 else None
-        for s in steps if isinstance(steps, list) else []:
+        steps, config = run.get("steps"), run.get("config")
+        for s in steps if version == 1 and isinstance(steps, list) else []:  # 1: "num_accepted"
             if isinstance(s, dict) and "num_accepted" in s:
                 s.setdefault("num_accepted_tokens", s.pop("num_accepted"))
-        if older < 6 and isinstance(run.get("config"), dict):
-            upgrade_config(run["config"])
-        if older < 7:
-            upgrade_to_7(run)
+        if older < 6 and isinstance(config, dict):
+            upgrade_config(config)
+        # 6 -> 7: a server run's counts come from the vLLM metrics it carries (its steps may
+        # have made counts up), and after an approximate split its steps after the prefill
+        # are uncertain; in-process runs stay as they are.
+        if older < 7 and isinstance(config, dict) and config.get("source") == SERVER:
+            if isinstance(run.get("vllm_spec_metrics"), dict):
+                run.setdefault("counts_from", FROM_VLLM_METRICS)
+            split = run.get("step_split")
+            if isinstance(split, dict) and split.get("exact") is False and isinstance(steps, list):
+                for s in steps:
+                    if isinstance(s, dict) and s.get("kind") != PREFILL:
+                        s.setdefault("placement", UNCERTAIN)
     return upgrade_verdict_rule(d) if older < 7 else d
 
 
 def upgrade_verdict_rule(d: dict) -> dict:
-    """Version 6 -> 7: a checklist decided by the spread rule keeps its verdict, and
-    says so.
-
-    Example:
-        >>> upgrade_verdict_rule({"checklist": {"verdict": "worth-it", "checks": []}})
-        {'checklist': {'verdict': 'worth-it', 'checks': [], 'rule': 'spread'}}
-    """
+    """Version 6 -> 7: a checklist decided by the spread rule keeps its verdict, and says so."""
     checklist = d.get("checklist")
     if isinstance(checklist, dict):
         checklist.setdefault("rule", "spread")
     return d
-
-
-def upgrade_to_7(run: dict) -> None:
-    """Version 6 -> 7: a server run's counts come from the vLLM metrics it carries
-    (its steps may have made counts up), and after an approximate split its steps
-    after the prefill are ``uncertain``; in-process runs stay as they are."""
-    config = run.get("config")
-    if not (isinstance(config, dict) and config.get("source") == SERVER):
-        return
-    if isinstance(run.get("vllm_spec_metrics"), dict):
-        run.setdefault("counts_from", FROM_VLLM_METRICS)
-    split, steps = run.get("step_split"), run.get("steps")
-    if isinstance(split, dict) and split.get("exact") is False and isinstance(steps, list):
-        for s in steps:
-            if isinstance(s, dict) and s.get("kind") != PREFILL:
-                s.setdefault("placement", UNCERTAIN)
