@@ -1,9 +1,6 @@
-"""A run's speculative-decoding counts, and the rates derived from them (pure).
-
-Counts come from the step records or from vLLM's per-request metrics (where steps
-were not all seen one by one: a server's merged chunks, missing hooks); the counts
-never come from a step placement. Rates follow vllm/v1/spec_decode/metrics.py, with
-num_drafts counting verify steps.
+"""A run's speculative-decoding counts and their rates (pure): from the step records, or from
+vLLM's per-request metrics where steps were not all seen one by one (merged chunks, missing hooks),
+never from a step placement. Rates follow vllm/v1/spec_decode/metrics.py (num_drafts: verify steps).
 """
 from __future__ import annotations
 

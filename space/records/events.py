@@ -1,8 +1,6 @@
-"""What the Runs layer says when a job starts or ends (pure records).
-
-``space.runs.events`` publishes these to the metrics, the Live tab's log and the
-run history. Results of jobs defined above this layer are held as ``Writable``.
-"""
+"""What the Runs layer says when a job starts or ends (pure records), published by
+``space.runs.events`` to the metrics, the Live tab's log and the run history. Results of jobs
+defined above this layer are held as ``Writable``."""
 from __future__ import annotations
 
 import dataclasses

@@ -1,8 +1,6 @@
-"""Whether each of SpecLens's hooks into vLLM attached, and why not (pure).
-
-A run completes either way; what a missing hook would have measured is absent,
-never made up. States travel in ``config.tracing_settings["hooks"]``.
-"""
+"""Whether each of SpecLens's hooks into vLLM attached, and why not (pure). A run completes
+either way; what a missing hook would have measured is absent, never made up. States travel in
+``config.tracing_settings["hooks"]``."""
 from __future__ import annotations
 
 from collections.abc import Iterable

@@ -1,8 +1,6 @@
-"""A teacher's notes on a run's engine steps, for an exported lesson (pure).
-
-A notes file is one JSON object, engine step (``StepRecord.index``) -> text. Notes
-are a visitor's input: bounded here, checked when read, escaped in HTML (vis/lesson.py).
-"""
+"""A teacher's notes on a run's engine steps for an exported lesson (pure): one JSON object,
+engine step (``StepRecord.index``) -> text. A visitor's input: bounded here, checked when read,
+escaped in HTML (vis/lesson.py)."""
 from __future__ import annotations
 
 import json

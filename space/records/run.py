@@ -1,7 +1,5 @@
-"""What was run: the engine configuration and the request, one typed record each.
-
-Readers use the fields; vLLM's own ``speculative_config`` is kept only for export
-and deploy, never to find the method or k again.
+"""What was run: the engine configuration and the request, one typed record each. Readers use
+the fields; vLLM's own ``speculative_config`` is kept only for export and deploy, never read back.
 """
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Reading a trace file: ``load``, and the schema every file is checked against.
-
-Every file a visitor or a user opens (the page's replay, the history, ``load``) is upgraded
-(``space.records.upgrade``), then checked before any record is built: views only see
-well-typed values. The checks derive from the records' fields and type hints, so a new field
-is checked once declared. Unknown keys are ignored; derived fields (``init=False``) never read.
-"""
+"""Reading a trace file: ``load`` upgrades it (``space.records.upgrade``), then checks it against
+a schema derived from the records' fields and type hints before any record is built. Unknown keys
+are ignored; derived fields (``init=False``) never read."""
 from __future__ import annotations
 
 import dataclasses
