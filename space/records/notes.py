@@ -37,7 +37,17 @@ class StepNotes:
         if len(self.by_step) > MAX_NOTES:
             raise NotesError(f"at most {MAX_NOTES} notes on one run, got {len(self.by_step)}")
         for step, text in self.by_step.items():
-            _check(step, text)
+            if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEP:
+                raise NotesError(f"note key {str(step)[:20]!r} is not an engine step number")
+            if not isinstance(text, str):
+                raise NotesError(f"the note on step {step} must be text")
+            if len(text) > MAX_NOTE_CHARS:
+                raise NotesError(f"the note on step {step} has {len(text):,} characters; "
+                                 f"a note has at most {MAX_NOTE_CHARS:,}")
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate from a JSON escape: not writable text
+                raise NotesError(f"the note on step {step} is not Unicode text") from None
 
     def get(self, step: int) -> str:
         return self.by_step.get(step, "")
@@ -89,16 +99,3 @@ class StepNotes:
             raise NotesError(f"notes are not valid JSON ({first})") from None
         return cls.from_dict(d)
 
-
-def _check(step: Any, text: Any) -> None:
-    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEP:
-        raise NotesError(f"note key {str(step)[:20]!r} is not an engine step number")
-    if not isinstance(text, str):
-        raise NotesError(f"the note on step {step} must be text")
-    if len(text) > MAX_NOTE_CHARS:
-        raise NotesError(f"the note on step {step} has {len(text):,} characters; "
-                         f"a note has at most {MAX_NOTE_CHARS:,}")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate from a JSON escape: not writable text
-        raise NotesError(f"the note on step {step} is not Unicode text") from None
