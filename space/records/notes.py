@@ -98,4 +98,3 @@ class StepNotes:
             first = (str(exc).splitlines() or [type(exc).__name__])[0][:120]
             raise NotesError(f"notes are not valid JSON ({first})") from None
         return cls.from_dict(d)
-
