@@ -64,8 +64,7 @@ def problems(d: Any) -> list[str]:
         return ["not a JSON object"]
     out = [f"{key}: not an object" for key in ("machine", "vllm", "dtype")
            if not isinstance(d.get(key), dict)]
-    found = d.get("dtype")
-    dtype: dict[str, Any] = found if isinstance(found, dict) else {}
+    dtype = d["dtype"] if isinstance(d.get("dtype"), dict) else {}
     out += [f"dtype.{k}: not a string" for k in ("value", "reason") if not isinstance(dtype.get(k), str)]
     shapes: dict[str, dict[str, type | tuple[type, ...]]] = {"hooks": {"name": str, "state": str, "why": str},
               "checks": {"name": str, "passed": (bool, type(None)), "detail": str},

@@ -61,11 +61,8 @@ def to_json(states: Iterable[HookState]) -> list[dict[str, str]]:
 def from_config(config: Any) -> list[HookState]:
     """The hook states a run's ``RunConfig`` carries (empty: none recorded)."""
     settings = getattr(config, "tracing_settings", None) or {}
-    out = []
-    for d in settings.get("hooks") or []:
-        if isinstance(d, dict) and d.get("name") in HOOK_NAMES and d.get("state") in (ATTACHED, MISSING):
-            out.append(HookState(d["name"], d["state"], str(d.get("why") or "")))
-    return out
+    return [HookState(d["name"], d["state"], str(d.get("why") or "")) for d in settings.get("hooks") or []
+            if isinstance(d, dict) and d.get("name") in HOOK_NAMES and d.get("state") in (ATTACHED, MISSING)]
 
 
 def missing_in(config: Any) -> list[HookState]:

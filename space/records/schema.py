@@ -40,12 +40,7 @@ def load(text: str) -> RunTrace | CompareRecord:
         except UnicodeEncodeError:
             raise TraceFormatError("not a SpecLens trace: a lone surrogate escape, "
                                    "not Unicode text") from None
-    d = validate_record(upgrade(d))
-    return CompareRecord.from_dict(d) if "baseline" in d else RunTrace.from_dict(d)
-
-
-def validate_record(d: Any) -> dict:
-    """``d`` (upgraded) checked against the compare or the run schema, or TraceFormatError."""
+    d = upgrade(d)
     if not isinstance(d, dict) or not ("steps" in d or "baseline" in d):
         raise TraceFormatError("not a SpecLens trace: expected 'steps' or "
                                "'baseline'/'speculative' keys")
@@ -57,7 +52,7 @@ def validate_record(d: Any) -> dict:
         (COMPARE_SCHEMA if "baseline" in d else RUN_SCHEMA)(d)
     except _Bad as bad:  # (what, path): the path starts with "." (the top is a record)
         raise TraceFormatError(f"not a SpecLens trace: {bad.args[1][1:]} must be {bad.args[0]}") from None
-    return d
+    return CompareRecord.from_dict(d) if "baseline" in d else RunTrace.from_dict(d)
 
 
 # --- The schema: one check per type hint, built once from the records ---

@@ -346,10 +346,9 @@ class CompareRecord:
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        d["version"] = TRACE_VERSION
-        d["baseline"] = self.baseline.to_dict()
-        d["speculative"] = self.speculative.to_dict()
-        d["checklist"] = self.checklist.to_dict() if self.checklist else None
+        d.update(version=TRACE_VERSION, baseline=self.baseline.to_dict(),
+                 speculative=self.speculative.to_dict(),
+                 checklist=self.checklist.to_dict() if self.checklist else None)
         return d
 
     @classmethod
