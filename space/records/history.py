@@ -27,19 +27,7 @@ FILTER_COLUMNS = ("model", "method", "verdict")
 
 # One list of statements per version; step n turns version n-1 into version n.
 MIGRATIONS: dict[int, list[str]] = {
-    1: ["""CREATE TABLE runs (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            created_s REAL NOT NULL,          -- Unix time the run finished
-            kind TEXT NOT NULL,               -- compare | sweep
-            user TEXT,                        -- login name; NULL without logins
-            model TEXT NOT NULL,
-            method TEXT,
-            k INTEGER,                        -- NULL for a sweep over k
-            temperature REAL,
-            verdict TEXT,                     -- the checklist's; NULL for a sweep
-            speedup REAL,
-            record TEXT NOT NULL              -- the full record, JSON
-        )"""],
+    1: [(Path(__file__).parent / "assets" / "history_v1.sql").read_text(encoding="utf-8").rstrip("\n")],
     2: ["ALTER TABLE runs ADD COLUMN title TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE runs ADD COLUMN size_bytes INTEGER NOT NULL DEFAULT 0",
         "UPDATE runs SET size_bytes = length(CAST(record AS BLOB))",
