@@ -20,12 +20,7 @@ class NotesError(ValueError):
 
 
 def clean_note(text: str) -> str:
-    """A note as stored: control characters gone, line ends as "\\n", trimmed.
-
-    Example:
-        >>> clean_note("  copied\\r\\nfrom the prompt\\x1b[31m ")
-        'copied\\nfrom the prompt[31m'
-    """
+    """A note as stored: control characters gone, line ends as "\\n", trimmed."""
     return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).strip()
 
 
