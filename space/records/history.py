@@ -74,11 +74,6 @@ class Filters:
     method: str | None = None
     verdict: str | None = None
 
-    def where(self) -> tuple[str, list[Any]]:
-        given = [column for column in FILTER_COLUMNS if getattr(self, column)]
-        where = " WHERE " + " AND ".join(f"{column} = ?" for column in given)
-        return where if given else "", [getattr(self, column) for column in given]
-
 
 class History:
     """The history file; safe to share between threads (a connection per call)."""
@@ -115,15 +110,12 @@ class History:
         """Store one run (then apply retention); its id."""
         if run.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {run.kind!r}")
-        size = len(run.record_json.encode("utf-8"))
+        row = {f.name: getattr(run, f.name) for f in fields(RunColumns)} | {
+            "created_s": time.time() if now_s is None else now_s, "user": run.user,
+            "size_bytes": len(run.record_json.encode("utf-8")), "record": run.record_json}
         with self._connect() as conn, _transaction(conn):
-            cur = conn.execute(
-                "INSERT INTO runs (created_s, kind, user, model, method, k, temperature, "
-                "verdict, speedup, title, size_bytes, record) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (time.time() if now_s is None else now_s, run.kind, run.user, run.model,
-                 run.method, run.k, run.temperature, run.verdict, run.speedup, run.title,
-                 size, run.record_json))
+            cur = conn.execute(f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                               list(row.values()))
             # Retention: the oldest runs go until both caps hold (the newest always stays).
             if self.max_runs is not None:
                 conn.execute("DELETE FROM runs WHERE id NOT IN "
@@ -139,7 +131,9 @@ class History:
     def runs(self, filters: Filters = Filters(), offset: int = 0,  # noqa: B008 (frozen)
              limit: int = 20) -> tuple[list[RunRow], int]:
         """One page of runs, newest first, and how many match in all."""
-        where, args = filters.where()
+        given = [column for column in FILTER_COLUMNS if getattr(filters, column)]
+        where = " WHERE " + " AND ".join(f"{column} = ?" for column in given) if given else ""
+        args = [getattr(filters, column) for column in given]
         with self._connect() as conn:
             total = conn.execute(f"SELECT COUNT(*) FROM runs{where}", args).fetchone()[0]
             rows = conn.execute(f"SELECT {', '.join(ROW_COLUMNS)} FROM runs{where} "
