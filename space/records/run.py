@@ -82,8 +82,7 @@ def upgrade_config(d: dict[str, Any]) -> None:
     """A config dict from before version 6 in today's fields (in place): method and
     k from ``speculative_config`` where the top level lacks them (neither: a
     baseline); every older file came from an in-process engine."""
-    found = d.get("speculative_config")
-    spec: dict[str, Any] = found if isinstance(found, dict) else {}
+    spec = d["speculative_config"] if isinstance(d.get("speculative_config"), dict) else {}
     if d.get("method") is None and isinstance(spec.get("method"), str):
         d["method"] = spec["method"]
     k = d.get("k")

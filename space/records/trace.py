@@ -128,10 +128,9 @@ def chunk_groups(steps: list[StepRecord]) -> list[list[StepRecord]]:
 
 
 def tokens_certain(group: list[StepRecord]) -> bool:
-    """Whether each step of a ``chunk_groups`` group owns the tokens it lists: in a
-    merged group only when the steps after a prefill are all one kind.
-    Example: [prefill, verify, verify] -> True; [verify, decode] -> False.
-    """
+    """Whether each step of a ``chunk_groups`` group owns the tokens it lists: in a merged
+    group only when the steps after a prefill are all one kind ([prefill, verify, verify], not
+    [verify, decode])."""
     return len({s.kind for s in group if s.kind != PREFILL}) <= 1
 
 
@@ -313,15 +312,13 @@ class RunTrace:
             step.target_views = [build(TargetView, v) for v in raw.get("target_views", [])]
             if raw.get("anatomy") is not None:
                 step.anatomy = anatomy_from_json(raw["anatomy"], step.start_s, step.end_s)
-        kw = known(cls, d)
-        kw["steps"] = steps
-        if kw.get("explanation") is not None:
-            kw["explanation"] = build(Explanation, kw["explanation"])
-        if kw.get("step_split") is not None:
-            kw["step_split"] = build(StepSplit, kw["step_split"])
-        kw["token_text"] = {int(k): v for k, v in d.get("token_text", {}).items()}
-        kw["config"] = RunConfig.from_dict(d["config"])
-        kw["request"] = build(RequestRecord, d.get("request") or {})
+        kw = known(cls, d) | {
+            "steps": steps, "config": RunConfig.from_dict(d["config"]),
+            "token_text": {int(k): v for k, v in d.get("token_text", {}).items()},
+            "request": build(RequestRecord, d.get("request") or {})}
+        for key, record in (("explanation", Explanation), ("step_split", StepSplit)):
+            if kw.get(key) is not None:
+                kw[key] = build(record, kw[key])
         return cls(**kw)
 
 
@@ -354,11 +351,9 @@ class CompareRecord:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CompareRecord:
         """Inverse of ``to_dict``, for a dict already checked by ``space.records.schema.load``."""
-        kw = known(cls, d)
-        kw["baseline"] = RunTrace.from_dict(d["baseline"])
-        kw["speculative"] = RunTrace.from_dict(d["speculative"])
-        kw["checklist"] = Checklist.from_dict(d["checklist"]) if d.get("checklist") else None
-        return cls(**kw)
+        runs = {side: RunTrace.from_dict(d[side]) for side in ("baseline", "speculative")}
+        return cls(**known(cls, d) | runs | {
+            "checklist": Checklist.from_dict(d["checklist"]) if d.get("checklist") else None})
 
 
 def first_divergence(a: list[int], b: list[int]) -> int | None:

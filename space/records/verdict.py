@@ -21,7 +21,6 @@ CHECK_NAMES: tuple[CheckName, ...] = get_args(CheckName)
 (SPEEDUP, ACCEPTANCE_RATE, ACCEPTANCE_LENGTH, ALPHA_VS_COST, PREDICTED_IDEAL, PREDICTED_MEASURED,
  SPARE_MEMORY, CONCURRENCY, CONTEXT_LENGTH, TEMPERATURE, TASK_TYPE, REPETITION, PROMPTS, HEADROOM,
  HARDWARE) = CHECK_NAMES
-# How a line's value compares with its threshold to pass ('' : context only).
 CHECK_OPS = (">=", ">", "<=", "<", "")
 
 
@@ -35,7 +34,7 @@ class Check:
     passed: bool | None
     detail: str
     decisive: bool = False   # this line decided the verdict
-    op: str = ""             # how value compares with threshold to pass: '>=', '>', '<', ''
+    op: str = ""             # how value compares with threshold to pass (CHECK_OPS; '': context only)
     unit: str = ""           # 'x', '%' (fraction shown as percent), 'bytes', 'tokens', 'requests'
 
 
