@@ -21,7 +21,7 @@ from space.records.verdict import Checklist
 
 # The JSON contract's version (docs/cli.md, "JSON contract"). Bump it with every change
 # to the contract, keep a fixture of the older version under tests/fixtures/ and teach
-# ``space.records.upgrade.upgrade`` to read it. What each version added:
+# ``space.records.schema.upgrade`` to read it. What each version added:
 #   1 (no ``version`` key) the counts before vLLM's names; 3 num_cached_tokens, placeholder
 #   drafts, config.prefix_cache; 4 target views; 5 step anatomy; 6 the typed RunConfig and
 #   RequestRecord, server runs, compact anatomy; 7 interval verdicts ("undecided", the
