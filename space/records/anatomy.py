@@ -136,14 +136,7 @@ class KindCosts:
 
     def excess_over_decode_s(self) -> dict[str, float]:
         """What a verify step adds to a decode step: the target forward over 1 + k
-        tokens, the proposer, and the rejection sampler with the rest of the step.
-
-        Example:
-            >>> c = KindCosts(decode_step_s=0.010, decode_forward_s=0.008, verify_forward_s=0.012,
-            ...               rejection_s=0.001, proposer_s=0.003, overhead_s=0.002)
-            >>> {p: round(v * 1e3, 1) for p, v in c.excess_over_decode_s().items()}
-            {'forward': 4.0, 'proposer': 3.0, 'rest': 1.0}
-        """
+        tokens, the proposer, and the rejection sampler with the rest of the step."""
         decode_rest = (self.decode_step_s or 0.0) - (self.decode_forward_s or 0.0)
         return {
             FORWARD: (self.verify_forward_s or 0.0) - (self.decode_forward_s or 0.0),
