@@ -362,11 +362,6 @@ def first_divergence(a: list[int], b: list[int]) -> int | None:
     return None if n == len(a) == len(b) else n
 
 
-def run_figures(run: RunTrace) -> dict[str, float]:
-    return {"ttft_s": run.ttft_s, "tpot_s": run.tpot_s, "e2e_s": run.e2e_s,
-            "tokens_per_s": run.tokens_per_s, "num_output_tokens": len(run.output_token_ids)}
-
-
 def make_compare(baselines: list[RunTrace], speculatives: list[RunTrace]) -> CompareRecord:
     """The median-TPOT run of each side; ratios of the sides' medians."""
     def median_run(runs: list[RunTrace]) -> RunTrace:
@@ -377,15 +372,14 @@ def make_compare(baselines: list[RunTrace], speculatives: list[RunTrace]) -> Com
         s = statistics.median(getattr(r, key) for r in speculatives)
         return b / s if s > 0 else 0.0
 
+    def figures(runs: list[RunTrace]) -> list[dict[str, float]]:
+        return [{"ttft_s": r.ttft_s, "tpot_s": r.tpot_s, "e2e_s": r.e2e_s, "tokens_per_s": r.tokens_per_s,
+                 "num_output_tokens": len(r.output_token_ids)} for r in runs]
+
     b, s = median_run(baselines), median_run(speculatives)
     div = first_divergence(b.output_token_ids, s.output_token_ids)
-    return CompareRecord(
-        baseline=b, speculative=s,
-        baseline_runs=[run_figures(r) for r in baselines],
-        speculative_runs=[run_figures(r) for r in speculatives],
-        speedup=ratio("tpot_s"), e2e_speedup=ratio("e2e_s"),
-        outputs_identical=div is None, first_divergence=div,
-    )
+    return CompareRecord(b, s, figures(baselines), figures(speculatives), speedup=ratio("tpot_s"),
+                         e2e_speedup=ratio("e2e_s"), outputs_identical=div is None, first_divergence=div)
 
 
 class Writable(Protocol):
