@@ -16,12 +16,6 @@ MAX_TRACE_BYTES = 16 * MiB
 MAX_TRACE_STEPS = 20_000
 
 
-def step_count(record: RunTrace | CompareRecord) -> int:
-    if isinstance(record, CompareRecord):
-        return len(record.baseline.steps) + len(record.speculative.steps)
-    return len(record.steps)
-
-
 def read_record(path: str | Path) -> RunTrace | CompareRecord:
     """The record in ``path``, or ``TraceFormatError``."""
     size = Path(path).stat().st_size
@@ -33,7 +27,8 @@ def read_record(path: str | Path) -> RunTrace | CompareRecord:
     except UnicodeDecodeError:
         raise TraceFormatError("not a SpecLens trace: not UTF-8 text") from None
     record = load(text)
-    steps = step_count(record)
+    runs = [record.baseline, record.speculative] if isinstance(record, CompareRecord) else [record]
+    steps = sum(len(run.steps) for run in runs)
     if steps > MAX_TRACE_STEPS:
         raise TraceFormatError(f"too large to replay: {steps:,} engine steps, more than the "
                                f"{MAX_TRACE_STEPS:,} a replay draws")
