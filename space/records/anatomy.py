@@ -1,11 +1,6 @@
-"""Step anatomy: where one engine step's time went, part by part (pure).
-
-The engine (``space/engine/anatomy.py``) times vLLM's own methods inside each step,
-one ``time.perf_counter`` interval per call (docs/vllm-hooks.md): scheduling,
-forward (target forward and logits), sampling (steps that verify nothing),
-rejection (the rejection sampler), proposer (drafting for the next step) and
-recording (SpecLens's bookkeeping). ``other`` is the remainder, derived, never
-recorded: intervals never overlap and lie inside the step, so it is never negative.
+"""Step anatomy: where one engine step's time went, part by part (pure). The engine
+(``space/engine/anatomy.py``, docs/vllm-hooks.md) times vLLM's own methods in each step;
+``other`` is the remainder, never recorded: intervals lie inside the step, never overlapping.
 """
 from __future__ import annotations
 
@@ -16,14 +11,11 @@ from typing import Any, Final, Literal, get_args
 
 from space.records.dicts import build
 
+# forward: target forward and logits; sampling: on steps that verify nothing; rejection: the
+# rejection sampler; proposer: drafting for the next step; recording: SpecLens's bookkeeping.
 AnatomyPart = Literal["scheduling", "forward", "sampling", "rejection", "proposer", "recording"]
-SCHEDULING: Final = "scheduling"
-FORWARD: Final = "forward"
-SAMPLING: Final = "sampling"
-REJECTION: Final = "rejection"
-PROPOSER: Final = "proposer"
-RECORDING: Final = "recording"
 ANATOMY_PARTS: tuple[AnatomyPart, ...] = get_args(AnatomyPart)
+SCHEDULING, FORWARD, SAMPLING, REJECTION, PROPOSER, RECORDING = ANATOMY_PARTS
 OTHER: Final = "other"
 # How the parts are drawn, bottom to top.
 SHOWN_PARTS: tuple[str, ...] = (FORWARD, SAMPLING, REJECTION, PROPOSER, SCHEDULING,
@@ -51,9 +43,6 @@ class StepAnatomy:
     def seconds(self, part: str) -> float:
         return sum(i.end_s - i.start_s for i in self.intervals if i.part == part)
 
-    def timed_s(self) -> float:
-        return sum(i.end_s - i.start_s for i in self.intervals)
-
     def has(self, part: str) -> bool:
         return any(i.part == part for i in self.intervals)
 
@@ -61,15 +50,7 @@ class StepAnatomy:
 def to_json(anatomy: StepAnatomy, step_start_s: float) -> dict[str, Any]:
     """The compact form trace files hold: the parts, and where each starts and ends
     in whole microseconds after the step's start (floored: monotone, so order,
-    non-overlap and containment survive it).
-
-    Example: a step starting at 12.0 s
-        >>> a = StepAnatomy([PartInterval("scheduling", 12.0000004, 12.0001),
-        ...                  PartInterval("forward", 12.0002, 12.0152)])
-        >>> d = to_json(a, 12.0)
-        >>> d["parts"], d["start_us"], d["end_us"]
-        (['scheduling', 'forward'], [0, 200], [100, 15200])
-    """
+    non-overlap and containment survive it)."""
     def us(t: float) -> int:
         return math.floor((t - step_start_s) * 1e6 + 1e-6)  # 1e-6 us: 0.0001 s is 100, not 99
 
@@ -96,15 +77,9 @@ def from_json(d: dict[str, Any], step_start_s: float, step_end_s: float) -> Step
 
 
 def breakdown(anatomy: StepAnatomy, duration_s: float) -> dict[str, float]:
-    """Seconds per shown part, ``other`` included.
-
-    Example:
-        >>> a = StepAnatomy([PartInterval("forward", 0.0, 0.03), PartInterval("proposer", 0.03, 0.04)])
-        >>> {k: round(v, 3) for k, v in breakdown(a, 0.05).items() if v}
-        {'forward': 0.03, 'proposer': 0.01, 'other': 0.01}
-    """
+    """Seconds per shown part, ``other`` included."""
     out: dict[str, float] = {p: anatomy.seconds(p) for p in ANATOMY_PARTS}
-    out[OTHER] = duration_s - anatomy.timed_s()
+    out[OTHER] = duration_s - sum(i.end_s - i.start_s for i in anatomy.intervals)
     return {p: out[p] for p in SHOWN_PARTS}
 
 
@@ -122,19 +97,6 @@ def problems(anatomy: StepAnatomy, start_s: float, end_s: float) -> list[str]:
     if last > end_s:
         out.append("an interval ends after the step")
     return out
-
-
-def json_problem(d: dict[str, Any], step_start_s: float, step_end_s: float) -> tuple[str, str] | None:
-    """What breaks a step's anatomy as a type-checked file holds it: (the key under
-    ``anatomy``, what it must be), or None."""
-    compact = [key for key in ("parts", "start_us", "end_us") if key in d]
-    if ("intervals" in d) == bool(compact):
-        return "", "either intervals or parts, start_us and end_us"
-    if compact and len({len(d.get(key, ())) for key in ("parts", "start_us", "end_us")}) != 1:
-        return ".parts", "as long as start_us and end_us"
-    if problems(from_json(d, step_start_s, step_end_s), step_start_s, step_end_s):
-        return f".{'parts' if compact else 'intervals'}", "in time order, not overlapping, inside the step"
-    return None
 
 
 @dataclass(frozen=True)
@@ -174,14 +136,7 @@ class KindCosts:
 
     def excess_over_decode_s(self) -> dict[str, float]:
         """What a verify step adds to a decode step: the target forward over 1 + k
-        tokens, the proposer, and the rejection sampler with the rest of the step.
-
-        Example:
-            >>> c = KindCosts(decode_step_s=0.010, decode_forward_s=0.008, verify_forward_s=0.012,
-            ...               rejection_s=0.001, proposer_s=0.003, overhead_s=0.002)
-            >>> {p: round(v * 1e3, 1) for p, v in c.excess_over_decode_s().items()}
-            {'forward': 4.0, 'proposer': 3.0, 'rest': 1.0}
-        """
+        tokens, the proposer, and the rejection sampler with the rest of the step."""
         decode_rest = (self.decode_step_s or 0.0) - (self.decode_forward_s or 0.0)
         return {
             FORWARD: (self.verify_forward_s or 0.0) - (self.decode_forward_s or 0.0),

@@ -1,9 +1,6 @@
-"""A run's speculative-decoding counts, and the rates derived from them (pure).
-
-Counts come from the step records or from vLLM's per-request metrics (where steps
-were not all seen one by one: a server's merged chunks, missing hooks); the counts
-never come from a step placement. Rates follow vllm/v1/spec_decode/metrics.py, with
-num_drafts counting verify steps.
+"""A run's speculative-decoding counts and their rates (pure): from the step records, or from
+vLLM's per-request metrics where steps were not all seen one by one (merged chunks, missing hooks),
+never from a step placement. Rates follow vllm/v1/spec_decode/metrics.py (num_drafts: verify steps).
 """
 from __future__ import annotations
 
@@ -22,13 +19,7 @@ MAX_POSITIONS: Final = 64
 
 @dataclass(frozen=True)
 class SpecCounts:
-    """Integer counts of one run (or of several, added), and their rates.
-
-    Example: verify steps that accepted [4, 1, 0] of [4, 4, 4] drafts
-      >>> c = SpecCounts.from_per_step([4, 1, 0], [4, 4, 4])
-      >>> c.num_accepted_tokens_per_pos, c.acceptance_rate, c.mean_acceptance_length
-      ((2, 1, 1, 1), 0.4166666666666667, 2.666666666666667)
-    """
+    """Integer counts of one run (or of several, added), and their rates."""
 
     num_drafts: int = 0            # verify steps
     num_draft_tokens: int = 0

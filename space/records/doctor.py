@@ -15,11 +15,8 @@ from space.records.trace import VERIFY, RunTrace
 CheckName = Literal["every hook attached", "counts equal vLLM's per-request metrics",
                     "a forward part on every timed step",
                     "NVML memory delta matches weights + KV"]
-HOOKS_ATTACHED: Final = "every hook attached"
-COUNTS_EQUAL: Final = "counts equal vLLM's per-request metrics"
-FORWARD_TIMED: Final = "a forward part on every timed step"
-NVML_MEMORY: Final = "NVML memory delta matches weights + KV"
 CHECK_NAMES: tuple[CheckName, ...] = get_args(CheckName)
+HOOKS_ATTACHED, COUNTS_EQUAL, FORWARD_TIMED, NVML_MEMORY = CHECK_NAMES
 REPORT_VERSION: Final = 1
 
 
@@ -67,8 +64,7 @@ def problems(d: Any) -> list[str]:
         return ["not a JSON object"]
     out = [f"{key}: not an object" for key in ("machine", "vllm", "dtype")
            if not isinstance(d.get(key), dict)]
-    found = d.get("dtype")
-    dtype: dict[str, Any] = found if isinstance(found, dict) else {}
+    dtype = d["dtype"] if isinstance(d.get("dtype"), dict) else {}
     out += [f"dtype.{k}: not a string" for k in ("value", "reason") if not isinstance(dtype.get(k), str)]
     shapes: dict[str, dict[str, type | tuple[type, ...]]] = {"hooks": {"name": str, "state": str, "why": str},
               "checks": {"name": str, "passed": (bool, type(None)), "detail": str},
@@ -143,14 +139,7 @@ def forward_check(runs: list[RunTrace]) -> Check:
 def memory_check(delta_bytes: int | None, expected_bytes: int, why_not: str | None) -> Check:
     """NVML's used-memory delta over building the engines against their weights + KV:
     within 10 % below, and 10 % + 2 GiB above (the CUDA context, graphs and
-    activations; a first guess, no GPU report yet).
-
-    Example:
-        >>> memory_check(20 << 30, 19 << 30, None).passed
-        True
-        >>> memory_check(10 << 30, 19 << 30, None).passed
-        False
-    """
+    activations; a first guess, no GPU report yet)."""
     if why_not is not None or delta_bytes is None:
         return Check(NVML_MEMORY, None, why_not or "no NVML reading")
     gib = 1 << 30

@@ -1,8 +1,6 @@
-"""What the Runs layer says when a job starts or ends (pure records).
-
-``space.runs.events`` publishes these to the metrics, the Live tab's log and the
-run history. Results of jobs defined above this layer are held as ``Writable``.
-"""
+"""What the Runs layer says when a job starts or ends (pure records), published by
+``space.runs.events`` to the metrics, the Live tab's log and the run history. Results of jobs
+defined above this layer are held as ``Writable``."""
 from __future__ import annotations
 
 import dataclasses
@@ -23,12 +21,7 @@ class Origin:
     part_of: PartOf | None = None  # the outermost job this run belongs to
 
     def inside(self, job: PartOf) -> Origin:
-        """The origin of a run inside ``job`` (the outermost job is kept).
-
-        Example:
-            >>> Origin("ada").inside("sweep").inside("workload")
-            Origin(user='ada', part_of='sweep')
-        """
+        """The origin of a run inside ``job`` (the outermost job is kept)."""
         return self if self.part_of else dataclasses.replace(self, part_of=job)
 
 
@@ -87,22 +80,14 @@ Event = RunStarted | RunFinished | RunFailed | SweepFinished | TippingMeasured |
 # What each event that ends a job counts as (the jobs counter's kind label).
 JobKind = Literal["compare", "trace", "sweep", "tipping", "traffic"]
 JOB_KINDS: tuple[JobKind, ...] = get_args(JobKind)
+_JOB_ENDED: dict[type, JobKind] = {SweepFinished: "sweep", TippingMeasured: "tipping",
+                                   TrafficFinished: "traffic"}
 
 
 def job_kind(event: Event) -> JobKind | None:
-    """The job ``event`` ends; None for a start, a failure, or a part of a larger job.
-
-    Example:
-        >>> from space.records.config import EngineSpec
-        >>> job_kind(RunStarted(EngineSpec())) is None
-        True
-    """
+    """The job ``event`` ends; None for a start, a failure, or a part of a larger job."""
     if isinstance(event, RunStarted | RunFailed) or event.origin.part_of:
         return None
     if isinstance(event, RunFinished):
         return "compare" if isinstance(event.record, CompareRecord) else "trace"
-    if isinstance(event, SweepFinished):
-        return "sweep"
-    if isinstance(event, TippingMeasured):
-        return "tipping"
-    return "traffic"
+    return _JOB_ENDED[type(event)]

@@ -1,12 +1,6 @@
 """Run history: every compare, sweep, tipping curve and traffic run the page finishes,
-one row each in ``<data folder>/history.sqlite3``: the full record as JSON, and the
-columns the History tab filters and shows.
-
-Each save is one transaction committed with ``synchronous=FULL`` (WAL fsynced), so a
-save that returned survives a killed process or a power cut. The schema's version is
-SQLite's ``user_version``; an older file is migrated one step per version, a newer
-one refused. Retention: after each save the oldest runs go until ``max_runs`` and
-``max_bytes`` (of stored records) both hold.
+one row each in ``<data folder>/history.sqlite3`` (the record as JSON, and the columns the
+History tab filters and shows); migrated one schema version (SQLite's user_version) a step.
 """
 from __future__ import annotations
 
@@ -28,24 +22,11 @@ DEFAULT_MAX_RUNS = 1000
 DEFAULT_MAX_MB = 500
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
-KINDS = ("compare", "sweep", "traffic", "tipping")
 FILTER_COLUMNS = ("model", "method", "verdict")
 
 # One list of statements per version; step n turns version n-1 into version n.
 MIGRATIONS: dict[int, list[str]] = {
-    1: ["""CREATE TABLE runs (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            created_s REAL NOT NULL,          -- Unix time the run finished
-            kind TEXT NOT NULL,               -- compare | sweep
-            user TEXT,                        -- login name; NULL without logins
-            model TEXT NOT NULL,
-            method TEXT,
-            k INTEGER,                        -- NULL for a sweep over k
-            temperature REAL,
-            verdict TEXT,                     -- the checklist's; NULL for a sweep
-            speedup REAL,
-            record TEXT NOT NULL              -- the full record, JSON
-        )"""],
+    1: [(Path(__file__).parent / "assets" / "history_v1.sql").read_text(encoding="utf-8").rstrip("\n")],
     2: ["ALTER TABLE runs ADD COLUMN title TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE runs ADD COLUMN size_bytes INTEGER NOT NULL DEFAULT 0",
         "UPDATE runs SET size_bytes = length(CAST(record AS BLOB))",
@@ -59,7 +40,7 @@ class HistoryError(ValueError):
 
 @dataclass(frozen=True)
 class RunColumns:
-    kind: str
+    kind: str  # compare | sweep | traffic | tipping (the run builders below)
     model: str
     method: str | None
     k: int | None
@@ -92,11 +73,6 @@ class Filters:
     method: str | None = None
     verdict: str | None = None
 
-    def where(self) -> tuple[str, list[Any]]:
-        given = [column for column in FILTER_COLUMNS if getattr(self, column)]
-        where = " WHERE " + " AND ".join(f"{column} = ?" for column in given)
-        return where if given else "", [getattr(self, column) for column in given]
-
 
 class History:
     """The history file; safe to share between threads (a connection per call)."""
@@ -122,7 +98,7 @@ class History:
             raise HistoryError(f"{self.path}: cannot open the history ({exc})") from None
         try:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA synchronous=FULL")  # a save that returned survives a power cut
             yield conn
         except sqlite3.DatabaseError as exc:
             raise HistoryError(f"{self.path}: {exc}") from None
@@ -131,36 +107,30 @@ class History:
 
     def save(self, run: NewRun, now_s: float | None = None) -> int:
         """Store one run (then apply retention); its id."""
-        if run.kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {run.kind!r}")
-        size = len(run.record_json.encode("utf-8"))
+        row = {f.name: getattr(run, f.name) for f in fields(RunColumns)} | {
+            "created_s": time.time() if now_s is None else now_s, "user": run.user,
+            "size_bytes": len(run.record_json.encode("utf-8")), "record": run.record_json}
         with self._connect() as conn, _transaction(conn):
-            cur = conn.execute(
-                "INSERT INTO runs (created_s, kind, user, model, method, k, temperature, "
-                "verdict, speedup, title, size_bytes, record) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (time.time() if now_s is None else now_s, run.kind, run.user, run.model,
-                 run.method, run.k, run.temperature, run.verdict, run.speedup, run.title,
-                 size, run.record_json))
-            self._retain(conn)
+            cur = conn.execute(f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                               list(row.values()))
+            # Retention: the oldest runs go until both caps hold (the newest always stays).
+            if self.max_runs is not None:
+                conn.execute("DELETE FROM runs WHERE id NOT IN "
+                             "(SELECT id FROM runs ORDER BY id DESC LIMIT ?)", (max(1, self.max_runs),))
+            if self.max_bytes is not None:
+                conn.execute(
+                    "DELETE FROM runs WHERE id IN (SELECT id FROM (SELECT id, SUM(size_bytes) "
+                    "OVER (ORDER BY id DESC) AS total FROM runs) WHERE total > ? AND id < "
+                    "(SELECT MAX(id) FROM runs))", (self.max_bytes,))
         assert cur.lastrowid is not None
         return cur.lastrowid
-
-    def _retain(self, conn: sqlite3.Connection) -> None:
-        """Delete the oldest runs until the caps hold (the newest run always stays)."""
-        if self.max_runs is not None:
-            conn.execute("DELETE FROM runs WHERE id NOT IN "
-                         "(SELECT id FROM runs ORDER BY id DESC LIMIT ?)", (max(1, self.max_runs),))
-        if self.max_bytes is not None:
-            conn.execute(
-                "DELETE FROM runs WHERE id IN (SELECT id FROM (SELECT id, SUM(size_bytes) "
-                "OVER (ORDER BY id DESC) AS total FROM runs) WHERE total > ? AND id < "
-                "(SELECT MAX(id) FROM runs))", (self.max_bytes,))
 
     def runs(self, filters: Filters = Filters(), offset: int = 0,  # noqa: B008 (frozen)
              limit: int = 20) -> tuple[list[RunRow], int]:
         """One page of runs, newest first, and how many match in all."""
-        where, args = filters.where()
+        given = [column for column in FILTER_COLUMNS if getattr(filters, column)]
+        where = " WHERE " + " AND ".join(f"{column} = ?" for column in given) if given else ""
+        args = [getattr(filters, column) for column in given]
         with self._connect() as conn:
             total = conn.execute(f"SELECT COUNT(*) FROM runs{where}", args).fetchone()[0]
             rows = conn.execute(f"SELECT {', '.join(ROW_COLUMNS)} FROM runs{where} "
@@ -222,32 +192,6 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
-def record_title(kind: str, record: dict[str, Any]) -> str:
-    """A short line for the list. Example:
-        >>> record_title("sweep", {"workload_id": "code_editing", "variable": "k",
-        ...                        "table": [{"value": 1}, {"value": 4}]})
-        'sweep over k (1, 4) of code_editing'
-    """
-    if kind == "traffic":
-        head = f"traffic: {len(record.get('prompts', []))} prompts of {record.get('source')}"
-        ws, ci = record.get("weighted_speedup"), record.get("weighted_speedup_ci")
-        if isinstance(ws, int | float) and isinstance(ci, list) and len(ci) == 2 \
-                and all(isinstance(x, int | float) for x in ci):
-            head += f", {ws:.2f}x (90 % CI {ci[0]:.2f}-{ci[1]:.2f})"
-        return head
-    if kind == "tipping":
-        return f"tipping curve ({record.get('kind')}) of {record.get('method')} k={record.get('k')}"
-    if kind == "sweep" and record.get("variable") == GRID:
-        return f"sweep over k x concurrency of {record.get('workload_id')}"
-    if kind == "sweep":
-        values = ", ".join(f"{row.get('value'):g}" for row in record.get("table", [])
-                           if isinstance(row.get("value"), int | float))
-        return f"sweep over {record.get('variable')} ({values}) of {record.get('workload_id')}"
-    prompt = str(record.get("speculative", {}).get("prompt", ""))
-    line = " ".join(prompt.split())
-    return line if len(line) <= 80 else line[:79] + "\u2026"
-
-
 def dumps_sweep(result: dict[str, Any]) -> str:
     """A sweep's dict as stored: NaN (no acceptance at a point) becomes null."""
     def clean(v: Any) -> Any:
@@ -263,13 +207,11 @@ def dumps_sweep(result: dict[str, Any]) -> str:
 
 
 def compare_run(cmp: CompareRecord, user: str | None) -> NewRun:
-    cfg = cmp.speculative.config
-    d = cmp.to_dict()
-    return NewRun(kind="compare", model=cfg.model, method=cfg.method,
-                  k=cfg.k or None, temperature=cmp.speculative.request.temperature,
-                  verdict=cmp.checklist.verdict if cmp.checklist else None,
-                  speedup=cmp.speedup, title=record_title("compare", d),
-                  record_json=dumps(cmp), user=user)
+    """Titled by its prompt on one line, cut at 80 characters."""
+    cfg, line = cmp.speculative.config, " ".join(cmp.speculative.prompt.split())
+    return NewRun("compare", cfg.model, cfg.method, cfg.k or None, cmp.speculative.request.temperature,
+                  cmp.checklist.verdict if cmp.checklist else None, cmp.speedup,
+                  line if len(line) <= 80 else line[:79] + "\u2026", dumps(cmp), user)
 
 
 def sweep_run(result: dict[str, Any], model: str, method: str | None, k: int | None,
@@ -277,26 +219,29 @@ def sweep_run(result: dict[str, Any], model: str, method: str | None, k: int | N
     """The speedup is the best point's; no verdict."""
     speedups = [row.get("speedup") for row in result.get("table", [])]
     best = max((x for x in speedups if isinstance(x, int | float) and x == x), default=None)
-    swept_k = result.get("variable") in ("k", GRID)
-    return NewRun(kind="sweep", model=model, method=method, k=None if swept_k else k,
-                  temperature=None, verdict=None, speedup=best,
-                  title=record_title("sweep", result), record_json=dumps_sweep(result),
-                  user=user)
+    values = ", ".join(f"{row.get('value'):g}" for row in result.get("table", [])
+                       if isinstance(row.get("value"), int | float))
+    swept = "k x concurrency" if result.get("variable") == GRID else f"{result.get('variable')} ({values})"
+    return NewRun("sweep", model, method, None if result.get("variable") in ("k", GRID) else k,
+                  None, None, best, f"sweep over {swept} of {result.get('workload_id')}",
+                  dumps_sweep(result), user)
 
 
 def traffic_run(result: dict[str, Any], model: str, user: str | None) -> NewRun:
     """The traffic-weighted speedup; a verdict only when every group has the same."""
     verdicts = {g.get("verdict") for g in result.get("groups", [])}
     cfg = RunConfig.from_dict(result.get("config") or {})
-    return NewRun(kind="traffic", model=model, method=cfg.method, k=cfg.k or None, temperature=None,
-                  verdict=verdicts.pop() if len(verdicts) == 1 else None,
-                  speedup=result.get("weighted_speedup"), title=record_title("traffic", result),
-                  record_json=dumps_sweep(result), user=user)
+    title = f"traffic: {len(result.get('prompts', []))} prompts of {result.get('source')}"
+    ws, ci = result.get("weighted_speedup"), result.get("weighted_speedup_ci")
+    if isinstance(ws, int | float) and isinstance(ci, list) and len(ci) == 2 \
+            and all(isinstance(x, int | float) for x in ci):
+        title += f", {ws:.2f}x (90 % CI {ci[0]:.2f}-{ci[1]:.2f})"
+    return NewRun("traffic", model, cfg.method, cfg.k or None, None,
+                  verdicts.pop() if len(verdicts) == 1 else None, ws, title, dumps_sweep(result), user)
 
 
 def tipping_run(curve: dict[str, Any], user: str | None) -> NewRun:
-    k = curve.get("k")
-    return NewRun(kind="tipping", model=str(curve.get("model", "")), method=curve.get("method"),
-                  k=k if isinstance(k, int) else None, temperature=None, verdict=None,
-                  speedup=None, title=record_title("tipping", curve),
-                  record_json=dumps_sweep(curve), user=user)
+    k, method = curve.get("k"), curve.get("method")
+    return NewRun("tipping", str(curve.get("model", "")), method, k if isinstance(k, int) else None,
+                  None, None, None, f"tipping curve ({curve.get('kind')}) of {method} k={k}",
+                  dumps_sweep(curve), user)

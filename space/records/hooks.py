@@ -1,27 +1,19 @@
-"""Whether each of SpecLens's hooks into vLLM attached, and why not (pure).
-
-A run completes either way; what a missing hook would have measured is absent,
-never made up. States travel in ``config.tracing_settings["hooks"]``.
-"""
+"""Whether each of SpecLens's hooks into vLLM attached, and why not (pure). A run completes
+either way; what a missing hook would have measured is absent, never made up. States travel in
+``config.tracing_settings["hooks"]``."""
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, Final, Literal, get_args
+from typing import Any, Literal, get_args
 
 HookName = Literal["tracing scheduler", "step clock: forward", "step clock: sampling",
                    "step clock: scheduling", "proposer timer", "why-rejected hook"]
-TRACING_SCHEDULER: Final = "tracing scheduler"
-CLOCK_FORWARD: Final = "step clock: forward"
-CLOCK_SAMPLING: Final = "step clock: sampling"
-CLOCK_SCHEDULING: Final = "step clock: scheduling"
-PROPOSER_TIMER: Final = "proposer timer"
-WHY_REJECTED: Final = "why-rejected hook"
 HOOK_NAMES: tuple[HookName, ...] = get_args(HookName)
+TRACING_SCHEDULER, CLOCK_FORWARD, CLOCK_SAMPLING, CLOCK_SCHEDULING, PROPOSER_TIMER, WHY_REJECTED = HOOK_NAMES
 
 HookStateName = Literal["attached", "missing"]
-ATTACHED: Final = "attached"
-MISSING: Final = "missing"
+ATTACHED, MISSING = get_args(HookStateName)
 
 # What a run loses when the hook is missing, in the page's words.
 CONSEQUENCE: dict[str, str] = {
@@ -69,11 +61,8 @@ def to_json(states: Iterable[HookState]) -> list[dict[str, str]]:
 def from_config(config: Any) -> list[HookState]:
     """The hook states a run's ``RunConfig`` carries (empty: none recorded)."""
     settings = getattr(config, "tracing_settings", None) or {}
-    out = []
-    for d in settings.get("hooks") or []:
-        if isinstance(d, dict) and d.get("name") in HOOK_NAMES and d.get("state") in (ATTACHED, MISSING):
-            out.append(HookState(d["name"], d["state"], str(d.get("why") or "")))
-    return out
+    return [HookState(d["name"], d["state"], str(d.get("why") or "")) for d in settings.get("hooks") or []
+            if isinstance(d, dict) and d.get("name") in HOOK_NAMES and d.get("state") in (ATTACHED, MISSING)]
 
 
 def missing_in(config: Any) -> list[HookState]:

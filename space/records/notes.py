@@ -1,8 +1,6 @@
-"""A teacher's notes on a run's engine steps, for an exported lesson (pure).
-
-A notes file is one JSON object, engine step (``StepRecord.index``) -> text. Notes
-are a visitor's input: bounded here, checked when read, escaped in HTML (vis/lesson.py).
-"""
+"""A teacher's notes on a run's engine steps for an exported lesson (pure): one JSON object,
+engine step (``StepRecord.index``) -> text. A visitor's input: bounded here, checked when read,
+escaped in HTML (vis/lesson.py)."""
 from __future__ import annotations
 
 import json
@@ -22,12 +20,7 @@ class NotesError(ValueError):
 
 
 def clean_note(text: str) -> str:
-    """A note as stored: control characters gone, line ends as "\\n", trimmed.
-
-    Example:
-        >>> clean_note("  copied\\r\\nfrom the prompt\\x1b[31m ")
-        'copied\\nfrom the prompt[31m'
-    """
+    """A note as stored: control characters gone, line ends as "\\n", trimmed."""
     return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).strip()
 
 
@@ -39,7 +32,17 @@ class StepNotes:
         if len(self.by_step) > MAX_NOTES:
             raise NotesError(f"at most {MAX_NOTES} notes on one run, got {len(self.by_step)}")
         for step, text in self.by_step.items():
-            _check(step, text)
+            if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEP:
+                raise NotesError(f"note key {str(step)[:20]!r} is not an engine step number")
+            if not isinstance(text, str):
+                raise NotesError(f"the note on step {step} must be text")
+            if len(text) > MAX_NOTE_CHARS:
+                raise NotesError(f"the note on step {step} has {len(text):,} characters; "
+                                 f"a note has at most {MAX_NOTE_CHARS:,}")
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate from a JSON escape: not writable text
+                raise NotesError(f"the note on step {step} is not Unicode text") from None
 
     def get(self, step: int) -> str:
         return self.by_step.get(step, "")
@@ -90,17 +93,3 @@ class StepNotes:
             first = (str(exc).splitlines() or [type(exc).__name__])[0][:120]
             raise NotesError(f"notes are not valid JSON ({first})") from None
         return cls.from_dict(d)
-
-
-def _check(step: Any, text: Any) -> None:
-    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEP:
-        raise NotesError(f"note key {str(step)[:20]!r} is not an engine step number")
-    if not isinstance(text, str):
-        raise NotesError(f"the note on step {step} must be text")
-    if len(text) > MAX_NOTE_CHARS:
-        raise NotesError(f"the note on step {step} has {len(text):,} characters; "
-                         f"a note has at most {MAX_NOTE_CHARS:,}")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate from a JSON escape: not writable text
-        raise NotesError(f"the note on step {step} is not Unicode text") from None

@@ -1,12 +1,6 @@
-"""Opening a saved trace or comparison for a replay, within bounds (pure).
-
-A replay shares the machine with measured runs, so it must stay cheap: a file
-over ``MAX_TRACE_BYTES`` is refused before it is read, one over ``MAX_TRACE_STEPS``
-engine steps (all its runs) after it is parsed (the largest allowed replayed in
-1.8-4.2 s of CPU time, 2026-11-30). Both bounds hold every trace the app and the
-CLI write: the CLI's largest compare, 8,192 tokens per engine, is about 16,400
-steps and 14 MB (tests/unit/test_replay.py builds it).
-"""
+"""Opening a saved trace or comparison for a replay (pure), within bounds: a replay shares the
+machine with measured runs, so a file is refused over ``MAX_TRACE_BYTES`` before it is read, over
+``MAX_TRACE_STEPS`` engine steps (all its runs) after it is parsed."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,15 +8,12 @@ from pathlib import Path
 from space.records.schema import TraceFormatError, load
 from space.records.trace import CompareRecord, RunTrace
 
+# Both hold every trace the app and the CLI write: the CLI's largest compare, 8,192 tokens per
+# engine, is about 16,400 steps and 14 MB (tests/unit/test_replay.py builds it); the largest
+# allowed replayed in 1.8-4.2 s of CPU time (2026-11-30).
 MiB = 1 << 20
 MAX_TRACE_BYTES = 16 * MiB
 MAX_TRACE_STEPS = 20_000
-
-
-def step_count(record: RunTrace | CompareRecord) -> int:
-    if isinstance(record, CompareRecord):
-        return len(record.baseline.steps) + len(record.speculative.steps)
-    return len(record.steps)
 
 
 def read_record(path: str | Path) -> RunTrace | CompareRecord:
@@ -36,7 +27,8 @@ def read_record(path: str | Path) -> RunTrace | CompareRecord:
     except UnicodeDecodeError:
         raise TraceFormatError("not a SpecLens trace: not UTF-8 text") from None
     record = load(text)
-    steps = step_count(record)
+    runs = [record.baseline, record.speculative] if isinstance(record, CompareRecord) else [record]
+    steps = sum(len(run.steps) for run in runs)
     if steps > MAX_TRACE_STEPS:
         raise TraceFormatError(f"too large to replay: {steps:,} engine steps, more than the "
                                f"{MAX_TRACE_STEPS:,} a replay draws")

@@ -1,7 +1,5 @@
-"""What was run: the engine configuration and the request, one typed record each.
-
-Readers use the fields; vLLM's own ``speculative_config`` is kept only for export
-and deploy, never to find the method or k again.
+"""What was run: the engine configuration and the request, one typed record each. Readers use
+the fields; vLLM's own ``speculative_config`` is kept only for export and deploy, never read back.
 """
 from __future__ import annotations
 
@@ -10,7 +8,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from space.records.dicts import build, known
+from space.records.dicts import known
 
 Source = Literal["in-process", "server"]
 IN_PROCESS: Final = "in-process"  # an engine SpecLens built in its own process
@@ -74,10 +72,6 @@ class RequestRecord:
         return cls(temperature=req.temperature, top_p=req.top_p, seed=req.seed,
                    max_tokens=req.max_tokens, prompt_sha256=prompt_hash(req.prompt))
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RequestRecord:
-        return build(cls, d)
-
 
 def prompt_hash(prompt: str) -> str:
     """Example: prompt_hash("hi")[:12] == '8f434346648f'."""
@@ -88,8 +82,7 @@ def upgrade_config(d: dict[str, Any]) -> None:
     """A config dict from before version 6 in today's fields (in place): method and
     k from ``speculative_config`` where the top level lacks them (neither: a
     baseline); every older file came from an in-process engine."""
-    found = d.get("speculative_config")
-    spec: dict[str, Any] = found if isinstance(found, dict) else {}
+    spec = d["speculative_config"] if isinstance(d.get("speculative_config"), dict) else {}
     if d.get("method") is None and isinstance(spec.get("method"), str):
         d["method"] = spec["method"]
     k = d.get("k")

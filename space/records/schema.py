@@ -1,10 +1,6 @@
-"""Reading a trace file: ``load``, and the schema every file is checked against.
-
-Every file a visitor or a user opens (the page's replay, the history, ``load``) is upgraded
-(``space.records.upgrade``), then checked before any record is built: views only see
-well-typed values. The checks derive from the records' fields and type hints, so a new field
-is checked once declared. Unknown keys are ignored; derived fields (``init=False``) never read.
-"""
+"""Reading a trace file: ``load`` upgrades an older version's dict to today's names, then checks it
+against a schema derived from the records' fields and type hints before any record is built. Unknown
+keys are ignored; derived fields (``init=False``) never read."""
 from __future__ import annotations
 
 import dataclasses
@@ -16,11 +12,12 @@ import sys
 from collections.abc import Callable
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
-from space.records.anatomy import AnatomyPart, StepAnatomy, json_problem
+from space.records.anatomy import AnatomyPart, StepAnatomy, from_json, problems
 from space.records.config import PREFIX_CACHE_MODES
+from space.records.counts import FROM_VLLM_METRICS
+from space.records.run import SERVER, upgrade_config
 from space.records.target_view import TOP_N
-from space.records.trace import TRACE_VERSION, CompareRecord, RunTrace, StepRecord
-from space.records.upgrade import upgrade
+from space.records.trace import PREFILL, TRACE_VERSION, UNCERTAIN, CompareRecord, RunTrace, StepRecord
 from space.records.verdict import CHECK_OPS
 
 
@@ -44,12 +41,7 @@ def load(text: str) -> RunTrace | CompareRecord:
         except UnicodeEncodeError:
             raise TraceFormatError("not a SpecLens trace: a lone surrogate escape, "
                                    "not Unicode text") from None
-    d = validate_record(upgrade(d))
-    return CompareRecord.from_dict(d) if "baseline" in d else RunTrace.from_dict(d)
-
-
-def validate_record(d: Any) -> dict:
-    """``d`` (upgraded) checked against the compare or the run schema, or TraceFormatError."""
+    d = upgrade(d)
     if not isinstance(d, dict) or not ("steps" in d or "baseline" in d):
         raise TraceFormatError("not a SpecLens trace: expected 'steps' or "
                                "'baseline'/'speculative' keys")
@@ -61,6 +53,40 @@ def validate_record(d: Any) -> dict:
         (COMPARE_SCHEMA if "baseline" in d else RUN_SCHEMA)(d)
     except _Bad as bad:  # (what, path): the path starts with "." (the top is a record)
         raise TraceFormatError(f"not a SpecLens trace: {bad.args[1][1:]} must be {bad.args[0]}") from None
+    return CompareRecord.from_dict(d) if "baseline" in d else RunTrace.from_dict(d)
+
+
+def upgrade(d: Any) -> Any:
+    """An older version's dict in today's names, in place and not yet checked (so each step looks
+    before it touches); a field an older file lacks takes its default unless this says otherwise
+    (versions: ``space.records.trace.TRACE_VERSION``)."""
+    if not isinstance(d, dict):
+        return d
+    version = d.get("version", 1)
+    older = version if isinstance(version, int) else TRACE_VERSION  # bad: the schema says so
+    for run in [d.get("baseline"), d.get("speculative")] if "baseline" in d else [d]:
+        if not isinstance(run, dict):
+            continue
+        steps, config = run.get("steps"), run.get("config")
+        for s in steps if version == 1 and isinstance(steps, list) else []:  # 1: "num_accepted"
+            if isinstance(s, dict) and "num_accepted" in s:
+                s.setdefault("num_accepted_tokens", s.pop("num_accepted"))
+        if older < 6 and isinstance(config, dict):
+            upgrade_config(config)
+        # 6 -> 7: a server run's counts come from the vLLM metrics it carries (its steps may
+        # have made counts up), and after an approximate split its steps after the prefill
+        # are uncertain; in-process runs stay as they are.
+        if older < 7 and isinstance(config, dict) and config.get("source") == SERVER:
+            if isinstance(run.get("vllm_spec_metrics"), dict):
+                run.setdefault("counts_from", FROM_VLLM_METRICS)
+            split = run.get("step_split")
+            if isinstance(split, dict) and split.get("exact") is False and isinstance(steps, list):
+                for s in steps:
+                    if isinstance(s, dict) and s.get("kind") != PREFILL:
+                        s.setdefault("placement", UNCERTAIN)
+    # 6 -> 7: a checklist decided by the spread rule keeps its verdict, and says so.
+    if older < 7 and isinstance(d.get("checklist"), dict):
+        d["checklist"].setdefault("rule", "spread")
     return d
 
 
@@ -190,9 +216,16 @@ def _step_holds(step: dict) -> None:
                        f".target_views[{i}].draft_pos")
         if len(view.get("top_token_ids", [])) != len(view.get("top_probs", [])):
             raise _Bad("as long as top_token_ids", f".target_views[{i}].top_probs")
-    if step.get("anatomy") is not None and (
-            bad := json_problem(step["anatomy"], step["start_s"], step["end_s"])):
-        raise _Bad(bad[1], f".anatomy{bad[0]}")
+    if (a := step.get("anatomy")) is None:
+        return
+    compact = [key for key in ("parts", "start_us", "end_us") if key in a]
+    if ("intervals" in a) == bool(compact):
+        raise _Bad("either intervals or parts, start_us and end_us", ".anatomy")
+    if compact and len({len(a.get(key, ())) for key in ("parts", "start_us", "end_us")}) != 1:
+        raise _Bad("as long as start_us and end_us", ".anatomy.parts")
+    if problems(from_json(a, step["start_s"], step["end_s"]), step["start_s"], step["end_s"]):
+        raise _Bad("in time order, not overlapping, inside the step",
+                   f".anatomy.{'parts' if compact else 'intervals'}")
 
 
 RUN_SCHEMA, COMPARE_SCHEMA = _record(RunTrace), _record(CompareRecord)

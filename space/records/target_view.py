@@ -1,10 +1,7 @@
-"""What the target model thought of each draft it verified (pure).
-
-Scored after the timed runs by one prefill of prompt + output on the baseline
-engine (``space/engine/score.py``). Only verified drafts have a view: the accepted
-ones and the first rejected one. Probabilities are those vLLM's acceptance rule
-uses: the softmax at temperature 0, else after temperature and top-p, where a
-draft is accepted with probability min(1, p / q) (q = 1: vLLM drafts greedily).
+"""What the target thought of each draft it verified (the accepted ones and the first rejected
+one), scored after the timed runs by one prefill on the baseline engine (space/engine/score.py; pure).
+Probabilities are vLLM's acceptance rule's: the softmax at temperature 0, else after temperature and
+top-p; a draft is accepted with probability min(1, p / q) (q = 1: vLLM drafts greedily).
 """
 from __future__ import annotations
 

@@ -1,16 +1,13 @@
-"""The trace: one record per run, one per engine step (pure: no vLLM import).
-
-Every view, export and test reads these records. Units are in field names:
-``*_s`` are seconds (``time.perf_counter`` for absolute times), ``*_ids`` token ids.
-Files are read back, checked against the schema, by ``space.records.schema.load``.
-"""
+"""The trace: one record per run, one per engine step (pure: no vLLM import), read back by
+``space.records.schema.load``. Units are in field names: ``*_s`` seconds (``time.perf_counter``
+for absolute times), ``*_ids`` token ids."""
 from __future__ import annotations
 
 import dataclasses
 import json
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, Protocol, TypeGuard
+from typing import Any, Final, Literal, Protocol
 
 from space.records import hooks
 from space.records.anatomy import StepAnatomy
@@ -24,7 +21,7 @@ from space.records.verdict import Checklist
 
 # The JSON contract's version (docs/cli.md, "JSON contract"). Bump it with every change
 # to the contract, keep a fixture of the older version under tests/fixtures/ and teach
-# ``space.records.upgrade.upgrade`` to read it. What each version added:
+# ``space.records.schema.upgrade`` to read it. What each version added:
 #   1 (no ``version`` key) the counts before vLLM's names; 3 num_cached_tokens, placeholder
 #   drafts, config.prefix_cache; 4 target views; 5 step anatomy; 6 the typed RunConfig and
 #   RequestRecord, server runs, compact anatomy; 7 interval verdicts ("undecided", the
@@ -131,10 +128,9 @@ def chunk_groups(steps: list[StepRecord]) -> list[list[StepRecord]]:
 
 
 def tokens_certain(group: list[StepRecord]) -> bool:
-    """Whether each step of a ``chunk_groups`` group owns the tokens it lists: in a
-    merged group only when the steps after a prefill are all one kind.
-    Example: [prefill, verify, verify] -> True; [verify, decode] -> False.
-    """
+    """Whether each step of a ``chunk_groups`` group owns the tokens it lists: in a merged
+    group only when the steps after a prefill are all one kind ([prefill, verify, verify], not
+    [verify, decode])."""
     return len({s.kind for s in group if s.kind != PREFILL}) <= 1
 
 
@@ -155,31 +151,6 @@ class DraftCountDifference:
     num_drafts: int               # SpecLens's: verify steps with proposed drafts
     num_draft_tokens: int
     reason: str
-
-    @classmethod
-    def of(cls, run: RunTrace) -> DraftCountDifference | None:
-        m = run.vllm_spec_metrics or {}
-        steps, tokens = m.get("num_spec_steps"), m.get("num_draft_tokens")
-        if not (_is_count(steps) and _is_count(tokens)):
-            return None  # no vLLM figures (baseline, older vLLM, a hand-made file)
-        if (steps, tokens) == (run.num_drafts, run.num_draft_tokens):
-            return None
-        padded = [s for s in run.steps if s.num_placeholder_draft_tokens]
-        if padded:
-            causes = "; ".join(
-                f"step {s.index}: " + PLACEHOLDER_REASONS.get(
-                    s.placeholder_cause or "", "{n} placeholder drafts").format(
-                        n=s.num_placeholder_draft_tokens) for s in padded)
-            reason = (f"vLLM verified and counted draft slots no proposer filled ({causes}); "
-                      "SpecLens counts only the proposer's drafts.")
-        else:
-            reason = ("not explained by placeholder drafts (a vLLM version SpecLens "
-                      "was not tested with?)")
-        return cls(steps, tokens, run.num_drafts, run.num_draft_tokens, reason)
-
-
-def _is_count(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -275,7 +246,24 @@ class RunTrace:
 
     @property
     def draft_count_difference(self) -> DraftCountDifference | None:
-        return DraftCountDifference.of(self)
+        m = self.vllm_spec_metrics or {}
+        steps, tokens = m.get("num_spec_steps"), m.get("num_draft_tokens")
+        if type(steps) is not int or type(tokens) is not int:
+            return None  # no vLLM figures (baseline, older vLLM, a hand-made file)
+        if (steps, tokens) == (self.num_drafts, self.num_draft_tokens):
+            return None
+        padded = [s for s in self.steps if s.num_placeholder_draft_tokens]
+        if padded:
+            causes = "; ".join(
+                f"step {s.index}: " + PLACEHOLDER_REASONS.get(
+                    s.placeholder_cause or "", "{n} placeholder drafts").format(
+                        n=s.num_placeholder_draft_tokens) for s in padded)
+            reason = (f"vLLM verified and counted draft slots no proposer filled ({causes}); "
+                      "SpecLens counts only the proposer's drafts.")
+        else:
+            reason = ("not explained by placeholder drafts (a vLLM version SpecLens "
+                      "was not tested with?)")
+        return DraftCountDifference(steps, tokens, self.num_drafts, self.num_draft_tokens, reason)
 
     @property
     def acceptance_rate(self) -> float | None:
@@ -324,15 +312,13 @@ class RunTrace:
             step.target_views = [build(TargetView, v) for v in raw.get("target_views", [])]
             if raw.get("anatomy") is not None:
                 step.anatomy = anatomy_from_json(raw["anatomy"], step.start_s, step.end_s)
-        kw = known(cls, d)
-        kw["steps"] = steps
-        if kw.get("explanation") is not None:
-            kw["explanation"] = build(Explanation, kw["explanation"])
-        if kw.get("step_split") is not None:
-            kw["step_split"] = build(StepSplit, kw["step_split"])
-        kw["token_text"] = {int(k): v for k, v in d.get("token_text", {}).items()}
-        kw["config"] = RunConfig.from_dict(d["config"])
-        kw["request"] = RequestRecord.from_dict(d.get("request") or {})
+        kw = known(cls, d) | {
+            "steps": steps, "config": RunConfig.from_dict(d["config"]),
+            "token_text": {int(k): v for k, v in d.get("token_text", {}).items()},
+            "request": build(RequestRecord, d.get("request") or {})}
+        for key, record in (("explanation", Explanation), ("step_split", StepSplit)):
+            if kw.get(key) is not None:
+                kw[key] = build(record, kw[key])
         return cls(**kw)
 
 
@@ -357,33 +343,23 @@ class CompareRecord:
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        d["version"] = TRACE_VERSION
-        d["baseline"] = self.baseline.to_dict()
-        d["speculative"] = self.speculative.to_dict()
-        d["checklist"] = self.checklist.to_dict() if self.checklist else None
+        d.update(version=TRACE_VERSION, baseline=self.baseline.to_dict(),
+                 speculative=self.speculative.to_dict(),
+                 checklist=self.checklist.to_dict() if self.checklist else None)
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CompareRecord:
         """Inverse of ``to_dict``, for a dict already checked by ``space.records.schema.load``."""
-        kw = known(cls, d)
-        kw["baseline"] = RunTrace.from_dict(d["baseline"])
-        kw["speculative"] = RunTrace.from_dict(d["speculative"])
-        kw["checklist"] = Checklist.from_dict(d["checklist"]) if d.get("checklist") else None
-        return cls(**kw)
+        runs = {side: RunTrace.from_dict(d[side]) for side in ("baseline", "speculative")}
+        return cls(**known(cls, d) | runs | {
+            "checklist": Checklist.from_dict(d["checklist"]) if d.get("checklist") else None})
 
 
 def first_divergence(a: list[int], b: list[int]) -> int | None:
     """Index of the first differing token, or None if the lists are equal."""
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x != y:
-            return i
-    return None if len(a) == len(b) else min(len(a), len(b))
-
-
-def run_figures(run: RunTrace) -> dict[str, float]:
-    return {"ttft_s": run.ttft_s, "tpot_s": run.tpot_s, "e2e_s": run.e2e_s,
-            "tokens_per_s": run.tokens_per_s, "num_output_tokens": len(run.output_token_ids)}
+    n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return None if n == len(a) == len(b) else n
 
 
 def make_compare(baselines: list[RunTrace], speculatives: list[RunTrace]) -> CompareRecord:
@@ -396,15 +372,14 @@ def make_compare(baselines: list[RunTrace], speculatives: list[RunTrace]) -> Com
         s = statistics.median(getattr(r, key) for r in speculatives)
         return b / s if s > 0 else 0.0
 
+    def figures(runs: list[RunTrace]) -> list[dict[str, float]]:
+        return [{"ttft_s": r.ttft_s, "tpot_s": r.tpot_s, "e2e_s": r.e2e_s, "tokens_per_s": r.tokens_per_s,
+                 "num_output_tokens": len(r.output_token_ids)} for r in runs]
+
     b, s = median_run(baselines), median_run(speculatives)
     div = first_divergence(b.output_token_ids, s.output_token_ids)
-    return CompareRecord(
-        baseline=b, speculative=s,
-        baseline_runs=[run_figures(r) for r in baselines],
-        speculative_runs=[run_figures(r) for r in speculatives],
-        speedup=ratio("tpot_s"), e2e_speedup=ratio("e2e_s"),
-        outputs_identical=div is None, first_divergence=div,
-    )
+    return CompareRecord(b, s, figures(baselines), figures(speculatives), speedup=ratio("tpot_s"),
+                         e2e_speedup=ratio("e2e_s"), outputs_identical=div is None, first_divergence=div)
 
 
 class Writable(Protocol):

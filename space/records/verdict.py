@@ -4,39 +4,23 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, get_args
+from typing import Any, Literal, get_args
 
 from space.records.dicts import build
 
+# "undecided": the speedup's interval straddles a bar (trace version 7): measure more prompts.
 Verdict = Literal["worth-it", "borderline", "not-worth-it", "undecided"]
-WORTH_IT: Final = "worth-it"
-BORDERLINE: Final = "borderline"
-NOT_WORTH_IT: Final = "not-worth-it"
-# The speedup's interval straddles a bar (trace version 7): measure more prompts.
-UNDECIDED: Final = "undecided"
+WORTH_IT, BORDERLINE, NOT_WORTH_IT, UNDECIDED = get_args(Verdict)
 # The checklist's lines, as the page and the CLI show them.
 CheckName = Literal["measured speedup", "acceptance rate", "mean acceptance length",
                     "per-token acceptance vs draft cost", "predicted speedup (ideal)",
                     "predicted speedup (measured step times)", "spare memory", "concurrency",
                     "context length", "temperature", "task type", "repetition", "prompts",
                     "acceptance headroom", "hardware"]
-SPEEDUP: Final = "measured speedup"
-ACCEPTANCE_RATE: Final = "acceptance rate"
-ACCEPTANCE_LENGTH: Final = "mean acceptance length"
-ALPHA_VS_COST: Final = "per-token acceptance vs draft cost"
-PREDICTED_IDEAL: Final = "predicted speedup (ideal)"
-PREDICTED_MEASURED: Final = "predicted speedup (measured step times)"
-SPARE_MEMORY: Final = "spare memory"
-CONCURRENCY: Final = "concurrency"
-CONTEXT_LENGTH: Final = "context length"
-TEMPERATURE: Final = "temperature"
-TASK_TYPE: Final = "task type"
-REPETITION: Final = "repetition"
-PROMPTS: Final = "prompts"
-HEADROOM: Final = "acceptance headroom"
-HARDWARE: Final = "hardware"
 CHECK_NAMES: tuple[CheckName, ...] = get_args(CheckName)
-# How a line's value compares with its threshold to pass ('' : context only).
+(SPEEDUP, ACCEPTANCE_RATE, ACCEPTANCE_LENGTH, ALPHA_VS_COST, PREDICTED_IDEAL, PREDICTED_MEASURED,
+ SPARE_MEMORY, CONCURRENCY, CONTEXT_LENGTH, TEMPERATURE, TASK_TYPE, REPETITION, PROMPTS, HEADROOM,
+ HARDWARE) = CHECK_NAMES
 CHECK_OPS = (">=", ">", "<=", "<", "")
 
 
@@ -50,7 +34,7 @@ class Check:
     passed: bool | None
     detail: str
     decisive: bool = False   # this line decided the verdict
-    op: str = ""             # how value compares with threshold to pass: '>=', '>', '<', ''
+    op: str = ""             # how value compares with threshold to pass (CHECK_OPS; '': context only)
     unit: str = ""           # 'x', '%' (fraction shown as percent), 'bytes', 'tokens', 'requests'
 
 

@@ -111,3 +111,9 @@ def test_a_grid_pools_each_points_requests():
     assert (k, concurrency) == (4, 2)
     assert (kc.num_decode_steps, kc.num_verify_steps) == (16, 4)
     assert kc.forward_ratio == pytest.approx(1.5)
+
+
+def test_a_verify_steps_excess_over_a_decode_step_is_split_into_three_parts():
+    c = KindCosts(decode_step_s=0.010, decode_forward_s=0.008, verify_forward_s=0.012,
+                  rejection_s=0.001, proposer_s=0.003, overhead_s=0.002)
+    assert c.excess_over_decode_s() == pytest.approx({"forward": 0.004, "proposer": 0.003, "rest": 0.001})

@@ -13,6 +13,8 @@ def test_per_step_arrays_and_the_summary_give_the_same_counts():
     summary = {k: v for k, v in detailed.items() if not k.startswith("per_step")}
     assert SpecCounts.from_vllm_metrics(detailed) == SpecCounts.from_vllm_metrics(summary) \
         == SpecCounts(3, 12, 5, (2, 1, 1, 1))
+    c = SpecCounts.from_per_step([4, 1, 0], [4, 4, 4])
+    assert (c.acceptance_rate, c.mean_acceptance_length) == (5 / 12, 1 + 5 / 3)
 
 
 def test_no_metrics_no_counts():

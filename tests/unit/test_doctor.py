@@ -81,3 +81,9 @@ def test_vllm_counts_from_the_histogram():
             c.num_accepted_tokens_per_pos) == (4, 12, 4, (2, 1, 1))
     assert SpecCounts.from_vllm_metrics(None) is None
     assert SpecCounts.from_vllm_metrics({"num_draft_tokens": 3}) is None
+
+
+def test_the_memory_check_allows_10_percent_below_and_10_percent_plus_2_gib_above():
+    assert rec.memory_check(20 << 30, 19 << 30, None).passed is True
+    assert rec.memory_check(10 << 30, 19 << 30, None).passed is False
+    assert rec.memory_check(None, 19 << 30, "no GPU").passed is None

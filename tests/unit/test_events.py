@@ -130,7 +130,7 @@ def test_job_kinds():
     assert job_kind(RunFinished(cmp(), Origin(part_of="sweep"))) is None
     assert job_kind(SweepFinished(Result({}), "k", NGRAM, Origin(part_of="sweep"))) is None
     assert job_kind(TippingMeasured(Result({}), "c", NGRAM)) == "tipping"
-    assert job_kind(RunFailed(NGRAM, "E")) is None
+    assert job_kind(RunFailed(NGRAM, "E")) is None and job_kind(RunStarted(NGRAM)) is None
 
 
 def test_metrics_as_an_observer():
