@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import gc
 import itertools
 import logging
@@ -27,7 +28,7 @@ from space.common.cancel import StepGuard
 from space.common.progress import Progress
 from space.engine import hardware, models, prompts
 from space.engine.anatomy import StepClock
-from space.engine.attach import build_engine, hook_states
+from space.engine.attach import build_engine
 from space.engine.build import build_steps, token_texts
 from space.engine.compat import (
     fix_cpu_expand_kernel,
@@ -99,23 +100,25 @@ class TracedEngine:
         return self._note_hooks()
 
     def _note_hooks(self) -> list[hooks.HookState]:
-        """Read every hook's state into ``self.hooks`` and the runs' config."""
-        self.hooks = hook_states(self)
-        self.config = self._config_record()
+        """Read every hook's state, in the doctor's order, into ``self.hooks`` and into
+        ``self.config``, the configuration written into every trace."""
+        from space.engine import score
+
+        failure = getattr(self.scheduler, "failure", None)
+        if self._scheduler_why is not None:
+            scheduler = hooks.missing(hooks.TRACING_SCHEDULER, self._scheduler_why)
+        elif failure:
+            scheduler = hooks.missing(hooks.TRACING_SCHEDULER, f"recording stopped: {failure}")
+        else:
+            scheduler = hooks.attached(hooks.TRACING_SCHEDULER)
+        self.hooks = [scheduler, *self.clock.states(self.spec.is_speculative),
+                      score.why_rejected_state(self.runner)]
         for state in self.hooks:
             if not state.attached:
                 log.warning("%s", state.sentence(versions.public_vllm()))
-        return self.hooks
-
-    @property
-    def recording(self) -> bool:
-        """Whether the tracing scheduler records steps (its hook attached and works)."""
-        return isinstance(self.scheduler, TracingScheduler) and self.scheduler.recording
-
-    def _config_record(self) -> RunConfig:
-        """The configuration written into every trace."""
         dtype = hardware.explain(str(self.spec.dtype), self.model_path)
-        return RunConfig(
+        settings = {k: v for k, v in dataclasses.asdict(self.settings).items() if k != "extra"}
+        self.config = RunConfig(
             model=self.spec.model, method=self.spec.method, k=self.spec.k if self.spec.method else 0,
             draft_model=self.spec.draft_model, dtype=dtype.dtype,
             device="gpu" if on_gpu() else "cpu", source=IN_PROCESS,
@@ -126,22 +129,17 @@ class TracedEngine:
             dtype_reason=dtype.reason, cpu_model=dtype.cpu_model,
             cpu_bf16_flags=tuple(dtype.bf16_flags),
             speculative_config=self.spec.speculative_config(self.draft_path),
-            tracing_settings={"async_scheduling": self.settings.async_scheduling,
-                              "enforce_eager": self.settings.enforce_eager,
-                              "per_request_spec_decode_metrics":
-                                  self.settings.per_request_spec_decode_metrics,
-                              "step_anatomy": self.clock.settings,
+            tracing_settings={**settings, "step_anatomy": self.clock.settings,
                               "hooks": hooks.to_json(self.hooks)})
+        return self.hooks
+
+    @property
+    def recording(self) -> bool:
+        """Whether the tracing scheduler records steps (its hook attached and works)."""
+        return isinstance(self.scheduler, TracingScheduler) and self.scheduler.recording
 
     def encode(self, req: RequestSpec) -> list[int]:
         return prompts.encode(self.tokenizer, req, self.spec.max_model_len)
-
-    def _params(self, req: RequestSpec, prompt_len: int) -> SamplingParams:
-        room = self.spec.max_model_len - prompt_len
-        return SamplingParams(temperature=req.temperature, top_p=req.top_p,
-                              max_tokens=min(req.max_tokens, room), seed=req.seed,
-                              ignore_eos=req.ignore_eos,
-                              output_kind=RequestOutputKind.DELTA)
 
     def run(self, req: RequestSpec, on_step: StepCallback | None = None,
             cancel: threading.Event | None = None,
@@ -168,11 +166,13 @@ class TracedEngine:
             raise ValueError(f"{len(encoded)} encoded prompts for {len(reqs)} requests")
         req_ids = [f"sl-{next(_ids)}" for _ in reqs]
         recording = self.recording
-        rec = self.scheduler.recorder if recording else None
+        rec = self.scheduler if recording else None
         arrival = time.perf_counter()
         for rid, req, ids in zip(req_ids, reqs, encoded, strict=False):
-            self.engine.add_request(rid, TokensPrompt(prompt_token_ids=ids),
-                                    self._params(req, len(ids)))
+            max_tokens = min(req.max_tokens, self.spec.max_model_len - len(ids))
+            self.engine.add_request(rid, TokensPrompt(prompt_token_ids=ids), SamplingParams(
+                temperature=req.temperature, top_p=req.top_p, max_tokens=max_tokens,
+                seed=req.seed, ignore_eos=req.ignore_eos, output_kind=RequestOutputKind.DELTA))
         finals: dict[str, list] = {rid: [] for rid in req_ids}
         times: dict[str, list[tuple]] = {rid: [] for rid in req_ids}  # t0, t1, propose_s, anatomy
         raws: dict[str, list] = {rid: [] for rid in req_ids}
@@ -196,13 +196,15 @@ class TracedEngine:
                 if rec is None:
                     continue
                 for internal_id, raw in rec.take_step():
-                    req_id = _external_id(internal_id, times)
-                    if req_id is not None:
-                        raws[req_id].append(raw)
-                        times[req_id].append((t0, t1, propose_s, anatomy))
+                    # vLLM appends ``-<random suffix>`` to request ids inside the engine core
+                    rid = internal_id if internal_id in times else internal_id.rsplit("-", 1)[0]
+                    if rid in times:
+                        raws[rid].append(raw)
+                        times[rid].append((t0, t1, propose_s, anatomy))
                         if on_step:
-                            self._stream(req_id, raw, len(times[req_id]) - 1, times[req_id][-1],
-                                         on_step)
+                            step = build_steps([raw], times[rid][-1:], len(times[rid]) - 1)[0]
+                            on_step(rid, step, self.texts(step.emitted_token_ids
+                                                          + step.draft_token_ids))
         except BaseException:
             self.engine.abort_request(req_ids)
             raise
@@ -218,10 +220,6 @@ class TracedEngine:
         if not self.engine.reset_prefix_cache():
             log.warning("vLLM did not reset the prefix cache (blocks still in use)")
 
-    def _stream(self, rid, raw, index, step_times, on_step) -> None:
-        step = build_steps([raw], [step_times], first_index=index)[0]
-        on_step(rid, step, self.texts(step.emitted_token_ids + step.draft_token_ids))
-
     def texts(self, ids: list[int]) -> dict[int, str]:
         return token_texts(self.tokenizer, ids, self._text_cache)
 
@@ -232,7 +230,7 @@ class TracedEngine:
         # Without a trace (the tracing scheduler missing), the steps' outputs time it.
         first = next((s.end_s for s in steps if s.emitted_token_ids), out_s[0] if out_s else None)
         finish = steps[-1].end_s if steps else (out_s[-1] if out_s else time.perf_counter())
-        metrics = getattr(last, "spec_decode_metrics", None)
+        m = getattr(last, "spec_decode_metrics", None)
         ids_seen = out_ids + [t for s in steps for t in s.draft_token_ids]
         return RunTrace(
             config=self.config, prompt=req.prompt, prompt_token_ids=ids,
@@ -240,7 +238,10 @@ class TracedEngine:
             first_token_s=first if first is not None else finish, finish_s=finish,
             finish_reason=last.finish_reason, steps=steps,
             token_text=self.texts(ids_seen),
-            vllm_spec_metrics=_metrics_dict(metrics),
+            vllm_spec_metrics=None if m is None else {
+                **m.to_dict(), "num_draft_tokens": m.num_draft_tokens,
+                "histogram": list(m.histogram), "per_step_drafted": list(m.per_step_drafted),
+                "per_step_accepted": list(m.per_step_accepted)},
             num_cached_tokens=outs[0].num_cached_tokens or 0,
             request=RequestRecord.of(req),
         )
@@ -279,14 +280,10 @@ class TracedEngine:
             log.debug("engine shutdown", exc_info=True)
         self.engine = self.scheduler = self.runner = None
         gc.collect()
-        return_freed_memory()
-
-
-def return_freed_memory() -> None:
-    """Give freed heap pages back to the system: glibc keeps a closed engine's
-    weights and KV in its arenas (measured: RSS 2.85 -> 0.95 GB after two engines)."""
-    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to trim
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        # Give freed heap pages back to the system: glibc keeps a closed engine's weights
+        # and KV in its arenas (measured: RSS 2.85 -> 0.95 GB after two engines).
+        with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to trim
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _param_bytes(model) -> int:
@@ -325,20 +322,3 @@ def engine_kwargs(spec: EngineSpec, model_path, draft_path: str | None,
                   enforce_eager=settings.enforce_eager)
     return kw
 
-
-def _external_id(internal_id: str, known) -> str | None:
-    """vLLM appends ``-<random suffix>`` to request ids inside the engine core."""
-    if internal_id in known:
-        return internal_id
-    ext = internal_id.rsplit("-", 1)[0]
-    return ext if ext in known else None
-
-
-def _metrics_dict(m) -> dict | None:
-    if m is None:
-        return None
-    d = dict(m.to_dict())
-    d.update(num_draft_tokens=m.num_draft_tokens, histogram=list(m.histogram),
-             per_step_drafted=list(m.per_step_drafted),
-             per_step_accepted=list(m.per_step_accepted))
-    return d

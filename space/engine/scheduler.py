@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from vllm.v1.core.sched.scheduler import Scheduler
 
@@ -35,19 +35,8 @@ class RawStep:
     placeholder_cause: str | None = None  # PADDING | DRAFTER_SKIPPED (space.records.trace)
 
 
-@dataclass
-class Recorder:
-    """What ``TracingScheduler`` saw in the last step; drained by the step loop."""
-
-    new_in_step: list[tuple[str, RawStep]] = field(default_factory=list)
-
-    def take_step(self) -> list[tuple[str, RawStep]]:
-        out, self.new_in_step = self.new_in_step, []
-        return out
-
-
 class TracingScheduler(Scheduler):
-    """``Scheduler`` plus a ``recorder``; behaviour is unchanged.
+    """``Scheduler`` plus ``take_step`` (what it saw in the last step); behaviour is unchanged.
 
     Draft slots no proposer filled are kept out of the drafts and counted
     apart with their cause (docs/vllm-hooks.md, "Placeholder drafts"): -1
@@ -61,7 +50,7 @@ class TracingScheduler(Scheduler):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.recorder = Recorder()
+        self._new_in_step: list[tuple[str, RawStep]] = []
         self.failure: str | None = None  # why recording stopped (None: it records)
         self.vocab_size = 0
         self._guard(self._read_vocab)
@@ -73,6 +62,11 @@ class TracingScheduler(Scheduler):
     def recording(self) -> bool:
         return self.failure is None
 
+    def take_step(self) -> list[tuple[str, RawStep]]:
+        """The requests' ``RawStep``s recorded since the last call; drained by the step loop."""
+        out, self._new_in_step = self._new_in_step, []
+        return out
+
     def _guard(self, fn: Callable, *args):
         """``fn(*args)``, or None after recording why it raised (and stopping)."""
         if self.failure is not None:
@@ -83,7 +77,7 @@ class TracingScheduler(Scheduler):
             self.failure = f"{getattr(fn, '__name__', 'recording')}: {type(exc).__name__}: {exc}"
             log.warning("tracing scheduler stopped recording (%s); runs take their counts "
                         "from vLLM's per-request metrics", self.failure)
-            self.recorder.new_in_step.clear()
+            self._new_in_step.clear()
             return None
 
     def _read_vocab(self) -> None:
@@ -139,7 +133,7 @@ class TracingScheduler(Scheduler):
                 draft_token_ids=proposed, sampled_token_ids=got,
                 kept_token_ids=list(req.output_token_ids[n_out:]), output_offset=n_out,
                 num_placeholder_drafts=len(drafts) - len(proposed), placeholder_cause=cause)
-            self.recorder.new_in_step.append((req_id, raw))
+            self._new_in_step.append((req_id, raw))
 
     def _proposed(self, req_id: str, drafts) -> tuple[list[int], str | None]:
         """The proposer's drafts among ``drafts``, and why any others are there."""

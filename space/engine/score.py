@@ -8,7 +8,6 @@ need; the public top-1 is checked against them, so moved internals fail loudly.
 """
 from __future__ import annotations
 
-import contextlib
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -29,14 +28,6 @@ ALIGN_TOL = 1e-3  # captured vs returned log probability of the same row and tok
 
 class ScoringError(RuntimeError):
     """The scoring pass did not line up with vLLM's own answer."""
-
-
-@dataclass
-class _Want:
-    step: int          # index into run.steps
-    draft_pos: int
-    out_pos: int       # position in the output
-    draft_id: int
 
 
 @dataclass
@@ -85,19 +76,6 @@ def _reduce(scores: torch.Tensor, drafts: torch.Tensor, temperature: float,
     return out
 
 
-def _wanted(run: RunTrace) -> list[_Want]:
-    out = []
-    for i, s in enumerate(run.steps):
-        if s.kind != VERIFY:
-            continue
-        # the target judged the accepted drafts and the first rejected one (the
-        # drafts after it were discarded with it, unjudged)
-        for j, fate in enumerate(s.draft_fates()):
-            if fate == ACCEPTED or (fate == REJECTED and j == s.num_accepted_tokens):
-                out.append(_Want(i, j, s.output_offset + j, s.draft_token_ids[j]))
-    return out
-
-
 def why_rejected_state(runner) -> hooks.HookState:
     """Whether ``explain`` can hook this engine: its runner's sampler has ``gather_logprobs``."""
     sampler = getattr(runner, "sampler", None)
@@ -109,9 +87,16 @@ def why_rejected_state(runner) -> hooks.HookState:
     return hooks.attached(hooks.WHY_REJECTED)
 
 
-@contextlib.contextmanager
-def _hooked(sampler, capture: _Capture):
-    """``sampler.gather_logprobs`` (a staticmethod) wrapped on this instance only."""
+def _prefill(engine, ids: list[int], capture: _Capture):
+    """One request: read ``ids``, emit one token, with the sampler's ``gather_logprobs``
+    (a staticmethod) wrapped on this instance only; returns vLLM's final output."""
+    eng, sampler = engine.engine, engine.runner.sampler
+    if eng.has_unfinished_requests():
+        raise RuntimeError("engine busy: scoring must run between runs")
+    params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=TOP_N,
+                            detokenize=False, output_kind=RequestOutputKind.FINAL_ONLY)
+    rid = f"sl-score-{next(_ids)}"
+    final = None
     original = sampler.gather_logprobs
 
     def gather(logprobs, num_logprobs, token_ids):
@@ -120,31 +105,17 @@ def _hooked(sampler, capture: _Capture):
 
     sampler.gather_logprobs = gather
     try:
-        yield
+        eng.add_request(rid, TokensPrompt(prompt_token_ids=ids), params)
+        while eng.has_unfinished_requests():
+            final = next((o for o in eng.step() if o.request_id == rid), final)
+    except BaseException:
+        eng.abort_request([rid])
+        raise
     finally:
         del sampler.gather_logprobs  # the class's staticmethod shows through again
-
-
-def _prefill(engine, ids: list[int], capture: _Capture):
-    """One request: read ``ids``, emit one token; returns vLLM's final output."""
-    eng = engine.engine
-    if eng.has_unfinished_requests():
-        raise RuntimeError("engine busy: scoring must run between runs")
-    params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=TOP_N,
-                            detokenize=False, output_kind=RequestOutputKind.FINAL_ONLY)
-    rid = f"sl-score-{next(_ids)}"
-    final = None
-    with _hooked(engine.runner.sampler, capture):
-        eng.add_request(rid, TokensPrompt(prompt_token_ids=ids), params)
-        try:
-            while eng.has_unfinished_requests():
-                final = next((o for o in eng.step() if o.request_id == rid), final)
-        except BaseException:
-            eng.abort_request([rid])
-            raise
-    recorder = getattr(engine.scheduler, "recorder", None)
-    if recorder is not None:
-        recorder.take_step()  # the tracing scheduler saw this request too: not a run
+    take_step = getattr(engine.scheduler, "take_step", None)
+    if take_step is not None:
+        take_step()  # the tracing scheduler saw this request too: not a run
     return final
 
 
@@ -168,33 +139,34 @@ def explain(engine, run: RunTrace, temperature: float, top_p: float) -> Explanat
     # the scoring request emits one token
     ids = (run.prompt_token_ids + run.output_token_ids)[:engine.spec.max_model_len - 1]
     n_prompt = len(run.prompt_token_ids)
-    # Output position p is predicted by prefill row n_prompt - 1 + p; the last row predicts nothing.
-    wants = [w for w in _wanted(run) if n_prompt + w.out_pos < len(ids)]
-    capture = _Capture({n_prompt - 1 + w.out_pos: w.draft_id for w in wants},
-                       temperature, top_p)
+    # The target judged the accepted drafts and the first rejected one (the drafts after
+    # it were discarded with it, unjudged). Output position p is predicted by prefill row
+    # n_prompt - 1 + p; the last row predicts nothing. (step index, draft index, row, draft)
+    wants = [(i, j, n_prompt - 1 + s.output_offset + j, s.draft_token_ids[j])
+             for i, s in enumerate(run.steps) if s.kind == VERIFY
+             for j, fate in enumerate(s.draft_fates())
+             if (fate == ACCEPTED or (fate == REJECTED and j == s.num_accepted_tokens))
+             and n_prompt + s.output_offset + j < len(ids)]
+    capture = _Capture({row: draft for _, _, row, draft in wants}, temperature, top_p)
     if wants:
         _check_alignment(_prefill(engine, ids, capture), capture)
-    q = 1.0 if _greedy_drafts(run) else None
+    # vLLM drafts greedily (q = 1) unless ``draft_sample_method`` says otherwise
+    greedy = (run.config.speculative_config or {}).get("draft_sample_method", "greedy")
+    q = 1.0 if greedy == "greedy" else None
     for step in run.steps:
         step.target_views = []
     shown = []
-    for w in wants:
-        tops, probs, p_draft, _ = capture.got[n_prompt - 1 + w.out_pos]
+    for i, j, row, draft in wants:
+        tops, probs, p_draft, _ = capture.got[row]
         shown += tops
-        run.steps[w.step].target_views.append(TargetView(
-            draft_pos=w.draft_pos, draft_token_id=w.draft_id, draft_prob=_clip(p_draft),
+        run.steps[i].target_views.append(TargetView(
+            draft_pos=j, draft_token_id=draft, draft_prob=_clip(p_draft),
             top_token_ids=tops, top_probs=[_clip(p) for p in probs], draft_q=q))
     run.token_text.update(engine.texts(shown))
     run.explanation = Explanation(temperature=temperature, top_p=top_p,
                                   score_s=time.perf_counter() - t0,
                                   num_scored_tokens=len(ids) if wants else 0)
     return run.explanation
-
-
-def _greedy_drafts(run: RunTrace) -> bool:
-    """vLLM drafts greedily unless ``draft_sample_method`` says otherwise (q = 1)."""
-    spec = run.config.speculative_config or {}
-    return spec.get("draft_sample_method", "greedy") == "greedy"
 
 
 def _clip(p: float) -> float:
