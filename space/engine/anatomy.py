@@ -1,13 +1,6 @@
-"""Timers around vLLM's own methods: the anatomy of every engine step.
-
-``StepClock.attach`` wraps a few methods of one engine's model runner and
-scheduler (``V1_HOOKS`` or ``V2_HOOKS``, by runner) on the instances only, so
-other engines are untouched; ``detach`` undoes it. Each timed call appends one
-``(part, start_s, end_s)``; a call inside another runs untimed, so parts never
-overlap. On a GPU parts synchronize the device and only one step in
-``GPU_EVERY_N_STEPS`` is timed, the proposer on every step. Hook points and
-clock: docs/vllm-hooks.md, "Step anatomy".
-"""
+"""Timers around vLLM's own methods, on one engine's instances only: the anatomy of
+every engine step. A call inside another timed one runs untimed, so parts never overlap
+(docs/vllm-hooks.md, "Step anatomy")."""
 from __future__ import annotations
 
 import logging
@@ -67,12 +60,8 @@ V2_HOOKS: tuple[tuple[str, str, Part], ...] = (
 )
 
 
-def is_v2_runner(runner: Any) -> bool:
-    return type(runner).__module__ == V2_RUNNER_MODULE
-
-
 def hooks_for(runner: Any) -> tuple[tuple[str, str, Part], ...]:
-    return V2_HOOKS if is_v2_runner(runner) else V1_HOOKS
+    return V2_HOOKS if type(runner).__module__ == V2_RUNNER_MODULE else V1_HOOKS
 
 
 class StepClock:
@@ -112,13 +101,10 @@ class StepClock:
         if self.timing:
             self.intervals.append((part, start_s, end_s))
 
-    def clear(self) -> None:
-        self.intervals.clear()
-        self.drafter_forwards = 0
-
     def begin_step(self) -> None:
         """Before each ``LLMEngine.step()``: forget what ran between steps; timed or not."""
-        self.clear()
+        self.intervals.clear()
+        self.drafter_forwards = 0
         self.timing = self._steps % self.every_n_steps == 0
         self._steps += 1
 
@@ -131,7 +117,8 @@ class StepClock:
         out = StepAnatomy([PartInterval(p, a, b) for p, a, b in sorted(self.intervals,  # type: ignore[arg-type]
                                                                         key=lambda i: i[1])],
                           self.drafter_forwards) if self.timing else None
-        self.clear()
+        self.intervals.clear()
+        self.drafter_forwards = 0
         return out
 
     def proposer_ran(self) -> bool:
@@ -169,18 +156,11 @@ class StepClock:
         """Whether each of the clock's hook points attached (the proposer timer only
         on a speculative engine)."""
         names: list[hooks.HookName] = [hooks.CLOCK_FORWARD, hooks.CLOCK_SAMPLING,
-                                       hooks.CLOCK_SCHEDULING]
-        if speculative:
-            names.append(hooks.PROPOSER_TIMER)
-        out = []
-        for name in names:
-            if name in self.failed:
-                out.append(hooks.missing(name, "; ".join(self.failed[name])))
-            elif name not in self.tried:
-                out.append(hooks.missing(name, "this model runner has no such hook point"))
-            else:
-                out.append(hooks.attached(name))
-        return out
+                                       hooks.CLOCK_SCHEDULING, hooks.PROPOSER_TIMER]
+        return [hooks.missing(n, "; ".join(self.failed[n])) if n in self.failed
+                else hooks.attached(n) if n in self.tried
+                else hooks.missing(n, "this model runner has no such hook point")
+                for n in names[:4 if speculative else 3]]
 
     def detach(self) -> None:
         """Give every wrapped object its own methods (and class) back, newest first."""

@@ -1,9 +1,6 @@
-"""One in-process vLLM ``LLMEngine`` with a tracing scheduler.
-
-``TracedEngine.run`` drives ``LLMEngine.step()`` itself, times each step with
-``time.perf_counter()`` and joins the times with what ``TracingScheduler``
-recorded, producing one ``RunTrace`` per request.
-"""
+"""One in-process vLLM ``LLMEngine`` with a tracing scheduler: ``TracedEngine.run`` drives
+``LLMEngine.step()`` itself, times each step and joins the times with what
+``TracingScheduler`` recorded, producing one ``RunTrace`` per request."""
 from __future__ import annotations
 
 import contextlib
@@ -268,9 +265,7 @@ class TracedEngine:
         if engine is None:
             return
         _LIVE.discard(self)
-        clock = getattr(self, "clock", None)
-        if clock is not None:
-            clock.detach()  # the runner's objects get their own methods back
+        self.clock.detach()  # the runner's objects get their own methods back
         # The last engine tears vLLM's process-wide state down; earlier ones keep it.
         keep = keep_parallel_state() if _LIVE else contextlib.nullcontext()
         try:
