@@ -16,13 +16,8 @@ def build_steps(raws, times: list[tuple], first_index: int = 0) -> list[StepReco
     for i, (raw, step_times) in enumerate(zip(raws, times, strict=False)):
         t0, t1, propose_s = step_times[:3]
         drafts, sampled = raw.draft_token_ids, raw.sampled_token_ids
-        kind: StepKind
-        if raw.num_computed_before < raw.num_prompt_tokens:
-            kind = PREFILL
-        elif drafts:
-            kind = VERIFY
-        else:
-            kind = DECODE
+        kind: StepKind = (PREFILL if raw.num_computed_before < raw.num_prompt_tokens
+                          else VERIFY if drafts else DECODE)
         # vLLM's count (scheduler.update_from_output): sampled - 1 (the target's own token),
         # on every step it verified slots, placeholders included (never accepted so far).
         verified = kind == VERIFY or raw.num_placeholder_drafts > 0

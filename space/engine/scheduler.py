@@ -126,7 +126,10 @@ class TracingScheduler(Scheduler):
         """One ``RawStep`` per request of the step, after vLLM's update."""
         for req_id, (req, n_out, computed, got) in before.items():
             drafts = scheduler_output.scheduled_spec_decode_tokens.get(req_id) or ()
-            proposed, cause = self._proposed(req_id, drafts)
+            # the proposer's drafts among ``drafts``, and why any others are there
+            skipped = bool(drafts) and req_id in self._zero_filled
+            proposed = [] if skipped else [t for t in drafts if 0 <= t < self.vocab_size]
+            cause = DRAFTER_SKIPPED if skipped else PADDING if len(proposed) < len(drafts) else None
             raw = RawStep(
                 num_scheduled_tokens=scheduler_output.num_scheduled_tokens[req_id],
                 num_computed_before=computed, num_prompt_tokens=req.num_prompt_tokens,
@@ -134,10 +137,3 @@ class TracingScheduler(Scheduler):
                 kept_token_ids=list(req.output_token_ids[n_out:]), output_offset=n_out,
                 num_placeholder_drafts=len(drafts) - len(proposed), placeholder_cause=cause)
             self._new_in_step.append((req_id, raw))
-
-    def _proposed(self, req_id: str, drafts) -> tuple[list[int], str | None]:
-        """The proposer's drafts among ``drafts``, and why any others are there."""
-        if drafts and req_id in self._zero_filled:
-            return [], DRAFTER_SKIPPED
-        proposed = [t for t in drafts if 0 <= t < self.vocab_size]
-        return proposed, (PADDING if len(proposed) < len(drafts) else None)
