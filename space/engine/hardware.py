@@ -1,13 +1,10 @@
 """What this machine is, and the dtype its engines run in (docs/install.md, "Which dtype runs").
-
-CPU: bf16 where vLLM's own probes find native bf16 units, float32 otherwise
-(emulated bf16 makes prefill and verify several times slower). GPU: the
-checkpoint's dtype, resolved as vLLM's ``auto``. ``--dtype``, else
-``SPECLENS_DTYPE``, overrides either. Importing this module imports neither
-torch nor vLLM; the probes import torch when first asked, and are cached.
-"""
+CPU: bf16 where vLLM's probes find native bf16 units, else float32 (emulated bf16 is several
+times slower); GPU: the checkpoint's dtype. ``--dtype``, else ``SPECLENS_DTYPE``, overrides
+either. Imports torch only in its (cached) probes."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -72,12 +69,10 @@ def on_gpu() -> bool:
 @functools.lru_cache(maxsize=1)
 def cpu_model() -> str:
     """The CPU's model name, e.g. 'AMD EPYC'."""
-    try:
+    with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
             if line.lower().startswith(("model name", "processor name")) and ":" in line:
                 return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
@@ -86,24 +81,19 @@ PROBE_FILE = "cpu-bf16-probe.json"  # under the cache folder: the probes' last a
 
 @functools.lru_cache(maxsize=1)
 def cpu_bf16_flags() -> tuple[str, ...]:
-    """The probes (vLLM's own) that report native bf16 arithmetic on this CPU.
-
-    Importing torch costs seconds at the app's start, so the answer is kept in
-    the cache folder, keyed by the CPU and the torch version."""
+    """The probes (vLLM's own) that report native bf16 arithmetic on this CPU. Importing torch
+    costs seconds at the app's start: the answer is kept, keyed by the CPU and torch version."""
     key = {"cpu": cpu_model(), "machine": platform.machine(), "torch": versions.dist_version("torch")}
     path = cache_dir() / PROBE_FILE
-    try:
+    # not probed yet, or unreadable: probe again
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError, AttributeError):
         saved = json.loads(path.read_text())
         if {k: saved.get(k) for k in key} == key:
             return tuple(saved["flags"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass  # not probed yet, or unreadable: probe again
     flags = _probe_bf16()
-    try:
+    with contextlib.suppress(OSError):  # a read-only cache folder: probe at every start
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({**key, "flags": list(flags)}))
-    except OSError:  # a read-only cache folder: probe at every start
-        pass
     return flags
 
 
@@ -165,9 +155,7 @@ def _gpu_auto_dtype(model_path: Path | None) -> str:
     found = str(cfg.get("torch_dtype") or cfg.get("dtype") or text_cfg.get("torch_dtype")
                 or text_cfg.get("dtype") or "float32").replace("torch.", "")
     name = DTYPES.get(found, "float32")
-    if name == "float32" or (name == "bfloat16" and preferred != "bfloat16"):
-        return preferred
-    return name
+    return preferred if name == "float32" or (name == "bfloat16" and preferred != "bfloat16") else name
 
 
 def kv_cache_bytes(budget_bytes: int, dtype: str) -> int:
@@ -189,9 +177,8 @@ def explain(dtype: str, model: str | Path | None = None) -> DtypeChoice:
     """Why a resolved ``dtype`` runs here: the machine's own choice when it is
     ``choose_dtype``'s, else ``--dtype``. ``model`` is read on GPU only."""
     natural = choose_dtype(None, _gpu_model_path(model))
-    if natural.dtype == dtype:
-        return natural
-    return dataclasses.replace(natural, dtype=dtype, reason=BY_FLAG)
+    return natural if natural.dtype == dtype else dataclasses.replace(natural, dtype=dtype,
+                                                                      reason=BY_FLAG)
 
 
 def _gpu_model_path(model: str | Path | None) -> Path | None:
