@@ -30,9 +30,8 @@ _MISSING = object()  # no instance attribute of that name before _patch
 
 
 def _sample_part(args: tuple, kwargs: dict) -> str:
-    """``_sample(logits, spec_decode_metadata)`` is rejection only when it verifies
-    drafts: a speculative engine passes metadata on every step
-    (docs/vllm-hooks.md, #44)."""
+    """``_sample(logits, spec_decode_metadata)`` is rejection only when it verifies drafts: a
+    speculative engine passes metadata on every step (docs/vllm-hooks.md, #44)."""
     meta = args[1] if len(args) > 1 else kwargs.get("spec_decode_metadata")
     return REJECTION if meta is not None and any(meta.num_draft_tokens) else SAMPLING
 
@@ -65,10 +64,8 @@ def hooks_for(runner: Any) -> tuple[tuple[str, str, Part], ...]:
 
 
 class StepClock:
-    """The current engine step's timed parts; ``busy`` while a part runs.
-
-    ``every_n_steps``: time one engine step in n (the first, then every n-th).
-    """
+    """The current engine step's timed parts; ``busy`` while a part runs. ``every_n_steps``:
+    time one engine step in n (the first, then every n-th)."""
 
     def __init__(self, sync: Callable[[], None] | None, every_n_steps: int = 1) -> None:
         if every_n_steps < 1:
@@ -199,13 +196,10 @@ _HOOK_OF: dict[str, hooks.HookName] = {
 
 
 def _patch(owner: Any, name: str, wrap: Callable[[Callable], Callable]) -> Callable[[], None]:
-    """Route calls of ``owner.name`` through ``wrap(original)``; return the undo.
-
-    A plain method becomes an instance attribute. A special method such as
-    ``__call__`` is looked up on the type, so the instance gets a subclass of
-    its own differing only in that method: identity and ``isinstance`` hold
-    (docs/vllm-hooks.md, #55). ``TypeError`` for an instance of a built-in type.
-    """
+    """Route calls of ``owner.name`` through ``wrap(original)``; return the undo. A plain
+    method becomes an instance attribute. A special method such as ``__call__`` is looked up
+    on the type, so the instance gets a subclass of its own differing only in that method:
+    identity and ``isinstance`` hold (docs/vllm-hooks.md, #55). ``TypeError`` for a built-in."""
     if name.startswith("__") and name.endswith("__"):
         cls = type(owner)
         meta: Any = type(cls)  # its metaclass (ABCMeta, say), so the subclass is a legal one

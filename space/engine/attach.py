@@ -14,11 +14,9 @@ log = logging.getLogger(__name__)
 
 def build_engine(args: EngineArgs, build: Callable[[EngineArgs], Any] | None = None
                  ) -> tuple[Any, str | None]:
-    """The engine, and why the tracing scheduler is not in it (None: it is).
-
-    Custom schedulers are non-public vLLM API: a vLLM that refuses ours gets
-    its own scheduler, and runs take their counts from its per-request metrics.
-    """
+    """The engine, and why the tracing scheduler is not in it (None: it is). Custom schedulers
+    are non-public vLLM API: a vLLM that refuses ours gets its own, and runs take their counts
+    from its per-request metrics."""
     build = build or LLMEngine.from_engine_args
     try:
         return build(args), None

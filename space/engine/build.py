@@ -35,9 +35,8 @@ def build_steps(raws, times: list[tuple], first_index: int = 0) -> list[StepReco
 
 
 def token_texts(tokenizer, ids, cache: dict[int, str]) -> dict[int, str]:
-    """Text of each token on its own (byte-level BPE pieces may be partial UTF-8).
-
-    Ids outside the vocabulary get no text (``RunTrace.token_str`` shows ``<id>``).
+    """Text of each token on its own (byte-level BPE pieces may be partial UTF-8); ids
+    outside the vocabulary get none (``RunTrace.token_str`` shows ``<id>``).
     """
     out = {}
     size = len(tokenizer)

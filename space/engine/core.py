@@ -147,12 +147,9 @@ class TracedEngine:
     def run_many(self, reqs: list[RequestSpec], on_step: StepCallback | None = None,
                  cancel: threading.Event | None = None,
                  encoded: list[list[int]] | None = None) -> list[RunTrace]:
-        """Run requests concurrently (one batch) and return one trace each.
-
-        ``cancel`` set: ``Cancelled`` before the next engine step (the requests are aborted).
-        ``encoded``: the prompts' ids, tokenized by callers before they take the engine
-        lock (``space.runs.preflight``); without it, they are encoded here.
-        """
+        """Run requests concurrently (one batch) and return one trace each. ``cancel`` set:
+        ``Cancelled`` before the next engine step (the requests are aborted). ``encoded``: the
+        prompts' ids, tokenized before the engine lock (``space.runs.preflight``), else here."""
         if self.engine.has_unfinished_requests():
             raise RuntimeError("engine busy: runs must be serialized")
         if self.spec.prefix_cache == "cold":

@@ -123,10 +123,8 @@ def is_hub_id(name: str) -> bool:
 
 
 def model_folder(name: str) -> Path | None:
-    """The local model folder (one with a config.json) that ``name`` names, else None.
-
-    A folder without config.json reads as missing, so that messages never tell
-    a visitor which paths exist on the server."""
+    """The local model folder (one with a config.json) that ``name`` names, else None: one
+    without reads as missing, so that messages never tell which paths exist on the server."""
     try:
         path = Path(name).expanduser()
     except RuntimeError:  # "~nosuchuser/...": a path that cannot exist

@@ -1,9 +1,6 @@
-"""A vLLM scheduler that records, per request per step, what was verified.
-
-The scheduler is the one place that sees each step's real draft ids, the
-tokens sampled and those kept after stop checks (non-public vLLM API: the
-versions tested are pinned in ``space/common/versions.py``).
-"""
+"""A vLLM scheduler that records, per request per step, what was verified: the one place
+that sees each step's real draft ids, the tokens sampled and those kept after stop checks
+(non-public vLLM API: the versions tested are pinned in ``space/common/versions.py``)."""
 from __future__ import annotations
 
 import logging
@@ -38,15 +35,11 @@ class RawStep:
 class TracingScheduler(Scheduler):
     """``Scheduler`` plus ``take_step`` (what it saw in the last step); behaviour is unchanged.
 
-    Draft slots no proposer filled are kept out of the drafts and counted
-    apart with their cause (docs/vllm-hooks.md, "Placeholder drafts"): -1
-    padding, or zeros the model runner returns when it skipped the drafter
-    (``proposer_ran``, set by the engine, tells those from proposals).
-    With a ``clock``, vLLM's scheduling and our recording are timed apart.
-
-    Fails soft: if reading vLLM's objects raises, ``failure`` says why,
-    recording stops and vLLM goes on as if nothing were attached.
-    """
+    Draft slots no proposer filled are counted apart from the drafts, with their cause
+    (docs/vllm-hooks.md, "Placeholder drafts"): -1 padding, or zeros the model runner returns
+    when it skipped the drafter (``proposer_ran``, set by the engine, tells those apart).
+    With a ``clock``, vLLM's scheduling and our recording are timed apart. Fails soft: if
+    reading vLLM's objects raises, ``failure`` says why and recording stops; vLLM goes on."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

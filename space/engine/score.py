@@ -1,11 +1,7 @@
-"""Score a finished run with the target: what it thought of each draft it verified.
-
-After the timed runs, one prefill of prompt + output on the baseline engine
-gives the target's distribution at every output position. vLLM's public
-``prompt_logprobs`` has only the top 5 and no temperature or top-p, so for
-this request ``Sampler.gather_logprobs`` is wrapped to reduce the full rows we
-need; the public top-1 is checked against them, so moved internals fail loudly.
-"""
+"""Score a finished run with the target: one prefill of prompt + output on the baseline gives
+its distribution at every output position. vLLM's ``prompt_logprobs`` has only the top 5, no
+temperature or top-p, so ``Sampler.gather_logprobs`` is wrapped to reduce the full rows we
+need; the public top-1 is checked against them, so moved internals fail loudly."""
 from __future__ import annotations
 
 import itertools
