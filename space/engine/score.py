@@ -43,33 +43,31 @@ class _Capture:
             return
         index = torch.tensor([r - first for r in wanted], device=scores.device)
         drafts = torch.tensor([self.rows[r] for r in wanted], device=scores.device)
-        self.got.update(zip(wanted, _reduce(scores.index_select(0, index), drafts,
-                                            self.temperature, self.top_p), strict=True))
+        self.got.update(zip(wanted, self.reduce(scores.index_select(0, index), drafts),
+                            strict=True))
 
-
-def _reduce(scores: torch.Tensor, drafts: torch.Tensor, temperature: float,
-            top_p: float) -> list[tuple]:
-    """Per row: top-N ids and probabilities, p(draft), and the raw top-1 (id, logprob)."""
-    logprobs = scores.float().log_softmax(dim=-1)  # idempotent on vLLM's raw logprobs
-    raw_top = logprobs.max(dim=-1)
-    if temperature >= GREEDY_EPS:  # as vLLM's rejection sampler: / T, then top-p, softmax
-        logits = logprobs / temperature
-        if top_p < 1.0:
-            p = torch.full((logits.shape[0],), top_p, device=logits.device)
-            logits = apply_top_k_top_p_pytorch(logits, None, p, allow_cpu_sync=True)
-        probs = logits.softmax(dim=-1)
-    else:  # greedy: the rule is the argmax; the softmax shows how sure the target was
-        probs = logprobs.exp()
-    top = probs.topk(TOP_N, dim=-1)
-    p_draft = probs.gather(1, drafts.unsqueeze(1)).squeeze(1)
-    out = []
-    for i in range(scores.shape[0]):
-        # top-p can leave fewer than TOP_N tokens: the rest have probability 0, no rank
-        pairs = [(t, p) for t, p in zip(top.indices[i].tolist(), top.values[i].tolist(),
-                                        strict=True) if p > 0]
-        out.append(([t for t, _ in pairs], [p for _, p in pairs], float(p_draft[i]),
-                    (int(raw_top.indices[i]), float(raw_top.values[i]))))
-    return out
+    def reduce(self, scores: torch.Tensor, drafts: torch.Tensor) -> list[tuple]:
+        """Per row: top-N ids and probabilities, p(draft), and the raw top-1 (id, logprob)."""
+        logprobs = scores.float().log_softmax(dim=-1)  # idempotent on vLLM's raw logprobs
+        raw_top = logprobs.max(dim=-1)
+        if self.temperature >= GREEDY_EPS:  # as vLLM's rejection sampler: / T, then top-p, softmax
+            logits = logprobs / self.temperature
+            if self.top_p < 1.0:
+                p = torch.full((logits.shape[0],), self.top_p, device=logits.device)
+                logits = apply_top_k_top_p_pytorch(logits, None, p, allow_cpu_sync=True)
+            probs = logits.softmax(dim=-1)
+        else:  # greedy: the rule is the argmax; the softmax shows how sure the target was
+            probs = logprobs.exp()
+        top = probs.topk(TOP_N, dim=-1)
+        p_draft = probs.gather(1, drafts.unsqueeze(1)).squeeze(1)
+        out = []
+        for i in range(scores.shape[0]):
+            # top-p can leave fewer than TOP_N tokens: the rest have probability 0, no rank
+            pairs = [(t, p) for t, p in zip(top.indices[i].tolist(), top.values[i].tolist(),
+                                            strict=True) if p > 0]
+            out.append(([t for t, _ in pairs], [p for _, p in pairs], float(p_draft[i]),
+                        (int(raw_top.indices[i]), float(raw_top.values[i]))))
+        return out
 
 
 def why_rejected_state(runner) -> hooks.HookState:
@@ -83,9 +81,10 @@ def why_rejected_state(runner) -> hooks.HookState:
     return hooks.attached(hooks.WHY_REJECTED)
 
 
-def _prefill(engine, ids: list[int], capture: _Capture):
+def _prefill(engine, ids: list[int], capture: _Capture) -> None:
     """One request: read ``ids``, emit one token, with the sampler's ``gather_logprobs``
-    (a staticmethod) wrapped on this instance only; returns vLLM's final output."""
+    (a staticmethod) wrapped on this instance only; ``ScoringError`` unless ``capture`` holds
+    the rows vLLM answered for."""
     eng, sampler = engine.engine, engine.runner.sampler
     if eng.has_unfinished_requests():
         raise RuntimeError("engine busy: scoring must run between runs")
@@ -112,11 +111,7 @@ def _prefill(engine, ids: list[int], capture: _Capture):
     take_step = getattr(engine.scheduler, "take_step", None)
     if take_step is not None:
         take_step()  # the tracing scheduler saw this request too: not a run
-    return final
-
-
-def _check_alignment(final, capture: _Capture) -> None:
-    """The captured rows must be the ones vLLM answered for: same top-1 log probability."""
+    # The captured rows must be the ones vLLM answered for: same top-1 log probability.
     returned = final.prompt_logprobs if final is not None else None
     if not returned or len(capture.got) != len(capture.rows):
         raise ScoringError(f"scoring saw {len(capture.got)} of {len(capture.rows)} positions")
@@ -145,7 +140,7 @@ def explain(engine, run: RunTrace, temperature: float, top_p: float) -> Explanat
              and n_prompt + s.output_offset + j < len(ids)]
     capture = _Capture({row: draft for _, _, row, draft in wants}, temperature, top_p)
     if wants:
-        _check_alignment(_prefill(engine, ids, capture), capture)
+        _prefill(engine, ids, capture)
     # vLLM drafts greedily (q = 1) unless ``draft_sample_method`` says otherwise
     greedy = (run.config.speculative_config or {}).get("draft_sample_method", "greedy")
     q = 1.0 if greedy == "greedy" else None
