@@ -38,11 +38,8 @@ def token_texts(tokenizer, ids, cache: dict[int, str]) -> dict[int, str]:
     """Text of each token on its own (byte-level BPE pieces may be partial UTF-8); ids
     outside the vocabulary get none (``RunTrace.token_str`` shows ``<id>``).
     """
-    out = {}
     size = len(tokenizer)
     for t in ids:
-        if 0 <= t < size:
-            if t not in cache:
-                cache[t] = tokenizer.decode([t], skip_special_tokens=False)
-            out[t] = cache[t]
-    return out
+        if 0 <= t < size and t not in cache:
+            cache[t] = tokenizer.decode([t], skip_special_tokens=False)
+    return {t: cache[t] for t in ids if 0 <= t < size}

@@ -97,17 +97,13 @@ class TracedEngine:
         return self._note_hooks()
 
     def _note_hooks(self) -> list[hooks.HookState]:
-        """Read every hook's state, in the doctor's order, into ``self.hooks`` and into
-        ``self.config``, the configuration written into every trace."""
+        """Read every hook's state (the doctor's order) into ``self.hooks`` and the traces' config."""
         from space.engine import score
 
-        failure = getattr(self.scheduler, "failure", None)
-        if self._scheduler_why is not None:
-            scheduler = hooks.missing(hooks.TRACING_SCHEDULER, self._scheduler_why)
-        elif failure:
-            scheduler = hooks.missing(hooks.TRACING_SCHEDULER, f"recording stopped: {failure}")
-        else:
-            scheduler = hooks.attached(hooks.TRACING_SCHEDULER)
+        failure = getattr(self.scheduler, "failure", None)  # refused at build, stopped, or none
+        why = self._scheduler_why or (f"recording stopped: {failure}" if failure else None)
+        scheduler = (hooks.missing(hooks.TRACING_SCHEDULER, why) if why
+                     else hooks.attached(hooks.TRACING_SCHEDULER))
         self.hooks = [scheduler, *self.clock.states(self.spec.is_speculative),
                       score.why_rejected_state(self.runner)]
         for state in self.hooks:
@@ -160,7 +156,6 @@ class TracedEngine:
             raise ValueError(f"{len(encoded)} encoded prompts for {len(reqs)} requests")
         req_ids = [f"sl-{next(_ids)}" for _ in reqs]
         recording = self.recording
-        rec = self.scheduler if recording else None
         arrival = time.perf_counter()
         for rid, req, ids in zip(req_ids, reqs, encoded, strict=False):
             max_tokens = min(req.max_tokens, self.spec.max_model_len - len(ids))
@@ -187,9 +182,9 @@ class TracedEngine:
                     finals[out.request_id].append(out)
                     if out.outputs and out.outputs[0].token_ids:
                         out_s[out.request_id].append(t1)
-                if rec is None:
+                if not recording:
                     continue
-                for internal_id, raw in rec.take_step():
+                for internal_id, raw in self.scheduler.take_step():
                     # vLLM appends ``-<random suffix>`` to request ids inside the engine core
                     rid = internal_id if internal_id in times else internal_id.rsplit("-", 1)[0]
                     if rid in times:
@@ -220,18 +215,16 @@ class TracedEngine:
     def _finish(self, req, ids, arrival, outs, steps, out_s) -> RunTrace:
         out_ids = [t for o in outs for t in o.outputs[0].token_ids]
         last = outs[-1].outputs[0]
-        text = "".join(o.outputs[0].text for o in outs)
         # Without a trace (the tracing scheduler missing), the steps' outputs time it.
         first = next((s.end_s for s in steps if s.emitted_token_ids), out_s[0] if out_s else None)
         finish = steps[-1].end_s if steps else (out_s[-1] if out_s else time.perf_counter())
         m = getattr(last, "spec_decode_metrics", None)
-        ids_seen = out_ids + [t for s in steps for t in s.draft_token_ids]
         return RunTrace(
             config=self.config, prompt=req.prompt, prompt_token_ids=ids,
-            output_token_ids=out_ids, text=text, arrival_s=arrival,
+            output_token_ids=out_ids, text="".join(o.outputs[0].text for o in outs), arrival_s=arrival,
             first_token_s=first if first is not None else finish, finish_s=finish,
             finish_reason=last.finish_reason, steps=steps,
-            token_text=self.texts(ids_seen),
+            token_text=self.texts(out_ids + [t for s in steps for t in s.draft_token_ids]),
             vllm_spec_metrics=None if m is None else {
                 **m.to_dict(), "num_draft_tokens": m.num_draft_tokens,
                 "histogram": list(m.histogram), "per_step_drafted": list(m.per_step_drafted),
@@ -243,9 +236,9 @@ class TracedEngine:
     def memory(self) -> EngineMemory:
         """Weights (target and draft, counted from the loaded tensors) and KV cache."""
         weights = {"target": _param_bytes(getattr(self.runner, "model", None))}
-        drafter = getattr(self.runner, "drafter", None)
-        if drafter is not None and getattr(drafter, "model", None) is not None:
-            weights["draft"] = _param_bytes(drafter.model)
+        draft = getattr(getattr(self.runner, "drafter", None), "model", None)
+        if draft is not None:
+            weights["draft"] = _param_bytes(draft)
         kv_cfg = self.scheduler.kv_cache_config
         reserved = sum(t.size for t in kv_cfg.kv_cache_tensors)
         usage = self.scheduler.kv_cache_manager.usage
