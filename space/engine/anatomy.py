@@ -124,8 +124,7 @@ class StepClock:
 
     @classmethod
     def attach(cls, runner: Any, scheduler: Any, every_n_steps: int | None = None) -> StepClock:
-        """Wrap ``runner``'s and ``scheduler``'s methods. ``every_n_steps`` None:
-        every step on CPU, ``GPU_EVERY_N_STEPS`` on a GPU."""
+        """Wrap the methods; ``every_n_steps`` None: every step on CPU, ``GPU_EVERY_N_STEPS`` on GPU."""
         import torch  # here: the clock's logic loads and is tested without torch
 
         on_gpu = torch.cuda.is_available()
@@ -150,8 +149,7 @@ class StepClock:
         self._wrap(scheduler, "update_draft_token_ids", SCHEDULING, None)
 
     def states(self, speculative: bool) -> list[hooks.HookState]:
-        """Whether each of the clock's hook points attached (the proposer timer only
-        on a speculative engine)."""
+        """Whether each clock hook point attached (the proposer timer: speculative engines only)."""
         names: list[hooks.HookName] = [hooks.CLOCK_FORWARD, hooks.CLOCK_SAMPLING,
                                        hooks.CLOCK_SCHEDULING, hooks.PROPOSER_TIMER]
         return [hooks.missing(n, "; ".join(self.failed[n])) if n in self.failed

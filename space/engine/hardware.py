@@ -165,8 +165,7 @@ def kv_cache_bytes(budget_bytes: int, dtype: str) -> int:
 
 
 def resolve_spec(spec: EngineSpec) -> EngineSpec:
-    """``spec`` with its dtype resolved and canonical (what pools and caches key on).
-    Idempotent; a bad ``--dtype`` fails here, before any engine is built."""
+    """``spec`` with a canonical dtype (pools key on it); idempotent; a bad ``--dtype`` fails here."""
     if spec.dtype in BYTES_PER_VALUE:
         return spec
     model_path = _gpu_model_path(spec.model) if spec.dtype in (None, "auto") else None

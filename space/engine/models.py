@@ -172,8 +172,7 @@ def _download(repo_id: str, progress: Progress) -> Path:
 
 
 def resolve_model(name: str, progress: Progress | None = None) -> Path:
-    """A local folder vLLM can load: ``default``, ``default-truncated`` (its
-    bad-draft copy), a model folder, or ``owner/name`` from the hub."""
+    """A folder vLLM can load: ``default``, ``default-truncated``, a model folder, or ``owner/name``."""
     progress = progress or to_log
     if not name or not name.strip():
         raise ModelError("no model given")

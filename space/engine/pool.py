@@ -36,11 +36,7 @@ class NoRoom(ConfigError):
 def plan_closes(held: Sequence[tuple[Key, int]], keep: set[Key], need: int,
                 budget: int) -> list[Key] | None:
     """Which engines of ``held`` ((key, bytes), least recently used first) to close
-    so that ``need`` more bytes fit in ``budget``; None if closing all but ``keep`` cannot.
-
-    Example: held [(a, 3), (b, 2), (base, 4)], keep {base}, need 3, budget 10:
-    9 + 3 > 10; closing a leaves 6 + 3 <= 10 -> [a].
-    """
+    so that ``need`` more bytes fit in ``budget``; None if closing all but ``keep`` cannot."""
     total = sum(b for _, b in held)
     closes: list[Key] = []
     for key, size in held:
@@ -92,8 +88,7 @@ class EnginePool:
             return engine
 
     def budget(self) -> PoolBudget:
-        """The budget and what is held now, without waiting for a run (before the
-        first build, the default as it would be now)."""
+        """The budget and what is held now, without waiting for a run (before a build: the default)."""
         budget, source = ((self._budget, self._budget_source) if self._budget is not None
                           else default_budget())
         base = [("baseline", self._baseline.spec)] if self._baseline is not None else []
