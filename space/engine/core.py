@@ -23,16 +23,10 @@ from vllm.sampling_params import RequestOutputKind
 from space.common import versions
 from space.common.cancel import StepGuard
 from space.common.progress import Progress
-from space.engine import hardware, models, prompts
+from space.engine import compat, hardware, models, prompts
 from space.engine.anatomy import StepClock
 from space.engine.attach import build_engine
 from space.engine.build import build_steps, token_texts
-from space.engine.compat import (
-    fix_cpu_expand_kernel,
-    fix_cpu_synthetic_kernels,
-    guard_kernel_scan,
-    keep_parallel_state,
-)
 from space.engine.hardware import on_gpu
 from space.engine.scheduler import TracingScheduler
 from space.observe.memory import EngineMemory
@@ -66,9 +60,9 @@ class TracedEngine:
         label = spec.method or "baseline"
         progress(0.1, f"building the {label} engine on {self.model_path.name}")
         t0 = time.perf_counter()
-        guard_kernel_scan()
-        fix_cpu_expand_kernel()
-        fix_cpu_synthetic_kernels()
+        compat.guard_kernel_scan()
+        compat.fix_cpu_expand_kernel()
+        compat.fix_cpu_synthetic_kernels()
         self.engine, self._scheduler_why = build_engine(self.args)
         _LIVE.add(self)
         self.build_s = time.perf_counter() - t0
@@ -257,7 +251,7 @@ class TracedEngine:
         _LIVE.discard(self)
         self.clock.detach()  # the runner's objects get their own methods back
         # The last engine tears vLLM's process-wide state down; earlier ones keep it.
-        keep = keep_parallel_state() if _LIVE else contextlib.nullcontext()
+        keep = compat.keep_parallel_state() if _LIVE else contextlib.nullcontext()
         try:
             with keep:
                 engine.engine_core.shutdown()
