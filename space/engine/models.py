@@ -146,9 +146,8 @@ def cached_hub_model(repo_id: str) -> Path | None:
 
 
 def _download(repo_id: str, progress: Progress) -> Path:
-    """Fetch a hub model (``HF_TOKEN`` for gated ones), or say plainly why not.
-
-    A cached model is used as it is, never checked for a newer revision."""
+    """Fetch a hub model (``HF_TOKEN`` for gated ones), or say plainly why not; a cached
+    model is used as it is, never checked for a newer revision."""
     from huggingface_hub import errors as hf_errors
     from huggingface_hub import snapshot_download
 
@@ -189,21 +188,15 @@ def resolve_model(name: str, progress: Progress | None = None) -> Path:
     return _download(name, progress)
 
 
-def vocab_size(folder: Path) -> int | None:
-    """The vocabulary size in config.json, for the draft/target match check."""
-    cfg = json.loads((folder / "config.json").read_text())
-    cfg = cfg.get("text_config", cfg)
-    return cfg.get("vocab_size")
-
-
 def resolve_draft(method: str | None, draft: str | None, target: Path,
                   progress: Progress | None = None) -> str | None:
-    """The draft folder for methods that take one; checks the vocabulary matches."""
+    """The draft folder for methods that take one; checks the vocabularies (config.json) match."""
     row = methods.info(method) if method else None
     if not draft or row is None or not row.takes_draft:
         return None
     path = resolve_model(draft, progress)
-    t_vocab, d_vocab = vocab_size(target), vocab_size(path)
+    cfgs = (json.loads((folder / "config.json").read_text()) for folder in (target, path))
+    t_vocab, d_vocab = (cfg.get("text_config", cfg).get("vocab_size") for cfg in cfgs)
     if method == "draft_model" and t_vocab != d_vocab:
         raise ModelError(f"the draft's vocabulary ({d_vocab} tokens) differs from the "
                          f"target's ({t_vocab}): a draft model must share the tokenizer")
