@@ -118,8 +118,6 @@ class EnginePool:
             for spec in [*self._spec, None]:
                 self._close(spec)
 
-    # --- the budget ----------------------------------------------------------
-
     def need_bytes(self, spec: EngineSpec) -> int:
         """What building ``spec`` is counted as needing: its last build's measure, else the estimate."""
         spec = hardware.resolve_spec(spec)
