@@ -1,13 +1,6 @@
-"""Timers around vLLM's own methods: the anatomy of every engine step.
-
-``StepClock.attach`` wraps a few methods of one engine's model runner and
-scheduler (``V1_HOOKS`` or ``V2_HOOKS``, by runner) on the instances only, so
-other engines are untouched; ``detach`` undoes it. Each timed call appends one
-``(part, start_s, end_s)``; a call inside another runs untimed, so parts never
-overlap. On a GPU parts synchronize the device and only one step in
-``GPU_EVERY_N_STEPS`` is timed, the proposer on every step. Hook points and
-clock: docs/vllm-hooks.md, "Step anatomy".
-"""
+"""Timers around vLLM's own methods, on one engine's instances only: the anatomy of
+every engine step. A call inside another timed one runs untimed, so parts never overlap
+(docs/vllm-hooks.md, "Step anatomy")."""
 from __future__ import annotations
 
 import logging
@@ -37,9 +30,8 @@ _MISSING = object()  # no instance attribute of that name before _patch
 
 
 def _sample_part(args: tuple, kwargs: dict) -> str:
-    """``_sample(logits, spec_decode_metadata)`` is rejection only when it verifies
-    drafts: a speculative engine passes metadata on every step
-    (docs/vllm-hooks.md, #44)."""
+    """``_sample(logits, spec_decode_metadata)`` is rejection only when it verifies drafts: a
+    speculative engine passes metadata on every step (docs/vllm-hooks.md, #44)."""
     meta = args[1] if len(args) > 1 else kwargs.get("spec_decode_metadata")
     return REJECTION if meta is not None and any(meta.num_draft_tokens) else SAMPLING
 
@@ -67,19 +59,13 @@ V2_HOOKS: tuple[tuple[str, str, Part], ...] = (
 )
 
 
-def is_v2_runner(runner: Any) -> bool:
-    return type(runner).__module__ == V2_RUNNER_MODULE
-
-
 def hooks_for(runner: Any) -> tuple[tuple[str, str, Part], ...]:
-    return V2_HOOKS if is_v2_runner(runner) else V1_HOOKS
+    return V2_HOOKS if type(runner).__module__ == V2_RUNNER_MODULE else V1_HOOKS
 
 
 class StepClock:
-    """The current engine step's timed parts; ``busy`` while a part runs.
-
-    ``every_n_steps``: time one engine step in n (the first, then every n-th).
-    """
+    """The current engine step's timed parts; ``busy`` while a part runs. ``every_n_steps``:
+    time one engine step in n (the first, then every n-th)."""
 
     def __init__(self, sync: Callable[[], None] | None, every_n_steps: int = 1) -> None:
         if every_n_steps < 1:
@@ -112,13 +98,10 @@ class StepClock:
         if self.timing:
             self.intervals.append((part, start_s, end_s))
 
-    def clear(self) -> None:
-        self.intervals.clear()
-        self.drafter_forwards = 0
-
     def begin_step(self) -> None:
         """Before each ``LLMEngine.step()``: forget what ran between steps; timed or not."""
-        self.clear()
+        self.intervals.clear()
+        self.drafter_forwards = 0
         self.timing = self._steps % self.every_n_steps == 0
         self._steps += 1
 
@@ -131,7 +114,8 @@ class StepClock:
         out = StepAnatomy([PartInterval(p, a, b) for p, a, b in sorted(self.intervals,  # type: ignore[arg-type]
                                                                         key=lambda i: i[1])],
                           self.drafter_forwards) if self.timing else None
-        self.clear()
+        self.intervals.clear()
+        self.drafter_forwards = 0
         return out
 
     def proposer_ran(self) -> bool:
@@ -140,8 +124,7 @@ class StepClock:
 
     @classmethod
     def attach(cls, runner: Any, scheduler: Any, every_n_steps: int | None = None) -> StepClock:
-        """Wrap ``runner``'s and ``scheduler``'s methods. ``every_n_steps`` None:
-        every step on CPU, ``GPU_EVERY_N_STEPS`` on a GPU."""
+        """Wrap the methods; ``every_n_steps`` None: every step on CPU, ``GPU_EVERY_N_STEPS`` on GPU."""
         import torch  # here: the clock's logic loads and is tested without torch
 
         on_gpu = torch.cuda.is_available()
@@ -166,21 +149,13 @@ class StepClock:
         self._wrap(scheduler, "update_draft_token_ids", SCHEDULING, None)
 
     def states(self, speculative: bool) -> list[hooks.HookState]:
-        """Whether each of the clock's hook points attached (the proposer timer only
-        on a speculative engine)."""
+        """Whether each clock hook point attached (the proposer timer: speculative engines only)."""
         names: list[hooks.HookName] = [hooks.CLOCK_FORWARD, hooks.CLOCK_SAMPLING,
-                                       hooks.CLOCK_SCHEDULING]
-        if speculative:
-            names.append(hooks.PROPOSER_TIMER)
-        out = []
-        for name in names:
-            if name in self.failed:
-                out.append(hooks.missing(name, "; ".join(self.failed[name])))
-            elif name not in self.tried:
-                out.append(hooks.missing(name, "this model runner has no such hook point"))
-            else:
-                out.append(hooks.attached(name))
-        return out
+                                       hooks.CLOCK_SCHEDULING, hooks.PROPOSER_TIMER]
+        return [hooks.missing(n, "; ".join(self.failed[n])) if n in self.failed
+                else hooks.attached(n) if n in self.tried
+                else hooks.missing(n, "this model runner has no such hook point")
+                for n in names[:4 if speculative else 3]]
 
     def detach(self) -> None:
         """Give every wrapped object its own methods (and class) back, newest first."""
@@ -219,13 +194,10 @@ _HOOK_OF: dict[str, hooks.HookName] = {
 
 
 def _patch(owner: Any, name: str, wrap: Callable[[Callable], Callable]) -> Callable[[], None]:
-    """Route calls of ``owner.name`` through ``wrap(original)``; return the undo.
-
-    A plain method becomes an instance attribute. A special method such as
-    ``__call__`` is looked up on the type, so the instance gets a subclass of
-    its own differing only in that method: identity and ``isinstance`` hold
-    (docs/vllm-hooks.md, #55). ``TypeError`` for an instance of a built-in type.
-    """
+    """Route calls of ``owner.name`` through ``wrap(original)``; return the undo. A plain
+    method becomes an instance attribute. A special method such as ``__call__`` is looked up
+    on the type, so the instance gets a subclass of its own differing only in that method:
+    identity and ``isinstance`` hold (docs/vllm-hooks.md, #55). ``TypeError`` for a built-in."""
     if name.startswith("__") and name.endswith("__"):
         cls = type(owner)
         meta: Any = type(cls)  # its metaclass (ABCMeta, say), so the subclass is a legal one

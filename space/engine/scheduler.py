@@ -1,15 +1,12 @@
-"""A vLLM scheduler that records, per request per step, what was verified.
-
-The scheduler is the one place that sees each step's real draft ids, the
-tokens sampled and those kept after stop checks (non-public vLLM API: the
-versions tested are pinned in ``space/common/versions.py``).
-"""
+"""A vLLM scheduler that records, per request per step, what was verified: the one place
+that sees each step's real draft ids, the tokens sampled and those kept after stop checks
+(non-public vLLM API: the versions tested are pinned in ``space/common/versions.py``)."""
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from vllm.v1.core.sched.scheduler import Scheduler
 
@@ -35,33 +32,18 @@ class RawStep:
     placeholder_cause: str | None = None  # PADDING | DRAFTER_SKIPPED (space.records.trace)
 
 
-@dataclass
-class Recorder:
-    """What ``TracingScheduler`` saw in the last step; drained by the step loop."""
-
-    new_in_step: list[tuple[str, RawStep]] = field(default_factory=list)
-
-    def take_step(self) -> list[tuple[str, RawStep]]:
-        out, self.new_in_step = self.new_in_step, []
-        return out
-
-
 class TracingScheduler(Scheduler):
-    """``Scheduler`` plus a ``recorder``; behaviour is unchanged.
+    """``Scheduler`` plus ``take_step`` (what it saw in the last step); behaviour is unchanged.
 
-    Draft slots no proposer filled are kept out of the drafts and counted
-    apart with their cause (docs/vllm-hooks.md, "Placeholder drafts"): -1
-    padding, or zeros the model runner returns when it skipped the drafter
-    (``proposer_ran``, set by the engine, tells those from proposals).
-    With a ``clock``, vLLM's scheduling and our recording are timed apart.
-
-    Fails soft: if reading vLLM's objects raises, ``failure`` says why,
-    recording stops and vLLM goes on as if nothing were attached.
-    """
+    Draft slots no proposer filled are counted apart from the drafts, with their cause
+    (docs/vllm-hooks.md, "Placeholder drafts"): -1 padding, or zeros the model runner returns
+    when it skipped the drafter (``proposer_ran``, set by the engine, tells those apart).
+    With a ``clock``, vLLM's scheduling and our recording are timed apart. Fails soft: if
+    reading vLLM's objects raises, ``failure`` says why and recording stops; vLLM goes on."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.recorder = Recorder()
+        self._new_in_step: list[tuple[str, RawStep]] = []
         self.failure: str | None = None  # why recording stopped (None: it records)
         self.vocab_size = 0
         self._guard(self._read_vocab)
@@ -73,6 +55,11 @@ class TracingScheduler(Scheduler):
     def recording(self) -> bool:
         return self.failure is None
 
+    def take_step(self) -> list[tuple[str, RawStep]]:
+        """The requests' ``RawStep``s recorded since the last call; drained by the step loop."""
+        out, self._new_in_step = self._new_in_step, []
+        return out
+
     def _guard(self, fn: Callable, *args):
         """``fn(*args)``, or None after recording why it raised (and stopping)."""
         if self.failure is not None:
@@ -83,7 +70,7 @@ class TracingScheduler(Scheduler):
             self.failure = f"{getattr(fn, '__name__', 'recording')}: {type(exc).__name__}: {exc}"
             log.warning("tracing scheduler stopped recording (%s); runs take their counts "
                         "from vLLM's per-request metrics", self.failure)
-            self.recorder.new_in_step.clear()
+            self._new_in_step.clear()
             return None
 
     def _read_vocab(self) -> None:
@@ -132,18 +119,14 @@ class TracingScheduler(Scheduler):
         """One ``RawStep`` per request of the step, after vLLM's update."""
         for req_id, (req, n_out, computed, got) in before.items():
             drafts = scheduler_output.scheduled_spec_decode_tokens.get(req_id) or ()
-            proposed, cause = self._proposed(req_id, drafts)
+            # the proposer's drafts among ``drafts``, and why any others are there
+            skipped = bool(drafts) and req_id in self._zero_filled
+            proposed = [] if skipped else [t for t in drafts if 0 <= t < self.vocab_size]
+            cause = DRAFTER_SKIPPED if skipped else PADDING if len(proposed) < len(drafts) else None
             raw = RawStep(
                 num_scheduled_tokens=scheduler_output.num_scheduled_tokens[req_id],
                 num_computed_before=computed, num_prompt_tokens=req.num_prompt_tokens,
                 draft_token_ids=proposed, sampled_token_ids=got,
                 kept_token_ids=list(req.output_token_ids[n_out:]), output_offset=n_out,
                 num_placeholder_drafts=len(drafts) - len(proposed), placeholder_cause=cause)
-            self.recorder.new_in_step.append((req_id, raw))
-
-    def _proposed(self, req_id: str, drafts) -> tuple[list[int], str | None]:
-        """The proposer's drafts among ``drafts``, and why any others are there."""
-        if drafts and req_id in self._zero_filled:
-            return [], DRAFTER_SKIPPED
-        proposed = [t for t in drafts if 0 <= t < self.vocab_size]
-        return proposed, (PADDING if len(proposed) < len(drafts) else None)
+            self._new_in_step.append((req_id, raw))

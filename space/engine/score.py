@@ -1,14 +1,9 @@
-"""Score a finished run with the target: what it thought of each draft it verified.
-
-After the timed runs, one prefill of prompt + output on the baseline engine
-gives the target's distribution at every output position. vLLM's public
-``prompt_logprobs`` has only the top 5 and no temperature or top-p, so for
-this request ``Sampler.gather_logprobs`` is wrapped to reduce the full rows we
-need; the public top-1 is checked against them, so moved internals fail loudly.
-"""
+"""Score a finished run with the target: one prefill of prompt + output on the baseline gives
+its distribution at every output position. vLLM's ``prompt_logprobs`` has only the top 5, no
+temperature or top-p, so ``Sampler.gather_logprobs`` is wrapped to reduce the full rows we
+need; the public top-1 is checked against them, so moved internals fail loudly."""
 from __future__ import annotations
 
-import contextlib
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -32,14 +27,6 @@ class ScoringError(RuntimeError):
 
 
 @dataclass
-class _Want:
-    step: int          # index into run.steps
-    draft_pos: int
-    out_pos: int       # position in the output
-    draft_id: int
-
-
-@dataclass
 class _Capture:
     """The scoring prefill's rows we need, reduced as vLLM computes them."""
 
@@ -56,46 +43,31 @@ class _Capture:
             return
         index = torch.tensor([r - first for r in wanted], device=scores.device)
         drafts = torch.tensor([self.rows[r] for r in wanted], device=scores.device)
-        self.got.update(zip(wanted, _reduce(scores.index_select(0, index), drafts,
-                                            self.temperature, self.top_p), strict=True))
+        self.got.update(zip(wanted, self.reduce(scores.index_select(0, index), drafts),
+                            strict=True))
 
-
-def _reduce(scores: torch.Tensor, drafts: torch.Tensor, temperature: float,
-            top_p: float) -> list[tuple]:
-    """Per row: top-N ids and probabilities, p(draft), and the raw top-1 (id, logprob)."""
-    logprobs = scores.float().log_softmax(dim=-1)  # idempotent on vLLM's raw logprobs
-    raw_top = logprobs.max(dim=-1)
-    if temperature >= GREEDY_EPS:  # as vLLM's rejection sampler: / T, then top-p, softmax
-        logits = logprobs / temperature
-        if top_p < 1.0:
-            p = torch.full((logits.shape[0],), top_p, device=logits.device)
-            logits = apply_top_k_top_p_pytorch(logits, None, p, allow_cpu_sync=True)
-        probs = logits.softmax(dim=-1)
-    else:  # greedy: the rule is the argmax; the softmax shows how sure the target was
-        probs = logprobs.exp()
-    top = probs.topk(TOP_N, dim=-1)
-    p_draft = probs.gather(1, drafts.unsqueeze(1)).squeeze(1)
-    out = []
-    for i in range(scores.shape[0]):
-        # top-p can leave fewer than TOP_N tokens: the rest have probability 0, no rank
-        pairs = [(t, p) for t, p in zip(top.indices[i].tolist(), top.values[i].tolist(),
-                                        strict=True) if p > 0]
-        out.append(([t for t, _ in pairs], [p for _, p in pairs], float(p_draft[i]),
-                    (int(raw_top.indices[i]), float(raw_top.values[i]))))
-    return out
-
-
-def _wanted(run: RunTrace) -> list[_Want]:
-    out = []
-    for i, s in enumerate(run.steps):
-        if s.kind != VERIFY:
-            continue
-        # the target judged the accepted drafts and the first rejected one (the
-        # drafts after it were discarded with it, unjudged)
-        for j, fate in enumerate(s.draft_fates()):
-            if fate == ACCEPTED or (fate == REJECTED and j == s.num_accepted_tokens):
-                out.append(_Want(i, j, s.output_offset + j, s.draft_token_ids[j]))
-    return out
+    def reduce(self, scores: torch.Tensor, drafts: torch.Tensor) -> list[tuple]:
+        """Per row: top-N ids and probabilities, p(draft), and the raw top-1 (id, logprob)."""
+        logprobs = scores.float().log_softmax(dim=-1)  # idempotent on vLLM's raw logprobs
+        raw_top = logprobs.max(dim=-1)
+        if self.temperature >= GREEDY_EPS:  # as vLLM's rejection sampler: / T, then top-p, softmax
+            logits = logprobs / self.temperature
+            if self.top_p < 1.0:
+                p = torch.full((logits.shape[0],), self.top_p, device=logits.device)
+                logits = apply_top_k_top_p_pytorch(logits, None, p, allow_cpu_sync=True)
+            probs = logits.softmax(dim=-1)
+        else:  # greedy: the rule is the argmax; the softmax shows how sure the target was
+            probs = logprobs.exp()
+        top = probs.topk(TOP_N, dim=-1)
+        p_draft = probs.gather(1, drafts.unsqueeze(1)).squeeze(1)
+        out = []
+        for i in range(scores.shape[0]):
+            # top-p can leave fewer than TOP_N tokens: the rest have probability 0, no rank
+            pairs = [(t, p) for t, p in zip(top.indices[i].tolist(), top.values[i].tolist(),
+                                            strict=True) if p > 0]
+            out.append(([t for t, _ in pairs], [p for _, p in pairs], float(p_draft[i]),
+                        (int(raw_top.indices[i]), float(raw_top.values[i]))))
+        return out
 
 
 def why_rejected_state(runner) -> hooks.HookState:
@@ -109,9 +81,17 @@ def why_rejected_state(runner) -> hooks.HookState:
     return hooks.attached(hooks.WHY_REJECTED)
 
 
-@contextlib.contextmanager
-def _hooked(sampler, capture: _Capture):
-    """``sampler.gather_logprobs`` (a staticmethod) wrapped on this instance only."""
+def _prefill(engine, ids: list[int], capture: _Capture) -> None:
+    """One request: read ``ids``, emit one token, with the sampler's ``gather_logprobs``
+    (a staticmethod) wrapped on this instance only; ``ScoringError`` unless ``capture`` holds
+    the rows vLLM answered for."""
+    eng, sampler = engine.engine, engine.runner.sampler
+    if eng.has_unfinished_requests():
+        raise RuntimeError("engine busy: scoring must run between runs")
+    params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=TOP_N,
+                            detokenize=False, output_kind=RequestOutputKind.FINAL_ONLY)
+    rid = f"sl-score-{next(_ids)}"
+    final = None
     original = sampler.gather_logprobs
 
     def gather(logprobs, num_logprobs, token_ids):
@@ -120,36 +100,18 @@ def _hooked(sampler, capture: _Capture):
 
     sampler.gather_logprobs = gather
     try:
-        yield
+        eng.add_request(rid, TokensPrompt(prompt_token_ids=ids), params)
+        while eng.has_unfinished_requests():
+            final = next((o for o in eng.step() if o.request_id == rid), final)
+    except BaseException:
+        eng.abort_request([rid])
+        raise
     finally:
         del sampler.gather_logprobs  # the class's staticmethod shows through again
-
-
-def _prefill(engine, ids: list[int], capture: _Capture):
-    """One request: read ``ids``, emit one token; returns vLLM's final output."""
-    eng = engine.engine
-    if eng.has_unfinished_requests():
-        raise RuntimeError("engine busy: scoring must run between runs")
-    params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=TOP_N,
-                            detokenize=False, output_kind=RequestOutputKind.FINAL_ONLY)
-    rid = f"sl-score-{next(_ids)}"
-    final = None
-    with _hooked(engine.runner.sampler, capture):
-        eng.add_request(rid, TokensPrompt(prompt_token_ids=ids), params)
-        try:
-            while eng.has_unfinished_requests():
-                final = next((o for o in eng.step() if o.request_id == rid), final)
-        except BaseException:
-            eng.abort_request([rid])
-            raise
-    recorder = getattr(engine.scheduler, "recorder", None)
-    if recorder is not None:
-        recorder.take_step()  # the tracing scheduler saw this request too: not a run
-    return final
-
-
-def _check_alignment(final, capture: _Capture) -> None:
-    """The captured rows must be the ones vLLM answered for: same top-1 log probability."""
+    take_step = getattr(engine.scheduler, "take_step", None)
+    if take_step is not None:
+        take_step()  # the tracing scheduler saw this request too: not a run
+    # The captured rows must be the ones vLLM answered for: same top-1 log probability.
     returned = final.prompt_logprobs if final is not None else None
     if not returned or len(capture.got) != len(capture.rows):
         raise ScoringError(f"scoring saw {len(capture.got)} of {len(capture.rows)} positions")
@@ -168,33 +130,34 @@ def explain(engine, run: RunTrace, temperature: float, top_p: float) -> Explanat
     # the scoring request emits one token
     ids = (run.prompt_token_ids + run.output_token_ids)[:engine.spec.max_model_len - 1]
     n_prompt = len(run.prompt_token_ids)
-    # Output position p is predicted by prefill row n_prompt - 1 + p; the last row predicts nothing.
-    wants = [w for w in _wanted(run) if n_prompt + w.out_pos < len(ids)]
-    capture = _Capture({n_prompt - 1 + w.out_pos: w.draft_id for w in wants},
-                       temperature, top_p)
+    # The target judged the accepted drafts and the first rejected one (the drafts after
+    # it were discarded with it, unjudged). Output position p is predicted by prefill row
+    # n_prompt - 1 + p; the last row predicts nothing. (step index, draft index, row, draft)
+    wants = [(i, j, n_prompt - 1 + s.output_offset + j, s.draft_token_ids[j])
+             for i, s in enumerate(run.steps) if s.kind == VERIFY
+             for j, fate in enumerate(s.draft_fates())
+             if (fate == ACCEPTED or (fate == REJECTED and j == s.num_accepted_tokens))
+             and n_prompt + s.output_offset + j < len(ids)]
+    capture = _Capture({row: draft for _, _, row, draft in wants}, temperature, top_p)
     if wants:
-        _check_alignment(_prefill(engine, ids, capture), capture)
-    q = 1.0 if _greedy_drafts(run) else None
+        _prefill(engine, ids, capture)
+    # vLLM drafts greedily (q = 1) unless ``draft_sample_method`` says otherwise
+    greedy = (run.config.speculative_config or {}).get("draft_sample_method", "greedy")
+    q = 1.0 if greedy == "greedy" else None
     for step in run.steps:
         step.target_views = []
     shown = []
-    for w in wants:
-        tops, probs, p_draft, _ = capture.got[n_prompt - 1 + w.out_pos]
+    for i, j, row, draft in wants:
+        tops, probs, p_draft, _ = capture.got[row]
         shown += tops
-        run.steps[w.step].target_views.append(TargetView(
-            draft_pos=w.draft_pos, draft_token_id=w.draft_id, draft_prob=_clip(p_draft),
+        run.steps[i].target_views.append(TargetView(
+            draft_pos=j, draft_token_id=draft, draft_prob=_clip(p_draft),
             top_token_ids=tops, top_probs=[_clip(p) for p in probs], draft_q=q))
     run.token_text.update(engine.texts(shown))
     run.explanation = Explanation(temperature=temperature, top_p=top_p,
                                   score_s=time.perf_counter() - t0,
                                   num_scored_tokens=len(ids) if wants else 0)
     return run.explanation
-
-
-def _greedy_drafts(run: RunTrace) -> bool:
-    """vLLM drafts greedily unless ``draft_sample_method`` says otherwise (q = 1)."""
-    spec = run.config.speculative_config or {}
-    return spec.get("draft_sample_method", "greedy") == "greedy"
 
 
 def _clip(p: float) -> float:
