@@ -1,9 +1,6 @@
-"""Was the machine busy while a run measured? What other processes used (psutil, NVML).
-
-Timings on a shared machine are not comparable (the same prompts gave 2.11x
-while other work ran, 1.26x alone). Other processes' share of the CPUs' time
-over the run is flagged above ``BUSY_SHARE``; on a GPU, their share of SM
-time (NVML's samples, absent where it cannot say) above ``GPU_BUSY_SHARE``.
+"""Was the machine busy while a run measured? Other processes' share of the CPUs' time
+(psutil) above ``BUSY_SHARE``, or of the GPU's SM time (NVML) above ``GPU_BUSY_SHARE``,
+flags its timings (the same prompts gave 2.11x while other work ran, 1.26x alone).
 """
 from __future__ import annotations
 

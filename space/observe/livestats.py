@@ -1,10 +1,6 @@
-"""What the Live tab shows, from the in-process metrics; never the engine lock.
-
-``RunLog`` observes the Runs layer's events: recent runs per engine (not
-forced-acceptance ones), jobs that ended, and the KV readings taken.
-``LiveSource.snapshot`` reads anew at most every ``idle_s``, and every
-``busy_s`` while a measured run goes, so watching costs it next to nothing.
-Pure: no Gradio, no vLLM. A failed reading is skipped, never raised.
+"""What the Live tab shows, from the in-process metrics; never the engine lock. Pure: no
+Gradio, no vLLM. ``RunLog`` observes the Runs layer's events; ``LiveSource`` reads anew
+at most every ``idle_s`` (``busy_s`` during a measured run); a failed reading is skipped.
 """
 from __future__ import annotations
 

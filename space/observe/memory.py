@@ -1,8 +1,6 @@
-"""Memory readings: the GPU (NVML), this process, the host, and each engine.
-
-Only the standard library, psutil if installed, and pynvml lazily, so that
-``benchmarks/gpu_check.py`` runs on a bare GPU machine. Readers never raise:
-"no GPU" is ``None``. Units are bytes (``*_bytes``); ``*_tokens`` are KV slots.
+"""Memory readings (bytes; ``*_tokens`` are KV slots): the GPU (NVML), this process, the
+host, each engine. Standard library, optional psutil, pynvml lazily (so that
+``benchmarks/gpu_check.py`` runs on a bare GPU machine); readers never raise (no GPU: None).
 """
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
 """HTTP to a vLLM OpenAI-compatible server: what it serves, and one streamed completion
-(what vLLM 0.32 sends: docs/servers.md, "What a server tells").
-
-Every failure is a ``ServerError`` with one line a visitor may read (no host).
-A stop is ``Cancelled``: the stream is closed, which is how vLLM learns to abort
-the request and free its slot.
+(docs/servers.md). Every failure is a one-line ``ServerError`` (no host); a stop is
+``Cancelled``, its stream closed so that vLLM aborts the request.
 """
 from __future__ import annotations
 
@@ -13,7 +10,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -220,11 +217,11 @@ def stream_completion(server: Server, body: dict[str, Any], *,
                 if r.status_code != 200:
                     r.read()
                     raise ServerError(_http_error(server, r))
-                with _Watcher(r, cancel, abort) as watcher:
+                with _watching(r, cancel, abort):
                     try:
                         return _read_stream(server, r, sent, cancel, on_chunk, abort)
                     except (ServerError, httpx.HTTPError):
-                        watcher.raise_if_stopped(server)
+                        _raise_if_stopped(server, cancel, abort)
                         raise
         except httpx.TimeoutException:
             raise ServerError(f"the {server.role} server went silent for "
@@ -239,44 +236,43 @@ def stream_completion(server: Server, body: dict[str, Any], *,
 STOP_POLL_S = 0.1  # how often a stream's watcher looks at Stop while the server is silent
 
 
-class _Watcher:
-    """Shuts a streaming response's socket once ``cancel`` or ``abort`` is set, so
-    that a read blocked on a silent server (a long prefill) returns at once."""
+@contextlib.contextmanager
+def _watching(r: httpx.Response, cancel: threading.Event | None,
+              abort: threading.Event | None) -> Iterator[None]:
+    """Shuts the response's socket once ``cancel`` or ``abort`` is set, so that a read
+    blocked on a silent server (a long prefill) returns at once."""
+    done = threading.Event()
 
-    def __init__(self, r: httpx.Response, cancel: threading.Event | None,
-                 abort: threading.Event | None) -> None:
-        self.r, self.cancel, self.abort = r, cancel, abort
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._watch, daemon=True,
-                                       name="speclens-stream-watch")
-
-    def __enter__(self) -> _Watcher:
-        if self.cancel is not None or self.abort is not None:
-            self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.done.set()
-        if self.thread.is_alive():
-            self.thread.join()
-
-    def _watch(self) -> None:
-        while not self.done.wait(STOP_POLL_S):
-            if any(e is not None and e.is_set() for e in (self.cancel, self.abort)):
-                sock = self.r.extensions.get("network_stream")
+    def watch() -> None:
+        while not done.wait(STOP_POLL_S):
+            if any(e is not None and e.is_set() for e in (cancel, abort)):
+                sock = r.extensions.get("network_stream")
                 sock = sock.get_extra_info("socket") if sock is not None else None
                 if sock is not None:
                     with contextlib.suppress(OSError):  # closed: the reader ends anyway
                         sock.shutdown(socket.SHUT_RDWR)
                 return
 
-    def raise_if_stopped(self, server: Server) -> None:
-        """After a failed read: Cancelled if Stop or the batch closed the stream."""
-        if self.cancel is not None and self.cancel.is_set():
-            raise Cancelled(f"the {server.role} server's stream was closed by Stop")
-        if self.abort is not None and self.abort.is_set():
-            raise Cancelled(f"the {server.role} server's stream was closed: another request "
-                            "of its batch failed")
+    thread = threading.Thread(target=watch, daemon=True, name="speclens-stream-watch")
+    if cancel is not None or abort is not None:
+        thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        if thread.is_alive():
+            thread.join()
+
+
+def _raise_if_stopped(server: Server, cancel: threading.Event | None,
+                      abort: threading.Event | None, tokens: int | None = None) -> None:
+    """Cancelled if Stop (``cancel``) or the batch (``abort``) closed the stream."""
+    after = "" if tokens is None else f" after {tokens} tokens"
+    if cancel is not None and cancel.is_set():
+        raise Cancelled(f"the {server.role} server's stream was closed{after or ' by Stop'}")
+    if abort is not None and abort.is_set():
+        raise Cancelled(f"the {server.role} server's stream was closed{after}: another "
+                        "request of its batch failed")
 
 
 def _read_stream(server: Server, r: httpx.Response, sent: float,
@@ -287,13 +283,7 @@ def _read_stream(server: Server, r: httpx.Response, sent: float,
                  usage={}, metrics={})
     done = False
     for line in r.iter_lines():
-        tokens = sum(len(c.token_ids) for c in out.chunks)
-        if cancel is not None and cancel.is_set():
-            raise Cancelled(f"the {server.role} server's stream was closed after "
-                            f"{tokens} tokens")
-        if abort is not None and abort.is_set():
-            raise Cancelled(f"the {server.role} server's stream was closed after {tokens} "
-                            "tokens: another request of its batch failed")
+        _raise_if_stopped(server, cancel, abort, sum(len(c.token_ids) for c in out.chunks))
         if not line.startswith("data:"):
             continue  # blank separators and ": keep-alive" comments
         data = line[5:].strip()
@@ -316,41 +306,36 @@ def _take_chunk(server: Server, out: Stream, data: str, now: float) -> None:
         d = json.loads(data)
         if not isinstance(d, dict):
             raise TypeError("not an object")
-        _take(server, out, d, now)
-    except ServerError:
-        raise
+        if "error" in d:
+            err = d["error"]
+            msg = err.get("message") if isinstance(err, dict) else err
+            raise ServerError(f"the {server.role} server failed mid-stream: "
+                              f"{_one_line(str(msg))}")
+        choices = d.get("choices") or []
+        if choices:
+            ch = choices[0]
+            ids = ch.get("token_ids")
+            if ids is None:
+                raise ServerError(f"the {server.role} server sent no token ids: vLLM 0.32 or "
+                                  "later is needed (return_token_ids)")
+            if not _ids(ids) or not _ids(ch.get("prompt_token_ids") or []):
+                raise TypeError("token ids that are not integers")
+            if not isinstance(ch.get("text") or "", str):
+                raise TypeError("a text that is not a string")
+            if ch.get("prompt_token_ids"):
+                out.prompt_token_ids = list(ch["prompt_token_ids"])
+            if ids:
+                out.chunks.append(Chunk(list(ids), ch.get("text") or "", now))
+            if ch.get("finish_reason"):
+                out.finish_reason = ch["finish_reason"]
+        if d.get("usage"):
+            if not isinstance(d["usage"], dict) or not isinstance(d.get("metrics") or {}, dict):
+                raise TypeError("usage or metrics that are not objects")
+            out.usage = d["usage"]
+            out.metrics = d.get("metrics") or {}
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
         why = "not JSON" if isinstance(exc, ValueError) else _one_line(str(exc))[:80]
         raise ServerError(f"the {server.role} server sent a malformed chunk ({why})") from None
-
-
-def _take(server: Server, out: Stream, d: dict[str, Any], now: float) -> None:
-    if "error" in d:
-        err = d["error"]
-        msg = err.get("message") if isinstance(err, dict) else err
-        raise ServerError(f"the {server.role} server failed mid-stream: {_one_line(str(msg))}")
-    choices = d.get("choices") or []
-    if choices:
-        ch = choices[0]
-        ids = ch.get("token_ids")
-        if ids is None:
-            raise ServerError(f"the {server.role} server sent no token ids: vLLM 0.32 or "
-                              "later is needed (return_token_ids)")
-        if not _ids(ids) or not _ids(ch.get("prompt_token_ids") or []):
-            raise TypeError("token ids that are not integers")
-        if not isinstance(ch.get("text") or "", str):
-            raise TypeError("a text that is not a string")
-        if ch.get("prompt_token_ids"):
-            out.prompt_token_ids = list(ch["prompt_token_ids"])
-        if ids:
-            out.chunks.append(Chunk(list(ids), ch.get("text") or "", now))
-        if ch.get("finish_reason"):
-            out.finish_reason = ch["finish_reason"]
-    if d.get("usage"):
-        if not isinstance(d["usage"], dict) or not isinstance(d.get("metrics") or {}, dict):
-            raise TypeError("usage or metrics that are not objects")
-        out.usage = d["usage"]
-        out.metrics = d.get("metrics") or {}
 
 
 def _ids(v: Any) -> bool:

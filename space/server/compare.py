@@ -1,9 +1,6 @@
-"""Runs against a baseline and a speculative server: checks, batches, repeats.
-
-A batch's requests are sent at once so that the server batches them as in
-production; one trace each. ``vllm:num_requests_running`` read around a batch
-flags other traffic on the record. A stop closes every open stream
-(``Cancelled``, nothing measured).
+"""Runs against a baseline and a speculative server: checks, batches, repeats. A batch's
+requests go at once, as in production, one trace each; other traffic seen around a
+batch is flagged on the record; a stop closes every open stream (``Cancelled``).
 """
 from __future__ import annotations
 

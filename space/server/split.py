@@ -1,12 +1,6 @@
-"""Engine steps from a server's stream (pure); the placements are explained in
-docs/server-truth.md.
-
-On an idle server with ``--stream-interval 1`` one chunk is one engine step: the
-prefill's token first, a verify step ``accepted + 1`` tokens, a step without
-drafts 1; a busy server or a larger interval merges steps into one chunk. The
-server's ``per_step_accepted`` / ``per_step_drafted`` list the verify steps only.
-``split_steps`` places them on the chunks in every way that fits; it never makes
-a count.
+"""Engine steps from a server's stream (pure; placements explained in docs/server-truth.md).
+``split_steps`` places the server's per-step verify counts on the chunks (one chunk per
+step on an idle server with ``--stream-interval 1``, merged otherwise); it makes no count.
 """
 from __future__ import annotations
 
