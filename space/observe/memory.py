@@ -135,8 +135,6 @@ class ReadingCache:
             lock.release()
 
 
-# --- NVML -----------------------------------------------------------------
-
 _nvml_lock = threading.Lock()
 _nvml_tried = False
 _nvml = None  # the pynvml module once nvmlInit() succeeded
@@ -195,8 +193,6 @@ def nvml_index(cuda_index: int = 0, visible: str | None = None) -> int:
     return cuda_index
 
 
-# --- host -----------------------------------------------------------------
-
 def process_memory() -> int:
     """Resident set size of this process in bytes (0 if it cannot be read)."""
     if psutil is not None:
@@ -241,25 +237,15 @@ def system_memory() -> SystemMemory:
     return SystemMemory(total_bytes=total, available_bytes=avail, used_bytes=total - avail)
 
 
-# --- pure helpers -----------------------------------------------------------
-
 def kv_tax_tokens(baseline: EngineMemory, speculative: EngineMemory) -> int:
-    """KV-cache tokens the draft costs: what the baseline would hold in the
-    speculative engine's footprint, minus what the speculative engine holds
-    (its weights and its layers' KV per token both take from the pool):
-        tax = (speculative.total_bytes - baseline weights) / baseline KV per token
-              - speculative capacity
-    Normalising by the speculative footprint keeps it honest when the engines
-    were given different budgets. 0 when a capacity is unknown; never negative.
-
-    Example: baseline 2 GiB weights + 1 GiB KV for 32768 tokens; speculative
-    2.25 GiB weights + 0.75 GiB KV for 16384 tokens: tax = 32768 - 16384 = 16384.
-    """
+    """KV-cache tokens the draft costs (its weights and its layers' KV per token both
+    take from the pool): the tokens the baseline would hold in the speculative engine's
+    footprint (which keeps it honest for different budgets), minus the speculative
+    engine's capacity; 0 when a capacity is unknown, never negative."""
     per_token = baseline.kv_bytes_per_token
     if not per_token or speculative.kv_cache_capacity_tokens <= 0:
         return 0
-    kv_budget = speculative.total_bytes - baseline.total_weights_bytes
-    would_hold = kv_budget / per_token
+    would_hold = (speculative.total_bytes - baseline.total_weights_bytes) / per_token
     return max(0, round(would_hold - speculative.kv_cache_capacity_tokens))
 
 

@@ -99,18 +99,15 @@ OnChunk = Callable[[Chunk], None]  # called on the reading thread as each chunk 
 
 
 def _send(server: Server, request: Callable[[], httpx.Response]) -> httpx.Response:
+    """``request()``, its failure or a refused API key as a ServerError."""
     try:
-        return request()
+        r = request()
     except httpx.TimeoutException:
         raise ServerError(f"the {server.role} server did not answer within "
                           f"{server.read_timeout_s:.0f} s") from None
     except httpx.HTTPError as exc:
         raise ServerError(f"the {server.role} server is down or unreachable "
                           f"({type(exc).__name__})") from None
-
-
-def _get(client: httpx.Client, server: Server, url: str) -> httpx.Response:
-    r = _send(server, lambda: client.get(url))
     if r.status_code in (401, 403):
         raise ServerError(_http_error(server, r))
     return r
@@ -119,7 +116,7 @@ def _get(client: httpx.Client, server: Server, url: str) -> httpx.Response:
 def describe(server: Server) -> ServerInfo:
     """/v1/models, /version and /metrics; raises ServerError."""
     with server.client() as c:
-        r = _get(c, server, server.url + "/models")
+        r = _send(server, lambda: c.get(server.url + "/models"))
         if r.status_code != 200:
             raise ServerError(f"the {server.role} server answered /models with HTTP "
                               f"{r.status_code}: is {server.role}-url its /v1 base?")
@@ -128,7 +125,7 @@ def describe(server: Server) -> ServerInfo:
         except (ValueError, KeyError, IndexError, TypeError):
             raise ServerError(f"the {server.role} server's /models is not an OpenAI model "
                               "list") from None
-        v = _get(c, server, server.root + "/version")
+        v = _send(server, lambda: c.get(server.root + "/version"))
         version = v.json().get("version") if v.status_code == 200 else None
     text = read_metrics(server)
     return ServerInfo(model=str(model.get("id")), max_model_len=model.get("max_model_len"),
@@ -155,7 +152,7 @@ def tokenize(server: Server, model: str, text: str) -> list[int]:
 
 def read_metrics(server: Server) -> str:
     with server.client() as c:
-        r = _get(c, server, server.root + "/metrics")
+        r = _send(server, lambda: c.get(server.root + "/metrics"))
     return r.text if r.status_code == 200 else ""
 
 
