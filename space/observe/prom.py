@@ -144,50 +144,44 @@ class Metrics:
         return generate_latest(self.registry)
 
 
+_CHALLENGE = {"WWW-Authenticate": 'Basic realm="speclens metrics"'}
+
+
 def mount_metrics(app, metrics: Metrics, path: str = "/metrics", logins=None,
                   limiter=None) -> None:
-    """Serve ``metrics.render()`` at GET ``path`` on a FastAPI/Starlette app.
-
-    With ``logins`` (``check(user, password) -> bool``), one of the page's logins
-    is asked as HTTP basic auth; with ``limiter`` (``LoginLimiter``), a locked
-    client gets 429 before its password is checked. The route goes first:
-    Gradio's mount at "/" would swallow /metrics.
+    """Serve ``metrics.render()`` at GET ``path`` on a FastAPI/Starlette app, first
+    (Gradio's mount at "/" would swallow /metrics). With ``logins`` (``check(user,
+    password) -> bool``) one of the page's logins is asked as HTTP basic auth; with
+    ``limiter`` (``LoginLimiter``) a locked client gets 429 before its password is checked.
     """
     from starlette.responses import Response
     from starlette.routing import Route
 
+    def refuse(status: int, body: str, headers: dict = _CHALLENGE) -> Response:
+        return Response(body, status_code=status, media_type="text/plain", headers=headers)
+
     def endpoint(request) -> Response:  # sync: Starlette runs it in its thread pool
-        if logins is not None:
-            refused = _refuse_login(request, logins, limiter)
-            if refused is not None:
-                return Response(refused[2], status_code=refused[0], media_type="text/plain",
-                                headers=refused[1])
-        return Response(metrics.render(), media_type=CONTENT_TYPE)
+        if logins is None:
+            return Response(metrics.render(), media_type=CONTENT_TYPE)
+        address = request.client.host if request.client else "unknown"
+        given = basic_auth_credentials(request.headers.get("authorization"))
+        user = given[0] if given else None
+        wait_s = limiter.retry_after_s(address, user) if limiter else 0.0
+        if wait_s > 0:
+            return refuse(429, too_many_message(wait_s) + "\n",
+                          {"Retry-After": retry_after_header(wait_s)})
+        if given is None and "authorization" not in request.headers:
+            # the challenge, not a failure (browsers ask first)
+            return refuse(401, "login required: use one of the app's logins\n")
+        if given is not None and logins.check(*given):
+            if limiter:
+                limiter.succeeded(address, user)
+            return Response(metrics.render(), media_type=CONTENT_TYPE)
+        if limiter:
+            limiter.failed(address, user)
+        return refuse(401, "wrong user or password\n")
 
     app.router.routes.insert(0, Route(path, endpoint, methods=["GET"], name="metrics"))
-
-
-_CHALLENGE = {"WWW-Authenticate": 'Basic realm="speclens metrics"'}
-
-
-def _refuse_login(request, logins, limiter) -> tuple[int, dict, str] | None:
-    """(status, headers, body) when the request may not see the metrics, else None."""
-    address = request.client.host if request.client else "unknown"
-    given = basic_auth_credentials(request.headers.get("authorization"))
-    user = given[0] if given else None
-    wait_s = limiter.retry_after_s(address, user) if limiter else 0.0
-    if wait_s > 0:
-        return 429, {"Retry-After": retry_after_header(wait_s)}, too_many_message(wait_s) + "\n"
-    if given is None and "authorization" not in request.headers:
-        # the challenge, not a failure (browsers ask first)
-        return 401, _CHALLENGE, "login required: use one of the app's logins\n"
-    if given is not None and logins.check(*given):
-        if limiter:
-            limiter.succeeded(address, user)
-        return None
-    if limiter:
-        limiter.failed(address, user)
-    return 401, _CHALLENGE, "wrong user or password\n"
 
 
 def basic_auth_credentials(header: str | None) -> tuple[str, str] | None:
