@@ -48,11 +48,8 @@ class SystemMemory:
 
 @dataclass
 class EngineMemory:
-    """What one engine holds, filled by the engine layer from vLLM.
-
-    ``weights_bytes``: role -> bytes, e.g. ``{'target': ..., 'draft': ...}``. A draft
-    model's KV shares the target's blocks, so the capacity already pays for it.
-    """
+    """What one engine holds, from vLLM. ``weights_bytes``: role -> bytes, e.g. ``{'target':
+    ..., 'draft': ...}``; a draft's KV shares the target's blocks (the capacity pays it)."""
 
     label: str                                   # 'baseline' | 'speculative'
     weights_bytes: dict[str, int] = field(default_factory=dict)
@@ -113,11 +110,8 @@ class PoolBudget:
 
 
 class ReadingCache:
-    """The last engine memory reading, so that readers never wait for a run.
-
-    ``read`` reads anew only when it gets the engines' lock at once, else returns
-    the last reading (``fresh=False``); runs ``store`` one as they finish.
-    """
+    """The last engine memory reading, so that readers never wait for a run: ``read``
+    reads anew only if it gets the engines' lock at once; runs ``store`` one as they end."""
 
     def __init__(self) -> None:
         self._last = EngineReading([], None, False)

@@ -131,13 +131,9 @@ def build_trace(stream: Stream, info: ServerInfo, declared: Declared, req: Reque
 
 
 def _steps(stream: Stream, plan: list[PlannedStep]) -> list[StepRecord]:
-    """StepRecords from the planned steps. Example: a verify step with 4 drafted,
-    1 accepted, chunk [12, 30] -> draft_token_ids [12], 3 unreported drafts,
-    target_token_kind correction (30).
-
-    A merged step's window is its chunks'; where the order inside is not known
-    (``tokens_certain``) it names no draft and no kind of token.
-    """
+    """StepRecords from the planned steps: a verify step with 4 drafted, 1 accepted,
+    chunk [12, 30] -> draft_token_ids [12], 3 unreported drafts, correction 30. A merged
+    step's window is its chunks'; unless ``tokens_certain`` it names no draft or kind."""
     out = [t for c in stream.chunks for t in c.token_ids]
     arrivals = [stream.sent_s] + [c.arrival_s for c in stream.chunks]
     steps: list[StepRecord] = []

@@ -201,12 +201,9 @@ def stream_completion(server: Server, body: dict[str, Any], *,
                       cancel: threading.Event | None = None,
                       on_chunk: OnChunk | None = None,
                       abort: threading.Event | None = None) -> Stream:
-    """POST /v1/completions and read its stream; raises ServerError.
-
-    ``cancel`` (a Stop) or ``abort`` (another stream of the batch failed) set:
-    ``Cancelled`` within ``STOP_POLL_S``, even during a long prefill.
-    ``on_chunk`` hears each chunk with tokens as it is read.
-    """
+    """POST /v1/completions and read its stream; raises ServerError. ``cancel`` (a Stop)
+    or ``abort`` (another stream of the batch failed) set: ``Cancelled`` within
+    ``STOP_POLL_S``, even in a long prefill. ``on_chunk`` hears each chunk with tokens."""
     with server.client() as c:
         sent = time.perf_counter()
         try:
@@ -238,6 +235,9 @@ def _watching(r: httpx.Response, cancel: threading.Event | None,
               abort: threading.Event | None) -> Iterator[None]:
     """Shuts the response's socket once ``cancel`` or ``abort`` is set, so that a read
     blocked on a silent server (a long prefill) returns at once."""
+    if cancel is None and abort is None:
+        yield
+        return
     done = threading.Event()
 
     def watch() -> None:
@@ -251,14 +251,12 @@ def _watching(r: httpx.Response, cancel: threading.Event | None,
                 return
 
     thread = threading.Thread(target=watch, daemon=True, name="speclens-stream-watch")
-    if cancel is not None or abort is not None:
-        thread.start()
+    thread.start()
     try:
         yield
     finally:
         done.set()
-        if thread.is_alive():
-            thread.join()
+        thread.join()
 
 
 def _raise_if_stopped(server: Server, cancel: threading.Event | None,
