@@ -184,9 +184,8 @@ class _Sampler:
     def __init__(self, server: Server, n: int) -> None:
         self.server, self.n = server, n
         self.others: list[float] = []
-        self._started: set[int] = set()
-        self._finished = 0
-        self._lock = threading.Lock()
+        self._started: set[int] = set()  # set.add and a flag are atomic; both only grow
+        self._finished = False
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name="speclens-sampler")
 
@@ -199,16 +198,13 @@ class _Sampler:
         self._thread.join()
 
     def first_chunk(self, i: int) -> None:
-        with self._lock:
-            self._started.add(i)
+        self._started.add(i)
 
     def finished(self) -> None:
-        with self._lock:
-            self._finished += 1
+        self._finished = True
 
     def _all_running(self) -> bool:
-        with self._lock:
-            return len(self._started) == self.n and not self._finished
+        return len(self._started) == self.n and not self._finished
 
     def _run(self) -> None:
         while not self._done.wait(SAMPLE_S):

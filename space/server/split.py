@@ -5,6 +5,7 @@ step on an idle server with ``--stream-interval 1``, merged otherwise); it makes
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import groupby
 
 from space.records.trace import (
     DECODE,
@@ -213,27 +214,22 @@ def _replay_plan(rest, accepted, drafted, replayed, tokens) -> list[PlannedStep]
 
 
 def _note(steps: list[PlannedStep]) -> str:
-    merged = [i for i, p in enumerate(steps) if p.placement == MERGED]
-    unsure = [i for i, p in enumerate(steps) if p.placement == UNCERTAIN]
-    if not merged and not unsure:
-        return "one placement of the server's verify steps fits the chunks"
     parts = []
-    if merged:
-        parts.append(f"steps {_ranges(merged)} arrived merged in fewer chunks (a busy "
-                     "server or a stream interval above 1): their times are their chunks', "
-                     "their order within a chunk is known only where they are one kind")
-    if unsure:
-        parts.append(f"steps {_ranges(unsure)}: which of these one-token steps verified "
-                     "drafts (and accepted none) the server does not report; they are "
-                     "placed first")
+    for placement, why in (
+            (MERGED, " arrived merged in fewer chunks (a busy server or a stream interval "
+                     "above 1): their times are their chunks', their order within a chunk "
+                     "is known only where they are one kind"),
+            (UNCERTAIN, ": which of these one-token steps verified drafts (and accepted "
+                        "none) the server does not report; they are placed first")):
+        idx = [i for i, p in enumerate(steps) if p.placement == placement]
+        if idx:
+            parts.append(f"steps {_ranges(idx)}{why}")
+    if not parts:
+        return "one placement of the server's verify steps fits the chunks"
     return "; ".join(parts) + "; the run's counts are the server's own"
 
 
 def _ranges(idx: list[int]) -> str:
     """[4, 5, 6, 9] -> '4-6, 9'."""
-    out, start = [], 0
-    for i, a in enumerate(idx):
-        if i + 1 == len(idx) or idx[i + 1] != a + 1:
-            out.append(str(idx[start]) if idx[start] == a else f"{idx[start]}-{a}")
-            start = i + 1
-    return ", ".join(out)
+    runs = [[i for _, i in run] for _, run in groupby(enumerate(idx), lambda p: p[1] - p[0])]
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
