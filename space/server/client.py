@@ -176,11 +176,9 @@ def prefix_caching(prom_text: str) -> bool | None:
 
 def requests_running(prom_text: str) -> float:
     """vLLM's ``num_requests_running`` gauge, summed over engines (data parallel)."""
-    total = 0.0
-    for line in prom_text.splitlines():
-        if line.startswith(("vllm:num_requests_running{", "vllm:num_requests_running ")):
-            total += float(line.rsplit(" ", 1)[1])
-    return total
+    return sum((float(line.rsplit(" ", 1)[1]) for line in prom_text.splitlines()
+                if line.startswith(("vllm:num_requests_running{", "vllm:num_requests_running "))),
+               0.0)
 
 
 def completion_body(model: str, prompt_ids: list[int], req: RequestSpec,
