@@ -274,23 +274,21 @@ def _read_stream(server: Server, r: httpx.Response, sent: float,
                  abort: threading.Event | None = None) -> Stream:
     out = Stream(sent_s=sent, chunks=[], prompt_token_ids=[], finish_reason=None,
                  usage={}, metrics={})
-    done = False
     for line in r.iter_lines():
         _raise_if_stopped(server, cancel, abort, sum(len(c.token_ids) for c in out.chunks))
         if not line.startswith("data:"):
             continue  # blank separators and ": keep-alive" comments
         data = line[5:].strip()
         if data == "[DONE]":
-            done = True
+            if out.usage:
+                return out
             break
         seen = len(out.chunks)
         _take_chunk(server, out, data, time.perf_counter())
         if on_chunk is not None and len(out.chunks) > seen:
             on_chunk(out.chunks[-1])
-    if not done or not out.usage:
-        raise ServerError(f"the {server.role} server stopped mid-stream after "
-                          f"{sum(len(c.token_ids) for c in out.chunks)} tokens: did it die?")
-    return out
+    raise ServerError(f"the {server.role} server stopped mid-stream after "
+                      f"{sum(len(c.token_ids) for c in out.chunks)} tokens: did it die?")
 
 
 def _take_chunk(server: Server, out: Stream, data: str, now: float) -> None:
