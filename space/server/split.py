@@ -71,9 +71,8 @@ def split_steps(lengths: list[int], accepted: list[int], drafted: list[int],
     moves = _fitting_moves(lengths, accepted, cut=False) or _fitting_moves(lengths, accepted,
                                                                             cut=True)
     if moves is None:
-        steps = _unit(0, len(lengths) - 1, 0, len(accepted),
-                      max(0, sum(lengths) - 1 - sum(a + 1 for a in accepted)),
-                      None, accepted, drafted)
+        decodes = max(0, sum(lengths) - 1 - sum(a + 1 for a in accepted))
+        steps = _unit(0, len(lengths) - 1, (0, len(accepted), decodes, 0), accepted, drafted)
         return Split(steps, False, f"the {len(lengths)} chunks fit no placement of the "
                      f"server's {len(accepted)} verify steps: every step is merged")
     steps = _place(moves, accepted, drafted)
@@ -140,15 +139,14 @@ def _place(moves: list[list[Move]], accepted: list[int], drafted: list[int]) -> 
     for end in certain:
         path = _earliest_verify_path(moves, start, end - 1, j)
         if end - start == 1 and len(moves[start]) == 1:
-            b, e, d, tail = path[0]
-            steps += _unit(start, start, b, e, d, tail, accepted, drafted)
+            steps += _unit(start, start, path[0], accepted, drafted)
         elif all(_num_steps(mv, c == 0) == 1 for c in range(start, end) for mv in moves[c]):
-            for c, (b, e, d, tail) in zip(range(start, end), path, strict=True):
+            for c, mv in zip(range(start, end), path, strict=True):
                 steps += [replace(p, placement=UNCERTAIN)
-                          for p in _unit(c, c, b, e, d, tail, accepted, drafted)]
+                          for p in _unit(c, c, mv, accepted, drafted)]
         else:
-            steps += _unit(start, end - 1, j, path[-1][1], sum(mv[2] for mv in path),
-                           path[-1][3], accepted, drafted)
+            window = (j, path[-1][1], sum(mv[2] for mv in path), path[-1][3])
+            steps += _unit(start, end - 1, window, accepted, drafted)
         start, j = end, path[-1][1]
     return steps
 
@@ -171,12 +169,13 @@ def _earliest_verify_path(moves: list[list[Move]], start: int, end: int, j: int)
     return path
 
 
-def _unit(first: int, last: int, b: int, e: int, decodes: int, tail: int | None,
-          accepted: list[int], drafted: list[int]) -> list[PlannedStep]:
-    """The steps that chunks first..last held: the prefill if first is 0, then
-    ``decodes`` decode steps, then verify steps b..e-1 (the last emitting ``tail``
-    tokens; None: all its own). Alone in one chunk: exact; else merged, in this
-    order (the server does not say how they interleave)."""
+def _unit(first: int, last: int, mv: Move, accepted: list[int],
+          drafted: list[int]) -> list[PlannedStep]:
+    """The steps that chunks first..last held, ``mv`` = (b, e, decodes, tail): the prefill
+    if first is 0, then ``decodes`` decode steps, then verify steps b..e-1 (the last
+    emitting ``tail`` tokens; 0: all its own). Alone in one chunk: exact; else merged,
+    in this order (the server does not say how they interleave)."""
+    b, e, decodes, tail = mv
     plan: list[tuple[StepKind, int, int, int]] = [(PREFILL, 0, 0, 1)] if first == 0 else []
     plan += [(DECODE, 0, 0, 1)] * decodes
     for v in range(b, e):
