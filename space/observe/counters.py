@@ -37,8 +37,7 @@ RUN_COUNTERS: tuple[RunCounter, ...] = (
     RunCounter(None, "", "vllm:prompt_tokens", "Number of prefill tokens processed.",
                lambda r: len(r.prompt_token_ids)),
 )
-# Verify steps that accepted the draft at each position, one series per position:
-# naming -> (name, doc).
+# naming -> (name, doc) of the verify steps that accepted each draft position
 PER_POSITION = {
     "speclens": ("speclens_spec_decode_num_accepted_tokens_per_pos",
                  "Verify steps that accepted the draft at this position."),
