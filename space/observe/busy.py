@@ -1,15 +1,14 @@
-"""Was the machine busy while a run measured? What other processes used (psutil, NVML).
-
-Timings on a shared machine are not comparable (the same prompts gave 2.11x
-while other work ran, 1.26x alone). Other processes' share of the CPUs' time
-over the run is flagged above ``BUSY_SHARE``; on a GPU, their share of SM
-time (NVML's samples, absent where it cannot say) above ``GPU_BUSY_SHARE``.
+"""Was the machine busy while a run measured? Other processes' share of the CPUs' time
+(psutil) above ``BUSY_SHARE``, or of the GPU's SM time (NVML) above ``GPU_BUSY_SHARE``,
+flags its timings (the same prompts gave 2.11x while other work ran, 1.26x alone).
 """
 from __future__ import annotations
 
 import os
 import time
 from dataclasses import dataclass
+
+from space.observe.memory import _nvml_module
 
 try:
     import psutil
@@ -57,18 +56,10 @@ def _own_s() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
-def _own_pids() -> set[int]:
-    me = psutil.Process()
-    return {me.pid, *(c.pid for c in me.children(recursive=True))}
-
-
 def gpu_others(nvml, handle, since_us: int, own: set[int]) -> tuple[float, int] | None:
     """(mean share of the GPU's SM time, number of processes) of the processes not in
-    ``own`` since ``since_us`` (NVML's clock, microseconds); None when NVML cannot say.
-
-    The others' per-process SM samples (%), summed over the periods NVML sampled,
-    per period; no sample since then (NOT_FOUND) is an idle GPU: 0.
-    """
+    ``own`` since ``since_us`` (NVML's clock, µs): their SM samples (%) summed per period
+    NVML sampled; no sample (NOT_FOUND) is an idle GPU: 0; None when NVML cannot say."""
     try:
         samples = nvml.nvmlDeviceGetProcessUtilization(handle, since_us)
     except Exception as exc:
@@ -107,21 +98,15 @@ class Meter:
         other = max((_busy_s() - busy0) - (_own_s() - own0), 0.0)
         cpus = os.cpu_count() or 1
         busy = Busy(other, wall, cpus, other / (wall * cpus) if wall > 0 else 0.0)
-        gpu = self._read_gpu()
-        if gpu is not None:
-            busy.gpu_share, busy.gpu_processes = gpu
+        nvml = None if self._gpu is None else _nvml_module()
+        if nvml is not None:
+            try:
+                handle = nvml.nvmlDeviceGetHandleByIndex(self._gpu)
+            except Exception:
+                return busy
+            me = psutil.Process()
+            own = {me.pid, *(c.pid for c in me.children(recursive=True))}
+            gpu = gpu_others(nvml, handle, self._gpu_since_us, own)
+            if gpu is not None:
+                busy.gpu_share, busy.gpu_processes = gpu
         return busy
-
-    def _read_gpu(self) -> tuple[float, int] | None:
-        if self._gpu is None:
-            return None
-        from space.observe.memory import _nvml_module
-
-        nvml = _nvml_module()
-        if nvml is None:
-            return None
-        try:
-            handle = nvml.nvmlDeviceGetHandleByIndex(self._gpu)
-        except Exception:
-            return None
-        return gpu_others(nvml, handle, self._gpu_since_us, _own_pids())

@@ -1,13 +1,12 @@
-"""The counters every finished run adds to, one table for both namings.
-
-``/metrics`` exports each count as ``speclens_*`` (``space.observe.prom``) and
-under vLLM's name (``space.observe.prom_vllm``); one table keeps them from
-drifting apart. Counts come from the trace's verify steps, vLLM's definitions.
+"""The counters every finished run adds to, one table for both namings (``speclens_*``
+and vLLM's) so that they cannot drift apart; counts are vLLM's, from the verify steps.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter
 
 from space.records.trace import RunTrace
 
@@ -38,23 +37,32 @@ RUN_COUNTERS: tuple[RunCounter, ...] = (
     RunCounter(None, "", "vllm:prompt_tokens", "Number of prefill tokens processed.",
                lambda r: len(r.prompt_token_ids)),
 )
+# naming -> (name, doc) of the verify steps that accepted each draft position
+PER_POSITION = {
+    "speclens": ("speclens_spec_decode_num_accepted_tokens_per_pos",
+                 "Verify steps that accepted the draft at this position."),
+    "vllm": ("vllm:spec_decode_num_accepted_tokens_per_pos", "Accepted tokens per draft position."),
+}
 
 
-@dataclass(frozen=True)
-class PositionCounter:
-    """Verify steps that accepted the draft at each position (one series per position)."""
+class RunCounters:
+    """The table's counters under one naming ("speclens" or "vllm") on ``registry``."""
 
-    speclens: str
-    speclens_doc: str
-    vllm: str
-    vllm_doc: str
+    def __init__(self, naming: str, labels: list[str], registry: CollectorRegistry) -> None:
+        self.counters = [(Counter(getattr(c, naming), getattr(c, f"{naming}_doc"), labels,
+                                  registry=registry), c.count)
+                         for c in RUN_COUNTERS if getattr(c, naming) is not None]
+        self.per_pos = Counter(*PER_POSITION[naming], [*labels, "position"], registry=registry)
 
-    @staticmethod
-    def counts(run: RunTrace) -> list[int]:
-        return list(run.num_accepted_tokens_per_pos)
+    def register(self, k: int, **labels: str) -> None:
+        """Create the series of ``labels`` at zero, positions 0..k-1 included."""
+        for c, _count in self.counters:
+            c.labels(**labels)
+        for p in range(k):
+            self.per_pos.labels(**labels, position=str(p))
 
-
-PER_POSITION = PositionCounter(
-    "speclens_spec_decode_num_accepted_tokens_per_pos",
-    "Verify steps that accepted the draft at this position.",
-    "vllm:spec_decode_num_accepted_tokens_per_pos", "Accepted tokens per draft position.")
+    def observe(self, run: RunTrace, **labels: str) -> None:
+        for c, count in self.counters:
+            c.labels(**labels).inc(count(run))
+        for p, n in enumerate(run.num_accepted_tokens_per_pos):
+            self.per_pos.labels(**labels, position=str(p)).inc(n)

@@ -1,10 +1,6 @@
-"""What the Live tab shows, from the in-process metrics; never the engine lock.
-
-``RunLog`` observes the Runs layer's events: recent runs per engine (not
-forced-acceptance ones), jobs that ended, and the KV readings taken.
-``LiveSource.snapshot`` reads anew at most every ``idle_s``, and every
-``busy_s`` while a measured run goes, so watching costs it next to nothing.
-Pure: no Gradio, no vLLM. A failed reading is skipped, never raised.
+"""What the Live tab shows, from the in-process metrics; never the engine lock. Pure: no
+Gradio, no vLLM. ``RunLog`` observes the Runs layer's events; ``LiveSource`` reads anew
+at most every ``idle_s`` (``busy_s`` during a measured run); a failed reading is skipped.
 """
 from __future__ import annotations
 
@@ -17,7 +13,6 @@ from dataclasses import dataclass, field
 
 from space.observe.memory import GpuMemory
 from space.records.events import Event, JobKind, RunFinished, job_kind
-from space.records.trace import RunTrace
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +51,10 @@ class KvPoint:
 class RunLog:
     """Recent runs and KV readings; appends and copies are thread-safe."""
 
-    def __init__(self, keep: int = KEEP) -> None:
-        self._runs: deque[RunPoint] = deque(maxlen=keep)
-        self._kv: deque[KvPoint] = deque(maxlen=keep)
-        self._jobs: deque[JobPoint] = deque(maxlen=keep)
+    def __init__(self) -> None:
+        self._runs: deque[RunPoint] = deque(maxlen=KEEP)
+        self._kv: deque[KvPoint] = deque(maxlen=KEEP)
+        self._jobs: deque[JobPoint] = deque(maxlen=KEEP)
         self._lock = threading.Lock()  # held for an append or a copy, microseconds
         self._drafts: dict[str, int] = {}
         self._per_pos: dict[str, list[int]] = {}
@@ -67,28 +62,24 @@ class RunLog:
     def __call__(self, event: Event) -> None:
         """The observer: every finished request of each engine, and jobs as they end."""
         now = time.time()
-        if isinstance(event, RunFinished):
-            for engine, run in event.runs():
-                if not run.config.synthetic:  # forced acceptance: not what it serves
-                    self.add_run(engine, run, now)
-        kind = job_kind(event)
-        if kind is not None:
-            with self._lock:
-                self._jobs.append(JobPoint(now, kind))
-
-    def add_run(self, engine: str, run: RunTrace, now_s: float | None = None) -> None:
-        point = RunPoint(time.time() if now_s is None else now_s, engine,
-                         run.tpot_s if len(run.output_token_ids) > 1 else None,
-                         run.acceptance_rate, run.num_drafts,
-                         tuple(run.num_accepted_tokens_per_pos))
+        runs = event.runs() if isinstance(event, RunFinished) else []
         with self._lock:
-            self._runs.append(point)
-            self._drafts[engine] = self._drafts.get(engine, 0) + run.num_drafts
-            counts = self._per_pos.setdefault(engine, [])
-            for p, n in enumerate(run.num_accepted_tokens_per_pos):
-                if p == len(counts):
-                    counts.append(0)
-                counts[p] += n
+            for engine, run in runs:
+                if run.config.synthetic:  # forced acceptance: not what it serves
+                    continue
+                self._runs.append(RunPoint(now, engine,
+                                           run.tpot_s if len(run.output_token_ids) > 1 else None,
+                                           run.acceptance_rate, run.num_drafts,
+                                           tuple(run.num_accepted_tokens_per_pos)))
+                self._drafts[engine] = self._drafts.get(engine, 0) + run.num_drafts
+                counts = self._per_pos.setdefault(engine, [])
+                for p, n in enumerate(run.num_accepted_tokens_per_pos):
+                    if p == len(counts):
+                        counts.append(0)
+                    counts[p] += n
+            kind = job_kind(event)
+            if kind is not None:
+                self._jobs.append(JobPoint(now, kind))
 
     def add_kv(self, engine: str, ratio: float, now_s: float) -> None:
         with self._lock:

@@ -1,8 +1,6 @@
-"""Memory readings: the GPU (NVML), this process, the host, and each engine.
-
-Only the standard library, psutil if installed, and pynvml lazily, so that
-``benchmarks/gpu_check.py`` runs on a bare GPU machine. Readers never raise:
-"no GPU" is ``None``. Units are bytes (``*_bytes``); ``*_tokens`` are KV slots.
+"""Memory readings (bytes; ``*_tokens`` are KV slots): the GPU (NVML), this process, the
+host, each engine. Standard library, optional psutil, pynvml lazily (so that
+``benchmarks/gpu_check.py`` runs on a bare GPU machine); readers never raise (no GPU: None).
 """
 from __future__ import annotations
 
@@ -50,11 +48,8 @@ class SystemMemory:
 
 @dataclass
 class EngineMemory:
-    """What one engine holds, filled by the engine layer from vLLM.
-
-    ``weights_bytes``: role -> bytes, e.g. ``{'target': ..., 'draft': ...}``. A draft
-    model's KV shares the target's blocks, so the capacity already pays for it.
-    """
+    """What one engine holds, from vLLM. ``weights_bytes``: role -> bytes, e.g. ``{'target':
+    ..., 'draft': ...}``; a draft's KV shares the target's blocks (the capacity pays it)."""
 
     label: str                                   # 'baseline' | 'speculative'
     weights_bytes: dict[str, int] = field(default_factory=dict)
@@ -115,11 +110,8 @@ class PoolBudget:
 
 
 class ReadingCache:
-    """The last engine memory reading, so that readers never wait for a run.
-
-    ``read`` reads anew only when it gets the engines' lock at once, else returns
-    the last reading (``fresh=False``); runs ``store`` one as they finish.
-    """
+    """The last engine memory reading, so that readers never wait for a run: ``read``
+    reads anew only if it gets the engines' lock at once; runs ``store`` one as they end."""
 
     def __init__(self) -> None:
         self._last = EngineReading([], None, False)
@@ -136,8 +128,6 @@ class ReadingCache:
         finally:
             lock.release()
 
-
-# --- NVML -----------------------------------------------------------------
 
 _nvml_lock = threading.Lock()
 _nvml_tried = False
@@ -197,8 +187,6 @@ def nvml_index(cuda_index: int = 0, visible: str | None = None) -> int:
     return cuda_index
 
 
-# --- host -----------------------------------------------------------------
-
 def process_memory() -> int:
     """Resident set size of this process in bytes (0 if it cannot be read)."""
     if psutil is not None:
@@ -243,25 +231,15 @@ def system_memory() -> SystemMemory:
     return SystemMemory(total_bytes=total, available_bytes=avail, used_bytes=total - avail)
 
 
-# --- pure helpers -----------------------------------------------------------
-
 def kv_tax_tokens(baseline: EngineMemory, speculative: EngineMemory) -> int:
-    """KV-cache tokens the draft costs: what the baseline would hold in the
-    speculative engine's footprint, minus what the speculative engine holds
-    (its weights and its layers' KV per token both take from the pool):
-        tax = (speculative.total_bytes - baseline weights) / baseline KV per token
-              - speculative capacity
-    Normalising by the speculative footprint keeps it honest when the engines
-    were given different budgets. 0 when a capacity is unknown; never negative.
-
-    Example: baseline 2 GiB weights + 1 GiB KV for 32768 tokens; speculative
-    2.25 GiB weights + 0.75 GiB KV for 16384 tokens: tax = 32768 - 16384 = 16384.
-    """
+    """KV-cache tokens the draft costs (its weights and its layers' KV per token both
+    take from the pool): the tokens the baseline would hold in the speculative engine's
+    footprint (which keeps it honest for different budgets), minus the speculative
+    engine's capacity; 0 when a capacity is unknown, never negative."""
     per_token = baseline.kv_bytes_per_token
     if not per_token or speculative.kv_cache_capacity_tokens <= 0:
         return 0
-    kv_budget = speculative.total_bytes - baseline.total_weights_bytes
-    would_hold = kv_budget / per_token
+    would_hold = (speculative.total_bytes - baseline.total_weights_bytes) / per_token
     return max(0, round(would_hold - speculative.kv_cache_capacity_tokens))
 
 

@@ -1,11 +1,6 @@
-"""Prometheus metrics for both engines, on a registry of their own (docs/metrics.md).
-
-Series mirror vLLM's spec-decode counters as ``speclens_*`` with an ``engine``
-label, and go out under vLLM's own names too (``space.observe.prom_vllm``), both
-from one table (``space.observe.counters``). A ``Metrics`` observes the Runs
-layer's events. Every labelled series is created at zero when its engine is
-registered: increase() and rate() cannot count a series' first increment.
-A registry per ``Metrics`` keeps tests and a second app from colliding on names.
+"""Prometheus metrics for both engines on a registry per ``Metrics`` (docs/metrics.md):
+``speclens_*`` series with an ``engine`` label, and vLLM's names (``prom_vllm``), both
+from ``counters``' table; labelled series start at zero so that rate() sees the first run.
 """
 from __future__ import annotations
 
@@ -24,7 +19,7 @@ from prometheus_client import (
 )
 
 from space.common.ratelimit import retry_after_header, too_many_message
-from space.observe.counters import PER_POSITION, RUN_COUNTERS
+from space.observe.counters import RunCounters
 from space.observe.memory import EngineMemory, GpuMemory
 from space.observe.prom_vllm import VllmSeries
 from space.records.events import JOB_KINDS, Event, RunFailed, RunFinished, RunStarted, job_kind
@@ -56,11 +51,7 @@ class Metrics:
                  model_name: str = "default") -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
-        # (counter, how a run counts) for each row of the table that SpecLens names
-        self.counters = [(Counter(c.speclens, c.speclens_doc, ["engine"], registry=r), c.count)
-                         for c in RUN_COUNTERS if c.speclens is not None]
-        self.num_accepted_per_pos = Counter(PER_POSITION.speclens, PER_POSITION.speclens_doc,
-                                            ["engine", "position"], registry=r)
+        self.run_counters = RunCounters("speclens", ["engine"], r)
         self.ttft = Histogram("speclens_ttft_seconds", "Time to first token.", ["engine"],
                               buckets=TTFT_BUCKETS, registry=r)
         self.tpot = Histogram("speclens_tpot_seconds", "Time per output token after the first.",
@@ -74,27 +65,21 @@ class Metrics:
         self.kv_used = Gauge("speclens_kv_cache_used_bytes", "KV-cache bytes in use.",
                              ["engine"], registry=r)
         # The GPU is shared by both engines: labelled by device, not engine.
-        self.gpu_used = Gauge("speclens_gpu_memory_used_bytes",
-                              "GPU memory used by all processes (NVML).", ["gpu"], registry=r)
-        self.gpu_free = Gauge("speclens_gpu_memory_free_bytes", "GPU memory free (NVML).",
-                              ["gpu"], registry=r)
-        self.gpu_total = Gauge("speclens_gpu_memory_total_bytes", "GPU memory total (NVML).",
-                               ["gpu"], registry=r)
+        self.gpu = {part: Gauge(f"speclens_gpu_memory_{part}_bytes", doc, ["gpu"], registry=r)
+                    for part, doc in (("used", "GPU memory used by all processes (NVML)."),
+                                      ("free", "GPU memory free (NVML)."),
+                                      ("total", "GPU memory total (NVML)."))}
         self.engines_ready = Gauge("speclens_engines_ready",
                                    "1 once the engines of the start are built and warm.",
                                    registry=r)
         # process_resident_memory_bytes etc.: the memory figure on CPU deployments.
         ProcessCollector(registry=r)
         self.vllm = VllmSeries(r, model_name)
-        self._init_series()
-
-    def _init_series(self) -> None:
-        """Every engine's series at 0: rate() gets a start, the baseline's drafts show 0."""
+        # Every engine's series at 0: rate() gets a start, the baseline's drafts show 0.
         for kind in JOB_KINDS:
             self.jobs.labels(kind=kind)
         for e in ENGINES:
-            for c, _count in self.counters:
-                c.labels(engine=e)
+            self.run_counters.register(0, engine=e)
             self.ttft.labels(engine=e)
             self.tpot.labels(engine=e)
             for status in STATUSES:
@@ -123,8 +108,7 @@ class Metrics:
     def register_engine(self, engine_label: str, k: int) -> None:
         """Create ``engine_label``'s per-position series 0..k-1 at zero, before its first run."""
         e = _check_engine(engine_label)
-        for p in range(k):
-            self.num_accepted_per_pos.labels(engine=e, position=str(p))
+        self.run_counters.register(k, engine=e)
         self.vllm.register(e, k)
 
     def observe_run(self, engine_label: str, run: RunTrace) -> None:
@@ -132,10 +116,7 @@ class Metrics:
         if run.config.synthetic:  # forced acceptance: not what the engine serves
             return
         e = _check_engine(engine_label)
-        for c, count in self.counters:
-            c.labels(engine=e).inc(count(run))
-        for p, n in enumerate(PER_POSITION.counts(run)):
-            self.num_accepted_per_pos.labels(engine=e, position=str(p)).inc(n)
+        self.run_counters.observe(run, engine=e)
         if run.output_token_ids:
             self.ttft.labels(engine=e).observe(run.ttft_s)
         if len(run.output_token_ids) > 1:  # TPOT is undefined for one token
@@ -155,60 +136,52 @@ class Metrics:
             self.kv_used.labels(engine=e).set(em.kv_cache_used_bytes)
             self.vllm.set_kv_usage(e, em.kv_cache_usage_ratio)
         if gpu is not None:
-            g = str(gpu.index)
-            self.gpu_used.labels(gpu=g).set(gpu.used_bytes)
-            self.gpu_free.labels(gpu=g).set(gpu.free_bytes)
-            self.gpu_total.labels(gpu=g).set(gpu.total_bytes)
+            for part, gauge in self.gpu.items():
+                gauge.labels(gpu=str(gpu.index)).set(getattr(gpu, f"{part}_bytes"))
 
     def render(self) -> bytes:
         """The scrape body, Prometheus text format (``CONTENT_TYPE``)."""
         return generate_latest(self.registry)
 
 
+_CHALLENGE = {"WWW-Authenticate": 'Basic realm="speclens metrics"'}
+
+
 def mount_metrics(app, metrics: Metrics, path: str = "/metrics", logins=None,
                   limiter=None) -> None:
-    """Serve ``metrics.render()`` at GET ``path`` on a FastAPI/Starlette app.
-
-    With ``logins`` (``check(user, password) -> bool``), one of the page's logins
-    is asked as HTTP basic auth; with ``limiter`` (``LoginLimiter``), a locked
-    client gets 429 before its password is checked. The route goes first:
-    Gradio's mount at "/" would swallow /metrics.
+    """Serve ``metrics.render()`` at GET ``path`` on a FastAPI/Starlette app, first
+    (Gradio's mount at "/" would swallow /metrics). With ``logins`` (``check(user,
+    password) -> bool``) one of the page's logins is asked as HTTP basic auth; with
+    ``limiter`` (``LoginLimiter``) a locked client gets 429 before its password is checked.
     """
     from starlette.responses import Response
     from starlette.routing import Route
 
+    def refuse(status: int, body: str, headers: dict = _CHALLENGE) -> Response:
+        return Response(body, status_code=status, media_type="text/plain", headers=headers)
+
     def endpoint(request) -> Response:  # sync: Starlette runs it in its thread pool
-        if logins is not None:
-            refused = _refuse_login(request, logins, limiter)
-            if refused is not None:
-                return Response(refused[2], status_code=refused[0], media_type="text/plain",
-                                headers=refused[1])
-        return Response(metrics.render(), media_type=CONTENT_TYPE)
+        if logins is None:
+            return Response(metrics.render(), media_type=CONTENT_TYPE)
+        address = request.client.host if request.client else "unknown"
+        given = basic_auth_credentials(request.headers.get("authorization"))
+        user = given[0] if given else None
+        wait_s = limiter.retry_after_s(address, user) if limiter else 0.0
+        if wait_s > 0:
+            return refuse(429, too_many_message(wait_s) + "\n",
+                          {"Retry-After": retry_after_header(wait_s)})
+        if given is None and "authorization" not in request.headers:
+            # the challenge, not a failure (browsers ask first)
+            return refuse(401, "login required: use one of the app's logins\n")
+        if given is not None and logins.check(*given):
+            if limiter:
+                limiter.succeeded(address, user)
+            return Response(metrics.render(), media_type=CONTENT_TYPE)
+        if limiter:
+            limiter.failed(address, user)
+        return refuse(401, "wrong user or password\n")
 
     app.router.routes.insert(0, Route(path, endpoint, methods=["GET"], name="metrics"))
-
-
-_CHALLENGE = {"WWW-Authenticate": 'Basic realm="speclens metrics"'}
-
-
-def _refuse_login(request, logins, limiter) -> tuple[int, dict, str] | None:
-    """(status, headers, body) when the request may not see the metrics, else None."""
-    address = request.client.host if request.client else "unknown"
-    given = basic_auth_credentials(request.headers.get("authorization"))
-    user = given[0] if given else None
-    wait_s = limiter.retry_after_s(address, user) if limiter else 0.0
-    if wait_s > 0:
-        return 429, {"Retry-After": retry_after_header(wait_s)}, too_many_message(wait_s) + "\n"
-    if given is None and "authorization" not in request.headers:
-        # the challenge, not a failure (browsers ask first)
-        return 401, _CHALLENGE, "login required: use one of the app's logins\n"
-    if given is not None and logins.check(*given):
-        if limiter:
-            limiter.succeeded(address, user)
-        return None
-    if limiter:
-        limiter.failed(address, user)
-    return 401, _CHALLENGE, "wrong user or password\n"
 
 
 def basic_auth_credentials(header: str | None) -> tuple[str, str] | None:

@@ -1,16 +1,12 @@
-"""vLLM's own metric names, so dashboards and queries written for ``vllm serve``
-work on SpecLens's ``/metrics`` unchanged (docs/metrics.md lists the series).
-
-Labels are vLLM's ``model_name`` and ``engine`` ("baseline" or "speculative"
-here, an index in vLLM). Inter-token latency is vLLM's: between consecutive
-outputs, one speculative step's output carrying several tokens. The request
-gauges stay at 0, only so vLLM's dashboards' variables list the engines.
+"""vLLM's own metric names and labels (``model_name``, ``engine``), so that dashboards
+written for ``vllm serve`` work on SpecLens's ``/metrics`` (docs/metrics.md); the request
+gauges stay at 0, only so that vLLM's dashboards list the engines.
 """
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from space.observe.counters import PER_POSITION, RUN_COUNTERS
+from space.observe.counters import RunCounters
 from space.records.trace import RunTrace
 
 # vLLM's FinishReason values (vllm/v1/engine/__init__.py), as its label shows them.
@@ -22,16 +18,8 @@ LABELS = ["model_name", "engine"]
 
 
 def inter_token_latencies_s(run: RunTrace) -> list[float]:
-    """Seconds between consecutive outputs (steps that emitted tokens).
-
-    Example:
-        >>> from space.records.trace import StepRecord
-        >>> steps = [StepRecord(0, "prefill", 0.0, 0.1, 3, emitted_token_ids=[5]),
-        ...          StepRecord(1, "verify", 0.1, 0.3, 3, [6, 7], 2, [6, 7, 8])]
-        >>> run = RunTrace({}, "p", [1, 2, 3], [5, 6, 7, 8], "", 0.0, 0.1, 0.3, "length", steps)
-        >>> [round(x, 3) for x in inter_token_latencies_s(run)]
-        [0.2]
-    """
+    """Seconds between consecutive outputs (vLLM's inter-token latency): between steps
+    that emitted tokens, one speculative step's output carrying several."""
     ends = [s.end_s for s in run.steps if s.emitted_token_ids]
     return [b - a for a, b in zip(ends, ends[1:], strict=False)]
 
@@ -42,10 +30,7 @@ class VllmSeries:
     def __init__(self, registry: CollectorRegistry, model_name: str) -> None:
         self.model_name = model_name
         r = registry
-        self.counters = [(Counter(c.vllm, c.vllm_doc, LABELS, registry=r), c.count)
-                         for c in RUN_COUNTERS if c.vllm is not None]
-        self.num_accepted_per_pos = Counter(PER_POSITION.vllm, PER_POSITION.vllm_doc,
-                                            LABELS + ["position"], registry=r)
+        self.run_counters = RunCounters("vllm", LABELS, r)
         self.request_success = Counter("vllm:request_success",
                                        "Count of successfully processed requests.",
                                        LABELS + ["finished_reason"], registry=r)
@@ -74,23 +59,17 @@ class VllmSeries:
     def register(self, engine: str, k: int) -> None:
         """Create every series of ``engine`` at zero, positions 0..k-1 included."""
         lb = self._labels(engine)
-        for c, _count in self.counters:
-            c.labels(**lb)
+        self.run_counters.register(k, **lb)
         for reason in FINISHED_REASONS:
             self.request_success.labels(**lb, finished_reason=reason)
         for h in (self.ttft, self.itl, self.tpot, self.e2e):
             h.labels(**lb)
         for g in (self.kv_usage, self.running, self.waiting):
             g.labels(**lb)
-        for p in range(k):
-            self.num_accepted_per_pos.labels(**lb, position=str(p))
 
     def observe_run(self, engine: str, run: RunTrace) -> None:
         lb = self._labels(engine)
-        for c, count in self.counters:
-            c.labels(**lb).inc(count(run))
-        for p, n in enumerate(PER_POSITION.counts(run)):
-            self.num_accepted_per_pos.labels(**lb, position=str(p)).inc(n)
+        self.run_counters.observe(run, **lb)
         if run.finish_reason in FINISHED_REASONS:
             self.request_success.labels(**lb, finished_reason=run.finish_reason).inc()
         if run.output_token_ids:

@@ -97,36 +97,43 @@ def split_stream(stream: Stream, m: dict[str, Any] | None, declared: Declared,
 
 def build_trace(stream: Stream, info: ServerInfo, declared: Declared, req: RequestSpec,
                 texts: Texts | None = None, extra: dict[str, Any] | None = None) -> RunTrace:
-    """The run's record. ``extra``: more ``server`` notes (e.g. other traffic)."""
-    role = "baseline" if declared.method is None else "speculative"
-    m = spec_metrics(role, stream)
+    """The run's record. ``extra``: more ``server`` notes (e.g. other traffic). What a
+    server cannot tell (dtype, device, prefix cache) stays unknown, never guessed."""
+    m = spec_metrics("baseline" if declared.method is None else "speculative", stream)
     split = split_stream(stream, m, declared, info.max_model_len)
-    steps = _steps(stream, split.steps)
-    counts_from: CountsSource = FROM_VLLM_METRICS if m else FROM_STEPS
     out_ids = [t for c in stream.chunks for t in c.token_ids]
-    ids_seen = list(dict.fromkeys(stream.prompt_token_ids[-1:] + out_ids))
-    token_text = texts(ids_seen) if texts else _chunk_texts(stream)
+    if texts:
+        token_text = texts(list(dict.fromkeys(stream.prompt_token_ids[-1:] + out_ids)))
+    else:  # the text of one-token chunks (others stay ``<id>``)
+        token_text = {c.token_ids[0]: c.text for c in stream.chunks if len(c.token_ids) == 1}
     finish = stream.chunks[-1].arrival_s if stream.chunks else stream.sent_s
     cached = (stream.usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+    config = RunConfig(model=info.model, method=declared.method, k=declared.k,
+                       draft_model=declared.draft_model, device=UNKNOWN_DEVICE, source=SERVER,
+                       vllm_version=info.vllm_version, max_model_len=info.max_model_len,
+                       speculative_config=declared.speculative_config())
+    notes = {"served_model": info.model, "num_draft_positions": info.num_draft_positions,
+             "declared": "method, draft and k are declared by the operator",
+             # None: the server exports no vllm:cache_config_info (comparable runs need False)
+             "prefix_caching": info.prefix_caching,
+             "timing_ms": {k: stream.metrics[k] for k in TIMING_KEYS
+                           if stream.metrics.get(k) is not None}, **(extra or {})}
+    counts_from: CountsSource = FROM_VLLM_METRICS if m else FROM_STEPS
     return RunTrace(
-        config=_config(info, declared), prompt=req.prompt,
+        config=config, prompt=req.prompt,
         prompt_token_ids=list(stream.prompt_token_ids), output_token_ids=out_ids,
         text="".join(c.text for c in stream.chunks), arrival_s=stream.sent_s,
         first_token_s=stream.chunks[0].arrival_s if stream.chunks else finish,
-        finish_s=finish, finish_reason=stream.finish_reason, steps=steps,
+        finish_s=finish, finish_reason=stream.finish_reason, steps=_steps(stream, split.steps),
         token_text=token_text, vllm_spec_metrics=m, num_cached_tokens=int(cached),
         request=RequestRecord.of(req), step_split=StepSplit(split.exact, split.note),
-        server=_notes(info, stream, extra), counts_from=counts_from)
+        server=notes, counts_from=counts_from)
 
 
 def _steps(stream: Stream, plan: list[PlannedStep]) -> list[StepRecord]:
-    """StepRecords from the planned steps. Example: a verify step with 4 drafted,
-    1 accepted, chunk [12, 30] -> draft_token_ids [12], 3 unreported drafts,
-    target_token_kind correction (30).
-
-    A merged step's window is its chunks'; where the order inside is not known
-    (``tokens_certain``) it names no draft and no kind of token.
-    """
+    """StepRecords from the planned steps: a verify step with 4 drafted, 1 accepted,
+    chunk [12, 30] -> draft_token_ids [12], 3 unreported drafts, correction 30. A merged
+    step's window is its chunks'; unless ``tokens_certain`` it names no draft or kind."""
     out = [t for c in stream.chunks for t in c.token_ids]
     arrivals = [stream.sent_s] + [c.arrival_s for c in stream.chunks]
     steps: list[StepRecord] = []
@@ -143,42 +150,16 @@ def _steps(stream: Stream, plan: list[PlannedStep]) -> list[StepRecord]:
             placement=p.placement))
         offset += len(emitted)
     for group in chunk_groups(steps):
-        if tokens_certain(group):
-            for st in group:
-                _name_drafts(st)
+        if not tokens_certain(group):
+            continue
+        # A verify step that owns its tokens: its accepted drafts are its first
+        # emitted tokens, its last the target's own (unless cut short).
+        for st in group:
+            if st.kind != VERIFY:
+                continue
+            drafts = st.num_unreported_draft_tokens
+            st.draft_token_ids = st.emitted_token_ids[:min(st.num_accepted_tokens, drafts)]
+            st.num_unreported_draft_tokens = drafts - len(st.draft_token_ids)
+            if len(st.emitted_token_ids) == st.num_accepted_tokens + 1:
+                st.target_token_kind = CORRECTION if st.num_accepted_tokens < drafts else BONUS
     return steps
-
-
-def _name_drafts(st: StepRecord) -> None:
-    """A verify step that owns its tokens: its accepted drafts are its first
-    emitted tokens, its last the target's own (unless cut short)."""
-    if st.kind != VERIFY:
-        return
-    drafts = st.num_unreported_draft_tokens
-    st.draft_token_ids = st.emitted_token_ids[:min(st.num_accepted_tokens, drafts)]
-    st.num_unreported_draft_tokens = drafts - len(st.draft_token_ids)
-    if len(st.emitted_token_ids) == st.num_accepted_tokens + 1:
-        st.target_token_kind = CORRECTION if st.num_accepted_tokens < drafts else BONUS
-
-
-def _config(info: ServerInfo, declared: Declared) -> RunConfig:
-    """What a server cannot tell (dtype, device, prefix cache) stays unknown, never
-    guessed; method, draft and k are declared."""
-    return RunConfig(model=info.model, method=declared.method, k=declared.k,
-                     draft_model=declared.draft_model, device=UNKNOWN_DEVICE, source=SERVER,
-                     vllm_version=info.vllm_version, max_model_len=info.max_model_len,
-                     speculative_config=declared.speculative_config())
-
-
-def _notes(info: ServerInfo, stream: Stream, extra: dict[str, Any] | None) -> dict[str, Any]:
-    timing = {k: stream.metrics[k] for k in TIMING_KEYS if stream.metrics.get(k) is not None}
-    return {"served_model": info.model, "num_draft_positions": info.num_draft_positions,
-            "declared": "method, draft and k are declared by the operator",
-            # None: the server exports no vllm:cache_config_info (comparable runs need False)
-            "prefix_caching": info.prefix_caching,
-            "timing_ms": timing, **(extra or {})}
-
-
-def _chunk_texts(stream: Stream) -> dict[int, str]:
-    """Without a tokenizer: the text of one-token chunks (others stay ``<id>``)."""
-    return {c.token_ids[0]: c.text for c in stream.chunks if len(c.token_ids) == 1}

@@ -1,9 +1,6 @@
 """HTTP to a vLLM OpenAI-compatible server: what it serves, and one streamed completion
-(what vLLM 0.32 sends: docs/servers.md, "What a server tells").
-
-Every failure is a ``ServerError`` with one line a visitor may read (no host).
-A stop is ``Cancelled``: the stream is closed, which is how vLLM learns to abort
-the request and free its slot.
+(docs/servers.md). Every failure is a one-line ``ServerError`` (no host); a stop is
+``Cancelled``, its stream closed so that vLLM aborts the request.
 """
 from __future__ import annotations
 
@@ -13,7 +10,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -102,18 +99,15 @@ OnChunk = Callable[[Chunk], None]  # called on the reading thread as each chunk 
 
 
 def _send(server: Server, request: Callable[[], httpx.Response]) -> httpx.Response:
+    """``request()``, its failure or a refused API key as a ServerError."""
     try:
-        return request()
+        r = request()
     except httpx.TimeoutException:
         raise ServerError(f"the {server.role} server did not answer within "
                           f"{server.read_timeout_s:.0f} s") from None
     except httpx.HTTPError as exc:
         raise ServerError(f"the {server.role} server is down or unreachable "
                           f"({type(exc).__name__})") from None
-
-
-def _get(client: httpx.Client, server: Server, url: str) -> httpx.Response:
-    r = _send(server, lambda: client.get(url))
     if r.status_code in (401, 403):
         raise ServerError(_http_error(server, r))
     return r
@@ -122,7 +116,7 @@ def _get(client: httpx.Client, server: Server, url: str) -> httpx.Response:
 def describe(server: Server) -> ServerInfo:
     """/v1/models, /version and /metrics; raises ServerError."""
     with server.client() as c:
-        r = _get(c, server, server.url + "/models")
+        r = _send(server, lambda: c.get(server.url + "/models"))
         if r.status_code != 200:
             raise ServerError(f"the {server.role} server answered /models with HTTP "
                               f"{r.status_code}: is {server.role}-url its /v1 base?")
@@ -131,7 +125,7 @@ def describe(server: Server) -> ServerInfo:
         except (ValueError, KeyError, IndexError, TypeError):
             raise ServerError(f"the {server.role} server's /models is not an OpenAI model "
                               "list") from None
-        v = _get(c, server, server.root + "/version")
+        v = _send(server, lambda: c.get(server.root + "/version"))
         version = v.json().get("version") if v.status_code == 200 else None
     text = read_metrics(server)
     return ServerInfo(model=str(model.get("id")), max_model_len=model.get("max_model_len"),
@@ -158,7 +152,7 @@ def tokenize(server: Server, model: str, text: str) -> list[int]:
 
 def read_metrics(server: Server) -> str:
     with server.client() as c:
-        r = _get(c, server, server.root + "/metrics")
+        r = _send(server, lambda: c.get(server.root + "/metrics"))
     return r.text if r.status_code == 200 else ""
 
 
@@ -182,11 +176,9 @@ def prefix_caching(prom_text: str) -> bool | None:
 
 def requests_running(prom_text: str) -> float:
     """vLLM's ``num_requests_running`` gauge, summed over engines (data parallel)."""
-    total = 0.0
-    for line in prom_text.splitlines():
-        if line.startswith(("vllm:num_requests_running{", "vllm:num_requests_running ")):
-            total += float(line.rsplit(" ", 1)[1])
-    return total
+    return sum((float(line.rsplit(" ", 1)[1]) for line in prom_text.splitlines()
+                if line.startswith(("vllm:num_requests_running{", "vllm:num_requests_running "))),
+               0.0)
 
 
 def completion_body(model: str, prompt_ids: list[int], req: RequestSpec,
@@ -207,12 +199,9 @@ def stream_completion(server: Server, body: dict[str, Any], *,
                       cancel: threading.Event | None = None,
                       on_chunk: OnChunk | None = None,
                       abort: threading.Event | None = None) -> Stream:
-    """POST /v1/completions and read its stream; raises ServerError.
-
-    ``cancel`` (a Stop) or ``abort`` (another stream of the batch failed) set:
-    ``Cancelled`` within ``STOP_POLL_S``, even during a long prefill.
-    ``on_chunk`` hears each chunk with tokens as it is read.
-    """
+    """POST /v1/completions and read its stream; raises ServerError. ``cancel`` (a Stop)
+    or ``abort`` (another stream of the batch failed) set: ``Cancelled`` within
+    ``STOP_POLL_S``, even in a long prefill. ``on_chunk`` hears each chunk with tokens."""
     with server.client() as c:
         sent = time.perf_counter()
         try:
@@ -220,11 +209,11 @@ def stream_completion(server: Server, body: dict[str, Any], *,
                 if r.status_code != 200:
                     r.read()
                     raise ServerError(_http_error(server, r))
-                with _Watcher(r, cancel, abort) as watcher:
+                with _watching(r, cancel, abort):
                     try:
                         return _read_stream(server, r, sent, cancel, on_chunk, abort)
                     except (ServerError, httpx.HTTPError):
-                        watcher.raise_if_stopped(server)
+                        _raise_if_stopped(server, cancel, abort)
                         raise
         except httpx.TimeoutException:
             raise ServerError(f"the {server.role} server went silent for "
@@ -239,44 +228,44 @@ def stream_completion(server: Server, body: dict[str, Any], *,
 STOP_POLL_S = 0.1  # how often a stream's watcher looks at Stop while the server is silent
 
 
-class _Watcher:
-    """Shuts a streaming response's socket once ``cancel`` or ``abort`` is set, so
-    that a read blocked on a silent server (a long prefill) returns at once."""
+@contextlib.contextmanager
+def _watching(r: httpx.Response, cancel: threading.Event | None,
+              abort: threading.Event | None) -> Iterator[None]:
+    """Shuts the response's socket once ``cancel`` or ``abort`` is set, so that a read
+    blocked on a silent server (a long prefill) returns at once."""
+    if cancel is None and abort is None:
+        yield
+        return
+    done = threading.Event()
 
-    def __init__(self, r: httpx.Response, cancel: threading.Event | None,
-                 abort: threading.Event | None) -> None:
-        self.r, self.cancel, self.abort = r, cancel, abort
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._watch, daemon=True,
-                                       name="speclens-stream-watch")
-
-    def __enter__(self) -> _Watcher:
-        if self.cancel is not None or self.abort is not None:
-            self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.done.set()
-        if self.thread.is_alive():
-            self.thread.join()
-
-    def _watch(self) -> None:
-        while not self.done.wait(STOP_POLL_S):
-            if any(e is not None and e.is_set() for e in (self.cancel, self.abort)):
-                sock = self.r.extensions.get("network_stream")
+    def watch() -> None:
+        while not done.wait(STOP_POLL_S):
+            if any(e is not None and e.is_set() for e in (cancel, abort)):
+                sock = r.extensions.get("network_stream")
                 sock = sock.get_extra_info("socket") if sock is not None else None
                 if sock is not None:
                     with contextlib.suppress(OSError):  # closed: the reader ends anyway
                         sock.shutdown(socket.SHUT_RDWR)
                 return
 
-    def raise_if_stopped(self, server: Server) -> None:
-        """After a failed read: Cancelled if Stop or the batch closed the stream."""
-        if self.cancel is not None and self.cancel.is_set():
-            raise Cancelled(f"the {server.role} server's stream was closed by Stop")
-        if self.abort is not None and self.abort.is_set():
-            raise Cancelled(f"the {server.role} server's stream was closed: another request "
-                            "of its batch failed")
+    thread = threading.Thread(target=watch, daemon=True, name="speclens-stream-watch")
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
+def _raise_if_stopped(server: Server, cancel: threading.Event | None,
+                      abort: threading.Event | None, tokens: int | None = None) -> None:
+    """Cancelled if Stop (``cancel``) or the batch (``abort``) closed the stream."""
+    after = "" if tokens is None else f" after {tokens} tokens"
+    if cancel is not None and cancel.is_set():
+        raise Cancelled(f"the {server.role} server's stream was closed{after or ' by Stop'}")
+    if abort is not None and abort.is_set():
+        raise Cancelled(f"the {server.role} server's stream was closed{after}: another "
+                        "request of its batch failed")
 
 
 def _read_stream(server: Server, r: httpx.Response, sent: float,
@@ -285,29 +274,21 @@ def _read_stream(server: Server, r: httpx.Response, sent: float,
                  abort: threading.Event | None = None) -> Stream:
     out = Stream(sent_s=sent, chunks=[], prompt_token_ids=[], finish_reason=None,
                  usage={}, metrics={})
-    done = False
     for line in r.iter_lines():
-        tokens = sum(len(c.token_ids) for c in out.chunks)
-        if cancel is not None and cancel.is_set():
-            raise Cancelled(f"the {server.role} server's stream was closed after "
-                            f"{tokens} tokens")
-        if abort is not None and abort.is_set():
-            raise Cancelled(f"the {server.role} server's stream was closed after {tokens} "
-                            "tokens: another request of its batch failed")
+        _raise_if_stopped(server, cancel, abort, sum(len(c.token_ids) for c in out.chunks))
         if not line.startswith("data:"):
             continue  # blank separators and ": keep-alive" comments
         data = line[5:].strip()
         if data == "[DONE]":
-            done = True
+            if out.usage:
+                return out
             break
         seen = len(out.chunks)
         _take_chunk(server, out, data, time.perf_counter())
         if on_chunk is not None and len(out.chunks) > seen:
             on_chunk(out.chunks[-1])
-    if not done or not out.usage:
-        raise ServerError(f"the {server.role} server stopped mid-stream after "
-                          f"{sum(len(c.token_ids) for c in out.chunks)} tokens: did it die?")
-    return out
+    raise ServerError(f"the {server.role} server stopped mid-stream after "
+                      f"{sum(len(c.token_ids) for c in out.chunks)} tokens: did it die?")
 
 
 def _take_chunk(server: Server, out: Stream, data: str, now: float) -> None:
@@ -316,41 +297,36 @@ def _take_chunk(server: Server, out: Stream, data: str, now: float) -> None:
         d = json.loads(data)
         if not isinstance(d, dict):
             raise TypeError("not an object")
-        _take(server, out, d, now)
-    except ServerError:
-        raise
+        if "error" in d:
+            err = d["error"]
+            msg = err.get("message") if isinstance(err, dict) else err
+            raise ServerError(f"the {server.role} server failed mid-stream: "
+                              f"{_one_line(str(msg))}")
+        choices = d.get("choices") or []
+        if choices:
+            ch = choices[0]
+            ids = ch.get("token_ids")
+            if ids is None:
+                raise ServerError(f"the {server.role} server sent no token ids: vLLM 0.32 or "
+                                  "later is needed (return_token_ids)")
+            if not _ids(ids) or not _ids(ch.get("prompt_token_ids") or []):
+                raise TypeError("token ids that are not integers")
+            if not isinstance(ch.get("text") or "", str):
+                raise TypeError("a text that is not a string")
+            if ch.get("prompt_token_ids"):
+                out.prompt_token_ids = list(ch["prompt_token_ids"])
+            if ids:
+                out.chunks.append(Chunk(list(ids), ch.get("text") or "", now))
+            if ch.get("finish_reason"):
+                out.finish_reason = ch["finish_reason"]
+        if d.get("usage"):
+            if not isinstance(d["usage"], dict) or not isinstance(d.get("metrics") or {}, dict):
+                raise TypeError("usage or metrics that are not objects")
+            out.usage = d["usage"]
+            out.metrics = d.get("metrics") or {}
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
         why = "not JSON" if isinstance(exc, ValueError) else _one_line(str(exc))[:80]
         raise ServerError(f"the {server.role} server sent a malformed chunk ({why})") from None
-
-
-def _take(server: Server, out: Stream, d: dict[str, Any], now: float) -> None:
-    if "error" in d:
-        err = d["error"]
-        msg = err.get("message") if isinstance(err, dict) else err
-        raise ServerError(f"the {server.role} server failed mid-stream: {_one_line(str(msg))}")
-    choices = d.get("choices") or []
-    if choices:
-        ch = choices[0]
-        ids = ch.get("token_ids")
-        if ids is None:
-            raise ServerError(f"the {server.role} server sent no token ids: vLLM 0.32 or "
-                              "later is needed (return_token_ids)")
-        if not _ids(ids) or not _ids(ch.get("prompt_token_ids") or []):
-            raise TypeError("token ids that are not integers")
-        if not isinstance(ch.get("text") or "", str):
-            raise TypeError("a text that is not a string")
-        if ch.get("prompt_token_ids"):
-            out.prompt_token_ids = list(ch["prompt_token_ids"])
-        if ids:
-            out.chunks.append(Chunk(list(ids), ch.get("text") or "", now))
-        if ch.get("finish_reason"):
-            out.finish_reason = ch["finish_reason"]
-    if d.get("usage"):
-        if not isinstance(d["usage"], dict) or not isinstance(d.get("metrics") or {}, dict):
-            raise TypeError("usage or metrics that are not objects")
-        out.usage = d["usage"]
-        out.metrics = d.get("metrics") or {}
 
 
 def _ids(v: Any) -> bool:

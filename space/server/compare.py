@@ -1,9 +1,6 @@
-"""Runs against a baseline and a speculative server: checks, batches, repeats.
-
-A batch's requests are sent at once so that the server batches them as in
-production; one trace each. ``vllm:num_requests_running`` read around a batch
-flags other traffic on the record. A stop closes every open stream
-(``Cancelled``, nothing measured).
+"""Runs against a baseline and a speculative server: checks, batches, repeats. A batch's
+requests go at once, as in production, one trace each; other traffic seen around a
+batch is flagged on the record; a stop closes every open stream (``Cancelled``).
 """
 from __future__ import annotations
 
@@ -62,9 +59,7 @@ class Checked:
         return [f"the {role} server caches prefixes (vllm:cache_config_info): a prompt "
                 "sent twice hits its cache, so repeats are not alike; start it with "
                 "--no-enable-prefix-caching for runs comparable with in-process ones"
-                for role, info in (("baseline", self.baseline),
-                                   ("speculative", self.speculative))
-                if info.prefix_caching]
+                for role in ("baseline", "speculative") if getattr(self, role).prefix_caching]
 
 
 def check_servers(pair: ServerPair) -> Checked:
@@ -182,19 +177,15 @@ SAMPLE_S = 0.5  # how often /metrics is read while a batch streams (each read co
 
 
 class _Sampler:
-    """Reads ``vllm:num_requests_running`` while a batch streams, minus SpecLens's own.
-
-    A sample counts only while every request of the batch has had its first chunk
-    and none has finished: then the gauge less the batch is other traffic (which
-    before/after readings miss when it starts and ends inside the run).
-    """
+    """Reads ``vllm:num_requests_running`` while a batch streams: while every request has
+    had its first chunk and none has finished, the gauge less the batch is other traffic
+    (which before/after readings miss when it starts and ends inside the run)."""
 
     def __init__(self, server: Server, n: int) -> None:
         self.server, self.n = server, n
         self.others: list[float] = []
-        self._started: set[int] = set()
-        self._finished = 0
-        self._lock = threading.Lock()
+        self._started: set[int] = set()  # set.add and a flag are atomic; both only grow
+        self._finished = False
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name="speclens-sampler")
 
@@ -207,16 +198,13 @@ class _Sampler:
         self._thread.join()
 
     def first_chunk(self, i: int) -> None:
-        with self._lock:
-            self._started.add(i)
+        self._started.add(i)
 
     def finished(self) -> None:
-        with self._lock:
-            self._finished += 1
+        self._finished = True
 
     def _all_running(self) -> bool:
-        with self._lock:
-            return len(self._started) == self.n and not self._finished
+        return len(self._started) == self.n and not self._finished
 
     def _run(self) -> None:
         while not self._done.wait(SAMPLE_S):
@@ -271,11 +259,9 @@ def alternate_batches(pair: ServerPair, reqs: Sequence[RequestSpec],
                       texts: Texts | None = None, cancel: threading.Event | None = None,
                       progress: Progress | None = None, checked: Checked | None = None,
                       warm: bool = True) -> tuple[list[list[RunTrace]], list[list[RunTrace]]]:
-    """``repeats`` batches per server: (baseline batches, speculative batches), one list
-    of traces per repeat, request i with ``prompts[i]``. Even repeats send the
-    baseline's batch first, odd ones the speculative one's, so that drift hits both
-    alike (as in-process). The servers are checked unless ``checked`` says they were,
-    and warmed with one short request each (``warm``)."""
+    """``repeats`` batches per server: (baseline batches, speculative batches), a list of
+    traces per repeat, request i with ``prompts[i]``; the first server alternates so that
+    drift hits both alike. Checked unless ``checked``; one short request each if ``warm``."""
     at_least_one(repeats=repeats)
     info = checked or check_servers(pair)
     sides = ((pair.baseline, info.baseline, Declared()),

@@ -1,16 +1,11 @@
-"""Engine steps from a server's stream (pure); the placements are explained in
-docs/server-truth.md.
-
-On an idle server with ``--stream-interval 1`` one chunk is one engine step: the
-prefill's token first, a verify step ``accepted + 1`` tokens, a step without
-drafts 1; a busy server or a larger interval merges steps into one chunk. The
-server's ``per_step_accepted`` / ``per_step_drafted`` list the verify steps only.
-``split_steps`` places them on the chunks in every way that fits; it never makes
-a count.
+"""Engine steps from a server's stream (pure; placements explained in docs/server-truth.md).
+``split_steps`` places the server's per-step verify counts on the chunks (one chunk per
+step on an idle server with ``--stream-interval 1``, merged otherwise); it makes no count.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import groupby
 
 from space.records.trace import (
     DECODE,
@@ -76,9 +71,8 @@ def split_steps(lengths: list[int], accepted: list[int], drafted: list[int],
     moves = _fitting_moves(lengths, accepted, cut=False) or _fitting_moves(lengths, accepted,
                                                                             cut=True)
     if moves is None:
-        steps = _unit(0, len(lengths) - 1, 0, len(accepted),
-                      max(0, sum(lengths) - 1 - sum(a + 1 for a in accepted)),
-                      None, accepted, drafted)
+        decodes = max(0, sum(lengths) - 1 - sum(a + 1 for a in accepted))
+        steps = _unit(0, len(lengths) - 1, (0, len(accepted), decodes, 0), accepted, drafted)
         return Split(steps, False, f"the {len(lengths)} chunks fit no placement of the "
                      f"server's {len(accepted)} verify steps: every step is merged")
     steps = _place(moves, accepted, drafted)
@@ -145,15 +139,14 @@ def _place(moves: list[list[Move]], accepted: list[int], drafted: list[int]) -> 
     for end in certain:
         path = _earliest_verify_path(moves, start, end - 1, j)
         if end - start == 1 and len(moves[start]) == 1:
-            b, e, d, tail = path[0]
-            steps += _unit(start, start, b, e, d, tail, accepted, drafted)
+            steps += _unit(start, start, path[0], accepted, drafted)
         elif all(_num_steps(mv, c == 0) == 1 for c in range(start, end) for mv in moves[c]):
-            for c, (b, e, d, tail) in zip(range(start, end), path, strict=True):
+            for c, mv in zip(range(start, end), path, strict=True):
                 steps += [replace(p, placement=UNCERTAIN)
-                          for p in _unit(c, c, b, e, d, tail, accepted, drafted)]
+                          for p in _unit(c, c, mv, accepted, drafted)]
         else:
-            steps += _unit(start, end - 1, j, path[-1][1], sum(mv[2] for mv in path),
-                           path[-1][3], accepted, drafted)
+            window = (j, path[-1][1], sum(mv[2] for mv in path), path[-1][3])
+            steps += _unit(start, end - 1, window, accepted, drafted)
         start, j = end, path[-1][1]
     return steps
 
@@ -176,12 +169,13 @@ def _earliest_verify_path(moves: list[list[Move]], start: int, end: int, j: int)
     return path
 
 
-def _unit(first: int, last: int, b: int, e: int, decodes: int, tail: int | None,
-          accepted: list[int], drafted: list[int]) -> list[PlannedStep]:
-    """The steps that chunks first..last held: the prefill if first is 0, then
-    ``decodes`` decode steps, then verify steps b..e-1 (the last emitting ``tail``
-    tokens; None: all its own). Alone in one chunk: exact; else merged, in this
-    order (the server does not say how they interleave)."""
+def _unit(first: int, last: int, mv: Move, accepted: list[int],
+          drafted: list[int]) -> list[PlannedStep]:
+    """The steps that chunks first..last held, ``mv`` = (b, e, decodes, tail): the prefill
+    if first is 0, then ``decodes`` decode steps, then verify steps b..e-1 (the last
+    emitting ``tail`` tokens; 0: all its own). Alone in one chunk: exact; else merged,
+    in this order (the server does not say how they interleave)."""
+    b, e, decodes, tail = mv
     plan: list[tuple[StepKind, int, int, int]] = [(PREFILL, 0, 0, 1)] if first == 0 else []
     plan += [(DECODE, 0, 0, 1)] * decodes
     for v in range(b, e):
@@ -219,27 +213,22 @@ def _replay_plan(rest, accepted, drafted, replayed, tokens) -> list[PlannedStep]
 
 
 def _note(steps: list[PlannedStep]) -> str:
-    merged = [i for i, p in enumerate(steps) if p.placement == MERGED]
-    unsure = [i for i, p in enumerate(steps) if p.placement == UNCERTAIN]
-    if not merged and not unsure:
-        return "one placement of the server's verify steps fits the chunks"
     parts = []
-    if merged:
-        parts.append(f"steps {_ranges(merged)} arrived merged in fewer chunks (a busy "
-                     "server or a stream interval above 1): their times are their chunks', "
-                     "their order within a chunk is known only where they are one kind")
-    if unsure:
-        parts.append(f"steps {_ranges(unsure)}: which of these one-token steps verified "
-                     "drafts (and accepted none) the server does not report; they are "
-                     "placed first")
+    for placement, why in (
+            (MERGED, " arrived merged in fewer chunks (a busy server or a stream interval "
+                     "above 1): their times are their chunks', their order within a chunk "
+                     "is known only where they are one kind"),
+            (UNCERTAIN, ": which of these one-token steps verified drafts (and accepted "
+                        "none) the server does not report; they are placed first")):
+        idx = [i for i, p in enumerate(steps) if p.placement == placement]
+        if idx:
+            parts.append(f"steps {_ranges(idx)}{why}")
+    if not parts:
+        return "one placement of the server's verify steps fits the chunks"
     return "; ".join(parts) + "; the run's counts are the server's own"
 
 
 def _ranges(idx: list[int]) -> str:
     """[4, 5, 6, 9] -> '4-6, 9'."""
-    out, start = [], 0
-    for i, a in enumerate(idx):
-        if i + 1 == len(idx) or idx[i + 1] != a + 1:
-            out.append(str(idx[start]) if idx[start] == a else f"{idx[start]}-{a}")
-            start = i + 1
-    return ", ".join(out)
+    runs = [[i for _, i in run] for _, run in groupby(enumerate(idx), lambda p: p[1] - p[0])]
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
