@@ -89,7 +89,7 @@ def read_profile(text: str) -> list[float]:
     except (ValueError, OSError) as exc:  # TraceFormatError is a ValueError
         raise ConfigError(f"--profile {text}: {exc}") from None
     run = record.speculative if isinstance(record, CompareRecord) else record
-    profile = tp.profile_of([run]) if getattr(run, "speculative", False) else None
+    profile = tp.profile_of([run]) if run.speculative else None
     if not profile:
         raise ConfigError(f"--profile {text}: no verified drafts to take a profile from")
     return profile

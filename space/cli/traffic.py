@@ -67,8 +67,10 @@ def traffic_parser(sub) -> None:
     server_flags(s)
 
 
-def read_plan(a: argparse.Namespace):
-    """The file read, grouped and sampled; ``ConfigError`` (one line) when it cannot be."""
+def traffic(a: argparse.Namespace, spec: EngineSpec, source: Source):
+    if not spec.is_speculative:  # before anything is printed: bad input stays one line
+        raise ConfigError("a traffic run compares a speculative method with the baseline: "
+                          "choose a --method")
     at_least_one(per_group=a.per_group, max_prompts=a.max_prompts, repeats=a.repeats,
                  predict_prompts=a.predict_prompts)
     if a.max_minutes is not None and a.max_minutes <= 0:
@@ -78,17 +80,10 @@ def read_plan(a: argparse.Namespace):
         data = Path(a.file).read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read the traffic file: {exc.strerror}: {a.file}") from None
-    traffic = parse(data, Path(a.file).name, a.label_field)
-    if not traffic.requests:
-        raise ConfigError(f"no request could be read from {a.file}: {traffic.describe()}")
-    return traffic, plan(traffic, a.per_group, a.max_prompts, a.seed)
-
-
-def traffic(a: argparse.Namespace, spec: EngineSpec, source: Source):
-    if not spec.is_speculative:  # before anything is printed: bad input stays one line
-        raise ConfigError("a traffic run compares a speculative method with the baseline: "
-                          "choose a --method")
-    file, groups = read_plan(a)
+    file = parse(data, Path(a.file).name, a.label_field)
+    if not file.requests:
+        raise ConfigError(f"no request could be read from {a.file}: {file.describe()}")
+    groups = plan(file, a.per_group, a.max_prompts, a.seed)
     print(file.describe())
     for line in source.start(spec):  # after the input checks: bad input stays one line
         print(line, flush=True)
