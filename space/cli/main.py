@@ -244,12 +244,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(text.describe_run(record))
             else:
                 record = _compare(a, spec, req, ids, source)
-    except (ConfigError, ModelError, HistoryError) as exc:
+    except (ConfigError, ModelError, HistoryError, ServerError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except ServerError as exc:  # a server down, stuck, failing or missing a flag
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        # 1: a server down, stuck, failing or missing a flag; 2: bad input
+        return 1 if isinstance(exc, ServerError) else 2
     if a.json:
         Path(a.json).write_text(dumps(record))  # the page's writer: compact anatomy, lists on a line
         print(f"wrote {a.json}")

@@ -1,7 +1,5 @@
-"""Save a plotly figure as a self-contained HTML page or a PNG, offline. A PNG is the
-figure's HTML screenshotted by headless Chromium (plotly's own export needs kaleido,
-not a dependency).
-"""
+"""A command's --csv and --plot: a plotly figure as a self-contained HTML page or a PNG,
+offline (a PNG is the HTML screenshotted by headless Chromium: plotly's own export needs kaleido)."""
 from __future__ import annotations
 
 import argparse

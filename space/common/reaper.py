@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 # ``python -c WATCHDOG parent_pid child_pid``; create_time guards against reused pids.
 WATCHDOG = r"""
-import os, signal, sys, time
+import contextlib, os, signal, sys, time
 import psutil
 
 parent, child = int(sys.argv[1]), int(sys.argv[2])
@@ -25,33 +25,25 @@ except OSError:
 def running(pids):  # pid -> create_time (None: any): those still running
     left = []
     for pid, created in pids.items():
-        try:
+        with contextlib.suppress(psutil.Error):
             p = psutil.Process(pid)
             if created in (None, p.create_time()) and p.status() != psutil.STATUS_ZOMBIE:
                 left.append(p)
-        except psutil.Error:
-            pass
     return left
 
 def remember():
-    try:
+    with contextlib.suppress(psutil.Error):
         root = psutil.Process(child)
         for p in [root, *root.children(recursive=True)]:
             seen.setdefault(p.pid, p.create_time())
-    except psutil.Error:
-        pass
 
 def signal_all(sig):
     if group is not None:
-        try:
+        with contextlib.suppress(OSError):
             os.killpg(group, sig)
-        except OSError:
-            pass
     for p in running(seen):
-        try:
+        with contextlib.suppress(psutil.Error):
             p.send_signal(sig)
-        except psutil.Error:
-            pass
 
 while True:
     remember()
