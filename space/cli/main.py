@@ -90,20 +90,6 @@ def _parser() -> argparse.ArgumentParser:
         preset_flags(s)
         engine_flags(s)
         server_flags(s)
-    _sweep_parser(sub)
-    tipping_parser(sub)
-    traffic_parser(sub)
-    lesson_parser(sub)
-    s = sub.add_parser("doctor", help="check this machine: hooks, trace counts against vLLM's, "
-                                      "step anatomy, GPU memory, available methods")
-    s.add_argument("--json", metavar="PATH", help="write the report as JSON here")
-    s.add_argument("--max-tokens", type=int, default=None,
-                   help="tokens of the short compare (default 32)")
-    s.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
-    return p
-
-
-def _sweep_parser(sub) -> None:
     s = sub.add_parser("sweep", help="one workload across a range of k, concurrency, "
                                      "input length or temperature, or k x concurrency")
     s.add_argument("--variable", required=True, choices=SWEPT)
@@ -123,6 +109,16 @@ def _sweep_parser(sub) -> None:
     preset_flags(s, workload_required=True)
     engine_flags(s)
     server_flags(s)
+    tipping_parser(sub)
+    traffic_parser(sub)
+    lesson_parser(sub)
+    s = sub.add_parser("doctor", help="check this machine: hooks, trace counts against vLLM's, "
+                                      "step anatomy, GPU memory, available methods")
+    s.add_argument("--json", metavar="PATH", help="write the report as JSON here")
+    s.add_argument("--max-tokens", type=int, default=None,
+                   help="tokens of the short compare (default 32)")
+    s.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
+    return p
 
 
 def request_from_args(a: argparse.Namespace) -> RequestSpec:
