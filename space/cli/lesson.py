@@ -52,17 +52,15 @@ def read_source(a: argparse.Namespace) -> tuple[RunTrace | CompareRecord, Lesson
     file = data_folder(a) / FILENAME
     if not file.exists():  # opening would create an empty one
         raise HistoryError(f"no file or history run {a.source}: there is no run history at {file}")
-    history = History(file)
-    found = history.get(int(a.source))
+    found = History(file).get(int(a.source))
     if found is None:
         raise HistoryError(f"no run {int(a.source)} in the run history of {data_folder(a)}")
     row, text = found
     if row.kind != "compare":
         raise HistoryError(f"run {row.id} is a {row.kind}, not a comparison: a lesson steps "
                            "through one prompt's run")
-    record = load(text)
-    return record, LessonInfo(exported_utc=utc(), measured_utc=utc(row.created_s),
-                              source=f"run history #{row.id}")
+    return load(text), LessonInfo(exported_utc=utc(), measured_utc=utc(row.created_s),
+                                  source=f"run history #{row.id}")
 
 
 def read_notes(path: str | None, record: RunTrace | CompareRecord) -> StepNotes:
@@ -81,8 +79,7 @@ def read_notes(path: str | None, record: RunTrace | CompareRecord) -> StepNotes:
         raise NotesError("the notes are not UTF-8 text") from None
     run = record.speculative if isinstance(record, CompareRecord) else record
     shown = {run.steps[i].index for i in emitting_step_indices(run)}
-    unknown = notes.unknown(shown)
-    if unknown:
+    if unknown := notes.unknown(shown):
         first, last = min(shown, default=0), max(shown, default=0)
         raise NotesError(f"a note on engine step {unknown[0]}, which the lesson does not step "
                          f"through (its steps that emit tokens: {first}..{last})")

@@ -18,38 +18,35 @@ Installed (pip install -e .), the speclens command takes the same commands.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from space.cli.doctor import doctor, doctor_parser
 from space.cli.lesson import lesson, lesson_parser
-from space.cli.snapshot import save_figure
+from space.cli.snapshot import save_outputs
 from space.cli.tipping import grid, tipping, tipping_parser
 from space.cli.traffic import traffic, traffic_parser
 from space.common import defaults, progress
 from space.engine.models import ModelError
 from space.records.config import ConfigError, EngineSpec, RequestSpec, at_least_one
 from space.records.history import HistoryError
-from space.records.trace import dumps
+from space.records.trace import CompareRecord, dumps
+from space.runs import doctor as run_doctor
+from space.runs import presets, sweep_plan
 from space.runs.flags import apply_memory_budget, engine_flags, spec_from_args
+from space.runs.recorder import record_to_history
 from space.runs.source import Source, pick
+from space.runs.sweep import SweepResult
+from space.runs.sweep_plan import SWEPT
+from space.runs.workloads import WorkloadResult, run_workload
 from space.server.client import ServerError
 from space.server.flags import pair_from_args, server_flags
 from vis import text
-
-if TYPE_CHECKING:  # space.runs.workloads imports vLLM: at run time only after the input checks
-    from space.records.trace import CompareRecord
-    from space.runs.workloads import WorkloadResult
-
-
-def _workload(a: argparse.Namespace):
-    from space.runs import presets
-
-    return presets.get_workload(a.workload)
+from vis.doctor import doctor_table
+from vis.sweep import sweep_figure
 
 
 def preset_flags(s: argparse.ArgumentParser, workload_required: bool = False) -> None:
@@ -93,17 +90,6 @@ def _parser() -> argparse.ArgumentParser:
         preset_flags(s)
         engine_flags(s)
         server_flags(s)
-    _sweep_parser(sub)
-    tipping_parser(sub, engine_flags)
-    traffic_parser(sub, engine_flags)
-    lesson_parser(sub)
-    doctor_parser(sub)
-    return p
-
-
-def _sweep_parser(sub) -> None:
-    from space.runs.sweep_plan import SWEPT
-
     s = sub.add_parser("sweep", help="one workload across a range of k, concurrency, "
                                      "input length or temperature, or k x concurrency")
     s.add_argument("--variable", required=True, choices=SWEPT)
@@ -123,6 +109,16 @@ def _sweep_parser(sub) -> None:
     preset_flags(s, workload_required=True)
     engine_flags(s)
     server_flags(s)
+    tipping_parser(sub)
+    traffic_parser(sub)
+    lesson_parser(sub)
+    s = sub.add_parser("doctor", help="check this machine: hooks, trace counts against vLLM's, "
+                                      "step anatomy, GPU memory, available methods")
+    s.add_argument("--json", metavar="PATH", help="write the report as JSON here")
+    s.add_argument("--max-tokens", type=int, default=None,
+                   help="tokens of the short compare (default 32)")
+    s.add_argument("-v", "--verbose", action="store_true", help="show vLLM's logs")
+    return p
 
 
 def request_from_args(a: argparse.Namespace) -> RequestSpec:
@@ -132,7 +128,7 @@ def request_from_args(a: argparse.Namespace) -> RequestSpec:
     if a.workload:
         if a.prompt or a.prompt_file:
             raise ConfigError("give --prompt/--prompt-file or --workload, not both")
-        w = _workload(a)
+        w = presets.get_workload(a.workload)
         prompt = w.prompt(a.prompt_id[0]).text if a.prompt_id else w.prompts[0].text
         temperature = w.temperature if temperature is None else temperature
         max_tokens = max_tokens or w.max_tokens
@@ -159,12 +155,10 @@ def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec, ids: lis
         if a.explain:
             raise ConfigError("--explain scores one prompt: use --prompt or --prompt-file, "
                               "not --workload")
-        from space.runs.workloads import run_workload
-
-        record = run_workload(spec, _workload(a), repeats=a.repeats, source=source,
-                              progress=progress.to_terminal, max_tokens=a.max_tokens,
-                              temperature=a.temperature, concurrency=a.concurrency,
-                              prompt_ids=a.prompt_id)
+        record = run_workload(spec, presets.get_workload(a.workload), repeats=a.repeats,
+                              source=source, progress=progress.to_terminal,
+                              max_tokens=a.max_tokens, temperature=a.temperature,
+                              concurrency=a.concurrency, prompt_ids=a.prompt_id)
         print(text.describe_workload(record))
     else:
         record = source.compare(spec, req, repeats=a.repeats, explain=a.explain,
@@ -176,9 +170,6 @@ def _compare(a: argparse.Namespace, spec: EngineSpec, req: RequestSpec, ids: lis
 
 
 def _sweep(a: argparse.Namespace, spec: EngineSpec, source: Source):
-    from space.runs import sweep_plan
-    from space.runs.sweep import SweepResult
-
     at_least_one(repeats=a.repeats)
     plan = sweep_plan.plan(a.workload, a.variable, a.values, a.repeats, a.max_tokens,
                            a.prompt_id, source)
@@ -197,14 +188,8 @@ def _sweep(a: argparse.Namespace, spec: EngineSpec, source: Source):
         tc = result.throughput_crossover
         print("throughput crossover (aggregate tokens/s = baseline): "
               + ("none" if tc is None else f"concurrency = {tc:.3g}"))
-    if a.csv:
-        result.to_csv(a.csv)
-        print(f"wrote {a.csv}")
-    if a.plot:
-        from vis.sweep import sweep_figure
-
-        save_figure(sweep_figure(result, title=f"{plan.workload.title}: sweep over {a.variable}"),
-                    a.plot)
+    save_outputs(a, result.to_csv, lambda: sweep_figure(
+        result, title=f"{plan.workload.title}: sweep over {a.variable}"))
     return result
 
 
@@ -223,14 +208,18 @@ def main(argv: list[str] | None = None) -> int:
         warnings.filterwarnings("ignore", category=FutureWarning)
     logging.basicConfig(level=logging.INFO if a.verbose else logging.WARNING,
                         format="%(message)s")
-    if a.cmd == "doctor":
-        return doctor(a)
+    if a.cmd == "doctor":  # what works here, and the proof (docs/doctor.md); 1: a check failed
+        report = run_doctor.run(max_tokens=a.max_tokens or run_doctor.MAX_TOKENS,
+                                progress=progress.to_terminal)
+        print(doctor_table(report))
+        if a.json:
+            Path(a.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+            print(f"wrote {a.json}")
+        return 1 if report.failed else 0
     try:
         spec = spec_from_args(a)
         apply_memory_budget(a)
         if a.record:
-            from space.runs.recorder import record_to_history
-
             record_to_history(a)
         # the one place a run's source is picked: servers named by the flags, else here
         source = pick(pair_from_args(a, spec))
@@ -251,12 +240,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(text.describe_run(record))
             else:
                 record = _compare(a, spec, req, ids, source)
-    except (ConfigError, ModelError, HistoryError) as exc:
+    except (ConfigError, ModelError, HistoryError, ServerError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except ServerError as exc:  # a server down, stuck, failing or missing a flag
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        # 1: a server down, stuck, failing or missing a flag; 2: bad input
+        return 1 if isinstance(exc, ServerError) else 2
     if a.json:
         Path(a.json).write_text(dumps(record))  # the page's writer: compact anatomy, lists on a line
         print(f"wrote {a.json}")

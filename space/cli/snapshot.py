@@ -1,12 +1,12 @@
-"""Save a plotly figure as a self-contained HTML page or a PNG, offline. A PNG is the
-figure's HTML screenshotted by headless Chromium (plotly's own export needs kaleido,
-not a dependency).
-"""
+"""A command's --csv and --plot: a plotly figure as a self-contained HTML page or a PNG,
+offline (a PNG is the HTML screenshotted by headless Chromium: plotly's own export needs kaleido)."""
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
@@ -14,16 +14,22 @@ RENDER_WAIT_MS = 3000  # virtual time for plotly.js to draw before the screensho
 PNG_WIDTH = 1000
 
 
+def save_outputs(a: argparse.Namespace, to_csv: Callable[[str], object] | None,
+                 figure: Callable[[], object]) -> None:
+    """A command's --csv (when ``to_csv`` writes one) and --plot (``figure()``), each said."""
+    if to_csv and a.csv:
+        to_csv(a.csv)
+        print(f"wrote {a.csv}")
+    if a.plot:
+        save_figure(figure(), a.plot)
+
+
 def save_figure(fig, path: str) -> None:
     """Write ``fig`` to ``path`` (.html with plotly.js inlined, or .png) and say so."""
     if Path(path).suffix.lower() != ".png":
         fig.write_html(path, include_plotlyjs=True, full_html=True)
-    else:
-        _screenshot(fig, Path(path))
-    print(f"wrote {path}")
-
-
-def _screenshot(fig, path: Path) -> None:
+        print(f"wrote {path}")
+        return
     chromium = next((p for name in CHROMIUM_NAMES if (p := shutil.which(name))), None)
     if chromium is None:
         raise RuntimeError("a .png needs headless Chromium (apt-get install chromium); "
@@ -40,5 +46,6 @@ def _screenshot(fig, path: Path) -> None:
         subprocess.run(
             [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
              f"--virtual-time-budget={RENDER_WAIT_MS}", f"--window-size={width},{height}",
-             f"--screenshot={path.resolve()}", page.as_uri()],
+             f"--screenshot={Path(path).resolve()}", page.as_uri()],
             check=True, capture_output=True, timeout=120)
+    print(f"wrote {path}")

@@ -4,25 +4,29 @@ from __future__ import annotations
 
 import argparse
 import logging
-from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from space.cli.snapshot import save_figure
+from space.cli.snapshot import save_outputs
 from space.common import defaults
 from space.common.versions import warn_if_untested
+from space.judge import curves
 from space.judge.costs import grid_text
 from space.records.config import ConfigError, EngineSpec
 from space.records.schema import load
 from space.records.trace import CompareRecord
-
-if TYPE_CHECKING:
-    from space.runs.sweep_plan import SweepPlan
+from space.runs import sweep_plan
+from space.runs import tipping as tp
+from space.runs.flags import engine_flags
+from space.runs.sweep import GridResult
+from space.runs.sweep_plan import SweepPlan
+from vis.deploy import grid_figure
+from vis.tipping import tipping_figure
 
 log = logging.getLogger("space")
 
 
-def tipping_parser(sub, engine_flags: Callable[[argparse.ArgumentParser], None]) -> None:
+def tipping_parser(sub) -> None:
     s = sub.add_parser("tipping", help="speedup against forced acceptance (the tipping "
                                        "point), cached for the page and the checklist")
     s.add_argument("--concurrency", default="1,4", help="comma-separated (default 1,4)")
@@ -58,9 +62,6 @@ def bar(frac: float, msg: str, width: int = 24) -> None:
 
 
 def tipping(a: argparse.Namespace, spec: EngineSpec):
-    from space.judge import curves
-    from space.runs import tipping as tp
-
     try:
         concurrencies = sorted({int(c) for c in a.concurrency.split(",") if c.strip()})
     except ValueError:
@@ -72,13 +73,7 @@ def tipping(a: argparse.Namespace, spec: EngineSpec):
                                  repeats=a.repeats, progress=bar, profile=profile)
     print(tp.describe(curve))
     print(f"cached {path}")
-    if a.csv:
-        curves.to_csv(curve, a.csv)
-        print(f"wrote {a.csv}")
-    if a.plot:
-        from vis.tipping import tipping_figure
-
-        save_figure(tipping_figure(curve, a.axis), a.plot)
+    save_outputs(a, partial(curves.to_csv, curve), lambda: tipping_figure(curve, a.axis))
     return curve
 
 
@@ -89,14 +84,12 @@ def read_profile(text: str) -> list[float]:
             return [float(x) for x in text.split(",") if x.strip()]
         except ValueError:
             raise ConfigError(f"--profile: comma-separated rates or a JSON file, got {text!r}") from None
-    from space.runs import tipping as tp
-
     try:
         record = load(Path(text).read_text())
     except (ValueError, OSError) as exc:  # TraceFormatError is a ValueError
         raise ConfigError(f"--profile {text}: {exc}") from None
     run = record.speculative if isinstance(record, CompareRecord) else record
-    profile = tp.profile_of([run]) if getattr(run, "speculative", False) else None
+    profile = tp.profile_of([run]) if run.speculative else None
     if not profile:
         raise ConfigError(f"--profile {text}: no verified drafts to take a profile from")
     return profile
@@ -104,23 +97,15 @@ def read_profile(text: str) -> list[float]:
 
 def grid(a: argparse.Namespace, spec: EngineSpec, plan: SweepPlan):
     """The k x concurrency sweep, and the deployable config derived from it."""
-    from space.runs import sweep_plan
-    from space.runs.sweep import GridResult
-
     if a.max_batch < max(plan.values):
         raise ConfigError(f"--max-batch {a.max_batch} is below the largest concurrency")
     warn_if_untested(log)
     result = sweep_plan.run(spec, plan, max_batch=a.max_batch, progress=bar)
     assert isinstance(result, GridResult) and result.deploy is not None
+    deploy = result.deploy
     print(result.table.to_string(index=False, float_format="%.3f"))
-    print(result.deploy.describe())
+    print(deploy.describe())
     print(grid_text(result.step_costs()))  # where each step's time went, per k
-    if a.csv:
-        result.to_csv(a.csv)
-        print(f"wrote {a.csv}")
-    if a.plot:
-        from vis.deploy import grid_figure
-
-        save_figure(grid_figure(result.table, result.deploy.choices,
-                                title=f"{plan.workload.title}: best k per concurrency"), a.plot)
+    save_outputs(a, result.to_csv, lambda: grid_figure(
+        result.table, deploy.choices, title=f"{plan.workload.title}: best k per concurrency"))
     return result

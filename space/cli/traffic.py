@@ -2,22 +2,25 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from space.cli.snapshot import save_figure
+from space.cli.snapshot import save_outputs
+from space.cli.tipping import bar
 from space.common import defaults
+from space.judge import validate
+from space.judge.traffic import GROUP_COLUMNS, PROMPT_COLUMNS, describe, to_csv
 from space.records.config import ConfigError, EngineSpec, at_least_one
+from space.runs.flags import engine_flags
+from space.runs.source import Source
 from space.runs.sweep import MAX_CONCURRENCY
-from space.runs.traffic_groups import DEFAULT_MAX_PROMPTS
+from space.runs.traffic import Budget, check_concurrency, run_traffic
+from space.runs.traffic_file import parse
+from space.runs.traffic_groups import DEFAULT_MAX_PROMPTS, plan
 from space.server.flags import server_flags
-
-if TYPE_CHECKING:
-    from space.runs.source import Source
+from vis.traffic import traffic_figure
 
 
-def traffic_parser(sub, engine_flags: Callable[[argparse.ArgumentParser], None]) -> None:
+def traffic_parser(sub) -> None:
     s = sub.add_parser(
         "traffic", help="your own prompts (JSONL, ShareGPT, CSV or text): a verdict per "
                         "group of requests and what to deploy")
@@ -64,12 +67,10 @@ def traffic_parser(sub, engine_flags: Callable[[argparse.ArgumentParser], None])
     server_flags(s)
 
 
-def read_plan(a: argparse.Namespace):
-    """The file read, grouped and sampled; ``ConfigError`` (one line) when it cannot be."""
-    from space.runs.traffic import check_concurrency
-    from space.runs.traffic_file import parse
-    from space.runs.traffic_groups import plan
-
+def traffic(a: argparse.Namespace, spec: EngineSpec, source: Source):
+    if not spec.is_speculative:  # before anything is printed: bad input stays one line
+        raise ConfigError("a traffic run compares a speculative method with the baseline: "
+                          "choose a --method")
     at_least_one(per_group=a.per_group, max_prompts=a.max_prompts, repeats=a.repeats,
                  predict_prompts=a.predict_prompts)
     if a.max_minutes is not None and a.max_minutes <= 0:
@@ -79,33 +80,20 @@ def read_plan(a: argparse.Namespace):
         data = Path(a.file).read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read the traffic file: {exc.strerror}: {a.file}") from None
-    traffic = parse(data, Path(a.file).name, a.label_field)
-    if not traffic.requests:
-        raise ConfigError(f"no request could be read from {a.file}: {traffic.describe()}")
-    return traffic, plan(traffic, a.per_group, a.max_prompts, a.seed)
-
-
-def traffic(a: argparse.Namespace, spec: EngineSpec, source: Source):
-    from space.cli.tipping import bar
-    from space.judge.traffic import GROUP_COLUMNS, PROMPT_COLUMNS, describe, to_csv
-    from space.runs.traffic import Budget, run_traffic
-
-    if not spec.is_speculative:  # before anything is printed: bad input stays one line
-        raise ConfigError("a traffic run compares a speculative method with the baseline: "
-                          "choose a --method")
-    file, plan = read_plan(a)
+    file = parse(data, Path(a.file).name, a.label_field)
+    if not file.requests:
+        raise ConfigError(f"no request could be read from {a.file}: {file.describe()}")
+    groups = plan(file, a.per_group, a.max_prompts, a.seed)
     print(file.describe())
     for line in source.start(spec):  # after the input checks: bad input stays one line
         print(line, flush=True)
-    result = run_traffic(spec, plan, file_name=Path(a.file).name, repeats=a.repeats,
+    result = run_traffic(spec, groups, file_name=Path(a.file).name, repeats=a.repeats,
                          max_tokens=a.max_tokens, temperature=a.temperature, progress=bar,
                          skipped=[str(s) for s in file.skipped], concurrency=a.concurrency,
                          source=source, predict_prompts=a.predict_prompts,
                          until_decided=(Budget(a.max_prompts, a.max_minutes, seed=a.seed)
                                         if a.until_decided else None))
     if a.validate:
-        from space.judge import validate
-
         checks, short = validate.validate(result.by_group())
         result.validation = validate.summary(checks, short)
     print(describe(result))
@@ -114,8 +102,5 @@ def traffic(a: argparse.Namespace, spec: EngineSpec, source: Source):
         if path:
             Path(path).write_text(to_csv(rows, columns))
             print(f"wrote {path}")
-    if a.plot:
-        from vis.traffic import traffic_figure
-
-        save_figure(traffic_figure(result.summary()), a.plot)
+    save_outputs(a, None, lambda: traffic_figure(result.summary()))
     return result

@@ -1,8 +1,6 @@
-"""Stopping a run between engine steps (pure): the page sets a run's
-``threading.Event`` when its client leaves or presses Stop, and the next
-``StepGuard`` call raises ``Cancelled``, so the next queued user starts within
-about one engine step.
-"""
+"""Stopping a run between engine steps (pure): the page sets a run's ``threading.Event``
+when its client leaves or presses Stop, and the next ``StepGuard`` call raises ``Cancelled``,
+so the next queued user starts within about one engine step."""
 from __future__ import annotations
 
 import threading

@@ -4,8 +4,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-ENV_DATA_DIR = "SPECLENS_DATA_DIR"
-
 
 def cache_dir() -> Path:
     """``$SPECLENS_CACHE``, else ``$XDG_CACHE_HOME/speclens``, else ``~/.cache/speclens``."""
@@ -18,5 +16,5 @@ def cache_dir() -> Path:
 def data_dir() -> Path:
     """The default data folder (run history, tipping curves, the app's tmp/):
     ``$SPECLENS_DATA_DIR``, else ``data/`` in the model cache."""
-    given = os.environ.get(ENV_DATA_DIR)
+    given = os.environ.get("SPECLENS_DATA_DIR")
     return Path(given) if given else cache_dir() / "data"

@@ -43,20 +43,8 @@ class _Key:
 
 
 class LoginLimiter:
-    """Failed logins per name at an address, per address and per name.
-
-    Example (a lockout for "ada" at one address leaves her other addresses free):
-        >>> now = [0.0]
-        >>> lim = LoginLimiter(Backoff(2, 10, 60), Backoff(100), clock=lambda: now[0])
-        >>> lim.failed("1.2.3.4", "ada"); lim.retry_after_s("1.2.3.4", "ada")
-        0.0
-        >>> lim.failed("1.2.3.4", "ada"); lim.retry_after_s("1.2.3.4", "ada")
-        10.0
-        >>> lim.retry_after_s("5.6.7.8", "ada")
-        0.0
-        >>> now[0] = 10.0; lim.retry_after_s("1.2.3.4", "ada")
-        0.0
-    """
+    """Failed logins per name at an address, per address and per name (a lockout for
+    "ada" at one address leaves her other addresses free)."""
 
     def __init__(self, user: Backoff = USER_BACKOFF, address: Backoff = ADDRESS_BACKOFF,
                  clock: Callable[[], float] = time.monotonic, max_keys: int = 10_000,
@@ -91,7 +79,13 @@ class LoginLimiter:
                 k.last_failure_s = now
                 k.locked_until_s = now + policy.lockout_s(k.failures)
                 self._keys[key] = k  # re-inserted: the dict stays ordered by last failure
-            self._prune(now)
+            if len(self._keys) > self.max_keys:  # made-up names: drop the forgotten, then the oldest
+                horizon = max(p.forget_after_s for p in (self.user, self.address, self.name))
+                for key in [k for k, v in self._keys.items()
+                            if now - v.last_failure_s > horizon and v.locked_until_s <= now]:
+                    del self._keys[key]
+                while len(self._keys) > self.max_keys:
+                    del self._keys[next(iter(self._keys))]
 
     def succeeded(self, address: str, user: str | None = None) -> None:
         """A right password clears the name's count at this address only: one valid
@@ -99,17 +93,6 @@ class LoginLimiter:
         with self._lock:
             if user:
                 self._keys.pop(("user", user, address), None)
-
-    def _prune(self, now: float) -> None:
-        """Bound memory against made-up names: drop forgotten keys, then the oldest."""
-        if len(self._keys) <= self.max_keys:
-            return
-        horizon = max(p.forget_after_s for p in (self.user, self.address, self.name))
-        for key in [k for k, v in self._keys.items()
-                    if now - v.last_failure_s > horizon and v.locked_until_s <= now]:
-            del self._keys[key]
-        while len(self._keys) > self.max_keys:
-            del self._keys[next(iter(self._keys))]
 
 
 def retry_after_header(wait_s: float) -> str:

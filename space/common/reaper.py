@@ -1,11 +1,7 @@
-"""Processes that die with their parent, even when the parent is SIGKILLed.
-
-``PR_SET_PDEATHSIG`` is not enough: it fires when the forking *thread* exits,
-reaches only the direct child (not vLLM's workers nor Chromium's renderers), and
-new sessions miss signals to pytest's group. So each process gets a watchdog of
-its own: it polls the parent twice a second, remembers the child's tree as it
-grows, and once the parent is gone sends SIGTERM to that tree (and the child's
-group), SIGKILL 3 s later; it exits by itself once the tree has gone.
+"""Processes that die with their parent, even when it is SIGKILLed: each gets a watchdog
+that polls the parent twice a second, remembers the child's tree, and once the parent is gone
+sends that tree (and the child's group) SIGTERM, SIGKILL 3 s later. ``PR_SET_PDEATHSIG`` fires
+when the forking *thread* exits and reaches neither vLLM's workers nor Chromium's renderers.
 """
 from __future__ import annotations
 
@@ -16,64 +12,49 @@ from collections.abc import Sequence
 
 # ``python -c WATCHDOG parent_pid child_pid``; create_time guards against reused pids.
 WATCHDOG = r"""
-import os, signal, sys, time
+import contextlib, os, signal, sys, time
 import psutil
 
 parent, child = int(sys.argv[1]), int(sys.argv[2])
-
-def alive(pid):
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
 seen = {}  # pid -> create_time: the child's tree as last seen
 try:  # a child started in a session of its own leads a group: signal it whole
-    group = os.getpgid(child) if os.getpgid(child) == child else None
+    group = child if os.getpgid(child) == child else None
 except OSError:
     group = None
 
+def running(pids):  # pid -> create_time (None: any): those still running
+    left = []
+    for pid, created in pids.items():
+        with contextlib.suppress(psutil.Error):
+            p = psutil.Process(pid)
+            if created in (None, p.create_time()) and p.status() != psutil.STATUS_ZOMBIE:
+                left.append(p)
+    return left
+
 def remember():
-    try:
+    with contextlib.suppress(psutil.Error):
         root = psutil.Process(child)
         for p in [root, *root.children(recursive=True)]:
             seen.setdefault(p.pid, p.create_time())
-    except psutil.Error:
-        pass
-
-def survivors():
-    left = []
-    for pid, created in seen.items():
-        try:
-            p = psutil.Process(pid)
-            if p.create_time() == created and p.status() != psutil.STATUS_ZOMBIE:
-                left.append(p)
-        except psutil.Error:
-            pass
-    return left
 
 def signal_all(sig):
     if group is not None:
-        try:
+        with contextlib.suppress(OSError):
             os.killpg(group, sig)
-        except OSError:
-            pass
-    for p in survivors():
-        try:
+    for p in running(seen):
+        with contextlib.suppress(psutil.Error):
             p.send_signal(sig)
-        except psutil.Error:
-            pass
 
 while True:
     remember()
-    if not survivors():
+    if not running(seen):
         sys.exit(0)           # the child ended first: nothing to do
-    if not alive(parent):
+    if not running({parent: None}):
         break
     time.sleep(0.5)
 signal_all(signal.SIGTERM)
 deadline = time.monotonic() + 3
-while survivors() and time.monotonic() < deadline:
+while running(seen) and time.monotonic() < deadline:
     time.sleep(0.1)
 signal_all(signal.SIGKILL)
 """

@@ -36,14 +36,12 @@ def _installed_all() -> list[tuple[str, str]]:
 
 def installed_vllm() -> tuple[str, str] | None:
     """``(distribution, version)`` of the installed vLLM, or None."""
-    found = _installed_all()
-    return found[0] if found else None
+    return next(iter(_installed_all()), None)
 
 
 def public_vllm() -> str | None:
     """The installed vLLM's public version ("0.32.0")."""
-    found = installed_vllm()
-    return _public(found[1]) if found else None
+    return _public(found[1]) if (found := installed_vllm()) else None
 
 
 def _public(version: str) -> str:
@@ -51,32 +49,27 @@ def _public(version: str) -> str:
     return version.split("+", 1)[0].strip()
 
 
-def _tested_list() -> str:
-    return ", ".join(f"{name} {version}" for name, version in TESTED.items())
-
-
 def check_vllm_version() -> str | None:
     """None when the installed vLLM is a tested one, else a warning message."""
     found = _installed_all()
+    tested = ", ".join(f"{name} {version}" for name, version in TESTED.items())
     if not found:
         return (f"vLLM is not installed (no {' or '.join(repr(d) for d in DISTRIBUTIONS)} "
-                f"distribution found); SpecLens was tested with {_tested_list()}")
+                f"distribution found); SpecLens was tested with {tested}")
     if len(found) > 1:
         both = " and ".join(f"{name} {version}" for name, version in found)
         return (f"both {both} are installed; they provide the same 'vllm' package, so "
                 f"which one is imported is undefined and {AT_RISK}. Keep only one "
-                f"(tested: {_tested_list()})")
+                f"(tested: {tested})")
     name, version = found[0]
-    tested = TESTED.get(name)
-    if tested is not None and _public(version) == tested:
+    if TESTED.get(name) == _public(version):
         return None
     return (f"{name} {version} is installed but SpecLens was tested with "
-            f"{_tested_list()}; {AT_RISK}. See docs/vllm-hooks.md")
+            f"{tested}; {AT_RISK}. See docs/vllm-hooks.md")
 
 
 def warn_if_untested(logger: logging.Logger) -> str | None:
     """Log ``check_vllm_version()``'s message as a warning, and return it."""
-    message = check_vllm_version()
-    if message:
+    if message := check_vllm_version():
         logger.warning(message)
     return message
