@@ -249,7 +249,11 @@ class TracedEngine:
         if engine is None:
             return
         _LIVE.discard(self)
-        self.clock.detach()  # the runner's objects get their own methods back
+        # The clock is missing when the build failed after the engine existed (e.g. another
+        # vLLM's runner path): close must still shut the engine down.
+        clock = getattr(self, "clock", None)
+        if clock is not None:
+            clock.detach()  # the runner's objects get their own methods back
         # The last engine tears vLLM's process-wide state down; earlier ones keep it.
         keep = compat.keep_parallel_state() if _LIVE else contextlib.nullcontext()
         try:
