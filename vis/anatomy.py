@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from html import escape
-from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
 
+from space.common.paths import asset
 from space.judge.costs import cost_rows
 from space.records.anatomy import (
     BEFORE_ANATOMY,
@@ -41,7 +41,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
 OTHER_LABEL, OTHER_COLOR = "other", "#BBBBBB"
 HOVER = ("<b>%{y}</b> step %{customdata[0]} (%{customdata[1]})<br>"
          "%{customdata[2]}: %{customdata[3]:.2f} ms<extra></extra>")
-_CSS = (Path(__file__).parent / "assets" / "anatomy.css").read_text(encoding="utf-8")
+_CSS = asset(__file__, "anatomy.css")
 
 Lanes = list[tuple[str, RunTrace]]
 Columns = tuple[list, list, list, list]  # lanes, starts (ms), widths (ms), hover data

@@ -3,8 +3,8 @@ and ``data-passed`` on each row; pass and fail shown by symbol and word, not col
 from __future__ import annotations
 
 from html import escape
-from pathlib import Path
 
+from space.common.paths import asset
 from space.observe.memory import fmt_bytes
 from space.records.verdict import BORDERLINE, NOT_WORTH_IT, UNDECIDED, WORTH_IT, Check, Checklist
 
@@ -20,7 +20,7 @@ _MARKS = {True: ("\u2714", "pass", "true"), False: ("\u2718", "fail", "false"),
           None: ("\u2022", "context", "context")}
 
 _UNIT_TEXT = {"bytes": fmt_bytes, "x": lambda v: f"{v:.2f}x", "%": lambda v: f"{v:.1%}"}
-_CSS = (Path(__file__).parent / "assets" / "checklist.css").read_text(encoding="utf-8")
+_CSS = asset(__file__, "checklist.css")
 
 
 def format_value(value: float | int | str | None, unit: str = "") -> str:

@@ -3,10 +3,10 @@ of an explained run; runs without them get ``None`` or empty output here."""
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 import plotly.graph_objects as go
 
+from space.common.paths import asset
 from space.records.target_view import TargetView
 from space.records.trace import CORRECTION, VERIFY, RunTrace, StepRecord
 from vis.acceptance import empty_figure
@@ -16,7 +16,7 @@ from vis.server_notes import SENTENCES, TARGET_VIEW, from_server, plot_lines
 ACCEPTED_COLOR = "#009E73"   # the token view's accepted
 REJECTED_COLOR = "#D55E00"   # the token view's rejected
 
-CHART_CSS = (Path(__file__).parent / "assets" / "top5.css").read_text(encoding="utf-8")
+CHART_CSS = asset(__file__, "top5.css")
 
 
 def pct(p: float) -> str:

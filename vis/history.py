@@ -6,16 +6,16 @@ import html
 import math
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from space.common.paths import asset
 from space.records.history import RunRow
 from space.records.trace import CompareRecord, RunTrace
 from vis import timeline
 
-CSS = f"<style>{(Path(__file__).parent / 'assets' / 'history.css').read_text(encoding='utf-8')}</style>"
+CSS = f"<style>{asset(__file__, 'history.css')}</style>"
 
 SIDE_METRICS: list[tuple[str, Callable[[CompareRecord], object]]] = [
     ("method", lambda c: c.speculative.config.method),

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
+from space.common.paths import asset
 from space.records.notes import StepNotes
 from space.records.run import SERVER
 from space.records.trace import CompareRecord, RunTrace
@@ -26,7 +27,7 @@ NOT_EXPLAINED = ("This run was not explained: the trace holds no target probabil
                  "(run with --explain, or with \u201cExplain each verification\u201d on in the "
                  "page), so the drafts below show their fate without the target's top 5.")
 # one line: the template's line breaks are for reading it only
-PAGE = Template((Path(__file__).parent / "assets" / "lesson.html").read_text(encoding="utf-8")
+PAGE = Template(asset(__file__, "lesson.html")
                 .replace("\n", ""))
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from pathlib import Path
 
-LESSON_CSS = (Path(__file__).parent / "assets" / "lesson.css").read_text(encoding="utf-8")
-LESSON_JS = (Path(__file__).parent / "assets" / "lesson.js").read_text(encoding="utf-8")
+from space.common.paths import asset
+
+LESSON_CSS = asset(__file__, "lesson.css")
+LESSON_JS = asset(__file__, "lesson.js")
 
 
 def script_hash(script: str) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import html
 import math
-from pathlib import Path
 
+from space.common.paths import asset
 from space.records.trace import DECODE, PREFILL, VERIFY, RunTrace, StepRecord
 from vis.anatomy import GROUPS, OTHER_COLOR, OTHER_LABEL, group_seconds, has_anatomy
 from vis.timeline import KIND_STYLE
@@ -29,7 +29,7 @@ SVG_CSS = "\n".join(
        f".lesson-tl .p-other{{fill:{OTHER_COLOR}}}"]
     + [f".lesson-tl .p{i}{{fill:{color}}}" for i, (_, _, color, _) in enumerate(GROUPS)]
     # the rules that no constant here decides
-    + (Path(__file__).parent / "assets" / "lesson_svg.css").read_text(encoding="utf-8").splitlines())
+    + asset(__file__, "lesson_svg.css").splitlines())
 
 
 def _nice_step(span_ms: float) -> float:

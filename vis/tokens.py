@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from pathlib import Path
 
+from space.common.paths import asset
 from space.records.trace import (
     ACCEPTED,
     BONUS,
@@ -45,7 +45,7 @@ CONTAINER_CLASS = "speclens-tokens"
 
 # Scoped under the container class; Okabe-Ito colours, translucent tints so the text
 # colour stays inherited in light and dark themes.
-TOKEN_CSS = (Path(__file__).parent / "assets" / "tokens.css").read_text(encoding="utf-8")
+TOKEN_CSS = asset(__file__, "tokens.css")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Where SpecLens keeps its files: the model cache and the data folder."""
+"""Where SpecLens keeps its files: the model cache, the data folder, and the texts (CSS,
+JavaScript, HTML, Markdown, SQL) a package keeps in its ``assets/`` folder."""
 from __future__ import annotations
 
 import os
@@ -18,3 +19,8 @@ def data_dir() -> Path:
     ``$SPECLENS_DATA_DIR``, else ``data/`` in the model cache."""
     given = os.environ.get("SPECLENS_DATA_DIR")
     return Path(given) if given else cache_dir() / "data"
+
+
+def asset(module_file: str, name: str) -> str:
+    """The text ``name`` in the ``assets/`` folder beside ``module_file`` (pass ``__file__``)."""
+    return (Path(module_file).parent / "assets" / name).read_text(encoding="utf-8")

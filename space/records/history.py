@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from space.common.paths import asset
 from space.records.config import GRID
 from space.records.run import RunConfig
 from space.records.trace import CompareRecord, dumps
@@ -26,7 +27,7 @@ FILTER_COLUMNS = ("model", "method", "verdict")
 
 # One list of statements per version; step n turns version n-1 into version n.
 MIGRATIONS: dict[int, list[str]] = {
-    1: [(Path(__file__).parent / "assets" / "history_v1.sql").read_text(encoding="utf-8").rstrip("\n")],
+    1: [asset(__file__, "history_v1.sql").rstrip("\n")],
     2: ["ALTER TABLE runs ADD COLUMN title TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE runs ADD COLUMN size_bytes INTEGER NOT NULL DEFAULT 0",
         "UPDATE runs SET size_bytes = length(CAST(record AS BLOB))",

@@ -3,8 +3,8 @@ quick events' settings, and the texts under assets/."""
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
+from space.common import paths
 from space.runs.recorder import Saved
 
 # A click that answers at once: no queue slot, no spinner, kept out of the API page.
@@ -12,8 +12,8 @@ QUICK = dict(concurrency_limit=None, show_progress="hidden", api_visibility="und
 
 
 def asset(name: str) -> str:
-    """A text (CSS, JavaScript, HTML, Markdown) kept next to the code in assets/."""
-    return (Path(__file__).parent / "assets" / name).read_text(encoding="utf-8")
+    """A text (CSS, JavaScript, HTML, Markdown) in space/ui/assets/."""
+    return paths.asset(__file__, name)
 
 
 def status_html(message: str, kind: str = "info", after_html: str = "") -> str:
