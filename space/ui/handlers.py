@@ -3,7 +3,6 @@ each updating only what it changes. Bad input is a toast and a line in the statu
 any other failure is logged and shown as one short line."""
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -25,9 +24,9 @@ from space.runs import presets, runner
 from space.runs.events import Publisher
 from space.server.client import ServerError
 from space.ui import datadir, inputs, views
-from space.ui.job_status import failure_shown
+from space.ui.job_status import JobHandlers, failure_shown
 from space.ui.links import job_for
-from space.ui.live import Event, LiveCompare, MeasuredRun, Progress, Steps, follow, guarded, short
+from space.ui.live import Event, LiveCompare, MeasuredRun, Progress, Steps, follow, short
 from space.ui.panels import Acceptance, Controls, Files, Memory, Results, Stepper
 from space.ui.status import saved_html, status_html
 from space.ui.tipping_panel import mini_figure
@@ -62,14 +61,15 @@ class UI:
 Compare = Callable[..., CompareRecord]  # space.runs.runner.compare's signature
 
 
-class Handlers:
+class Handlers(JobHandlers):
+    """The run's status box is its results panel's."""
+
     def __init__(self, ui: UI, base_spec: EngineSpec, metrics: Metrics,
                  samples: list[inputs.Sample], compare: Compare | None = None,
                  offer: offers.Offer | None = None, publisher: Publisher | None = None) -> None:
-        self.ui, self.base_spec, self.metrics, self.samples = ui, base_spec, metrics, samples
-        self.offer = offer or offers.build(base_spec)  # the drafts a visitor may pick
+        super().__init__(ui.results, base_spec, offer, publisher)
+        self.ui, self.metrics, self.samples = ui, metrics, samples
         self.compare = compare  # None: space.runs.runner.compare (the page tests pass a fake)
-        self.publisher = publisher or Publisher()  # the page's observers (space.ui.app)
 
     def run(self, prompt, method, draft, k, temperature, top_p, max_tokens, seed,
             repeats, pair_id=None, explain=True,
@@ -88,9 +88,9 @@ class Handlers:
             yield {status: status_html("checking the input", "working")}
             return (yield from follow(live, self._live_update, "the run"))
 
-        stopped = {status: status_html("stopped; the engines are free for the next run")}
-        record = yield from guarded(body(), "the run", stopped, functools.partial(failure_shown, status),
-                                    (ConfigError, ModelError, ServerError), detail=True)
+        record = yield from self._guarded(body(), "the run",
+                                          "stopped; the engines are free for the next run",
+                                          (ConfigError, ModelError, ServerError), detail=True)
         if record is None:  # stopped, or failed: said in the status box
             return
         yield {**self.show(record, f"done: {text.summary(record)}",

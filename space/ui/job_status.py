@@ -1,8 +1,10 @@
-"""What a long job's tab (Sweep, Tipping, Traffic) shares: its handlers' state, and
+"""What a long job's tab (the run, Sweep, Tipping, Traffic) shares: its handlers' state, and
 its status box's progress and failure."""
 from __future__ import annotations
 
+import functools
 import html
+from collections.abc import Generator
 from typing import Any
 
 import gradio as gr
@@ -11,7 +13,7 @@ from space.records.config import EngineSpec
 from space.runs import offer as offers
 from space.runs.events import Publisher
 from space.runs.source import Engines, Source
-from space.ui.live import Event, Progress
+from space.ui.live import Event, LiveJob, Progress, Work, follow, guarded
 from space.ui.status import status_html
 
 
@@ -26,13 +28,25 @@ class JobHandlers:
         self.publisher = publisher or Publisher()  # the page's observers (space.ui.app)
         self.source = source or Engines()  # where the page's runs go
 
+    def _follow(self, work: Work, progress: Any, what: str) -> Generator[Any, None, Any]:
+        """``live.follow`` of ``work`` in a ``LiveJob``: its ``Progress`` events on
+        Gradio's bar and in the tab's status box; returns the work's result."""
+        def shown(ev: Event) -> dict | None:
+            if not isinstance(ev, Progress):
+                return None
+            progress(ev.fraction, desc=ev.message)
+            return {self.panel.status: status_html(ev.message, "working")}
 
-def progress_shown(status: gr.HTML, ev: Event, progress: Any) -> dict | None:
-    """A ``Progress`` event on Gradio's bar and in ``status``; None for other events."""
-    if not isinstance(ev, Progress):
-        return None
-    progress(ev.fraction, desc=ev.message)
-    return {status: status_html(ev.message, "working")}
+        return (yield from follow(LiveJob(work), shown, what))
+
+    def _guarded(self, body: Generator[Any, None, Any], what: str, stopped: str,
+                 expected: tuple[type[Exception], ...],
+                 detail: bool = False) -> Generator[Any, None, Any]:
+        """``live.guarded`` answering in the tab's status box: ``stopped`` on Stop, an
+        expected failure as a toast and a line there."""
+        return (yield from guarded(body, what, {self.panel.status: status_html(stopped)},
+                                   functools.partial(failure_shown, self.panel.status), expected,
+                                   detail))
 
 
 def failure_shown(status: gr.HTML, message: str) -> dict:

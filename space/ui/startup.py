@@ -89,9 +89,6 @@ class Startup:
             print(f"SpecLens: the engines could not be built at start ({error}); "
                   "the page stays up and the next run tries again", flush=True)
 
-    def wait(self, timeout_s: float) -> bool:
-        return self._done.wait(timeout_s)
-
     def banner_html(self) -> str:
         """The page's banner: progress while building, a line on failure, nothing when ready."""
         if self.done and self.error is None:
@@ -121,7 +118,7 @@ class Startup:
                     f"waiting in the queue for the engines to finish building "
                     f"({self.fraction:.0%}: {self.message}); this run starts by itself when "
                     "they are ready", "working")}
-                self.wait(POLL_S)
+                self._done.wait(POLL_S)
             if is_gen:
                 yield from fn(*args, **kwargs)
             else:

@@ -2,7 +2,6 @@
 speedup and acceptance plotted against it, the table downloadable as CSV."""
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,9 +15,8 @@ from space.runs import presets
 from space.runs.sweep_plan import SweepPlan
 from space.server.client import ServerError
 from space.ui import datadir, inputs
-from space.ui.job_status import JobHandlers, failure_shown, progress_shown
+from space.ui.job_status import JobHandlers
 from space.ui.links import job_for
-from space.ui.live import LiveJob, follow, guarded
 from space.ui.status import asset, saved_html, status_html
 
 # Short: every point runs every prompt of the workload on both engines.
@@ -86,9 +84,9 @@ def build_sweep_panel(workload_id: str | None = None, vary_k: bool = True) -> Sw
                       table, csv, deploy)
 
 
-def display_table(table):
+def display_table(table, drop: tuple[str, ...] = ("variable",)):
     """The table as shown: floats to 3 places, NaN as empty (NaN is not JSON)."""
-    shown = table.drop(columns=["variable"]).round(3).astype(object)
+    shown = table.drop(columns=list(drop)).round(3).astype(object)
     return shown.where(shown.notna(), None)
 
 
@@ -110,17 +108,14 @@ class SweepHandlers(JobHandlers):
         def body():
             spec, plan = self._plan(workload_id, variable, values, max_tokens, repeats, method,
                                     draft, k, pair_id)
-            job = LiveJob(lambda _on_step, report, cancel: sweep_plan.run(
-                spec, plan, progress=report, cancel=cancel, job=page_job, source=self.source))
-            result = yield from follow(
-                job, lambda ev: progress_shown(self.panel.status, ev, progress), "the sweep")
+            result = yield from self._follow(lambda _on_step, report, cancel: sweep_plan.run(
+                spec, plan, progress=report, cancel=cancel, job=page_job, source=self.source),
+                progress, "the sweep")
             return plan, result
 
-        stopped = {self.panel.status: status_html("sweep stopped; the remaining points were "
-                                                  "not run")}
-        done = yield from guarded(body(), "the sweep", stopped,
-                                  functools.partial(failure_shown, self.panel.status),
-                                  (ConfigError, ModelError, presets.PresetError, ServerError))
+        done = yield from self._guarded(
+            body(), "the sweep", "sweep stopped; the remaining points were not run",
+            (ConfigError, ModelError, presets.PresetError, ServerError))
         if done is not None:
             plan, result = done
             yield self._show(plan, result, saved_html(page_job.replies.get("history")))
@@ -140,34 +135,31 @@ class SweepHandlers(JobHandlers):
 
     def _show(self, plan: SweepPlan, result, saved: str = "") -> dict:
         """The finished sweep; ``saved``: its history link for the status line."""
-        from vis.sweep import sweep_figure
-
         p, variable = self.panel, plan.variable
         if plan.is_grid:  # k x concurrency: best k per concurrency, the deployable config
             from vis.deploy import anatomy_markdown, grid_figure
 
             cfg = result.deploy
-            csv_path = datadir.export_folder("speclens-grid-") / "sweep-k-x-concurrency.csv"
-            result.to_csv(csv_path)
             best = ", ".join(f"{c.concurrency}: k={c.k}" for c in cfg.choices)
-            shown = result.table.round(3).astype(object)
             done = f"done: k x concurrency sweep of {plan.workload.id}; best k per concurrency {best}"
-            return {p.status: status_html(done, "done", saved),
-                    p.plot: grid_figure(result.table, cfg.choices,
-                                        title=f"{plan.workload.title}: best k per concurrency"),
-                    p.table: shown.where(shown.notna(), None),
-                    p.csv: gr.DownloadButton(value=str(csv_path), interactive=True),
-                    # the same step figures as the Checklist tab
-                    p.deploy: deploy_markdown(cfg) + anatomy_markdown(result.step_costs())}
-        csv_path = datadir.export_folder("speclens-sweep-") / f"sweep-{variable}.csv"
+            csv_path = datadir.export_folder("speclens-grid-") / "sweep-k-x-concurrency.csv"
+            figure = grid_figure(result.table, cfg.choices,
+                                 title=f"{plan.workload.title}: best k per concurrency")
+            table = display_table(result.table, drop=())
+            # the same step figures as the Checklist tab
+            deploy = deploy_markdown(cfg) + anatomy_markdown(result.step_costs())
+        else:
+            from vis.sweep import sweep_figure
+
+            cross = ("the speedup never crosses 1 here" if result.crossover is None
+                     else f"speedup crosses 1 at {variable} = {result.crossover:.3g}")
+            done = f"done: {len(plan.values)} points of {plan.workload.id}; {cross}"
+            csv_path = datadir.export_folder("speclens-sweep-") / f"sweep-{variable}.csv"
+            figure = sweep_figure(result, title=f"{plan.workload.title}: sweep over {variable}")
+            table, deploy = display_table(result.table), ""
         result.to_csv(csv_path)
-        cross = ("the speedup never crosses 1 here" if result.crossover is None
-                 else f"speedup crosses 1 at {variable} = {result.crossover:.3g}")
-        done = f"done: {len(plan.values)} points of {plan.workload.id}; {cross}"
-        return {p.status: status_html(done, "done", saved),
-                p.plot: sweep_figure(result, title=f"{plan.workload.title}: sweep over {variable}"),
-                p.table: display_table(result.table),
-                p.csv: gr.DownloadButton(value=str(csv_path), interactive=True), p.deploy: ""}
+        return {p.status: status_html(done, "done", saved), p.plot: figure, p.table: table,
+                p.csv: gr.DownloadButton(value=str(csv_path), interactive=True), p.deploy: deploy}
 
 
 def deploy_markdown(cfg) -> str:

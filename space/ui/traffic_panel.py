@@ -4,7 +4,6 @@ it is read, and it goes when the session ends."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 import html
 import json
 from collections.abc import Callable, Iterator
@@ -24,9 +23,8 @@ from space.runs.sweep import MAX_CONCURRENCY
 from space.runs.traffic_file import Bounds, check_size
 from space.server.client import ServerError
 from space.ui import datadir, inputs
-from space.ui.job_status import JobHandlers, failure_shown, progress_shown
+from space.ui.job_status import JobHandlers
 from space.ui.links import job_for
-from space.ui.live import LiveJob, follow, guarded
 from space.ui.panels import download_row
 from space.ui.status import asset, saved_html, status_html
 
@@ -150,14 +148,10 @@ class TrafficHandlers(JobHandlers):
         def body():
             if file:
                 datadir.claim_upload(file)  # gone when the session ends
-            spec, tokens, n_repeats, n, traffic, plan = self._plan(
-                file, label_field, per_group, max_tokens, repeats, concurrency, method, draft,
-                k, pair_id)
-            name = Path(file or self.operator_file or "").name
+            traffic, session = self._plan(file, label_field, per_group, max_tokens, repeats,
+                                          concurrency, method, draft, k, pair_id)
             yield {self.panel.status: status_html(traffic.describe() + self.source.through,
                                                   "working")}
-            session = TrafficSession(spec, plan, name, tokens, n_repeats, n,
-                                     [str(s) for s in traffic.skipped], [])
             return session, (yield from self._measure(session, page_job, progress, None))
 
         yield from self._finish(body(), page_job)
@@ -186,21 +180,17 @@ class TrafficHandlers(JobHandlers):
     def _measure(self, s: TrafficSession, page_job, progress, budget):
         from space.runs.traffic import run_traffic  # imports vLLM lazily
 
-        job = LiveJob(lambda _on_step, report, cancel: run_traffic(
+        return (yield from self._follow(lambda _on_step, report, cancel: run_traffic(
             s.spec, s.plan, file_name=s.source, repeats=s.repeats, max_tokens=s.max_tokens,
             progress=report, cancel=cancel, skipped=s.skipped, max_tokens_cap=MAX_TOKENS,
             concurrency=s.concurrency, job=page_job, source=self.source,
-            until_decided=budget, previous=s.items or None))
-        return (yield from follow(
-            job, lambda ev: progress_shown(self.panel.status, ev, progress), "the traffic run"))
+            until_decided=budget, previous=s.items or None), progress, "the traffic run"))
 
     def _finish(self, body, page_job) -> Iterator[dict]:
         """``body`` returns (session, result): the result shown, the session kept."""
-        stopped = {self.panel.status: status_html("traffic run stopped; the remaining "
-                                                   "prompts were not run")}
-        done = yield from guarded(body, "the traffic run", stopped,
-                                  functools.partial(failure_shown, self.panel.status),
-                                  (ConfigError, ModelError, ServerError))
+        done = yield from self._guarded(
+            body, "the traffic run", "traffic run stopped; the remaining prompts were not run",
+            (ConfigError, ModelError, ServerError))
         if done is not None:
             last, result = done
             session = dataclasses.replace(last, items=list(getattr(result, "items", [])))
@@ -208,8 +198,9 @@ class TrafficHandlers(JobHandlers):
                    self.panel.last: session}
 
     def _plan(self, file, label_field, per_group, max_tokens, repeats, concurrency, method,
-              draft, k, pair_id):
-        """The settings checked and the file read; ``ConfigError`` with one line if not."""
+              draft, k, pair_id) -> tuple[Any, TrafficSession]:
+        """The file read (a ``TrafficFile``) and the run's settings checked;
+        ``ConfigError`` with one line if not."""
         from space.runs.traffic_file import parse
         from space.runs.traffic_groups import plan
 
@@ -227,8 +218,9 @@ class TrafficHandlers(JobHandlers):
         n = inputs.whole_in(per_group, "prompts per group", 1, MAX_PER_GROUP)
         tokens = inputs.whole_in(max_tokens, "max tokens", 1, MAX_TOKENS)
         at_once = inputs.whole_in(concurrency, "requests at once", 1, MAX_CONCURRENCY)
-        return (spec, tokens, inputs.repeats(repeats), at_once, traffic,
-                plan(traffic, n, MAX_PROMPTS))
+        n_repeats = inputs.repeats(repeats)
+        return traffic, TrafficSession(spec, plan(traffic, n, MAX_PROMPTS), Path(path).name, tokens,
+                                       n_repeats, at_once, [str(s) for s in traffic.skipped], [])
 
     def show(self, result, saved: str = "") -> dict:
         from space.judge.traffic import PROMPT_COLUMNS, to_csv

@@ -34,10 +34,11 @@ def test_an_upload_over_the_bound_is_refused_by_its_size(tmp_path, monkeypatch):
 def test_the_operators_file_without_an_upload_and_the_settings_bounds(tmp_path):
     own = tmp_path / "own.txt"
     own.write_text("first prompt\nsecond prompt\n")
-    spec, tokens, repeats, at_once, traffic, p = plan(handlers(str(own)), None, concurrency=4)
-    assert (spec.method, tokens, repeats, at_once, len(traffic.requests)) == (
+    traffic, s = plan(handlers(str(own)), None, concurrency=4)
+    assert (s.spec.method, s.max_tokens, s.repeats, s.concurrency, len(traffic.requests)) == (
         "ngram", 32, 1, 4, 2)
-    assert sum(len(v) for v in p.sample.values()) == 2
+    assert s.source == "own.txt"
+    assert sum(len(v) for v in s.plan.sample.values()) == 2
     with pytest.raises(ConfigError, match="upload a traffic file first"):
         plan(handlers(), None)
     with pytest.raises(ConfigError, match="prompts per group must be in 1..10"):
@@ -137,7 +138,7 @@ def test_the_traffic_tab_with_servers_runs_the_operators_spec_and_refuses_anothe
     start = EngineSpec(method="ngram", k=4, max_model_len=2048)
     h = TrafficHandlers(None, start, Offer(), str(own),  # type: ignore[arg-type]
                         source=Servers(pair))
-    spec, *_ = h._plan(None, "", 3, 32, 1, 2, "ngram", "", 4, None)
+    spec = h._plan(None, "", 3, 32, 1, 2, "ngram", "", 4, None)[1].spec
     # the operator's tokenizer and settings
     assert (spec.model, spec.method, spec.k, spec.max_model_len) == (
         start.model, start.method, start.k, start.max_model_len)
