@@ -103,7 +103,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             with gr.Tab("Acceptance"):
                 acceptance = panels.build_acceptance()
             with gr.Tab("Step through"):
-                playback = teaching.build_playback()
+                jump_box = teaching.build_playback()
                 stepper = panels.build_stepper()
                 lesson = lesson_panel.build_lesson_panel()
             with gr.Tab("Checklist"):
@@ -152,7 +152,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
         engine(c.run, h.run, ui.results.status, c.run_inputs() + [explain], ui.record_outputs(),
                "run", c.stop)
         _wire(demo, ui, h)
-        teaching.wire(ui, h, playback)
+        teaching.wire(ui, h, jump_box)
         lesson_panel.wire(ui, lesson)
         engine(sweep.run, sh.sweep, sweep.status, sweep.inputs() + chosen, sweep.outputs(),
                "sweep", sweep.stop, [sweep.plot])

@@ -52,8 +52,8 @@ class Controls:
 
 
 def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
-                   pairs: list[PairChoice] | None = None, pair_id: str | None = None,
-                   offer: Offer | None = None, vary_k: bool = True) -> Controls:
+                   pairs: list[PairChoice], pair_id: str | None, offer: Offer,
+                   vary_k: bool) -> Controls:
     """``vary_k``: the source runs the method, draft and k picked here (not servers')."""
     sample = gr.Dropdown([(s.label, i) for i, s in enumerate(samples)], value=0,
                          label="Sample prompts", info="from the workload presets")
@@ -62,7 +62,7 @@ def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
     with gr.Row():
         run = gr.Button("Run: baseline vs speculative", variant="primary", elem_id="run")
         stop = gr.Button("Stop", variant="stop", elem_id="stop", scale=0)
-    pair = gr.Dropdown([(p.label, p.id) for p in pairs or []], value=pair_id,
+    pair = gr.Dropdown([(p.label, p.id) for p in pairs], value=pair_id,
                        label="Model pair (presets)", info=PAIR_INFO, elem_id="pair")
     pair_note = gr.HTML("", label="Model pair note", elem_id="pair-note")
     with gr.Row():
@@ -71,7 +71,6 @@ def build_controls(spec: EngineSpec, samples: list[Sample], max_tokens: int,
         k = gr.Slider(K_RANGE[0], K_RANGE[1], value=spec.k, step=1,
                       label="k (draft tokens per step)", elem_id="k")
     # The drafts the operator offers; typing another name only with --allow-any-model.
-    offer = offer or Offer()
     draft = gr.Dropdown([("none", "")] + [(d, d) for d in offer.drafts],
                         value=spec.draft_model or "", label="Draft model",
                         info="for draft_model / eagle; the drafts this server offers"

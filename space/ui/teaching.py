@@ -3,7 +3,6 @@ URL) and playback. ``PAGE_JS`` (assets/teaching.js) does it in the browser, driv
 stepper's buttons and a hidden jump box, the one server round trip added."""
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import gradio as gr
@@ -21,21 +20,16 @@ PLAY_HTML = asset("playback.html")
 PAGE_JS = asset("teaching.js")
 
 
-@dataclasses.dataclass
-class Playback:
-    controls: gr.HTML
-    jump: gr.Textbox
+def build_playback() -> gr.Textbox:
+    """Play / Pause and speed, and the hidden jump box; only PAGE_JS drives the
+    buttons, so the jump box is all the server needs."""
+    gr.HTML(PLAY_HTML, label="Playback", elem_id="step-playback")
+    return gr.Textbox("", visible="hidden", label="Jump to engine step", elem_id="step-jump")
 
 
-def build_playback() -> Playback:
-    """Play / Pause and speed (driven by PAGE_JS), and the hidden jump box."""
-    controls = gr.HTML(PLAY_HTML, label="Playback", elem_id="step-playback")
-    jump = gr.Textbox("", visible="hidden", label="Jump to engine step", elem_id="step-jump")
-    return Playback(controls, jump)
-
-
-def wire(ui, handlers, playback: Playback) -> None:
-    """``handlers``: space.ui.handlers.Handlers, whose ``step`` draws the stepper."""
+def wire(ui, handlers, jump_box: gr.Textbox) -> None:
+    """``handlers``: space.ui.handlers.Handlers, whose ``step`` draws the stepper;
+    ``jump_box``: ``build_playback``'s."""
     s = ui.stepper
 
     def jump(record: views.Record | None, value) -> dict:
@@ -53,7 +47,7 @@ def wire(ui, handlers, playback: Playback) -> None:
         return timeline_figure(run, baseline, views.shown_step(record, value),
                                anatomy=bool(anatomy))
 
-    playback.jump.change(jump, [ui.state, playback.jump], s.outputs(), **QUICK)
+    jump_box.change(jump, [ui.state, jump_box], s.outputs(), **QUICK)
     shown = [ui.state, s.slider, ui.anatomy]
     s.slider.change(timeline, shown, ui.timeline, **QUICK)
     ui.anatomy.change(timeline, shown, ui.timeline, **QUICK)
