@@ -338,8 +338,7 @@ class Servers(Source):
         if explain:
             self.require("explain")
         ids = self.encode(spec, req)
-        return published(job_or_default(None), spec, req,
-                         lambda: trace_server(self.pair, req, ids, self.texts))
+        return published(Job(), spec, req, lambda: trace_server(self.pair, req, ids, self.texts))
 
 
 def pick(pair: ServerPair | None, pool: EnginePool | None = None) -> Source:
