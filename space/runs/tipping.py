@@ -146,7 +146,7 @@ def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CO
     lengths = acceptance_lengths(spec.k, n_points)
     from space.engine import TracedEngine
 
-    pool = engines.pool  # imports vLLM
+    pool = engines.pool
     progress = progress or (lambda f, m: log.info(m))
     preflight(spec, _requests(max(concurrencies), max_tokens), progress)
     points: list[curves.CurvePoint] = []
