@@ -31,27 +31,21 @@ def load(path: Path) -> TippingCurve | None:
         return None
 
 
-def find(model: str, method: str | None, draft_model: str | None, k: int, device: str,
-         dtype: str, vllm_version: str | None, folder: Path | None = None) -> TippingCurve | None:
-    """The cached curve for this pair, k, device, dtype and vLLM version, if one was measured."""
-    if not method or not vllm_version:
-        return None
-    draft = None if method in LOOKUP_METHODS else draft_model
-    where = curves_dir(folder)
-    found = load(where / cache_name((model, method, draft, k, device, dtype, vllm_version)))
-    if found is None and dtype == "bfloat16":  # named before the dtype was part of it (all bf16)
-        found = load(where / (f"{slug(model)}__{slug(method)}__{slug(draft)}__k{int(k)}"
-                              f"__{slug(device)}__vllm-{slug(vllm_version)}.json"))
-    return found if found is not None and found.dtype == dtype else None
-
-
 def find_for_config(config: RunConfig, vllm_version: str | None,
                     folder: Path | None = None) -> TippingCurve | None:
-    """The cached curve for a run's config (no recorded dtype: bf16)."""
-    if config.k < 1:
+    """The cached curve for a run's pair, k, device, dtype (none recorded: bf16) and
+    vLLM version, if one was measured."""
+    method, k, dtype = config.method, config.k, config.dtype or "bfloat16"
+    if k < 1 or not method or not vllm_version:
         return None
-    return find(config.model, config.method, config.draft_model, config.k, config.device,
-                config.dtype or "bfloat16", vllm_version, folder)
+    draft = None if method in LOOKUP_METHODS else config.draft_model
+    where = curves_dir(folder)
+    found = load(where / cache_name((config.model, method, draft, k, config.device, dtype,
+                                     vllm_version)))
+    if found is None and dtype == "bfloat16":  # named before the dtype was part of it (all bf16)
+        found = load(where / (f"{slug(config.model)}__{slug(method)}__{slug(draft)}__k{int(k)}"
+                              f"__{slug(config.device)}__vllm-{slug(vllm_version)}.json"))
+    return found if found is not None and found.dtype == dtype else None
 
 
 def all_curves(folder: Path | None = None) -> list[TippingCurve]:

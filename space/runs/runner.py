@@ -42,24 +42,20 @@ _warmed: weakref.WeakSet[TracedEngine] = weakref.WeakSet()
 
 
 def trace_one(spec: EngineSpec, req: RequestSpec, pool: EnginePool = POOL,
-              on_step: StepCallback | None = None,
-              progress: Progress | None = None,
-              cancel: threading.Event | None = None, explain: bool = False,
-              job: Job | None = None) -> RunTrace:
+              explain: bool = False) -> RunTrace:
     """One run; ``explain`` then scores its drafts on the baseline engine (after the run)."""
-    [ids] = preflight(spec, [req], progress)  # tokenized before the lock, as in ``compare``
+    [ids] = preflight(spec, [req])  # tokenized before the lock, as in ``compare``
 
     def run() -> RunTrace:
         with pool.lock:
-            engine = pool.speculative(spec, progress) if spec.is_speculative \
-                else pool.baseline(spec, progress)
-            trace = engine.run(req, on_step, cancel, ids)
+            engine = pool.speculative(spec) if spec.is_speculative else pool.baseline(spec)
+            trace = engine.run(req, prompt_ids=ids)
             _remember_memory(pool)
             if explain and spec.is_speculative:
-                _explain(pool.baseline(spec, progress), trace, req, progress)
+                _explain(pool.baseline(spec), trace, req, None)
             return trace
 
-    return published(job_or_default(job), spec, req, run)
+    return published(Job(), spec, req, run)
 
 
 def _explain(base: TracedEngine, run: RunTrace, req: RequestSpec,

@@ -9,7 +9,7 @@ import functools
 import logging
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from space.common import progress as progress_mod
 from space.common.cancel import Cancelled, check
@@ -81,15 +81,15 @@ def judged(bases: list[list[RunTrace]], specs: list[list[RunTrace]], engines: An
     return cmps, runs
 
 
-class Source:
-    """Where runs go; the order of work is the caller's."""
+class Source(Protocol):
+    """Where runs go; the order of work is the caller's. ``Engines`` and ``Servers``
+    subclass it for its defaults."""
 
     can: Capabilities
-    through = ""  # after a run's description: where it runs, when not here
+    through: str = ""  # after a run's description: where it runs, when not here
 
     def refusal(self, capability: Capability) -> str:
         """Why this source cannot do ``capability``: one sentence for the user."""
-        raise NotImplementedError
 
     def require(self, capability: Capability) -> None:
         if not getattr(self.can, capability):
@@ -101,12 +101,10 @@ class Source:
 
     def start(self, spec: EngineSpec) -> list[str]:
         """Checks before any run (bad ones raise); the lines to print."""
-        raise NotImplementedError
 
     def encode(self, spec: EngineSpec, req: RequestSpec,
                progress: Progress | None = None) -> list[int]:
         """The prompt's ids; ``ConfigError`` when it cannot run (too long)."""
-        raise NotImplementedError
 
     def held(self) -> contextlib.AbstractContextManager[Any]:
         """Held over a whole workload (in-process: other visitors' runs wait)."""
@@ -115,23 +113,21 @@ class Source:
     def compare(self, spec: EngineSpec, req: RequestSpec, *, repeats: int, **kw: Any
                 ) -> CompareRecord:
         """One prompt, baseline against speculation, alternating; with its checklist."""
-        raise NotImplementedError
 
     def batch(self, spec: EngineSpec, reqs: list[RequestSpec], encoded: list[list[int]], *,
               repeats: int, context: Context, progress: Progress | None = None,
               cancel: threading.Event | None = None, job: Job | None = None) -> Batch:
         """Different prompts submitted together to each side, alternating."""
-        raise NotImplementedError
 
     def trace(self, spec: EngineSpec, req: RequestSpec, *, explain: bool = False) -> RunTrace:
         """One speculative run (the CLI's ``trace``)."""
-        raise NotImplementedError
 
     def memory_figures(self, spec: EngineSpec, device: str) -> dict[str, int | None]:
         return machine_inputs.memory_figures(None, device)
 
     def prepare(self, spec: EngineSpec, req: RequestSpec, progress: Progress) -> None:
         """Whatever must be ready before the first run (the page's start-up)."""
+        return None  # servers are ready; a body, so that mypy does not read it as abstract
 
 
 class Engines(Source):
@@ -342,8 +338,7 @@ class Servers(Source):
         if explain:
             self.require("explain")
         ids = self.encode(spec, req)
-        return published(job_or_default(None), spec, req,
-                         lambda: trace_server(self.pair, req, ids, self.texts))
+        return published(Job(), spec, req, lambda: trace_server(self.pair, req, ids, self.texts))
 
 
 def pick(pair: ServerPair | None, pool: EnginePool | None = None) -> Source:

@@ -126,12 +126,8 @@ def check_plan(workload: Workload, variable: str, values: Sequence[float], repea
     check_values(variable, values)
     if repeats < 1:
         raise ConfigError(f"repeats must be at least 1, got {repeats}")
-    tokens = planned_tokens(workload, variable, values, repeats, max_tokens, prompt_ids)
-    if tokens > MAX_SWEEP_TOKENS:
-        raise ConfigError(f"this sweep would process about {tokens:,} tokens (prompts and "
-                          f"outputs over every run), more than the limit of "
-                          f"{MAX_SWEEP_TOKENS:,}: use fewer values, prompts, repeats or "
-                          "max tokens")
+    _check_tokens(planned_tokens(workload, variable, values, repeats, max_tokens, prompt_ids),
+                  " (prompts and outputs over every run)")
 
 
 def check_grid(workload: Workload, ks: Sequence[int], concurrencies: Sequence[int],
@@ -143,11 +139,14 @@ def check_grid(workload: Workload, ks: Sequence[int], concurrencies: Sequence[in
         raise ConfigError(f"at most {MAX_POINTS} points per sweep, got "
                           f"{len(ks)} x {len(concurrencies)}")
     check_plan(workload, "concurrency", concurrencies, repeats, max_tokens, prompt_ids)
-    tokens = len(ks) * planned_tokens(workload, "concurrency", concurrencies, repeats,
-                                      max_tokens, prompt_ids)
+    _check_tokens(len(ks) * planned_tokens(workload, "concurrency", concurrencies, repeats,
+                                           max_tokens, prompt_ids))
+
+
+def _check_tokens(tokens: int, detail: str = "") -> None:
     if tokens > MAX_SWEEP_TOKENS:
-        raise ConfigError(f"this sweep would process about {tokens:,} tokens, more than the "
-                          f"limit of {MAX_SWEEP_TOKENS:,}: use fewer values, prompts, repeats "
+        raise ConfigError(f"this sweep would process about {tokens:,} tokens{detail}, more than "
+                          f"the limit of {MAX_SWEEP_TOKENS:,}: use fewer values, prompts, repeats "
                           "or max tokens")
 
 

@@ -130,17 +130,14 @@ def step_costs(concurrency: int, bases: list[RunTrace], specs: list[RunTrace]) -
 
 def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CONCURRENCIES,
                   n_points: int = DEFAULT_POINTS, max_tokens: int = defaults.MAX_TOKENS,
-                  repeats: int = defaults.REPEATS, pool=None, pair_id: str | None = None,
+                  repeats: int = defaults.REPEATS, engines: Engines, pair_id: str | None = None,
                   progress: Progress | None = None,
                   profile: Sequence[float] | None = None) -> curves.TippingCurve:
-    """Speedup at ``n_points`` forced acceptance lengths, at each concurrency;
-    with a per-position ``profile``, each length is forced as rates of its shape."""
+    """Speedup at ``n_points`` forced acceptance lengths, at each concurrency, on a
+    model-based pair (``build_curve`` derives a lookup pair's); with a per-position
+    ``profile``, each length is forced as rates of its shape."""
     if not spec.is_speculative:
         raise ConfigError("a tipping curve needs a speculative method")
-    if spec.method in curves.LOOKUP_METHODS:
-        raise ConfigError(f"{spec.method} drafts only where the context matches, so its "
-                          "acceptance cannot be forced: its curve is derived from a "
-                          "model-based pair's step costs (derive_lookup_curve)")
     if not concurrencies or any(int(c) < 1 for c in concurrencies):
         raise ConfigError("concurrencies must be whole numbers >= 1")
     if repeats < 1 or max_tokens < 8:
@@ -148,9 +145,8 @@ def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CO
     profile = check_profile(profile, spec.k)
     lengths = acceptance_lengths(spec.k, n_points)
     from space.engine import TracedEngine
-    from space.runs import runner  # imports vLLM
 
-    pool = pool or runner.POOL
+    pool = engines.pool
     progress = progress or (lambda f, m: log.info(m))
     preflight(spec, _requests(max(concurrencies), max_tokens), progress)
     points: list[curves.CurvePoint] = []
@@ -229,7 +225,7 @@ def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
         curve.pair_id = pair_id
     else:
         curve = measure_curve(spec, concurrencies=concurrencies, n_points=n_points,
-                              max_tokens=max_tokens, repeats=repeats, pool=engines.own_pool,
+                              max_tokens=max_tokens, repeats=repeats, engines=engines,
                               pair_id=pair_id, progress=progress, profile=profile)
     path = curve_cache.save(curve, folder)
     job = job_or_default(job)
@@ -262,15 +258,12 @@ def describe(curve: curves.TippingCurve) -> str:
                      f"verify step {c.verify_step_s * 1e3:.1f} ms (drafting "
                      f"{c.propose_step_s * 1e3:.1f} ms); break-even {be}; model break-even "
                      f"tau {c.break_even_length:.2f}")
-        lines += anatomy_lines(curve, c)
+        if c.anatomy is None or not costs.timed(c.anatomy):
+            why = (f"derived from {curve.source}: open that curve for the anatomy"
+                   if curve.kind == curves.DERIVED else costs.NOT_TIMED)
+            lines.append(f"  step anatomy: {why}")
+        else:  # the step anatomy's medians, and in words which part grows with k
+            lines += [f"  step anatomy, medians at concurrency {c.concurrency}:",
+                      costs.cost_lines(c.anatomy, "    "),
+                      "  " + costs.grows_with_k(c.anatomy, curve.k, curve.method, curve.device)]
     return "\n".join(lines)
-
-
-def anatomy_lines(curve: curves.TippingCurve, c: curves.StepCosts) -> list[str]:
-    """The step anatomy's medians at one concurrency, and in words which part grows with k."""
-    if c.anatomy is None or not costs.timed(c.anatomy):
-        why = (f"derived from {curve.source}: open that curve for the anatomy"
-               if curve.kind == curves.DERIVED else costs.NOT_TIMED)
-        return [f"  step anatomy: {why}"]
-    return [f"  step anatomy, medians at concurrency {c.concurrency}:", costs.cost_lines(c.anatomy, "    "),
-            "  " + costs.grows_with_k(c.anatomy, curve.k, curve.method, curve.device)]

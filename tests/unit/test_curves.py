@@ -65,11 +65,11 @@ def test_cache_round_trip_and_lookup_by_run_config(tmp_path):
     curve = _curve()
     path = curve_cache.save(curve, tmp_path)
     assert path.parent == tmp_path / "tipping"
-    back = curve_cache.find("default", "draft_model", "default-truncated", 4, "cpu", "bfloat16",
-                       "0.32.0", tmp_path)
-    assert back.to_dict() == curve.to_dict()
     config = {"model": "default", "method": "draft_model", "draft_model": "default-truncated",
               "k": 4, "device": "cpu"}
+    back = curve_cache.find_for_config(run_config({**config, "dtype": "bfloat16"}), "0.32.0",
+                                       tmp_path)
+    assert back.to_dict() == curve.to_dict()
     assert curve_cache.find_for_config(run_config(config), "0.32.0", tmp_path) is not None
     assert curve_cache.find_for_config(run_config({**config, "k": 3}), "0.32.0", tmp_path) is None
     assert curve_cache.find_for_config(run_config(config), "0.33.0", tmp_path) is None
