@@ -40,7 +40,6 @@ from space.runs.flags import apply_memory_budget, engine_flags, spec_from_args
 from space.runs.recorder import record_to_history
 from space.runs.source import Source, pick
 from space.runs.sweep import SweepResult
-from space.runs.sweep_plan import SWEPT
 from space.runs.workloads import WorkloadResult, run_workload
 from space.server.client import ServerError
 from space.server.flags import pair_from_args, server_flags
@@ -92,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
         server_flags(s)
     s = sub.add_parser("sweep", help="one workload across a range of k, concurrency, "
                                      "input length or temperature, or k x concurrency")
-    s.add_argument("--variable", required=True, choices=SWEPT)
+    s.add_argument("--variable", required=True, choices=sweep_plan.SWEPT)
     s.add_argument("--values", help="comma-separated, e.g. 1,2,4,8 (defaults: k 1..8, "
                                     "concurrency 1,2,4,8,16, input_length 128..3072, "
                                     "temperature 0..1); k_x_concurrency: '1,2,4 x 1,2,4'")

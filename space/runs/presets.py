@@ -38,7 +38,14 @@ class Prompt:
 
     @property
     def estimated_tokens(self) -> int:
-        return estimate_tokens(self.text)
+        """Tokens estimated as words x TOKENS_PER_WORD, rounded up.
+
+        Example:
+            >>> Prompt("p", "one two three four five six seven eight nine ten").estimated_tokens
+            13
+        """
+        # round first: 10 * 1.3 is 13.000000000000002 in floating point
+        return math.ceil(round(len(self.text.split()) * TOKENS_PER_WORD, 6))
 
 
 @dataclass(frozen=True)
@@ -81,17 +88,6 @@ class ModelPair:
         extra = tuple((k, v) for k, v in self.speculative.items() if k not in FIELD_VLLM_KEYS)
         return EngineSpec(model=self.target, method=self.method, draft_model=self.draft,
                           k=self.k, extra_speculative=extra, **known)
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens estimated as words x TOKENS_PER_WORD, rounded up.
-
-    Example:
-        >>> estimate_tokens("one two three four five six seven eight nine ten")
-        13
-    """
-    # round first: 10 * 1.3 is 13.000000000000002 in floating point
-    return math.ceil(round(len(text.split()) * TOKENS_PER_WORD, 6))
 
 
 def load_workloads(directory: Path | None = None) -> list[Workload]:

@@ -34,21 +34,10 @@ MORE_PER_ROUND = 2  # unseen prompts per undecided group in each round of --unti
 Todo = tuple[str, TrafficRequest, RequestSpec, list[int]]  # group, request, spec, its ids
 
 
-def check_concurrency(concurrency: int) -> int:
+def check_concurrency(concurrency: int) -> None:
     """1..MAX_CONCURRENCY, the bound of a concurrency sweep's points; one line if not."""
     if not 1 <= concurrency <= MAX_CONCURRENCY:
         raise ConfigError(f"concurrency must be 1..{MAX_CONCURRENCY}, got {concurrency}")
-    return concurrency
-
-
-def request_for(r: TrafficRequest, max_tokens: int, temperature: float,
-                max_tokens_cap: int | None = None) -> RequestSpec:
-    """The file's request, its own max_tokens (at most ``max_tokens_cap``) and
-    temperature where it has them."""
-    tokens = r.max_tokens or max_tokens
-    return RequestSpec(prompt=r.prompt, system=r.system, messages=r.context,
-                       max_tokens=min(tokens, max_tokens_cap) if max_tokens_cap else tokens,
-                       temperature=temperature if r.temperature is None else r.temperature)
 
 
 def response_tokens(plan: Plan, model_path: str) -> dict[str, int] | None:
@@ -114,7 +103,11 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, file_name: str = "",
     def measure(pairs: list[tuple[str, TrafficRequest]]) -> list[TrafficItem]:
         todo = []  # the requests that the model can take, tokenized (before any lock)
         for group, r in pairs:
-            req = request_for(r, max_tokens, temperature, max_tokens_cap)
+            # the file's own max_tokens (at most max_tokens_cap) and temperature where it has them
+            tokens = r.max_tokens or max_tokens
+            req = RequestSpec(prompt=r.prompt, system=r.system, messages=r.context,
+                              max_tokens=min(tokens, max_tokens_cap) if max_tokens_cap else tokens,
+                              temperature=temperature if r.temperature is None else r.temperature)
             try:
                 todo.append((group, r, req, source.encode(run.spec, req, report)))
             except ConfigError as exc:
