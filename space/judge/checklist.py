@@ -157,26 +157,21 @@ def evaluate(inputs: ChecklistInputs) -> Checklist:
         checks.append(_prompts_check(inputs.prompt_verdicts))
     if inputs.break_even_acceptance_rate is not None:
         checks.append(_headroom_check(inputs, inputs.break_even_acceptance_rate, d))
-    if inputs.other_requests:
-        return _busy_server(checks, inputs.other_requests, d)
-    verdict = _verdict(inputs, d, {c.name: c for c in checks})
-    rule: DecisionRule = ("interval" if inputs.needs_interval or (
+    busy = inputs.other_requests
+    if busy:  # a server busy with other requests: the lines read off the clock decide nothing
+        for c in checks:  # (the prompts line: each one's speedup)
+            if c.name in (SPEEDUP, PREDICTED_MEASURED, PROMPTS):
+                c.passed, c.decisive = None, False
+                c.detail = f"Undecided: {busy_server_sentence(busy)}. {c.detail}"
+    by_name = {c.name: c for c in checks}
+    if d.rate == 0.0:  # nothing accepted: not worth it, busy or not
+        by_name[ACCEPTANCE_RATE].decisive = True
+        verdict = NOT_WORTH_IT
+    else:
+        verdict = UNDECIDED if busy else _verdict(inputs, d, by_name)
+    rule: DecisionRule = ("interval" if busy or inputs.needs_interval or (
         inputs.speedup_ci is not None and inputs.speedup_median is not None) else "spread")
     return Checklist(verdict=verdict, checks=checks, rule=rule)
-
-
-def _busy_server(checks: list[Check], n: int, d: _Derived) -> Checklist:
-    """A server busy with other requests: the lines read off the clock decide nothing,
-    and the verdict is undecided unless nothing was accepted."""
-    why = busy_server_sentence(n)
-    for c in checks:  # the lines read off the clock (the prompts line: each one's speedup)
-        if c.name in (SPEEDUP, PREDICTED_MEASURED, PROMPTS):
-            c.passed, c.decisive = None, False
-            c.detail = f"Undecided: {why}. {c.detail}"
-    if d.rate == 0.0:
-        next(c for c in checks if c.name == ACCEPTANCE_RATE).decisive = True
-        return Checklist(verdict=NOT_WORTH_IT, checks=checks)
-    return Checklist(verdict=UNDECIDED, checks=checks)
 
 
 def _validate(i: ChecklistInputs) -> None:
@@ -525,11 +520,9 @@ def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[CheckName, Check]) ->
     """The verdict, marking the lines that decided it: the speedup's interval against
     the bars (estimate.decide), else the spread rule (speedup >= WORTH_IT_SPEEDUP with
     every repeat >= SPREAD_FLOOR; a prompt on its own not worth it demotes worth-it).
-    Whatever the interval: none accepted is not-worth-it, a looping output demotes
-    worth-it to borderline, and alpha <= c turns borderline or undecided into not-worth-it."""
-    if d.rate == 0.0:
-        checks[ACCEPTANCE_RATE].decisive = True
-        return NOT_WORTH_IT
+    Whatever the interval (none accepted is not-worth-it before it: ``evaluate``), a
+    looping output demotes worth-it to borderline, and alpha <= c turns borderline or
+    undecided into not-worth-it."""
     decision = interval_decision(i) if i.speedup_median is not None else None
     spread_rule = decision is None and not i.needs_interval
     if spread_rule:

@@ -204,11 +204,8 @@ def to_csv(curve: TippingCurve, path=None) -> str | None:
     rows: list[dict[str, Any]] = []
     for p in sorted(curve.points, key=lambda p: (p.concurrency, p.asked_acceptance_length)):
         costs, tau = curve.costs_at(p.concurrency), p.mean_acceptance_length
-        rows.append({"series": "measured", "concurrency": p.concurrency,
-                     "asked_acceptance_length": p.asked_acceptance_length,
-                     "mean_acceptance_length": tau, "acceptance_rate": p.acceptance_rate,
-                     "speedup": p.speedup, "speedup_low": p.speedup_low,
-                     "speedup_high": p.speedup_high,
+        # concurrency to speedup_high: the point's own fields
+        rows.append({"series": "measured", **{c: getattr(p, c) for c in CSV_COLUMNS[1:8]},
                      "model_speedup": costs.speedup(tau) if costs and tau else None,
                      "baseline_tpot_ms": p.baseline_tpot_s * 1e3,
                      "speculative_tpot_ms": p.speculative_tpot_s * 1e3,

@@ -115,7 +115,6 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
     cmps = [it.compare for it in items]
     spread = measure.spread([c.speedup for c in cmps] if len(cmps) > 1
                             else measure.repeat_speedups(cmps[0]))
-    rate, length = measure.pooled_acceptance([c.speculative for c in cmps])
     fig = intervals.group_figures(cmps, predict_prompts)
     temps = {it.temperature for it in items}  # the checklist's context line: one they share
     inputs = measure.inputs_from_runs(
@@ -131,10 +130,9 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
         inputs.prompt_verdicts = {f"line {it.line}": it.compare.checklist.verdict
                                   for it in items if it.compare.checklist}
     checklist = evaluate(inputs)
-    config = cmps[0].speculative.config
     drafted = measure.drafted_share([c.speculative for c in cmps])
-    pred = predict_from_acceptance(length, config.k, config.method, concurrency, curve,
-                                   checklist, drafted)
+    pred = predict_from_acceptance(inputs.mean_acceptance_length, inputs.k, inputs.method,
+                                   concurrency, curve, checklist, drafted)
     if busy and pred is not None and pred.from_curve and fig.ci is not None and fig.speedup > 0:
         scale = pred.speedup / fig.speedup
         inputs.speedup_median, inputs.speedup_basis = pred.speedup, "predicted"
@@ -146,7 +144,8 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
     # undecided: prompts in all likely to decide; one run has no interval, a second gives one
     to_decide = None if checklist.verdict != UNDECIDED else (
         more_prompts(inputs) if inputs.speedup_ci is not None else len(cmps) + 1)
-    return GroupSummary(group, requests, len(items), rate, length, fig.speedup, spread, weight,
+    return GroupSummary(group, requests, len(items), inputs.acceptance_rate,
+                        inputs.mean_acceptance_length, fig.speedup, spread, weight,
                         checklist, fig, intervals.paired(cmps), prompts_to_decide=to_decide,
                         predicted=pred, advice=advice_for(pred, fig.ci, busy=None),
                         drafted_share=drafted)
