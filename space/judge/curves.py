@@ -226,9 +226,8 @@ def derive_lookup_curve(measured: TippingCurve, method: str, k: int,
     target's verify cost linear in tokens verified (one token: a decode step; k_m + 1:
     the measured verify step less its drafter's time), plus the lookup's own time."""
     costs = []
-    for mc in measured.step_costs:
-        target_verify_s = mc.verify_step_s - mc.propose_step_s
-        per_token_s = (target_verify_s - mc.decode_step_s) / measured.k
+    for mc in measured.step_costs:  # the target's verify step: the measured one less its drafter
+        per_token_s = (mc.verify_step_s - mc.propose_step_s - mc.decode_step_s) / measured.k
         costs.append(StepCosts(mc.concurrency, mc.decode_step_s,
                                mc.decode_step_s + per_token_s * k + lookup_step_s,
                                lookup_step_s))
