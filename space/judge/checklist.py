@@ -163,14 +163,14 @@ def evaluate(inputs: ChecklistInputs) -> Checklist:
             if c.name in (SPEEDUP, PREDICTED_MEASURED, PROMPTS):
                 c.passed, c.decisive = None, False
                 c.detail = f"Undecided: {busy_server_sentence(busy)}. {c.detail}"
+    rule: DecisionRule = ("interval" if busy or inputs.needs_interval or (
+        inputs.speedup_ci is not None and inputs.speedup_median is not None) else "spread")
     by_name = {c.name: c for c in checks}
     if d.rate == 0.0:  # nothing accepted: not worth it, busy or not
         by_name[ACCEPTANCE_RATE].decisive = True
         verdict = NOT_WORTH_IT
     else:
-        verdict = UNDECIDED if busy else _verdict(inputs, d, by_name)
-    rule: DecisionRule = ("interval" if busy or inputs.needs_interval or (
-        inputs.speedup_ci is not None and inputs.speedup_median is not None) else "spread")
+        verdict = UNDECIDED if busy else _verdict(inputs, d, by_name, rule == "spread")
     return Checklist(verdict=verdict, checks=checks, rule=rule)
 
 
@@ -516,21 +516,20 @@ def _prompts_check(verdicts: dict[str, str]) -> Check:
     return _line(PROMPTS, len(losing), 0, not losing, detail)
 
 
-def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[CheckName, Check]) -> Verdict:
+def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[CheckName, Check],
+             spread_rule: bool) -> Verdict:
     """The verdict, marking the lines that decided it: the speedup's interval against
     the bars (estimate.decide), else the spread rule (speedup >= WORTH_IT_SPEEDUP with
     every repeat >= SPREAD_FLOOR; a prompt on its own not worth it demotes worth-it).
     Whatever the interval (none accepted is not-worth-it before it: ``evaluate``), a
     looping output demotes worth-it to borderline, and alpha <= c turns borderline or
     undecided into not-worth-it."""
-    decision = interval_decision(i) if i.speedup_median is not None else None
-    spread_rule = decision is None and not i.needs_interval
+    s = i.speedup_median
     if spread_rule:
-        s = i.speedup_median
         decision = (WORTH_IT if _clearly_above(i) else
                     NOT_WORTH_IT if s is not None and s < NO_GAIN_SPEEDUP else BORDERLINE)
-    elif decision is None:
-        decision = UNDECIDED  # one run: no interval to decide on
+    else:  # the interval's verdict; one run has no interval to decide on: undecided
+        decision = (interval_decision(i) if s is not None else None) or UNDECIDED
     if decision == WORTH_IT:
         if d.looped:
             checks[REPETITION].decisive = True
