@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from space.judge import estimate, theory
+from space.judge import costs, estimate, theory
 from space.records.anatomy import KindCosts
 from space.records.run import SERVER
 from space.records.trace import busy_server_sentence
@@ -157,26 +157,21 @@ def evaluate(inputs: ChecklistInputs) -> Checklist:
         checks.append(_prompts_check(inputs.prompt_verdicts))
     if inputs.break_even_acceptance_rate is not None:
         checks.append(_headroom_check(inputs, inputs.break_even_acceptance_rate, d))
-    if inputs.other_requests:
-        return _busy_server(checks, inputs.other_requests, d)
-    verdict = _verdict(inputs, d, {c.name: c for c in checks})
-    rule: DecisionRule = ("interval" if inputs.needs_interval or (
+    busy = inputs.other_requests
+    if busy:  # a server busy with other requests: the lines read off the clock decide nothing
+        for c in checks:  # (the prompts line: each one's speedup)
+            if c.name in (SPEEDUP, PREDICTED_MEASURED, PROMPTS):
+                c.passed, c.decisive = None, False
+                c.detail = f"Undecided: {busy_server_sentence(busy)}. {c.detail}"
+    rule: DecisionRule = ("interval" if busy or inputs.needs_interval or (
         inputs.speedup_ci is not None and inputs.speedup_median is not None) else "spread")
+    by_name = {c.name: c for c in checks}
+    if d.rate == 0.0:  # nothing accepted: not worth it, busy or not
+        by_name[ACCEPTANCE_RATE].decisive = True
+        verdict = NOT_WORTH_IT
+    else:
+        verdict = UNDECIDED if busy else _verdict(inputs, d, by_name, rule == "spread")
     return Checklist(verdict=verdict, checks=checks, rule=rule)
-
-
-def _busy_server(checks: list[Check], n: int, d: _Derived) -> Checklist:
-    """A server busy with other requests: the lines read off the clock decide nothing,
-    and the verdict is undecided unless nothing was accepted."""
-    why = busy_server_sentence(n)
-    for c in checks:  # the lines read off the clock (the prompts line: each one's speedup)
-        if c.name in (SPEEDUP, PREDICTED_MEASURED, PROMPTS):
-            c.passed, c.decisive = None, False
-            c.detail = f"Undecided: {why}. {c.detail}"
-    if d.rate == 0.0:
-        next(c for c in checks if c.name == ACCEPTANCE_RATE).decisive = True
-        return Checklist(verdict=NOT_WORTH_IT, checks=checks)
-    return Checklist(verdict=UNDECIDED, checks=checks)
 
 
 def _validate(i: ChecklistInputs) -> None:
@@ -384,41 +379,8 @@ def _measured_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
         detail += f" Measured: {i.speedup_median:.2f}x."
         if i.speedup_median < tau:
             detail += f" Below tau = {tau:.2f}x (a verify step at a decode step's cost): " \
-                      + gap_part(c, i.k, i.method, i.device) + "."
+                      + costs.gap_part(c, i.k, i.method, i.device) + "."
     return _unless_looped(PREDICTED_MEASURED, s, 1.0, s > 1, detail, d)
-
-
-def gap_part(c: KindCosts, k: int | None, method: str | None, device: str | None) -> str:
-    """The part of a verify step that costs most beyond a decode step, in words.
-
-    Example:
-        >>> c = KindCosts(decode_step_s=0.0457, decode_forward_s=0.040, verify_step_s=0.124,
-        ...               verify_forward_s=0.108, verify_tokens=5, rejection_s=0.002,
-        ...               proposer_s=0.001, overhead_s=0.013)
-        >>> gap_part(c, 4, "ngram", "cpu")  # doctest: +NORMALIZE_WHITESPACE
-        'verifying 5 tokens costs 2.7x a decode step on this CPU (compute-bound); on a GPU
-         at small batch, theory puts it near 1x (memory-bound); measure it there'
-    """
-    excess = c.excess_over_decode_s()
-    part = max(excess, key=lambda p: excess[p])
-    decode = c.decode_step_s or 1.0
-    if part == "forward":
-        tokens = c.verify_tokens or (k + 1 if k else None)
-        ratio = (c.verify_forward_s or 0.0) / (c.decode_forward_s or 1.0)
-        what = f"verifying {tokens} tokens" if tokens else "the verify forward pass"
-        if device == "gpu":
-            bound = "compute-bound" if ratio >= 1.5 else "memory-bound"
-            return f"{what} costs {ratio:.1f}x a decode step on this GPU ({bound})"
-        bound = " (compute-bound)" if ratio >= 1.5 else ""
-        return (f"{what} costs {ratio:.1f}x a decode step on this CPU{bound}; on a GPU at "
-                "small batch, theory puts it near 1x (memory-bound); measure it there")
-    if part == "proposer":
-        n = c.num_drafter_forwards
-        who = (f"the drafter's {n} forward passes" if n else
-               "the n-gram lookup" if method == "ngram" else "the proposer")
-        return f"{who} cost {(c.proposer_s or 0.0) / decode:.0%} of a target decode step"
-    return (f"the rejection sampler and the rest of the step (scheduling, output processing) "
-            f"cost {excess['rest'] * 1e3:.1f} ms more than in a decode step")
 
 
 def _memory_check(i: ChecklistInputs) -> Check:
@@ -521,23 +483,20 @@ def _prompts_check(verdicts: dict[str, str]) -> Check:
     return _line(PROMPTS, len(losing), 0, not losing, detail)
 
 
-def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[CheckName, Check]) -> Verdict:
+def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[CheckName, Check],
+             spread_rule: bool) -> Verdict:
     """The verdict, marking the lines that decided it: the speedup's interval against
     the bars (estimate.decide), else the spread rule (speedup >= WORTH_IT_SPEEDUP with
     every repeat >= SPREAD_FLOOR; a prompt on its own not worth it demotes worth-it).
-    Whatever the interval: none accepted is not-worth-it, a looping output demotes
-    worth-it to borderline, and alpha <= c turns borderline or undecided into not-worth-it."""
-    if d.rate == 0.0:
-        checks[ACCEPTANCE_RATE].decisive = True
-        return NOT_WORTH_IT
-    decision = interval_decision(i) if i.speedup_median is not None else None
-    spread_rule = decision is None and not i.needs_interval
+    Whatever the interval (none accepted is not-worth-it before it: ``evaluate``), a
+    looping output demotes worth-it to borderline, and alpha <= c turns borderline or
+    undecided into not-worth-it."""
+    s = i.speedup_median
     if spread_rule:
-        s = i.speedup_median
         decision = (WORTH_IT if _clearly_above(i) else
                     NOT_WORTH_IT if s is not None and s < NO_GAIN_SPEEDUP else BORDERLINE)
-    elif decision is None:
-        decision = UNDECIDED  # one run: no interval to decide on
+    else:  # the interval's verdict; one run has no interval to decide on: undecided
+        decision = (interval_decision(i) if s is not None else None) or UNDECIDED
     if decision == WORTH_IT:
         if d.looped:
             checks[REPETITION].decisive = True

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from space.judge.checklist import gap_part
 from space.records.anatomy import FORWARD, PROPOSER, KindCosts
 
 REST = "rest"
@@ -62,6 +61,39 @@ def cost_columns(c: KindCosts) -> list[str]:
 def cost_lines(c: KindCosts, indent: str = "  ") -> str:
     """The medians for a terminal, one per line."""
     return "\n".join(f"{indent}{label}: {value}" for label, value in cost_rows(c))
+
+
+def gap_part(c: KindCosts, k: int | None, method: str | None, device: str | None) -> str:
+    """The part of a verify step that costs most beyond a decode step, in words.
+
+    Example:
+        >>> c = KindCosts(decode_step_s=0.0457, decode_forward_s=0.040, verify_step_s=0.124,
+        ...               verify_forward_s=0.108, verify_tokens=5, rejection_s=0.002,
+        ...               proposer_s=0.001, overhead_s=0.013)
+        >>> gap_part(c, 4, "ngram", "cpu")  # doctest: +NORMALIZE_WHITESPACE
+        'verifying 5 tokens costs 2.7x a decode step on this CPU (compute-bound); on a GPU
+         at small batch, theory puts it near 1x (memory-bound); measure it there'
+    """
+    excess = c.excess_over_decode_s()
+    part = max(excess, key=lambda p: excess[p])
+    decode = c.decode_step_s or 1.0
+    if part == "forward":
+        tokens = c.verify_tokens or (k + 1 if k else None)
+        ratio = (c.verify_forward_s or 0.0) / (c.decode_forward_s or 1.0)
+        what = f"verifying {tokens} tokens" if tokens else "the verify forward pass"
+        if device == "gpu":
+            bound = "compute-bound" if ratio >= 1.5 else "memory-bound"
+            return f"{what} costs {ratio:.1f}x a decode step on this GPU ({bound})"
+        bound = " (compute-bound)" if ratio >= 1.5 else ""
+        return (f"{what} costs {ratio:.1f}x a decode step on this CPU{bound}; on a GPU at "
+                "small batch, theory puts it near 1x (memory-bound); measure it there")
+    if part == "proposer":
+        n = c.num_drafter_forwards
+        who = (f"the drafter's {n} forward passes" if n else
+               "the n-gram lookup" if method == "ngram" else "the proposer")
+        return f"{who} cost {(c.proposer_s or 0.0) / decode:.0%} of a target decode step"
+    return (f"the rejection sampler and the rest of the step (scheduling, output processing) "
+            f"cost {excess['rest'] * 1e3:.1f} ms more than in a decode step")
 
 
 def grows_with_k(c: KindCosts, k: int | None, method: str | None, device: str | None) -> str:

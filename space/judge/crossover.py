@@ -31,8 +31,7 @@ def crossing(xs: Sequence[float | None], speedups: Sequence[float | None], *,
     for (x0, s0), (x1, s1) in zip(pts, pts[1:], strict=False):
         if s0 < 1.0 <= s1 or (not rising_only and s0 > 1.0 >= s1):
             t = (1.0 - s0) / (s1 - s0)
-            if log_axis and x0 > 0:
-                return Crossing(round(math.exp(math.log(x0) + t * (math.log(x1) - math.log(x0))), 12),
-                                first)
-            return Crossing(round(x0 + t * (x1 - x0), 12), first)  # 2.2, not 2.2000000000000006
+            at = (math.exp(math.log(x0) + t * (math.log(x1) - math.log(x0))) if log_axis and x0 > 0
+                  else x0 + t * (x1 - x0))
+            return Crossing(round(at, 12), first)  # 2.2, not 2.2000000000000006
     return Crossing(None, first)

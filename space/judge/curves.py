@@ -204,11 +204,8 @@ def to_csv(curve: TippingCurve, path=None) -> str | None:
     rows: list[dict[str, Any]] = []
     for p in sorted(curve.points, key=lambda p: (p.concurrency, p.asked_acceptance_length)):
         costs, tau = curve.costs_at(p.concurrency), p.mean_acceptance_length
-        rows.append({"series": "measured", "concurrency": p.concurrency,
-                     "asked_acceptance_length": p.asked_acceptance_length,
-                     "mean_acceptance_length": tau, "acceptance_rate": p.acceptance_rate,
-                     "speedup": p.speedup, "speedup_low": p.speedup_low,
-                     "speedup_high": p.speedup_high,
+        # concurrency to speedup_high: the point's own fields
+        rows.append({"series": "measured", **{c: getattr(p, c) for c in CSV_COLUMNS[1:8]},
                      "model_speedup": costs.speedup(tau) if costs and tau else None,
                      "baseline_tpot_ms": p.baseline_tpot_s * 1e3,
                      "speculative_tpot_ms": p.speculative_tpot_s * 1e3,
@@ -229,9 +226,8 @@ def derive_lookup_curve(measured: TippingCurve, method: str, k: int,
     target's verify cost linear in tokens verified (one token: a decode step; k_m + 1:
     the measured verify step less its drafter's time), plus the lookup's own time."""
     costs = []
-    for mc in measured.step_costs:
-        target_verify_s = mc.verify_step_s - mc.propose_step_s
-        per_token_s = (target_verify_s - mc.decode_step_s) / measured.k
+    for mc in measured.step_costs:  # the target's verify step: the measured one less its drafter
+        per_token_s = (mc.verify_step_s - mc.propose_step_s - mc.decode_step_s) / measured.k
         costs.append(StepCosts(mc.concurrency, mc.decode_step_s,
                                mc.decode_step_s + per_token_s * k + lookup_step_s,
                                lookup_step_s))

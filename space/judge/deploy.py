@@ -79,19 +79,6 @@ def schedule(choices: list[Choice], max_batch: int = DEFAULT_MAX_BATCH) -> list[
     return merged
 
 
-def serve_speculative_config(method: str, k_schedule: list[list[int]], draft: str | None = None,
-                       extra: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-    """The ``vllm serve --speculative-config`` dict; None when speculation loses everywhere.
-    ``num_speculative_tokens`` is the largest k, since vLLM caps every entry at it
-    (test_dynamic_k shows one)."""
-    largest = max(k for _, _, k in k_schedule)
-    if largest == 0:
-        return None
-    return {"method": method, **({"model": draft} if draft else {}),
-            "num_speculative_tokens": largest, "num_speculative_tokens_per_batch_size": k_schedule,
-            **(extra or {})}
-
-
 def serve_command(model: str, spec_config: dict[str, Any] | None,
                   max_batch: int = DEFAULT_MAX_BATCH) -> str:
     """The full ``vllm serve`` command line (shell-quoted)."""
@@ -124,10 +111,15 @@ class DeployConfig:
 def derive(rows: Iterable[Mapping[str, Any]], *, model: str, method: str,
            draft: str | None = None, extra: Mapping[str, Any] | None = None,
            max_batch: int = DEFAULT_MAX_BATCH) -> DeployConfig:
-    """Best k per concurrency, the schedule, the speculative config and the command."""
+    """Best k per concurrency, the schedule, the ``--speculative-config`` dict (None when
+    speculation loses everywhere) and the command. ``num_speculative_tokens`` is the
+    largest k, since vLLM caps every entry at it (test_dynamic_k shows one)."""
     choices = best_k(rows)
     k_schedule = schedule(choices, max_batch)
-    cfg = serve_speculative_config(method, k_schedule, draft, extra)
+    largest = max(k for _, _, k in k_schedule)
+    cfg = None if largest == 0 else {
+        "method": method, **({"model": draft} if draft else {}), "num_speculative_tokens": largest,
+        "num_speculative_tokens_per_batch_size": k_schedule, **(extra or {})}
     return DeployConfig(choices, k_schedule, cfg, serve_command(model, cfg, max_batch), max_batch)
 
 

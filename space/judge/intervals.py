@@ -53,10 +53,6 @@ class Figures:
     ttft_share: float | None
     prompts: int
 
-    def words(self) -> str:
-        """'2.27x (90 % CI 1.52-2.90, 3 prompts)'."""
-        return estimate.describe(self.speedup, self.ci, self.prompts)
-
 
 def group_figures(cmps: Sequence[CompareRecord],
                   predict_prompts: int = estimate.PREDICT_PROMPTS) -> Figures:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from space.judge import estimate, intervals, theory
@@ -139,11 +139,8 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
         target_decode_step_s=decode_step_s(baselines), verify_step_s=verify_step_s(speculatives),
         spare_memory_bytes=mem.get("spare_memory_bytes"),
         draft_kv_tax_tokens=mem.get("draft_kv_tax_tokens"),
-        concurrency=context.concurrency,
         context_tokens=None if context_tokens is None else int(context_tokens),
-        gain_vanishes_at_concurrency=context.gain_vanishes_at_concurrency,
-        gain_vanishes_at_context=context.gain_vanishes_at_context,
-        temperature=temperature, task_type=context.task_type, task_note=context.task_note,
+        temperature=temperature, **asdict(context),  # its fields are ChecklistInputs'
         repetition_share=repeated / out_tokens if out_tokens else None,
         step_costs=kind_costs([s for r in baselines for s in r.steps if s.kind == DECODE],
                               [s for r in speculatives for s in r.steps if s.kind == VERIFY]),

@@ -89,10 +89,10 @@ class GroupSummary:
         """The GROUP_COLUMNS: this summary's own fields, its figures' and these."""
         (low, high), f, p = self.speedup_spread or (None, None), self.figures, self.predicted
         other = {"speedup_ci": _pair(f.ci), "prediction_interval": _pair(f.prediction),
-                 "prediction_prompts": f.predict_prompts, "speedup_text": f.words(),
+                 "prediction_prompts": f.predict_prompts,
+                 "speedup_text": estimate.describe(f.speedup, f.ci, f.prompts),
                  "e2e_speedup_ci": _pair(f.e2e_ci), "speedup_low": low, "speedup_high": high,
-                 "predicted_speedup": p.speedup if p else None,
-                 "predicted_from": p.source if p else None,
+                 "predicted_speedup": p.speedup if p else None, "predicted_from": p.source if p else None,
                  **{c: getattr(f, c) for c in ("basis", "tpot_speedup", "e2e_speedup", "ttft_share")}}
         return {c: other[c] if c in other else getattr(self, c) for c in GROUP_COLUMNS}
 
@@ -102,11 +102,9 @@ def _pair(interval: tuple[float, float] | None) -> list[float] | None:
 
 
 def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
-                    response_tokens: int | None = None,
-                    headroom: Mapping[str, Any] | None = None,
-                    concurrency: int = 1,
-                    predict_prompts: int = estimate.PREDICT_PROMPTS,
-                    curve: TippingCurve | None = None, busy: bool = False) -> GroupSummary:
+                    response_tokens: int | None, headroom: Mapping[str, Any] | None,
+                    concurrency: int, predict_prompts: int, curve: TippingCurve | None,
+                    busy: bool) -> GroupSummary:
     """One group's figures and checklist from its measured items; ``headroom``: the
     break-even of this machine's cached tipping curve (space.runs.machine_inputs).
     ``busy``: other work shared the machine, so the timings are not comparable: the
@@ -115,7 +113,6 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
     cmps = [it.compare for it in items]
     spread = measure.spread([c.speedup for c in cmps] if len(cmps) > 1
                             else measure.repeat_speedups(cmps[0]))
-    rate, length = measure.pooled_acceptance([c.speculative for c in cmps])
     fig = intervals.group_figures(cmps, predict_prompts)
     temps = {it.temperature for it in items}  # the checklist's context line: one they share
     inputs = measure.inputs_from_runs(
@@ -131,10 +128,9 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
         inputs.prompt_verdicts = {f"line {it.line}": it.compare.checklist.verdict
                                   for it in items if it.compare.checklist}
     checklist = evaluate(inputs)
-    config = cmps[0].speculative.config
     drafted = measure.drafted_share([c.speculative for c in cmps])
-    pred = predict_from_acceptance(length, config.k, config.method, concurrency, curve,
-                                   checklist, drafted)
+    pred = predict_from_acceptance(inputs.mean_acceptance_length, inputs.k, inputs.method,
+                                   concurrency, curve, checklist, drafted)
     if busy and pred is not None and pred.from_curve and fig.ci is not None and fig.speedup > 0:
         scale = pred.speedup / fig.speedup
         inputs.speedup_median, inputs.speedup_basis = pred.speedup, "predicted"
@@ -146,7 +142,8 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
     # undecided: prompts in all likely to decide; one run has no interval, a second gives one
     to_decide = None if checklist.verdict != UNDECIDED else (
         more_prompts(inputs) if inputs.speedup_ci is not None else len(cmps) + 1)
-    return GroupSummary(group, requests, len(items), rate, length, fig.speedup, spread, weight,
+    return GroupSummary(group, requests, len(items), inputs.acceptance_rate,
+                        inputs.mean_acceptance_length, fig.speedup, spread, weight,
                         checklist, fig, intervals.paired(cmps), prompts_to_decide=to_decide,
                         predicted=pred, advice=advice_for(pred, fig.ci, busy=None),
                         drafted_share=drafted)
@@ -304,8 +301,7 @@ def answer(source: str, how: str, items: list[TrafficItem], counts: Mapping[str,
         by_group.setdefault(it.group, []).append(it)
     groups = [summarize_group(g, its, counts.get(g, len(its)),
                               response_tokens.get(g) if response_tokens else None, headroom,
-                              concurrency, predict_prompts, curve,
-                              busy=bool(busy and busy.get("busy")))
+                              concurrency, predict_prompts, curve, busy=bool(busy and busy.get("busy")))
               for g, its in by_group.items()]
     total = sum(g.output_tokens for g in groups)
     for g in groups:
@@ -359,7 +355,7 @@ def _cell(value: Any) -> Any:
 def _group_line(g: GroupSummary) -> str:
     """'translation: 2.27x (90 % CI 1.52-2.90, 3 prompts) TPOT; ...; worth-it', its advice."""
     f = g.figures
-    line = f"{g.group}: {f.words()}" + (
+    line = f"{g.group}: {estimate.describe(f.speedup, f.ci, f.prompts)}" + (
         f" end-to-end (TTFT {f.ttft_share:.0%} of request time; TPOT {f.tpot_speedup:.2f}x)"
         if f.basis == "end-to-end" else f" TPOT; end-to-end {f.e2e_speedup:.2f}x")
     if f.prediction is not None:

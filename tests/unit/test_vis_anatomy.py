@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from space.judge.checklist import evaluate, gap_part
+from space.judge.checklist import evaluate
+from space.judge.costs import gap_part
 from space.judge.measure import inputs_from_runs
 from space.records.anatomy import BEFORE_ANATOMY, KindCosts
 from space.records.verdict import PREDICTED_MEASURED
