@@ -52,8 +52,8 @@ class DoctorReport:
 
     def to_dict(self) -> dict[str, Any]:
         # The version, date and time lead, as in every report written so far.
-        return {"version": REPORT_VERSION, "date": self.date, "elapsed_s": self.elapsed_s} \
-            | dataclasses.asdict(self)
+        head = {"version": REPORT_VERSION, "date": self.date, "elapsed_s": self.elapsed_s}
+        return head | dataclasses.asdict(self)
 
 
 def problems(d: Any) -> list[str]:

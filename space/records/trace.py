@@ -291,7 +291,7 @@ class RunTrace:
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"version": TRACE_VERSION, **dataclasses.asdict(self)}
-        # The rates are written too, so readers of the JSON need not derive them.
+        # Token ids as JSON keys, and the rates, so readers of the JSON need not derive them.
         diff = self.draft_count_difference
         d.update(token_text={str(k): v for k, v in self.token_text.items()},
                  acceptance_rate=self.acceptance_rate,
