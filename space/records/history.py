@@ -161,10 +161,6 @@ class History:
             cur = conn.execute("DELETE FROM runs WHERE id = ? AND user = ?", (int(run_id), user))
         return cur.rowcount == 1
 
-    def total_bytes(self) -> int:
-        with self._connect() as conn:
-            return int(conn.execute("SELECT COALESCE(SUM(size_bytes), 0) FROM runs").fetchone()[0])
-
 
 def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
     """Bring the file to ``target``; the version it had."""

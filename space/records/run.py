@@ -44,9 +44,8 @@ class RunConfig:
         return self.method is not None
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["cpu_bf16_flags"] = None if self.cpu_bf16_flags is None else list(self.cpu_bf16_flags)
-        return d
+        flags = None if self.cpu_bf16_flags is None else list(self.cpu_bf16_flags)
+        return dataclasses.asdict(self) | {"cpu_bf16_flags": flags}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunConfig:

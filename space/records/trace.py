@@ -291,10 +291,10 @@ class RunTrace:
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"version": TRACE_VERSION, **dataclasses.asdict(self)}
-        d["token_text"] = {str(k): v for k, v in self.token_text.items()}
-        # The rates are written too, so readers of the JSON need not derive them.
+        # Token ids as JSON keys, and the rates, so readers of the JSON need not derive them.
         diff = self.draft_count_difference
-        d.update(acceptance_rate=self.acceptance_rate,
+        d.update(token_text={str(k): v for k, v in self.token_text.items()},
+                 acceptance_rate=self.acceptance_rate,
                  mean_acceptance_length=self.mean_acceptance_length,
                  per_position_acceptance=self.per_position_acceptance,
                  draft_count_difference=dataclasses.asdict(diff) if diff else None)
@@ -342,11 +342,10 @@ class CompareRecord:
     tipping_curve: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        d.update(version=TRACE_VERSION, baseline=self.baseline.to_dict(),
-                 speculative=self.speculative.to_dict(),
-                 checklist=self.checklist.to_dict() if self.checklist else None)
-        return d
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)} | {
+            "version": TRACE_VERSION, "baseline": self.baseline.to_dict(),
+            "speculative": self.speculative.to_dict(),
+            "checklist": self.checklist.to_dict() if self.checklist else None}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CompareRecord:

@@ -58,5 +58,4 @@ class Checklist:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Checklist:
-        return cls(verdict=d["verdict"], rule=d.get("rule", "interval"),
-                   checks=[build(Check, c) for c in d.get("checks", [])])
+        return build(cls, d | {"checks": [build(Check, c) for c in d.get("checks", [])]})
