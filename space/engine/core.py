@@ -108,7 +108,7 @@ class TracedEngine:
         self.config = RunConfig(
             model=self.spec.model, method=self.spec.method, k=self.spec.k if self.spec.method else 0,
             draft_model=self.spec.draft_model, dtype=dtype.dtype,
-            device="gpu" if on_gpu() else "cpu", source=IN_PROCESS,
+            device=dtype.device, source=IN_PROCESS,
             # forced acceptance: timings only, kept out of /metrics and checklists
             synthetic=self.spec.synthetic, vllm_version=versions.public_vllm(),
             model_path=str(self.model_path), draft_path=self.draft_path,
