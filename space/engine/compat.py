@@ -83,8 +83,8 @@ def _with_synthetic_branch(original, fallback: str, greedy: bool):
         if not given.get("SYNTHETIC_MODE", False):
             return original(*args, **kwargs)
         is_greedy = given.get("is_greedy")
-        # the greedy kernel gets None when every request is greedy; the random one never does
-        rows = None if is_greedy is None and greedy else [bool(g) == greedy for g in is_greedy.tolist()]
+        # None: every request is greedy (vLLM then calls the greedy kernel only)
+        rows = None if is_greedy is None else [bool(g) == greedy for g in is_greedy.tolist()]
         _synthetic_rows(given["output_token_ids"], given["cu_num_draft_tokens"],
                         given["draft_token_ids"], given[fallback], given["bonus_token_ids"],
                         given.get("uniform_probs"), given.get("synthetic_conditional_rates"), rows)
