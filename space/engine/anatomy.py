@@ -229,9 +229,7 @@ def _patch(owner: Any, name: str, wrap: Callable[[Callable], Callable]) -> Calla
 def _timed(clock: StepClock, original: Callable, part: Part,
            sync: Callable[[], None] | None) -> Callable:
     perf = time.perf_counter
-    choose = part if callable(part) else None
-    fixed = part if isinstance(part, str) else ""
-    always = fixed == PROPOSER  # timed on untimed steps too (propose_s, drafter skipped)
+    always = part == PROPOSER  # timed on untimed steps too (propose_s, drafter skipped)
 
     def timed(*args, **kwargs):
         if clock.busy or not (clock.timing or always):  # inside another part, or not timed
@@ -244,7 +242,7 @@ def _timed(clock: StepClock, original: Callable, part: Part,
             out = original(*args, **kwargs)
             if sync is not None:
                 sync()  # GPU kernels are asynchronous: read the clock after they finish
-            clock.intervals.append((choose(args, kwargs) if choose else fixed, t0, perf()))
+            clock.intervals.append((part if isinstance(part, str) else part(args, kwargs), t0, perf()))
             return out
         finally:
             clock.busy = False

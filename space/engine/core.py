@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 from vllm import EngineArgs, SamplingParams
+from vllm.engine.llm_engine import LLMEngine
 from vllm.inputs import TokensPrompt
 from vllm.sampling_params import RequestOutputKind
 
@@ -25,7 +26,6 @@ from space.common.cancel import StepGuard
 from space.common.progress import Progress
 from space.engine import compat, hardware, models, prompts
 from space.engine.anatomy import StepClock
-from space.engine.attach import build_engine
 from space.engine.build import build_steps, token_texts
 from space.engine.hardware import on_gpu
 from space.engine.scheduler import TracingScheduler
@@ -108,7 +108,7 @@ class TracedEngine:
         self.config = RunConfig(
             model=self.spec.model, method=self.spec.method, k=self.spec.k if self.spec.method else 0,
             draft_model=self.spec.draft_model, dtype=dtype.dtype,
-            device="gpu" if on_gpu() else "cpu", source=IN_PROCESS,
+            device=dtype.device, source=IN_PROCESS,
             # forced acceptance: timings only, kept out of /metrics and checklists
             synthetic=self.spec.synthetic, vllm_version=versions.public_vllm(),
             model_path=str(self.model_path), draft_path=self.draft_path,
@@ -284,6 +284,20 @@ def _param_bytes(model) -> int:
                 seen.add(t.data_ptr())
                 total += t.numel() * t.element_size()
     return total
+
+
+def build_engine(args: EngineArgs, build: Callable[[EngineArgs], Any] | None = None
+                 ) -> tuple[Any, str | None]:
+    """The engine, and why the tracing scheduler is not in it (None: it is). Custom schedulers
+    are non-public vLLM API: a vLLM that refuses ours gets its own, and runs take their counts
+    from its per-request metrics."""
+    build = build or LLMEngine.from_engine_args
+    try:
+        return build(args), None
+    except Exception as exc:  # noqa: BLE001 - fail soft: build without the tracing scheduler
+        why = f"the engine refused TracingScheduler: {type(exc).__name__}: {exc}"
+        log.warning("%s; building with vLLM's own scheduler", why)
+        return build(dataclasses.replace(args, scheduler_cls=None)), why
 
 
 def engine_kwargs(spec: EngineSpec, model_path, draft_path: str | None,

@@ -5,21 +5,16 @@ from __future__ import annotations
 from space.records.config import ConfigError
 
 
-def schedule_lookup(schedule: list[list[int]], num_speculative_tokens: int,
-                    max_batch: int) -> list[int]:
-    """Index b: the k vLLM uses at batch size b (0 unused); ``ConfigError`` if vLLM refuses."""
+def check_schedule(schedule: list[list[int]], num_speculative_tokens: int, max_batch: int,
+                   expected: dict[int, int]) -> list[int]:
+    """Index b: the k vLLM uses at batch size b (0 unused), checked to be ``expected[batch]``
+    at each measured batch size; ``ConfigError`` if vLLM refuses or reads it otherwise."""
     from vllm.v1.spec_decode.dynamic.utils import build_dynamic_sd_schedule_lookup
 
     try:
-        return build_dynamic_sd_schedule_lookup(schedule, max_batch, num_speculative_tokens)
+        lookup = build_dynamic_sd_schedule_lookup(schedule, max_batch, num_speculative_tokens)
     except ValueError as exc:
         raise ConfigError(f"vLLM refuses this schedule: {exc}") from None
-
-
-def check_schedule(schedule: list[list[int]], num_speculative_tokens: int, max_batch: int,
-                   expected: dict[int, int]) -> list[int]:
-    """The lookup, checked to use ``expected[batch]`` k at each measured batch size."""
-    lookup = schedule_lookup(schedule, num_speculative_tokens, max_batch)
     wrong = {b: (k, lookup[b]) for b, k in expected.items() if lookup[b] != k}
     if wrong:
         raise ConfigError("vLLM would read this schedule differently: " + ", ".join(

@@ -71,17 +71,17 @@ def test_command_is_pasteable():
     ([[1, 4, -1]], ">= 0"),
 ])
 def test_vllm_refuses_a_bad_schedule_with_its_own_message(bad, message):
-    from space.engine.dynamic import schedule_lookup
+    from space.engine.dynamic import check_schedule
 
     with pytest.raises(ConfigError, match=message):
-        schedule_lookup(bad, 4, 16)
+        check_schedule(bad, 4, 16, {})
 
 
 def test_vllm_caps_k_at_num_speculative_tokens():
     """Why num_speculative_tokens is the schedule's largest k: vLLM caps each entry."""
-    from space.engine.dynamic import check_schedule, schedule_lookup
+    from space.engine.dynamic import check_schedule
 
-    assert schedule_lookup([[1, 2, 4], [3, 8, 2]], 2, 8)[1:] == [2, 2, 2, 2, 2, 2, 2, 2]
+    assert check_schedule([[1, 2, 4], [3, 8, 2]], 2, 8, {})[1:] == [2, 2, 2, 2, 2, 2, 2, 2]
     with pytest.raises(ConfigError, match="batch 1: k 4 expected, 2 used"):
         check_schedule([[1, 2, 4], [3, 8, 2]], 2, 8, {1: 4})
 

