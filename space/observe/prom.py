@@ -214,12 +214,10 @@ class Metrics:
             self.jobs.labels(kind=kind)
         for e in ENGINES:
             self.run_counters.register(0, engine=e)
-            self.ttft.labels(engine=e)
-            self.tpot.labels(engine=e)
+            for series in (self.ttft, self.tpot, self.kv_usage, self.kv_used):
+                series.labels(engine=e)
             for status in STATUSES:
                 self.requests.labels(engine=e, status=status)
-            self.kv_usage.labels(engine=e)
-            self.kv_used.labels(engine=e)
             self.vllm.register(e, 0)
 
     def __call__(self, event: Event) -> None:

@@ -88,11 +88,11 @@ class Chunk:
 @dataclass
 class Stream:
     sent_s: float
-    chunks: list[Chunk]
-    prompt_token_ids: list[int]
-    finish_reason: str | None
-    usage: dict[str, Any]     # the final chunk's usage
-    metrics: dict[str, Any]   # the final chunk's metrics ({} when the server sent none)
+    chunks: list[Chunk] = field(default_factory=list)
+    prompt_token_ids: list[int] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)    # the final chunk's usage
+    metrics: dict[str, Any] = field(default_factory=dict)  # the final chunk's metrics ({}: none sent)
 
 
 OnChunk = Callable[[Chunk], None]  # called on the reading thread as each chunk arrives
@@ -272,8 +272,7 @@ def _read_stream(server: Server, r: httpx.Response, sent: float,
                  cancel: threading.Event | None = None,
                  on_chunk: OnChunk | None = None,
                  abort: threading.Event | None = None) -> Stream:
-    out = Stream(sent_s=sent, chunks=[], prompt_token_ids=[], finish_reason=None,
-                 usage={}, metrics={})
+    out = Stream(sent)
     for line in r.iter_lines():
         _raise_if_stopped(server, cancel, abort, sum(len(c.token_ids) for c in out.chunks))
         if not line.startswith("data:"):
