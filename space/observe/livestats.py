@@ -1,6 +1,6 @@
 """What the Live tab shows, from the in-process metrics; never the engine lock. Pure: no
 Gradio, no vLLM. ``RunLog`` observes the Runs layer's events; ``LiveSource`` reads anew
-at most every ``idle_s`` (``busy_s`` during a measured run); a failed reading is skipped.
+at most every ``IDLE_S`` (``BUSY_S`` during a measured run); a failed reading is skipped.
 """
 from __future__ import annotations
 
@@ -126,16 +126,14 @@ class LiveSource:
                  gpu_reader: Callable[[], GpuMemory | None],
                  rss_reader: Callable[[], int] | None = None,
                  busy: Callable[[], bool] = lambda: False,
-                 clock: Callable[[], float] = time.time,
-                 idle_s: float = IDLE_S, busy_s: float = BUSY_S) -> None:
+                 clock: Callable[[], float] = time.time) -> None:
         self.log, self.kv_reader, self.gpu_reader = log_, kv_reader, gpu_reader
         self.rss_reader, self.busy, self.clock = rss_reader, busy, clock
-        self.idle_s, self.busy_s = idle_s, busy_s
         self._cached: Snapshot | None = None
         self._lock = threading.Lock()  # two watchers take one reading, not two
 
     def interval_s(self) -> float:
-        return self.busy_s if self.busy() else self.idle_s
+        return BUSY_S if self.busy() else IDLE_S
 
     def snapshot(self) -> tuple[Snapshot, bool]:
         """(snapshot, fresh): fresh is False when the cached one is returned."""
