@@ -213,12 +213,11 @@ class Metrics:
         for kind in JOB_KINDS:
             self.jobs.labels(kind=kind)
         for e in ENGINES:
-            self.run_counters.register(0, engine=e)
+            self.register_engine(e, 0)
             for series in (self.ttft, self.tpot, self.kv_usage, self.kv_used):
                 series.labels(engine=e)
             for status in STATUSES:
                 self.requests.labels(engine=e, status=status)
-            self.vllm.register(e, 0)
 
     def __call__(self, event: Event) -> None:
         """The observer: a run that starts registers its engine, one that ends counts
