@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -56,8 +56,8 @@ class RunLog:
         self._kv: deque[KvPoint] = deque(maxlen=KEEP)
         self._jobs: deque[JobPoint] = deque(maxlen=KEEP)
         self._lock = threading.Lock()  # held for an append or a copy, microseconds
-        self._drafts: dict[str, int] = {}
-        self._per_pos: dict[str, list[int]] = {}
+        self._drafts: Counter[str] = Counter()
+        self._per_pos: defaultdict[str, Counter[int]] = defaultdict(Counter)  # position -> count
 
     def __call__(self, event: Event) -> None:
         """The observer: every finished request of each engine, and jobs as they end."""
@@ -71,12 +71,8 @@ class RunLog:
                                            run.tpot_s if len(run.output_token_ids) > 1 else None,
                                            run.acceptance_rate, run.num_drafts,
                                            tuple(run.num_accepted_tokens_per_pos)))
-                self._drafts[engine] = self._drafts.get(engine, 0) + run.num_drafts
-                counts = self._per_pos.setdefault(engine, [])
-                for p, n in enumerate(run.num_accepted_tokens_per_pos):
-                    if p == len(counts):
-                        counts.append(0)
-                    counts[p] += n
+                self._drafts[engine] += run.num_drafts
+                self._per_pos[engine].update(dict(enumerate(run.num_accepted_tokens_per_pos)))
             kind = job_kind(event)
             if kind is not None:
                 self._jobs.append(JobPoint(now, kind))
@@ -101,8 +97,8 @@ class RunLog:
         """Acceptance per draft position since start, per engine that drafted:
         verify steps that accepted position p / verify steps (vLLM's definition)."""
         with self._lock:
-            return {e: [n / self._drafts[e] for n in counts]
-                    for e, counts in self._per_pos.items() if self._drafts.get(e)}
+            return {e: [counts[p] / self._drafts[e] for p in range(len(counts))]
+                    for e, counts in self._per_pos.items() if self._drafts[e]}
 
 
 @dataclass(frozen=True)
