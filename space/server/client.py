@@ -74,7 +74,6 @@ class ServerInfo:
     max_model_len: int | None
     vllm_version: str | None    # /version
     num_draft_positions: int    # vllm:spec_decode_num_accepted_tokens_per_pos series: k; 0 plain
-    requests_running: float     # vllm:num_requests_running, summed over engines
     prefix_caching: bool | None = None  # vllm:cache_config_info's label; None: not exported
 
 
@@ -130,7 +129,6 @@ def describe(server: Server) -> ServerInfo:
     text = read_metrics(server)
     return ServerInfo(model=str(model.get("id")), max_model_len=model.get("max_model_len"),
                       vllm_version=version, num_draft_positions=draft_positions(text),
-                      requests_running=requests_running(text),
                       prefix_caching=prefix_caching(text))
 
 
