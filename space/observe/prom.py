@@ -149,10 +149,9 @@ class VllmSeries:
         self.run_counters.register(k, **lb)
         for reason in FINISHED_REASONS:
             self.request_success.labels(**lb, finished_reason=reason)
-        for h in (self.ttft, self.itl, self.tpot, self.e2e):
-            h.labels(**lb)
-        for g in (self.kv_usage, self.running, self.waiting):
-            g.labels(**lb)
+        for series in (self.ttft, self.itl, self.tpot, self.e2e, self.kv_usage, self.running,
+                       self.waiting):
+            series.labels(**lb)
 
     def observe_run(self, engine: str, run: RunTrace) -> None:
         lb = self._labels(engine)
