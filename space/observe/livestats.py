@@ -1,13 +1,13 @@
 """What the Live tab shows, from the in-process metrics; never the engine lock. Pure: no
 Gradio, no vLLM. ``RunLog`` observes the Runs layer's events; ``LiveSource`` reads anew
-at most every ``idle_s`` (``busy_s`` during a measured run); a failed reading is skipped.
+at most every ``IDLE_S`` (``BUSY_S`` during a measured run); a failed reading is skipped.
 """
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from collections import deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -56,8 +56,8 @@ class RunLog:
         self._kv: deque[KvPoint] = deque(maxlen=KEEP)
         self._jobs: deque[JobPoint] = deque(maxlen=KEEP)
         self._lock = threading.Lock()  # held for an append or a copy, microseconds
-        self._drafts: dict[str, int] = {}
-        self._per_pos: dict[str, list[int]] = {}
+        self._drafts: Counter[str] = Counter()
+        self._per_pos: defaultdict[str, Counter[int]] = defaultdict(Counter)  # position -> count
 
     def __call__(self, event: Event) -> None:
         """The observer: every finished request of each engine, and jobs as they end."""
@@ -71,12 +71,8 @@ class RunLog:
                                            run.tpot_s if len(run.output_token_ids) > 1 else None,
                                            run.acceptance_rate, run.num_drafts,
                                            tuple(run.num_accepted_tokens_per_pos)))
-                self._drafts[engine] = self._drafts.get(engine, 0) + run.num_drafts
-                counts = self._per_pos.setdefault(engine, [])
-                for p, n in enumerate(run.num_accepted_tokens_per_pos):
-                    if p == len(counts):
-                        counts.append(0)
-                    counts[p] += n
+                self._drafts[engine] += run.num_drafts
+                self._per_pos[engine].update(dict(enumerate(run.num_accepted_tokens_per_pos)))
             kind = job_kind(event)
             if kind is not None:
                 self._jobs.append(JobPoint(now, kind))
@@ -101,8 +97,8 @@ class RunLog:
         """Acceptance per draft position since start, per engine that drafted:
         verify steps that accepted position p / verify steps (vLLM's definition)."""
         with self._lock:
-            return {e: [n / self._drafts[e] for n in counts]
-                    for e, counts in self._per_pos.items() if self._drafts.get(e)}
+            return {e: [counts[p] / self._drafts[e] for p in range(len(counts))]
+                    for e, counts in self._per_pos.items() if self._drafts[e]}
 
 
 @dataclass(frozen=True)
@@ -126,16 +122,14 @@ class LiveSource:
                  gpu_reader: Callable[[], GpuMemory | None],
                  rss_reader: Callable[[], int] | None = None,
                  busy: Callable[[], bool] = lambda: False,
-                 clock: Callable[[], float] = time.time,
-                 idle_s: float = IDLE_S, busy_s: float = BUSY_S) -> None:
+                 clock: Callable[[], float] = time.time) -> None:
         self.log, self.kv_reader, self.gpu_reader = log_, kv_reader, gpu_reader
         self.rss_reader, self.busy, self.clock = rss_reader, busy, clock
-        self.idle_s, self.busy_s = idle_s, busy_s
         self._cached: Snapshot | None = None
         self._lock = threading.Lock()  # two watchers take one reading, not two
 
     def interval_s(self) -> float:
-        return self.busy_s if self.busy() else self.idle_s
+        return BUSY_S if self.busy() else IDLE_S
 
     def snapshot(self) -> tuple[Snapshot, bool]:
         """(snapshot, fresh): fresh is False when the cached one is returned."""

@@ -74,7 +74,6 @@ class ServerInfo:
     max_model_len: int | None
     vllm_version: str | None    # /version
     num_draft_positions: int    # vllm:spec_decode_num_accepted_tokens_per_pos series: k; 0 plain
-    requests_running: float     # vllm:num_requests_running, summed over engines
     prefix_caching: bool | None = None  # vllm:cache_config_info's label; None: not exported
 
 
@@ -88,20 +87,21 @@ class Chunk:
 @dataclass
 class Stream:
     sent_s: float
-    chunks: list[Chunk]
-    prompt_token_ids: list[int]
-    finish_reason: str | None
-    usage: dict[str, Any]     # the final chunk's usage
-    metrics: dict[str, Any]   # the final chunk's metrics ({} when the server sent none)
+    chunks: list[Chunk] = field(default_factory=list)
+    prompt_token_ids: list[int] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)    # the final chunk's usage
+    metrics: dict[str, Any] = field(default_factory=dict)  # the final chunk's metrics ({}: none sent)
 
 
 OnChunk = Callable[[Chunk], None]  # called on the reading thread as each chunk arrives
 
 
-def _send(server: Server, request: Callable[[], httpx.Response]) -> httpx.Response:
-    """``request()``, its failure or a refused API key as a ServerError."""
+def _send(server: Server, method: str, url: str, body: Any = None) -> httpx.Response:
+    """One request, its failure or a refused API key as a ServerError."""
     try:
-        r = request()
+        with server.client() as c:
+            r = c.request(method, url, json=body)
     except httpx.TimeoutException:
         raise ServerError(f"the {server.role} server did not answer within "
                           f"{server.read_timeout_s:.0f} s") from None
@@ -115,30 +115,27 @@ def _send(server: Server, request: Callable[[], httpx.Response]) -> httpx.Respon
 
 def describe(server: Server) -> ServerInfo:
     """/v1/models, /version and /metrics; raises ServerError."""
-    with server.client() as c:
-        r = _send(server, lambda: c.get(server.url + "/models"))
-        if r.status_code != 200:
-            raise ServerError(f"the {server.role} server answered /models with HTTP "
-                              f"{r.status_code}: is {server.role}-url its /v1 base?")
-        try:
-            model = r.json()["data"][0]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise ServerError(f"the {server.role} server's /models is not an OpenAI model "
-                              "list") from None
-        v = _send(server, lambda: c.get(server.root + "/version"))
-        version = v.json().get("version") if v.status_code == 200 else None
+    r = _send(server, "GET", server.url + "/models")
+    if r.status_code != 200:
+        raise ServerError(f"the {server.role} server answered /models with HTTP "
+                          f"{r.status_code}: is {server.role}-url its /v1 base?")
+    try:
+        model = r.json()["data"][0]
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise ServerError(f"the {server.role} server's /models is not an OpenAI model "
+                          "list") from None
+    v = _send(server, "GET", server.root + "/version")
+    version = v.json().get("version") if v.status_code == 200 else None
     text = read_metrics(server)
     return ServerInfo(model=str(model.get("id")), max_model_len=model.get("max_model_len"),
                       vllm_version=version, num_draft_positions=draft_positions(text),
-                      requests_running=requests_running(text),
                       prefix_caching=prefix_caching(text))
 
 
 def tokenize(server: Server, model: str, text: str) -> list[int]:
     """The server's token ids for ``text``, no special tokens added; raises ServerError."""
     body = {"model": model, "prompt": text, "add_special_tokens": False}
-    with server.client() as c:
-        r = _send(server, lambda: c.post(server.root + "/tokenize", json=body))
+    r = _send(server, "POST", server.root + "/tokenize", body)
     if r.status_code != 200:
         raise ServerError(_http_error(server, r).replace("answered", "answered /tokenize with"))
     try:
@@ -151,8 +148,7 @@ def tokenize(server: Server, model: str, text: str) -> list[int]:
 
 
 def read_metrics(server: Server) -> str:
-    with server.client() as c:
-        r = _send(server, lambda: c.get(server.root + "/metrics"))
+    r = _send(server, "GET", server.root + "/metrics")
     return r.text if r.status_code == 200 else ""
 
 
@@ -272,8 +268,7 @@ def _read_stream(server: Server, r: httpx.Response, sent: float,
                  cancel: threading.Event | None = None,
                  on_chunk: OnChunk | None = None,
                  abort: threading.Event | None = None) -> Stream:
-    out = Stream(sent_s=sent, chunks=[], prompt_token_ids=[], finish_reason=None,
-                 usage={}, metrics={})
+    out = Stream(sent)
     for line in r.iter_lines():
         _raise_if_stopped(server, cancel, abort, sum(len(c.token_ids) for c in out.chunks))
         if not line.startswith("data:"):

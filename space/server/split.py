@@ -160,10 +160,7 @@ def _earliest_verify_path(moves: list[list[Move]], start: int, end: int, j: int)
     early as they can be (every kept move leads on to a fit)."""
     path = []
     for c in range(start, end + 1):
-        nxt = moves[c + 1] if c + 1 < len(moves) else None
-        options = [mv for mv in moves[c] if mv[0] == j and (
-            nxt is None or any(n[0] == mv[1] for n in nxt))]
-        mv = max(options, key=lambda m: (m[1], -m[2]))
+        mv = max((mv for mv in moves[c] if mv[0] == j), key=lambda m: (m[1], -m[2]))
         path.append(mv)
         j = mv[1]
     return path

@@ -21,10 +21,9 @@ from space.records.trace import CompareRecord, RunTrace, make_compare
 from space.server.build import Declared, build_trace
 from space.server.client import Chunk, ServerInfo, Stream
 
-INFO = ServerInfo(model="m", max_model_len=64, vllm_version="0.32.0", num_draft_positions=4,
-                  requests_running=0.0)
+INFO = ServerInfo(model="m", max_model_len=64, vllm_version="0.32.0", num_draft_positions=4)
 PLAIN_INFO = ServerInfo(model="m", max_model_len=64, vllm_version="0.32.0",
-                        num_draft_positions=0, requests_running=0.0)
+                        num_draft_positions=0)
 NGRAM = Declared(method="ngram", k=4)
 REQ = RequestSpec(prompt="p")
 PROMPT_IDS = [90, 91, 92]

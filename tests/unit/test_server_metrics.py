@@ -30,7 +30,7 @@ def test_k_and_running_requests_summed_over_engines():
 
 def test_a_caching_server_gets_one_warning_line_naming_the_flag():
     def info(caching):
-        return ServerInfo("m", 2048, "0.32.0", 0, 0.0, prefix_caching=caching)
+        return ServerInfo("m", 2048, "0.32.0", 0, prefix_caching=caching)
 
     assert Checked(info(False), info(None)).warnings() == []
     (line,) = Checked(info(False), info(True)).warnings()

@@ -26,7 +26,7 @@ PAIR = ServerPair(Server("baseline", "http://gpu-box:8000/v1"),
                   Server("speculative", "http://gpu-box:8001/v1"),
                   Declared(method="ngram", k=4))
 SPEC = EngineSpec(method="ngram", k=4)
-INFO = Checked(ServerInfo("m", 64, "0.32.0", 0, 0.0), ServerInfo("m", 64, "0.32.0", 4, 0.0))
+INFO = Checked(ServerInfo("m", 64, "0.32.0", 0), ServerInfo("m", 64, "0.32.0", 4))
 
 
 @pytest.fixture
