@@ -194,7 +194,7 @@ def batches(todo: list[Todo], n: int) -> list[tuple[list[Todo], list[Todo]]]:
         by_group.setdefault(t[0], []).append(t)
     per_group = [[(ts[i:i + n], [ts[j % len(ts)] for j in range(n - len(ts[i:i + n]))])
                   for i in range(0, len(ts), n)] for ts in by_group.values()]
-    return [b[turn] for turn in range(max(map(len, per_group))) for b in per_group
+    return [b[turn] for turn in range(max(map(len, per_group), default=0)) for b in per_group
             if turn < len(b)]
 
 

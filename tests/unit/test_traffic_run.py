@@ -133,6 +133,9 @@ def test_concurrency_is_bounded_and_a_stop_between_batches_stops(fake):
         traffic_run.run_traffic(EngineSpec(), p, progress=lambda f, m: stop.set(), cancel=stop,
                                 concurrency=2, source=source)
     assert source.seen == []
+    only_long = plan(parse(b"too long for the model\n", "t.txt"))
+    with pytest.raises(ConfigError, match="no request of the file can run: line 1: the prompt"):
+        traffic_run.run_traffic(EngineSpec(), only_long, concurrency=2, source=Batches())
 
 
 def _free(lock) -> bool:
