@@ -39,6 +39,10 @@ STATUS_LABELS = {
             "token it does not say",
 }
 
+# a token's place in its step, for its hover text ({k}: the step's drafts)
+PLACE_WORDS = {CORRECTION: "replaces a rejected draft of {k}", BONUS: "after all {k} drafts",
+               MERGED: "arrived with other steps in one chunk"}
+
 NEWLINE_GLYPH = "\u21b5"  # ↵, drawn before each real line break
 EMPTY_GLYPH = "\u2205"    # ∅, so a token with empty text still has a visible box
 CONTAINER_CLASS = "speclens-tokens"
@@ -125,15 +129,10 @@ def text_html(text: str) -> str:
 def entry_title(run: RunTrace, e: TokenEntry, note: str | None = None) -> str:
     """Hover text: step, status, place, id and text, then ``note`` (the target's view)."""
     parts = [f"step {e.step}", e.status]
-    k = e.num_draft_tokens
     if e.draft_pos is not None:
-        parts.append(f"draft {e.draft_pos}/{k}")
-    elif e.status == CORRECTION:
-        parts.append(f"replaces a rejected draft of {k}")
-    elif e.status == BONUS:
-        parts.append(f"after all {k} drafts")
-    elif e.status == MERGED:
-        parts.append("arrived with other steps in one chunk")
+        parts.append(f"draft {e.draft_pos}/{e.num_draft_tokens}")
+    elif e.status in PLACE_WORDS:
+        parts.append(PLACE_WORDS[e.status].format(k=e.num_draft_tokens))
     if e.output_index is not None:
         parts.append(f"output #{e.output_index}")
     parts += [f"id {e.token_id}", repr(run.token_str(e.token_id))]
@@ -200,12 +199,9 @@ def entry_notes(run: RunTrace) -> dict[tuple[int, str, int | None], str]:
     """(step, status, draft_pos) -> the target's view of that draft or correction."""
     out = {}
     for step in run.steps:
-        if not step.target_views:
-            continue
-        for e in step_entries(step, 0):
-            is_corr = e.status == CORRECTION
+        for e in step_entries(step, 0) if step.target_views else ():
             pos = e.draft_pos - 1 if e.draft_pos is not None else None
-            note = hover_note(run, step, pos, is_corr) if (is_corr or pos is not None) else None
+            note = hover_note(run, step, pos, e.status == CORRECTION)  # None: no view for it
             if note:
                 out[(e.step, e.status, e.draft_pos)] = note
     return out
