@@ -16,6 +16,7 @@ from space.records.trace import (
     PREFILL,
     REJECTED,
     UNREPORTED_DRAFTS,
+    UNUSED,
     VERIFY,
     RunTrace,
     StepRecord,
@@ -71,11 +72,14 @@ def draft_entries(step: StepRecord) -> list[TokenEntry]:
             for j, (d, fate) in enumerate(zip(step.draft_token_ids, step.draft_fates(), strict=True))]
 
 
-def step_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
+def step_entries(step: StepRecord, output_offset: int, unplaced: bool = False) -> list[TokenEntry]:
     """The tokens of one step in display order: exactly ``step.emitted_token_ids`` (a
     step cut by max_tokens/EOS emits accepted drafts only), the rejected drafts just
     before the correction, only when there is one. E.g. drafts [a, b, c, d], 1
-    accepted, emitted [a, X] -> accepted a, rejected b, c, d, correction X."""
+    accepted, emitted [a, X] -> accepted a, rejected b, c, d, correction X. All MERGED when
+    ``unplaced`` (one of ``unplaced_steps``)."""
+    if unplaced:
+        return merged_entries(step, output_offset)
     if step.kind != VERIFY:
         return merged_entries(step, output_offset, PREFILL if step.kind == PREFILL else DECODE)
     fates, k = step.draft_fates(), step.num_draft_tokens
@@ -111,8 +115,7 @@ def token_entries(run: RunTrace) -> list[TokenEntry]:
     offset = 0
     unplaced = unplaced_steps(run)
     for step in run.steps:
-        out.extend(merged_entries(step, offset) if step.index in unplaced
-                   else step_entries(step, offset))
+        out.extend(step_entries(step, offset, step.index in unplaced))
         offset += len(step.emitted_token_ids)
     return out
 
@@ -178,6 +181,19 @@ def wrap(body: str, extra_class: str = "", header: str = "") -> str:
     body_class = f"tok-body {extra_class}".strip()
     return (f'<div class="{CONTAINER_CLASS}"><style>{TOKEN_CSS}</style>{header}'
             f'<div class="{body_class}">{body}</div></div>')
+
+
+def draft_chips_html(run: RunTrace, step: StepRecord) -> str:
+    """The step's drafts as chips, each with the target's view in its hover text."""
+    if not step.num_draft_tokens:
+        return wrap("<em>no drafts in this step</em>")
+    spans = [token_span(run, e, note=hover_note(run, step, (e.draft_pos or 1) - 1))
+             for e in draft_entries(step)]
+    n = step.num_unreported_draft_tokens  # a server run's drafts without ids: one mark
+    rejected = step.target_token_kind == CORRECTION  # else cut by max_tokens/EOS: unused
+    if n:
+        spans.append(unreported_span(step.index, n, REJECTED if rejected else UNUSED))
+    return wrap("".join(spans), "tok-chips") + (unreported_note_html() if n and rejected else "")
 
 
 def _legend_items(merged: bool = False) -> str:
