@@ -196,19 +196,17 @@ def draft_chips_html(run: RunTrace, step: StepRecord) -> str:
     return wrap("".join(spans), "tok-chips") + (unreported_note_html() if n and rejected else "")
 
 
-def _legend_items(merged: bool = False) -> str:
-    return "".join(
-        f'<span data-legend="{s}" title="{html.escape(STATUS_LABELS[s])}">'
-        f'<span class="tok tok-{s}">{s}</span></span>'
-        for s in STATUSES + ((MERGED,) if merged else ())
-    )
+def _legend(merged: bool = False) -> str:
+    items = "".join(f'<span data-legend="{s}" title="{html.escape(STATUS_LABELS[s])}">'
+                    f'<span class="tok tok-{s}">{s}</span></span>'
+                    for s in STATUSES + ((MERGED,) if merged else ()))
+    return f'<div class="tok-legend">{items}</div>'
 
 
 def legend_html() -> str:
     """One sample per status, as in the token view; ``data-legend``, not ``data-status``,
     so counting ``data-status`` counts tokens only."""
-    return (f'<div class="{CONTAINER_CLASS}"><style>{TOKEN_CSS}</style>'
-            f'<div class="tok-legend">{_legend_items()}</div></div>')
+    return f'<div class="{CONTAINER_CLASS}"><style>{TOKEN_CSS}</style>{_legend()}</div>'
 
 
 def entry_notes(run: RunTrace) -> dict[tuple[int, str, int | None], str]:
@@ -244,7 +242,7 @@ def token_view_html(run: RunTrace, highlight_index: int | None = None,
     if not run.output_token_ids:
         spans.append("<em>no output tokens</em>")
     merged = any(e.status == MERGED for e in entries)
-    legend = f'<div class="tok-legend">{_legend_items(merged)}</div>' if show_legend else ""
+    legend = _legend(merged) if show_legend else ""
     if show_legend and unreported:
         legend += unreported_note_html()
     return wrap("".join(spans), header=legend)
