@@ -7,7 +7,6 @@ from space.records.trace import (
     DECODE,
     PREFILL,
     REJECTED,
-    UNREPORTED_DRAFTS,
     VERIFY,
     RunTrace,
     StepRecord,
@@ -130,10 +129,7 @@ def describe_step(run: RunTrace, i: int) -> dict[str, object]:
         "kind": step.kind,
         "output_offset": offset,
         "context_html": wrap(context),
-        "drafts_html": (wrap(f"<em>{int(step.num_draft_tokens)} drafts, "
-                             f"{int(step.num_accepted_tokens)} accepted: "
-                             f"{UNREPORTED_DRAFTS}</em>")
-                        if unplaced and step.num_draft_tokens else draft_chips_html(run, step)),
+        "drafts_html": draft_chips_html(run, step, unplaced),
         "emitted_html": wrap("".join(token_span(run, e) for e in emitted if e.status != REJECTED)
                              or "<em>nothing emitted in this step</em>", "tok-chips"),
         "sentence": _merged_words(run, step) if unplaced else step_sentence(run, i),

@@ -183,8 +183,11 @@ def wrap(body: str, extra_class: str = "", header: str = "") -> str:
             f'<div class="{body_class}">{body}</div></div>')
 
 
-def draft_chips_html(run: RunTrace, step: StepRecord) -> str:
-    """The step's drafts as chips, each with the target's view in its hover text."""
+def draft_chips_html(run: RunTrace, step: StepRecord, unplaced: bool = False) -> str:
+    """The step's drafts as chips, the target's view in each hover text; counts if ``unplaced``."""
+    if unplaced and step.num_draft_tokens:
+        return wrap(f"<em>{int(step.num_draft_tokens)} drafts, {int(step.num_accepted_tokens)} "
+                    f"accepted: {UNREPORTED_DRAFTS}</em>")
     if not step.num_draft_tokens:
         return wrap("<em>no drafts in this step</em>")
     spans = [token_span(run, e, note=hover_note(run, step, (e.draft_pos or 1) - 1))
