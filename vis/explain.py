@@ -11,7 +11,7 @@ from space.records.target_view import TargetView
 from space.records.trace import ACCEPTED, CORRECTION, UNUSED, VERIFY, RunTrace, StepRecord
 from vis.acceptance import empty_figure
 from vis.safe import plot_text
-from vis.server_notes import SENTENCES, TARGET_VIEW, from_server, plot_lines
+from vis.server_notes import TARGET_VIEW, from_server, plot_lines, why_html
 
 ACCEPTED_COLOR = "#009E73"   # the token view's accepted
 REJECTED_COLOR = "#D55E00"   # the token view's rejected
@@ -166,8 +166,7 @@ def no_target_view_html(run: RunTrace, step: StepRecord) -> str:
     """Why a server run's verify step has no target's side; "" otherwise."""
     if not from_server(run) or step.kind != VERIFY or not step.num_draft_tokens:
         return ""
-    return (f'<p class="speclens-why" data-why="{TARGET_VIEW}">'
-            f"<em>{html.escape(SENTENCES[TARGET_VIEW])}</em></p>")
+    return why_html(TARGET_VIEW, "speclens-why")
 
 
 def draft_probability_figure(run: RunTrace) -> go.Figure:

@@ -24,7 +24,7 @@ from space.records.trace import (
     tokens_certain,
 )
 from vis.explain import hover_note
-from vis.server_notes import REJECTED_IDS, SENTENCES
+from vis.server_notes import REJECTED_IDS, why_html
 
 # step kinds, target token kinds and draft fates (the stepper alone shows UNUSED)
 STATUSES = (PREFILL, ACCEPTED, REJECTED, CORRECTION, BONUS, DECODE)
@@ -170,12 +170,6 @@ def unreported_span(step: int, n: int, fate: str = REJECTED) -> str:
             f'title="{title}">\u00d7{int(n)}</span>')
 
 
-def unreported_note_html() -> str:
-    """The sentence beside a server run's ×n marks."""
-    return (f'<p class="tok-note" data-why="{REJECTED_IDS}">'
-            f"<em>{html.escape(SENTENCES[REJECTED_IDS])}</em></p>")
-
-
 def wrap(body: str, extra_class: str = "", header: str = "") -> str:
     """Rendered tokens in the container, with its own (scoped) ``<style>`` for a gr.HTML."""
     body_class = f"tok-body {extra_class}".strip()
@@ -196,7 +190,7 @@ def draft_chips_html(run: RunTrace, step: StepRecord, unplaced: bool = False) ->
     rejected = step.target_token_kind == CORRECTION  # else cut by max_tokens/EOS: unused
     if n:
         spans.append(unreported_span(step.index, n, REJECTED if rejected else UNUSED))
-    return wrap("".join(spans), "tok-chips") + (unreported_note_html() if n and rejected else "")
+    return wrap("".join(spans), "tok-chips") + (why_html(REJECTED_IDS, "tok-note") if n and rejected else "")
 
 
 def _legend(merged: bool = False) -> str:
@@ -247,5 +241,5 @@ def token_view_html(run: RunTrace, highlight_index: int | None = None,
     merged = any(e.status == MERGED for e in entries)
     legend = _legend(merged) if show_legend else ""
     if show_legend and unreported:
-        legend += unreported_note_html()
+        legend += why_html(REJECTED_IDS, "tok-note")  # beside the ×n marks
     return wrap("".join(spans), header=legend)
