@@ -78,10 +78,10 @@ def step_entries(step: StepRecord, output_offset: int, unplaced: bool = False) -
     before the correction, only when there is one. E.g. drafts [a, b, c, d], 1
     accepted, emitted [a, X] -> accepted a, rejected b, c, d, correction X. All MERGED when
     ``unplaced`` (one of ``unplaced_steps``)."""
-    if unplaced:
-        return merged_entries(step, output_offset)
-    if step.kind != VERIFY:
-        return merged_entries(step, output_offset, PREFILL if step.kind == PREFILL else DECODE)
+    if unplaced or step.kind != VERIFY:  # all of one status (MERGED: shown, not given a kind)
+        status = MERGED if unplaced else PREFILL if step.kind == PREFILL else DECODE
+        return [TokenEntry(status, t, step.index, None, 0, output_offset + j)
+                for j, t in enumerate(step.emitted_token_ids)]
     fates, k = step.draft_fates(), step.num_draft_tokens
     # rejected only where the trace says correction: never guessed on a cut step
     rejected = [e for e in draft_entries(step) if e.status == REJECTED]
@@ -101,12 +101,6 @@ def step_entries(step: StepRecord, output_offset: int, unplaced: bool = False) -
 def unplaced_steps(run: RunTrace) -> set[int]:
     """Steps of a merged chunk whose tokens' steps the server does not tell."""
     return {s.index for g in chunk_groups(run.steps) if not tokens_certain(g) for s in g}
-
-
-def merged_entries(step: StepRecord, output_offset: int, status: str = MERGED) -> list[TokenEntry]:
-    """A step's tokens, all of one status (MERGED: shown, not given a kind)."""
-    return [TokenEntry(status, t, step.index, None, 0, output_offset + j)
-            for j, t in enumerate(step.emitted_token_ids)]
 
 
 def token_entries(run: RunTrace) -> list[TokenEntry]:
