@@ -200,23 +200,17 @@ def legend_html() -> str:
     return f'<div class="{CONTAINER_CLASS}"><style>{TOKEN_CSS}</style>{_legend()}</div>'
 
 
-def entry_notes(run: RunTrace) -> dict[tuple[int, str, int | None], str]:
-    """(step, status, draft_pos) -> the target's view of that draft or correction."""
-    out = {}
+def token_view_html(run: RunTrace, highlight_index: int | None = None,
+                    show_legend: bool = True) -> str:
+    """The run's output as styled tokens; ``highlight_index`` outlines that output token
+    (``tok-diverge``), or the output's end when it equals the length."""
+    notes = {}  # (step, status, draft_pos) -> the target's view of that draft or correction
     for step in run.steps:
         for e in step_entries(step, 0) if step.target_views else ():
             pos = e.draft_pos - 1 if e.draft_pos is not None else None
             note = hover_note(run, step, pos, e.status == CORRECTION)  # None: no view for it
             if note:
-                out[(e.step, e.status, e.draft_pos)] = note
-    return out
-
-
-def token_view_html(run: RunTrace, highlight_index: int | None = None,
-                    show_legend: bool = True) -> str:
-    """The run's output as styled tokens; ``highlight_index`` outlines that output token
-    (``tok-diverge``), or the output's end when it equals the length."""
-    notes = entry_notes(run)
+                notes[(e.step, e.status, e.draft_pos)] = note
     unreported = {s.index: s.num_unreported_draft_tokens for s in run.steps
                   if s.num_unreported_draft_tokens}
     spans = []
