@@ -28,7 +28,7 @@ from space.records.anatomy import (
 from space.records.run import IN_PROCESS, SERVER, Source
 from space.records.trace import DECODE, VERIFY, RunTrace, StepRecord
 from vis.safe import plot_text
-from vis.server_notes import SENTENCES, STEP_ANATOMY
+from vis.server_notes import STEP_ANATOMY, why_html
 
 # (label, parts, colour, pattern): Okabe-Ito plus patterns, apart without colour too.
 GROUPS: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
@@ -101,14 +101,13 @@ def group_seconds(anatomy: StepAnatomy, duration_s: float) -> list[tuple[str, fl
 
 def step_breakdown_html(step: StepRecord, baseline: RunTrace | None = None, *,
                         source: Source = IN_PROCESS) -> str:
-    """The step's parts in ms and share, beside the baseline's median decode step."""
-    # beside the baseline's median decode step (by duration) among those with an anatomy
+    """The step's parts in ms and share, beside the baseline's median decode step (by
+    duration, among those with an anatomy)."""
     timed = sorted((s for s in (baseline.steps if baseline else []) if s.kind == DECODE
                     and s.anatomy is not None), key=lambda s: s.duration_s)
     ref = timed[(len(timed) - 1) // 2] if timed else None
     if step.anatomy is None and source == SERVER:
-        return (f'<div class="speclens-anatomy" data-why="{STEP_ANATOMY}">'
-                f"<em>{escape(SENTENCES[STEP_ANATOMY])}</em></div>")
+        return why_html(STEP_ANATOMY, "speclens-anatomy", "div")
     if step.anatomy is None:
         why = NOT_TIMED_STEP if ref is not None else BEFORE_ANATOMY
         return f'<div class="speclens-anatomy"><em>{escape(why)}</em></div>'

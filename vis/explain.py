@@ -8,10 +8,10 @@ import plotly.graph_objects as go
 
 from space.common.paths import asset
 from space.records.target_view import TargetView
-from space.records.trace import CORRECTION, VERIFY, RunTrace, StepRecord
+from space.records.trace import ACCEPTED, CORRECTION, UNUSED, VERIFY, RunTrace, StepRecord
 from vis.acceptance import empty_figure
 from vis.safe import plot_text
-from vis.server_notes import SENTENCES, TARGET_VIEW, from_server, plot_lines
+from vis.server_notes import TARGET_VIEW, from_server, plot_lines, why_html
 
 ACCEPTED_COLOR = "#009E73"   # the token view's accepted
 REJECTED_COLOR = "#D55E00"   # the token view's rejected
@@ -82,8 +82,8 @@ def explain_sentence(run: RunTrace, step: StepRecord) -> str | None:
     rejected = rejected_view(step)
     if rejected is None:
         which = "the draft" if na == 1 else f"all {na} drafts"
-        tail = f" (it gave them {shares})" if na > 1 else f" (it gave it {shares})"
-        text = f"The target agreed with {which}{tail if agreed else ''}."
+        tail = f" (it gave {'them' if na > 1 else 'it'} {shares})" if agreed else ""
+        text = f"The target agreed with {which}{tail}."
         if sampled(run) and agreed:
             text += _rule_words(agreed[-1], True)
         return text
@@ -98,6 +98,39 @@ def explain_sentence(run: RunTrace, step: StepRecord) -> str | None:
     if sampled(run):
         text += _rule_words(rejected, False)
     return text
+
+
+def draft_reason(run: RunTrace, step: StepRecord, j: int) -> str:
+    """Why draft ``j`` (0-based) of a verify step was kept or dropped, in plain text, e.g.
+    "dropped: the target gave it 7% and put ',' (81%) in its place"."""
+    fate = step.draft_fates()[j]
+    view = views_by_pos(step).get(j)
+    na = step.num_accepted_tokens
+    a = view.acceptance_prob() if view is not None else None
+    rule = f"probability min(1, p/q) = {'n/a' if a is None else pct(a)}"
+    if fate == ACCEPTED:
+        if view is None:
+            return "kept: the target agreed with it"
+        if sampled(run):
+            return f"kept: the target gave it {pct(view.draft_prob)}; a draft is accepted with {rule}"
+        return f"kept: the target's likeliest token too ({pct(view.draft_prob)})"
+    if fate == UNUSED:
+        reason = f" (finish reason: {run.finish_reason})" if run.finish_reason else ""
+        return f"unused: the output ended before it{reason}"
+    if j > na:
+        return (f"dropped: it came after the rejected {ordinal(na + 1)} draft "
+                f"{token_repr(run, step.draft_token_ids[na])}, so the target never checked it")
+    chosen = chosen_token(step)
+    put = f" and put {token_repr(run, chosen)}" if chosen is not None else ""
+    if view is None:
+        return f"dropped: the target disagreed{put} in its place"
+    p = prob_of(view, chosen) if chosen is not None else None
+    share = f" ({pct(p)})" if p is not None else (" (outside its top 5)" if chosen is not None
+                                                  else "")
+    if sampled(run):
+        return (f"dropped: the target gave it {pct(view.draft_prob)}, accepted only with {rule}, "
+                f"and this time not{put}{share} in its place")
+    return f"dropped: the target gave it {pct(view.draft_prob)}{put}{share} in its place"
 
 
 def _bar_row(run: RunTrace, token_id: int, p: float, role: str) -> str:
@@ -133,8 +166,7 @@ def no_target_view_html(run: RunTrace, step: StepRecord) -> str:
     """Why a server run's verify step has no target's side; "" otherwise."""
     if not from_server(run) or step.kind != VERIFY or not step.num_draft_tokens:
         return ""
-    return (f'<p class="speclens-why" data-why="{TARGET_VIEW}">'
-            f"<em>{html.escape(SENTENCES[TARGET_VIEW])}</em></p>")
+    return why_html(TARGET_VIEW, "speclens-why")
 
 
 def draft_probability_figure(run: RunTrace) -> go.Figure:

@@ -98,7 +98,7 @@ def side_by_side_timeline(a: CompareRecord, b: CompareRecord, label_a: str,
     lanes: list[tuple[str, RunTrace]] = [
         (f"{label_a} speculative", a.speculative), (f"{label_a} baseline", a.baseline),
         (f"{label_b} speculative", b.speculative), (f"{label_b} baseline", b.baseline)]
-    fig = go.Figure([timeline._kind_bars(kind, lanes) for kind in timeline._kinds(lanes)])
+    fig = go.Figure(timeline.step_bars(lanes, merged=False))
     timeline._finish_marks(fig, lanes)
     return timeline.lay_out(fig, lanes, f"{label_a}: {a.speedup:.2f}x, {label_b}: {b.speedup:.2f}x "
                             "(baseline TPOT / speculative TPOT)")

@@ -1,8 +1,12 @@
 """A lesson: one run as one self-contained HTML file, to step through anywhere
 (docs/lesson.md). Its Content-Security-Policy allows only its own script, by hash, so
-even a string that escaped its escaping could not run or fetch."""
+even a string that escaped its escaping could not run or fetch. The script
+(vis/assets/lesson.js) marks the current step ``aria-current="step"`` in its section,
+tokens and timeline."""
 from __future__ import annotations
 
+import base64
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
@@ -14,7 +18,6 @@ from space.records.trace import CompareRecord, RunTrace
 from vis.anatomy import costs_table_html, has_anatomy
 from vis.checklist import checklist_html, format_value
 from vis.compare import compare_table
-from vis.lesson_script import LESSON_CSS, LESSON_JS, script_hash
 from vis.lesson_steps import esc, step_section
 from vis.lesson_svg import SVG_CSS, timeline_svg
 from vis.stepper import emitting_step_indices
@@ -27,8 +30,19 @@ NOT_EXPLAINED = ("This run was not explained: the trace holds no target probabil
                  "(run with --explain, or with \u201cExplain each verification\u201d on in the "
                  "page), so the drafts below show their fate without the target's top 5.")
 # one line: the template's line breaks are for reading it only
-PAGE = Template(asset(__file__, "lesson.html")
-                .replace("\n", ""))
+PAGE = Template(asset(__file__, "lesson.html").replace("\n", ""))
+LESSON_CSS = asset(__file__, "lesson.css")
+LESSON_JS = asset(__file__, "lesson.js")
+
+
+def script_hash(script: str) -> str:
+    """The CSP source that allows exactly this inline script: 'sha256-<base64>'.
+
+        >>> script_hash("")
+        "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"
+    """
+    digest = hashlib.sha256(script.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
 class LessonError(ValueError):
@@ -138,7 +152,6 @@ def lesson_html(record: RunTrace | CompareRecord, notes: StepNotes | None = None
         timeline=timeline_svg(run, baseline), anatomy=anatomy, baseline=_baseline_html(record),
         checklist=checklist, exported=esc(info.exported_utc), js=LESSON_JS)
     return f"<!DOCTYPE html>\n{page}\n"
-
 
 
 def lesson_bytes(record: RunTrace | CompareRecord, notes: StepNotes | None = None,

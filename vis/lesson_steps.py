@@ -7,16 +7,7 @@ import html
 
 from space.records.target_view import TargetView
 from space.records.trace import ACCEPTED, CORRECTION, REJECTED, UNUSED, RunTrace, StepRecord
-from vis.explain import (
-    chosen_token,
-    explain_sentence,
-    ordinal,
-    pct,
-    prob_of,
-    sampled,
-    token_repr,
-    views_by_pos,
-)
+from vis.explain import chosen_token, draft_reason, explain_sentence, pct, token_repr, views_by_pos
 from vis.lesson_svg import step_parts_words
 from vis.server_notes import REJECTED_IDS, SENTENCES
 from vis.stepper import step_sentence
@@ -28,39 +19,6 @@ FATE_WORDS = {ACCEPTED: "kept", REJECTED: "dropped", UNUSED: "unused"}
 def esc(value: object) -> str:
     """Text for HTML, quotes included (safe in attributes too)."""
     return html.escape(str(value), quote=True)
-
-
-def draft_reason(run: RunTrace, step: StepRecord, j: int) -> str:
-    """Why draft ``j`` (0-based) of a verify step was kept or dropped, in plain text, e.g.
-    "dropped: the target gave it 7% and put ',' (81%) in its place"."""
-    fate = step.draft_fates()[j]
-    view = views_by_pos(step).get(j)
-    na = step.num_accepted_tokens
-    a = view.acceptance_prob() if view is not None else None
-    rule = f"probability min(1, p/q) = {'n/a' if a is None else pct(a)}"
-    if fate == ACCEPTED:
-        if view is None:
-            return "kept: the target agreed with it"
-        if sampled(run):
-            return f"kept: the target gave it {pct(view.draft_prob)}; a draft is accepted with {rule}"
-        return f"kept: the target's likeliest token too ({pct(view.draft_prob)})"
-    if fate == UNUSED:
-        reason = f" (finish reason: {run.finish_reason})" if run.finish_reason else ""
-        return f"unused: the output ended before it{reason}"
-    if j > na:
-        return (f"dropped: it came after the rejected {ordinal(na + 1)} draft "
-                f"{token_repr(run, step.draft_token_ids[na])}, so the target never checked it")
-    chosen = chosen_token(step)
-    put = f" and put {token_repr(run, chosen)}" if chosen is not None else ""
-    if view is None:
-        return f"dropped: the target disagreed{put} in its place"
-    p = prob_of(view, chosen) if chosen is not None else None
-    share = f" ({pct(p)})" if p is not None else (" (outside its top 5)" if chosen is not None
-                                                  else "")
-    if sampled(run):
-        return (f"dropped: the target gave it {pct(view.draft_prob)}, accepted only with {rule}, "
-                f"and this time not{put}{share} in its place")
-    return f"dropped: the target gave it {pct(view.draft_prob)}{put}{share} in its place"
 
 
 def top5_html(run: RunTrace, step: StepRecord, view: TargetView) -> str:

@@ -27,29 +27,19 @@ def live_figure(snap: Snapshot) -> go.Figure:
                                         "Acceptance per draft position (since start)",
                                         "KV-cache usage"))
     for engine in ("baseline", "speculative"):
-        style = {"color": ENGINE_COLOR[engine], "dash": ENGINE_DASH[engine]}
         runs = [r for r in snap.runs if r.engine == engine]
-        timed = [r for r in runs if r.tpot_s is not None]
-        fig.add_trace(go.Scatter(
-            x=[_ago(r.t_s, snap) for r in timed], y=[(r.tpot_s or 0.0) * 1e3 for r in timed],
-            mode="lines+markers", name=f"{engine} TPOT", line=style, legendgroup=engine),
-            row=1, col=1)
-        drafted = [r for r in runs if r.acceptance_rate is not None]
+        _over_time(fig, snap, engine, "TPOT", [(r.t_s, r.tpot_s * 1e3) for r in runs
+                                               if r.tpot_s is not None], 1, 1)
+        drafted = [(r.t_s, r.acceptance_rate) for r in runs if r.acceptance_rate is not None]
         if drafted:
-            fig.add_trace(go.Scatter(
-                x=[_ago(r.t_s, snap) for r in drafted], y=[r.acceptance_rate for r in drafted],
-                mode="lines+markers", name=f"{engine} acceptance", line=style,
-                legendgroup=engine), row=1, col=2)
+            _over_time(fig, snap, engine, "acceptance", drafted, 1, 2)
         per_pos = snap.per_position.get(engine)
         if per_pos:
             fig.add_trace(go.Bar(x=list(range(len(per_pos))), y=per_pos,
                                  name=f"{engine} per position", legendgroup=engine,
                                  marker={"color": ENGINE_COLOR[engine]}), row=2, col=1)
-        kv = [p for p in snap.kv if p.engine == engine]
-        fig.add_trace(go.Scatter(
-            x=[_ago(p.t_s, snap) for p in kv], y=[p.usage_ratio for p in kv],
-            mode="lines+markers", name=f"{engine} KV cache", line=style, legendgroup=engine),
-            row=2, col=2)
+        _over_time(fig, snap, engine, "KV cache",
+                   [(p.t_s, p.usage_ratio) for p in snap.kv if p.engine == engine], 2, 2)
     fig.update_yaxes(rangemode="tozero", row=1, col=1)
     fig.update_yaxes(range=[0, 1.05], row=1, col=2)
     fig.update_yaxes(range=[0, 1.05], row=2, col=1)
@@ -60,6 +50,15 @@ def live_figure(snap: Snapshot) -> go.Figure:
     fig.update_layout(height=620, margin={"l": 10, "r": 10, "t": 40, "b": 40},
                       legend={"orientation": "h", "y": -0.12})
     return fig
+
+
+def _over_time(fig: go.Figure, snap: Snapshot, engine: str, what: str,
+               points: list[tuple[float, float]], row: int, col: int) -> None:
+    """(time, value) points of one engine as a line over seconds before the snapshot."""
+    fig.add_trace(go.Scatter(
+        x=[_ago(t_s, snap) for t_s, _ in points], y=[y for _, y in points],
+        mode="lines+markers", name=f"{engine} {what}", legendgroup=engine,
+        line={"color": ENGINE_COLOR[engine], "dash": ENGINE_DASH[engine]}), row=row, col=col)
 
 
 def live_summary_html(snap: Snapshot) -> str:

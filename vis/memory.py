@@ -29,7 +29,7 @@ _COLORS = {
     "host available": "#e0e0e0",
 }
 
-Segment = tuple[str, int]  # (legend name, bytes)
+Segments = dict[str, int]  # legend name -> bytes, bottom to top
 
 
 def _weights_order(e: EngineMemory) -> list[str]:
@@ -37,43 +37,41 @@ def _weights_order(e: EngineMemory) -> list[str]:
     return known + [r for r in e.weights_bytes if r not in known]
 
 
-def engine_segments(e: EngineMemory) -> list[Segment]:
-    """Stacked bottom to top: weights by role, then the KV pool (used, unused)."""
-    segs = [(f"{role} weights", int(e.weights_bytes[role])) for role in _weights_order(e)]
+def engine_segments(e: EngineMemory) -> Segments:
+    """Weights by role, then the KV pool (used, unused)."""
     used = min(e.kv_cache_used_bytes, e.kv_cache_reserved_bytes)
-    return segs + [("KV cache used", used), ("KV cache reserved, unused", e.kv_cache_reserved_bytes - used)]
+    return {**{f"{role} weights": int(e.weights_bytes[role]) for role in _weights_order(e)},
+            "KV cache used": used, "KV cache reserved, unused": e.kv_cache_reserved_bytes - used}
 
 
 def device_segments(gpu: GpuMemory | None, system: SystemMemory | None,
-                    process_rss: int | None) -> tuple[str, list[Segment]] | None:
+                    process_rss: int | None) -> tuple[str, Segments] | None:
     """The GPU's used/free bar, or on CPU this process's RSS within the host."""
     if gpu is not None:
         return (f"GPU {int(gpu.index)}<br>{plot_text(gpu.name)}",
-                [("GPU used (all processes)", gpu.used_bytes),
-                 ("GPU free", gpu.free_bytes)])
+                {"GPU used (all processes)": gpu.used_bytes, "GPU free": gpu.free_bytes})
     if system is None and process_rss is None:
         return None
     rss = process_rss or 0
-    segs: list[Segment] = [("process RSS", rss)] if process_rss is not None else []
+    segs: Segments = {"process RSS": rss} if process_rss is not None else {}
     if system is not None:
-        segs += [("host used, other processes", max(0, system.used_bytes - rss)),
-                 ("host available", system.available_bytes)]
+        segs |= {"host used, other processes": max(0, system.used_bytes - rss),
+                 "host available": system.available_bytes}
     return "host (CPU)", segs
 
 
 def memory_figure(engines: list[EngineMemory], gpu: GpuMemory | None,
                   system: SystemMemory | None, process_rss: int | None) -> go.Figure:
     """A stacked bar per engine and one for the device, in GiB."""
-    bars: list[tuple[str, list[Segment]]] = [(plot_text(e.label), engine_segments(e))
-                                             for e in engines]
+    bars: list[tuple[str, Segments]] = [(plot_text(e.label), engine_segments(e)) for e in engines]
     device = device_segments(gpu, system, process_rss)
     if device is not None:
         bars.append(device)
     fig = go.Figure()
     categories = [name for name, _ in bars]
-    legend = list(dict.fromkeys(name for _, segs in bars for name, _ in segs))  # first-seen order
+    legend = list(dict.fromkeys(name for _, segs in bars for name in segs))  # first-seen order
     for name in legend:
-        values = [next((b for n, b in segs if n == name), None) for _, segs in bars]
+        values = [segs.get(name) for _, segs in bars]
         fig.add_trace(go.Bar(
             name=plot_text(name), x=categories,
             y=[None if v is None else v / GiB for v in values],

@@ -2,6 +2,7 @@
 step anatomy), and the sentence a view says instead, marked ``data-why="<key>"``."""
 from __future__ import annotations
 
+import html
 from typing import Final, Literal
 
 from space.records.run import SERVER
@@ -24,6 +25,11 @@ SENTENCES: Final[dict[Missing, str]] = {
 
 def from_server(run: RunTrace) -> bool:
     return run.config.source == SERVER
+
+
+def why_html(missing: Missing, css: str, tag: str = "p") -> str:
+    """The sentence in italics, in a ``tag`` of class ``css`` marked ``data-why``."""
+    return f'<{tag} class="{css}" data-why="{missing}"><em>{html.escape(SENTENCES[missing])}</em></{tag}>'
 
 
 def plot_lines(missing: Missing) -> str:

@@ -7,32 +7,13 @@ from space.records.trace import (
     DECODE,
     PREFILL,
     REJECTED,
-    UNREPORTED_DRAFTS,
-    UNUSED,
     VERIFY,
     RunTrace,
     StepRecord,
     chunk_groups,
 )
-from vis.explain import (
-    explain_sentence,
-    hover_note,
-    no_target_view_html,
-    ordinal,
-    token_repr,
-    top5_chart_html,
-)
-from vis.tokens import (
-    draft_entries,
-    merged_entries,
-    step_entries,
-    text_html,
-    token_span,
-    unplaced_steps,
-    unreported_note_html,
-    unreported_span,
-    wrap,
-)
+from vis.explain import explain_sentence, no_target_view_html, ordinal, token_repr, top5_chart_html
+from vis.tokens import draft_chips_html, step_entries, text_html, token_span, unplaced_steps, wrap
 
 PROMPT_TAIL_CHARS = 120   # the end of the prompt is what the next tokens continue
 OUTPUT_TAIL_CHARS = 600   # keep late steps readable: show the recent output only
@@ -50,18 +31,6 @@ def _qlist(run: RunTrace, ids: list[int]) -> str:
 
 def _tail(text: str, n: int) -> str:
     return text if len(text) <= n else "\u2026" + text[-n:]
-
-
-def _drafts_html(run: RunTrace, step: StepRecord) -> str:
-    if not step.num_draft_tokens:
-        return wrap("<em>no drafts in this step</em>")
-    spans = [token_span(run, e, note=hover_note(run, step, (e.draft_pos or 1) - 1))
-             for e in draft_entries(step)]
-    n = step.num_unreported_draft_tokens  # a server run's drafts without ids: one mark
-    rejected = step.target_token_kind == CORRECTION  # else cut by max_tokens/EOS: unused
-    if n:
-        spans.append(unreported_span(step.index, n, REJECTED if rejected else UNUSED))
-    return wrap("".join(spans), "tok-chips") + (unreported_note_html() if n and rejected else "")
 
 
 def _prefill_words(run: RunTrace, i: int) -> str:
@@ -147,7 +116,7 @@ def describe_step(run: RunTrace, i: int) -> dict[str, object]:
     step = run.steps[i]
     offset = sum(len(s.emitted_token_ids) for s in run.steps[:i])
     unplaced = step.index in unplaced_steps(run)
-    emitted = merged_entries(step, offset) if unplaced else step_entries(step, offset)
+    emitted = step_entries(step, offset, unplaced)
     so_far = "".join(run.token_str(t) for t in run.output_token_ids[:offset])
     context = (f'<span class="ctx-prompt" title="prompt, {len(run.prompt_token_ids)} tokens (end '
                f'shown)">{text_html(_tail(run.prompt, PROMPT_TAIL_CHARS))}</span>'
@@ -160,10 +129,7 @@ def describe_step(run: RunTrace, i: int) -> dict[str, object]:
         "kind": step.kind,
         "output_offset": offset,
         "context_html": wrap(context),
-        "drafts_html": (wrap(f"<em>{int(step.num_draft_tokens)} drafts, "
-                             f"{int(step.num_accepted_tokens)} accepted: "
-                             f"{UNREPORTED_DRAFTS}</em>")
-                        if unplaced and step.num_draft_tokens else _drafts_html(run, step)),
+        "drafts_html": draft_chips_html(run, step, unplaced),
         "emitted_html": wrap("".join(token_span(run, e) for e in emitted if e.status != REJECTED)
                              or "<em>nothing emitted in this step</em>", "tok-chips"),
         "sentence": _merged_words(run, step) if unplaced else step_sentence(run, i),

@@ -38,13 +38,6 @@ def _ms(run: RunTrace, t_s: float) -> float:
     return (t_s - run.arrival_s) * 1e3
 
 
-def _kinds(lanes: list[tuple[str, RunTrace]]) -> list[str]:
-    """Known kinds in a fixed order, then any others in order of appearance."""
-    seen: list[str] = [s.kind for _, run in lanes for s in run.steps if s.placement != MERGED]
-    known = [k for k in (PREFILL, VERIFY, DECODE) if k in seen]
-    return known + [k for k in dict.fromkeys(seen) if k not in known]
-
-
 def step_label(run: RunTrace, step: StepRecord) -> str:
     """The step's kind, with how much of the prompt the first prefill read from the prefix
     cache (it is short because of it) and the placeholder drafts."""
@@ -69,21 +62,6 @@ def _add(columns: Columns, lane: str, run: RunTrace, group: list[StepRecord], la
                                     sum(len(s.emitted_token_ids) for s in group)])
 
 
-def _kind_bars(kind: str, lanes: list[tuple[str, RunTrace]]) -> go.Bar:
-    """One trace per kind, bars for both lanes, so the legend has one entry per kind."""
-    columns: Columns = ([], [], [], [])
-    texts = []
-    for lane, run in lanes:
-        for s in run.steps:
-            if s.kind == kind and s.placement != MERGED:
-                label = step_label(run, s)
-                texts.append(CACHED_TEXT if "prefix cache" in label else "")
-                _add(columns, lane, run, [s], label)
-    style = KIND_STYLE.get(kind, OTHER_STYLE)
-    return h_bars(plot_text(kind), style["color"], style["pattern"], columns, HOVER, EDGE,
-                  text=np.array(texts, dtype=object), textposition="inside", insidetextanchor="start")
-
-
 def merged_label(group: list[StepRecord]) -> str:
     """'steps 3-5 arrived in one chunk: 2 verify, 1 decode'."""
     kinds = [s.kind for s in group]
@@ -91,15 +69,33 @@ def merged_label(group: list[StepRecord]) -> str:
     return f"steps {group[0].index}-{group[-1].index} arrived in one chunk: {counts}"
 
 
-def _merged_bars(lanes: list[tuple[str, RunTrace]]) -> list[go.Bar]:
-    """One bar per merged chunk (``chunk_groups``), over the chunk's window."""
-    columns: Columns = ([], [], [], [])
+def step_bars(lanes: list[tuple[str, RunTrace]], merged: bool = True) -> list[go.Bar]:
+    """One trace per step kind, bars for every lane, so the legend has one entry per kind
+    (known kinds in a fixed order, then others as they appear); with ``merged``, then one
+    bar per merged chunk (``chunk_groups``) over the chunk's window."""
+    by_kind: dict[str, tuple[Columns, list[str]]] = {}
+    chunks: Columns = ([], [], [], [])
     for lane, run in lanes:
         for g in chunk_groups(run.steps):
             if g[0].placement == MERGED:
-                _add(columns, lane, run, g, merged_label(g))
-    style = MERGED_STYLE
-    return [h_bars(MERGED_NAME, style["color"], style["pattern"], columns, HOVER, EDGE)] if columns[0] else []
+                if merged:
+                    _add(chunks, lane, run, g, merged_label(g))
+                continue
+            columns, texts = by_kind.setdefault(g[0].kind, (([], [], [], []), []))
+            label = step_label(run, g[0])
+            texts.append(CACHED_TEXT if "prefix cache" in label else "")
+            _add(columns, lane, run, g, label)
+    known = [k for k in (PREFILL, VERIFY, DECODE) if k in by_kind]
+    bars = []
+    for kind in known + [k for k in by_kind if k not in known]:
+        (columns, texts), style = by_kind[kind], KIND_STYLE.get(kind, OTHER_STYLE)
+        bars.append(h_bars(plot_text(kind), style["color"], style["pattern"], columns, HOVER, EDGE,
+                           text=np.array(texts, dtype=object), textposition="inside",
+                           insidetextanchor="start"))
+    if chunks[0]:
+        bars.append(h_bars(MERGED_NAME, MERGED_STYLE["color"], MERGED_STYLE["pattern"], chunks,
+                           HOVER, EDGE))
+    return bars
 
 
 def _finish_marks(fig: go.Figure, lanes: list[tuple[str, RunTrace]]) -> None:
@@ -153,9 +149,7 @@ def timeline_figure(spec: RunTrace, baseline: RunTrace | None = None,
     lanes = [("speculative", spec)] + ([("baseline", baseline)] if baseline is not None else [])
     timed = any(has_anatomy(run) for _, run in lanes)
     wants_anatomy, anatomy = anatomy, anatomy and timed
-    bars = anatomy_bars(lanes, _ms) if anatomy else (
-        [_kind_bars(k, lanes) for k in _kinds(lanes)] + _merged_bars(lanes))
-    fig = go.Figure(bars)
+    fig = go.Figure(anatomy_bars(lanes, _ms) if anatomy else step_bars(lanes))
     _finish_marks(fig, lanes)
     current = next((s for s in spec.steps if s.index == current_step), None)
     if current is not None:  # a band over the speculative step the step-through shows

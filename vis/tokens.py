@@ -16,6 +16,7 @@ from space.records.trace import (
     PREFILL,
     REJECTED,
     UNREPORTED_DRAFTS,
+    UNUSED,
     VERIFY,
     RunTrace,
     StepRecord,
@@ -23,7 +24,7 @@ from space.records.trace import (
     tokens_certain,
 )
 from vis.explain import hover_note
-from vis.server_notes import REJECTED_IDS, SENTENCES
+from vis.server_notes import REJECTED_IDS, why_html
 
 # step kinds, target token kinds and draft fates (the stepper alone shows UNUSED)
 STATUSES = (PREFILL, ACCEPTED, REJECTED, CORRECTION, BONUS, DECODE)
@@ -38,6 +39,10 @@ STATUS_LABELS = {
     MERGED: "merged: the server sent several steps in one chunk; which emitted this "
             "token it does not say",
 }
+
+# a token's place in its step, for its hover text ({k}: the step's drafts)
+PLACE_WORDS = {CORRECTION: "replaces a rejected draft of {k}", BONUS: "after all {k} drafts",
+               MERGED: "arrived with other steps in one chunk"}
 
 NEWLINE_GLYPH = "\u21b5"  # ↵, drawn before each real line break
 EMPTY_GLYPH = "\u2205"    # ∅, so a token with empty text still has a visible box
@@ -67,13 +72,16 @@ def draft_entries(step: StepRecord) -> list[TokenEntry]:
             for j, (d, fate) in enumerate(zip(step.draft_token_ids, step.draft_fates(), strict=True))]
 
 
-def step_entries(step: StepRecord, output_offset: int) -> list[TokenEntry]:
+def step_entries(step: StepRecord, output_offset: int, unplaced: bool = False) -> list[TokenEntry]:
     """The tokens of one step in display order: exactly ``step.emitted_token_ids`` (a
     step cut by max_tokens/EOS emits accepted drafts only), the rejected drafts just
     before the correction, only when there is one. E.g. drafts [a, b, c, d], 1
-    accepted, emitted [a, X] -> accepted a, rejected b, c, d, correction X."""
-    if step.kind != VERIFY:
-        return merged_entries(step, output_offset, PREFILL if step.kind == PREFILL else DECODE)
+    accepted, emitted [a, X] -> accepted a, rejected b, c, d, correction X. All MERGED when
+    ``unplaced`` (one of ``unplaced_steps``)."""
+    if unplaced or step.kind != VERIFY:  # all of one status (MERGED: shown, not given a kind)
+        status = MERGED if unplaced else PREFILL if step.kind == PREFILL else DECODE
+        return [TokenEntry(status, t, step.index, None, 0, output_offset + j)
+                for j, t in enumerate(step.emitted_token_ids)]
     fates, k = step.draft_fates(), step.num_draft_tokens
     # rejected only where the trace says correction: never guessed on a cut step
     rejected = [e for e in draft_entries(step) if e.status == REJECTED]
@@ -95,20 +103,13 @@ def unplaced_steps(run: RunTrace) -> set[int]:
     return {s.index for g in chunk_groups(run.steps) if not tokens_certain(g) for s in g}
 
 
-def merged_entries(step: StepRecord, output_offset: int, status: str = MERGED) -> list[TokenEntry]:
-    """A step's tokens, all of one status (MERGED: shown, not given a kind)."""
-    return [TokenEntry(status, t, step.index, None, 0, output_offset + j)
-            for j, t in enumerate(step.emitted_token_ids)]
-
-
 def token_entries(run: RunTrace) -> list[TokenEntry]:
     """All tokens of a run in display order; those of ``unplaced_steps`` MERGED."""
     out: list[TokenEntry] = []
     offset = 0
     unplaced = unplaced_steps(run)
     for step in run.steps:
-        out.extend(merged_entries(step, offset) if step.index in unplaced
-                   else step_entries(step, offset))
+        out.extend(step_entries(step, offset, step.index in unplaced))
         offset += len(step.emitted_token_ids)
     return out
 
@@ -125,15 +126,10 @@ def text_html(text: str) -> str:
 def entry_title(run: RunTrace, e: TokenEntry, note: str | None = None) -> str:
     """Hover text: step, status, place, id and text, then ``note`` (the target's view)."""
     parts = [f"step {e.step}", e.status]
-    k = e.num_draft_tokens
     if e.draft_pos is not None:
-        parts.append(f"draft {e.draft_pos}/{k}")
-    elif e.status == CORRECTION:
-        parts.append(f"replaces a rejected draft of {k}")
-    elif e.status == BONUS:
-        parts.append(f"after all {k} drafts")
-    elif e.status == MERGED:
-        parts.append("arrived with other steps in one chunk")
+        parts.append(f"draft {e.draft_pos}/{e.num_draft_tokens}")
+    elif e.status in PLACE_WORDS:
+        parts.append(PLACE_WORDS[e.status].format(k=e.num_draft_tokens))
     if e.output_index is not None:
         parts.append(f"output #{e.output_index}")
     parts += [f"id {e.token_id}", repr(run.token_str(e.token_id))]
@@ -168,12 +164,6 @@ def unreported_span(step: int, n: int, fate: str = REJECTED) -> str:
             f'title="{title}">\u00d7{int(n)}</span>')
 
 
-def unreported_note_html() -> str:
-    """The sentence beside a server run's ×n marks."""
-    return (f'<p class="tok-note" data-why="{REJECTED_IDS}">'
-            f"<em>{html.escape(SENTENCES[REJECTED_IDS])}</em></p>")
-
-
 def wrap(body: str, extra_class: str = "", header: str = "") -> str:
     """Rendered tokens in the container, with its own (scoped) ``<style>`` for a gr.HTML."""
     body_class = f"tok-body {extra_class}".strip()
@@ -181,41 +171,46 @@ def wrap(body: str, extra_class: str = "", header: str = "") -> str:
             f'<div class="{body_class}">{body}</div></div>')
 
 
-def _legend_items(merged: bool = False) -> str:
-    return "".join(
-        f'<span data-legend="{s}" title="{html.escape(STATUS_LABELS[s])}">'
-        f'<span class="tok tok-{s}">{s}</span></span>'
-        for s in STATUSES + ((MERGED,) if merged else ())
-    )
+def draft_chips_html(run: RunTrace, step: StepRecord, unplaced: bool = False) -> str:
+    """The step's drafts as chips, the target's view in each hover text; counts if ``unplaced``."""
+    if unplaced and step.num_draft_tokens:
+        return wrap(f"<em>{int(step.num_draft_tokens)} drafts, {int(step.num_accepted_tokens)} "
+                    f"accepted: {UNREPORTED_DRAFTS}</em>")
+    if not step.num_draft_tokens:
+        return wrap("<em>no drafts in this step</em>")
+    spans = [token_span(run, e, note=hover_note(run, step, (e.draft_pos or 1) - 1))
+             for e in draft_entries(step)]
+    n = step.num_unreported_draft_tokens  # a server run's drafts without ids: one mark
+    rejected = step.target_token_kind == CORRECTION  # else cut by max_tokens/EOS: unused
+    if n:
+        spans.append(unreported_span(step.index, n, REJECTED if rejected else UNUSED))
+    return wrap("".join(spans), "tok-chips") + (why_html(REJECTED_IDS, "tok-note") if n and rejected else "")
+
+
+def _legend(merged: bool = False) -> str:
+    items = "".join(f'<span data-legend="{s}" title="{html.escape(STATUS_LABELS[s])}">'
+                    f'<span class="tok tok-{s}">{s}</span></span>'
+                    for s in STATUSES + ((MERGED,) if merged else ()))
+    return f'<div class="tok-legend">{items}</div>'
 
 
 def legend_html() -> str:
     """One sample per status, as in the token view; ``data-legend``, not ``data-status``,
     so counting ``data-status`` counts tokens only."""
-    return (f'<div class="{CONTAINER_CLASS}"><style>{TOKEN_CSS}</style>'
-            f'<div class="tok-legend">{_legend_items()}</div></div>')
-
-
-def entry_notes(run: RunTrace) -> dict[tuple[int, str, int | None], str]:
-    """(step, status, draft_pos) -> the target's view of that draft or correction."""
-    out = {}
-    for step in run.steps:
-        if not step.target_views:
-            continue
-        for e in step_entries(step, 0):
-            is_corr = e.status == CORRECTION
-            pos = e.draft_pos - 1 if e.draft_pos is not None else None
-            note = hover_note(run, step, pos, is_corr) if (is_corr or pos is not None) else None
-            if note:
-                out[(e.step, e.status, e.draft_pos)] = note
-    return out
+    return f'<div class="{CONTAINER_CLASS}"><style>{TOKEN_CSS}</style>{_legend()}</div>'
 
 
 def token_view_html(run: RunTrace, highlight_index: int | None = None,
                     show_legend: bool = True) -> str:
     """The run's output as styled tokens; ``highlight_index`` outlines that output token
     (``tok-diverge``), or the output's end when it equals the length."""
-    notes = entry_notes(run)
+    notes = {}  # (step, status, draft_pos) -> the target's view of that draft or correction
+    for step in run.steps:
+        for e in step_entries(step, 0) if step.target_views else ():
+            pos = e.draft_pos - 1 if e.draft_pos is not None else None
+            note = hover_note(run, step, pos, e.status == CORRECTION)  # None: no view for it
+            if note:
+                notes[(e.step, e.status, e.draft_pos)] = note
     unreported = {s.index: s.num_unreported_draft_tokens for s in run.steps
                   if s.num_unreported_draft_tokens}
     spans = []
@@ -232,7 +227,7 @@ def token_view_html(run: RunTrace, highlight_index: int | None = None,
     if not run.output_token_ids:
         spans.append("<em>no output tokens</em>")
     merged = any(e.status == MERGED for e in entries)
-    legend = f'<div class="tok-legend">{_legend_items(merged)}</div>' if show_legend else ""
+    legend = _legend(merged) if show_legend else ""
     if show_legend and unreported:
-        legend += unreported_note_html()
+        legend += why_html(REJECTED_IDS, "tok-note")  # beside the ×n marks
     return wrap("".join(spans), header=legend)

@@ -31,7 +31,7 @@ from tests.helpers.traces import (
     verify,
     views_baseline,
 )
-from vis.lesson_script import LESSON_JS
+from vis.lesson import LESSON_JS
 
 K = 4
 WORDS = ("the", " value", " of", " x", " is", " returned", " when", " rows", " are", " empty",
