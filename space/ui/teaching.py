@@ -9,7 +9,7 @@ import gradio as gr
 
 from space.ui import views
 from space.ui.status import QUICK, asset
-from vis import timeline_figure
+from vis.timeline import timeline_figure
 
 EXPLAIN_INFO = ("after the timed runs, score each verified draft with the target (its "
                 "probability, top 5, p/q): one extra prefill, never timed")

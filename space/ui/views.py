@@ -12,17 +12,21 @@ from typing import Any
 
 import pandas as pd
 
-import vis
 from space.observe.memory import EngineMemory, EngineReading, GpuMemory, PoolBudget, SystemMemory
 from space.records import hooks
 from space.records.run import RunConfig
 from space.records.trace import CompareRecord, RunTrace, StepRecord, dumps
 from space.ui import datadir
 from vis import text
-from vis.anatomy import has_anatomy
+from vis.acceptance import acceptance_summary_html, accepted_histogram_figure, per_position_figure
+from vis.anatomy import costs_table_html, has_anatomy, step_breakdown_html
 from vis.checklist import checklist_html
+from vis.compare import STEP_COLUMNS, compare_html, compare_table, steps_dataframe
 from vis.explain import draft_probability_figure
 from vis.memory import memory_figure, memory_html
+from vis.stepper import describe_step, emitting_step_indices
+from vis.timeline import timeline_figure
+from vis.tokens import token_view_html
 
 Record = CompareRecord | RunTrace
 
@@ -62,22 +66,20 @@ class RecordViews:
 def render(record: Record) -> RecordViews:
     run, baseline = runs(record)
     cmp = record if isinstance(record, CompareRecord) else None
-    first = vis.emitting_step_indices(run)[:1]  # the step-through opens on it
+    first = emitting_step_indices(run)[:1]  # the step-through opens on it
     return RecordViews(
-        token_html=cut_note(run) + vis.token_view_html(head(run)),
+        token_html=cut_note(run) + token_view_html(head(run)),
         compare_html=missing_hooks_html(run) + (_compare_html(cmp) if cmp is not None
                                                 else NO_BASELINE),
         # the metric as a column, values rounded for reading
-        compare_table=vis.compare_table(cmp).reset_index().round(3) if cmp is not None else None,
-        timeline=vis.timeline_figure(run, baseline,
-                                     run.steps[first[0]].index if first else None),
-        acceptance_html=vis.acceptance_summary_html(run),
-        per_position=vis.per_position_figure(run),
-        histogram=vis.accepted_histogram_figure(run),
+        compare_table=compare_table(cmp).reset_index().round(3) if cmp is not None else None,
+        timeline=timeline_figure(run, baseline, run.steps[first[0]].index if first else None),
+        acceptance_html=acceptance_summary_html(run),
+        per_position=per_position_figure(run),
+        histogram=accepted_histogram_figure(run),
         # the step anatomy's medians, beside the prediction line that uses them
         checklist_html=(checklist_html(cmp.checklist) if cmp is not None and cmp.checklist
-                        else NO_VERDICT) + (vis.costs_table_html(run, baseline)
-                                            if has_anatomy(run) else ""),
+                        else NO_VERDICT) + (costs_table_html(run, baseline) if has_anatomy(run) else ""),
         summary=text.summary(record),
         draft_probs=draft_probability_figure(run),
     )
@@ -109,12 +111,12 @@ def cut_note(run: RunTrace) -> str:
 
 
 def _compare_html(cmp: CompareRecord) -> str:
-    """vis.compare_html, whose token lanes (drawn when outputs differ) show the runs' heads."""
+    """compare_html, whose token lanes (drawn when outputs differ) show the runs' heads."""
     longest = max(cmp.baseline, cmp.speculative, key=lambda r: len(r.steps))
     if cmp.outputs_identical or len(longest.steps) <= TOKEN_VIEW_STEPS:
-        return vis.compare_html(cmp)
+        return compare_html(cmp)
     cut = dataclasses.replace(cmp, baseline=head(cmp.baseline), speculative=head(cmp.speculative))
-    return cut_note(longest) + vis.compare_html(cut)
+    return cut_note(longest) + compare_html(cut)
 
 
 def live_token_html(steps: list[StepRecord], texts: dict[int, str]) -> str:
@@ -122,7 +124,7 @@ def live_token_html(steps: list[StepRecord], texts: dict[int, str]) -> str:
     out = [t for s in steps for t in s.emitted_token_ids]
     t0 = steps[0].start_s if steps else 0.0
     t1 = steps[-1].end_s if steps else 0.0
-    return vis.token_view_html(RunTrace(
+    return token_view_html(RunTrace(
         config=RunConfig(), prompt="", prompt_token_ids=[], output_token_ids=out, text="",
         arrival_s=t0, first_token_s=t1, finish_s=t1, finish_reason=None, steps=list(steps),
         token_text=dict(texts)))
@@ -143,11 +145,11 @@ def step_view(record: Record | None, position: int | float | None) -> StepView |
     if record is None:
         return None
     run, _ = runs(record)
-    indices = vis.emitting_step_indices(run)
+    indices = emitting_step_indices(run)
     if not indices:
         return None
     pos = min(max(int(position or 0), 0), len(indices) - 1)
-    d = vis.describe_step(run, indices[pos])
+    d = describe_step(run, indices[pos])
     step = run.steps[indices[pos]]
     # The slider counts the passes that emit tokens; the sentence names the engine step.
     title = (f'<p class="speclens-step" data-step="{int(step.index)}" '
@@ -158,7 +160,7 @@ def step_view(record: Record | None, position: int | float | None) -> StepView |
         title += f'<p class="speclens-why">{html.escape(str(d["why"]))}</p>'
     title += str(d["top5_html"])  # its top 5 where it disagreed, or why a server run has none
     title += ('<div class="speclens-step-anatomy"><p><b>Where this step\'s time went</b></p>'
-              f"{vis.step_breakdown_html(step, runs(record)[1], source=run.config.source)}</div>")
+              f"{step_breakdown_html(step, runs(record)[1], source=run.config.source)}</div>")
     return StepView(pos, len(indices), title, str(d["context_html"]), str(d["drafts_html"]),
                     str(d["emitted_html"]))
 
@@ -169,7 +171,7 @@ def shown_step(record: Record | None, slider: Any) -> int | None:
     if record is None or sv is None:
         return None
     run, _ = runs(record)
-    return run.steps[vis.emitting_step_indices(run)[sv.position]].index
+    return run.steps[emitting_step_indices(run)[sv.position]].index
 
 
 def position_of_step(record: Record | None, step_index: int) -> int | None:
@@ -178,7 +180,7 @@ def position_of_step(record: Record | None, step_index: int) -> int | None:
     if record is None:
         return None
     run, _ = runs(record)
-    indices = vis.emitting_step_indices(run)
+    indices = emitting_step_indices(run)
     for pos, i in enumerate(indices):
         if run.steps[i].index >= step_index:
             return pos
@@ -186,11 +188,11 @@ def position_of_step(record: Record | None, step_index: int) -> int | None:
 
 
 def steps_csv_frame(record: Record) -> pd.DataFrame:
-    """vis.steps_dataframe of each run, with a leading ``run`` column."""
+    """steps_dataframe of each run, with a leading ``run`` column."""
     run, baseline = runs(record)
     frames = [("speculative", run)] + ([("baseline", baseline)] if baseline else [])
-    return pd.concat([vis.steps_dataframe(r).assign(run=name) for name, r in frames],
-                     ignore_index=True)[["run"] + vis.compare.STEP_COLUMNS]
+    return pd.concat([steps_dataframe(r).assign(run=name) for name, r in frames],
+                     ignore_index=True)[["run"] + STEP_COLUMNS]
 
 
 def write_exports(record: Record, source: str | Path | None = None) -> tuple[str, str]:

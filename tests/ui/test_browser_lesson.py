@@ -15,7 +15,7 @@ from space.records.trace import REJECTED, CompareRecord, dumps
 from tests.helpers.browser import chromium_browser
 from tests.helpers.hostile import CANARY, hostile_compare, payload
 from tests.helpers.lessons import views_compare
-from vis import emitting_step_indices
+from vis.stepper import emitting_step_indices
 from vis.tokens import step_entries
 
 pytestmark = pytest.mark.browser

@@ -12,7 +12,6 @@ from space.records.trace import TRACE_VERSION, CompareRecord, dumps
 from space.ui import views
 from tests.helpers.explained import make_explained
 from tests.helpers.traces import views_run
-from vis import describe_step
 from vis.compare import steps_dataframe
 from vis.explain import (
     draft_probability_figure,
@@ -22,6 +21,7 @@ from vis.explain import (
     pct,
     top5_chart_html,
 )
+from vis.stepper import describe_step
 from vis.timeline import CURRENT_NAME, timeline_figure
 from vis.tokens import token_view_html
 

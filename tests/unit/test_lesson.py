@@ -14,10 +14,10 @@ from tests.helpers.explained import make_explained
 from tests.helpers.hostile import CANARY, hostile_compare, payload
 from tests.helpers.lessons import explained_compare, parse, problems, views_compare
 from tests.helpers.traces import long_compare, with_anatomy
-from vis import emitting_step_indices
 from vis.explain import draft_reason
 from vis.lesson import LESSON_JS, MAX_LESSON_STEPS, LessonError, LessonInfo, lesson_html, script_hash
 from vis.lesson_svg import timeline_svg
+from vis.stepper import emitting_step_indices
 
 INFO = LessonInfo(exported_utc="2026-12-04 16:00 UTC", measured_utc="2026-12-04 15:00 UTC",
                   source="compare.json")

@@ -17,7 +17,8 @@ from space.records.schema import TraceFormatError, load
 from space.records.trace import DRAFTER_SKIPPED, PADDING, PREFILL, TRACE_VERSION, RunTrace, dumps
 from space.ui import views
 from tests.helpers.traces import views_run as make_trace
-from vis import acceptance_summary_html, timeline_figure
+from vis.acceptance import acceptance_summary_html
+from vis.timeline import timeline_figure
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 

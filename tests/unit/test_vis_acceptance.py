@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from vis import acceptance_summary_html, accepted_histogram_figure, per_position_figure
+from vis.acceptance import acceptance_summary_html, accepted_histogram_figure, per_position_figure
 
 
 def test_summary_shows_vllm_metrics(spec_trace):

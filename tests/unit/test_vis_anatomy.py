@@ -10,8 +10,8 @@ from space.judge.measure import inputs_from_runs
 from space.records.anatomy import BEFORE_ANATOMY, KindCosts
 from space.records.verdict import PREDICTED_MEASURED
 from tests.helpers.traces import with_anatomy
-from vis import timeline_figure
 from vis.anatomy import costs_table_html, step_breakdown_html
+from vis.timeline import timeline_figure
 
 
 def _bars(fig):

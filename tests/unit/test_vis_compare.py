@@ -10,8 +10,7 @@ import pytest
 
 from space.records.trace import CompareRecord, make_compare
 from tests.helpers.traces import views_baseline
-from vis import compare_html, compare_table, steps_dataframe
-from vis.compare import STEP_COLUMNS
+from vis.compare import STEP_COLUMNS, compare_html, compare_table, steps_dataframe
 
 
 def test_compare_table_rows_columns_and_ratio(spec_trace, base_trace):

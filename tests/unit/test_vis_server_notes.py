@@ -15,7 +15,7 @@ from tests.helpers.server_records import (
     server_run,
 )
 from tests.helpers.traces import ngram_run, short_baseline
-from vis import describe_step, step_breakdown_html, timeline_figure, token_view_html
+from vis.anatomy import step_breakdown_html
 from vis.explain import draft_probability_figure
 from vis.server_notes import (
     REJECTED_IDS,
@@ -24,6 +24,9 @@ from vis.server_notes import (
     TARGET_VIEW,
     plot_lines,
 )
+from vis.stepper import describe_step
+from vis.timeline import timeline_figure
+from vis.tokens import token_view_html
 
 
 def said(markup: str, why: str) -> bool:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from space.records.trace import CORRECTION, VERIFY, StepRecord
-from vis import describe_step, emitting_step_indices
+from vis.stepper import describe_step, emitting_step_indices
 
 
 def test_steps_that_emit_tokens(spec_trace):

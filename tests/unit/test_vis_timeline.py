@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from vis import timeline_figure
+from vis.timeline import timeline_figure
 
 
 def _bars(fig):

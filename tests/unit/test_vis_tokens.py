@@ -5,8 +5,7 @@ import ast
 import pathlib
 from collections import Counter
 
-from vis import legend_html, token_view_html
-from vis.tokens import STATUSES, token_entries
+from vis.tokens import STATUSES, legend_html, token_entries, token_view_html
 
 # (status, text) in display order: rejected drafts sit right before their correction.
 EXPECTED = [
