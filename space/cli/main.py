@@ -44,7 +44,6 @@ from space.runs.workloads import WorkloadResult, run_workload
 from space.server.client import ServerError
 from space.server.flags import pair_from_args, server_flags
 from vis import text
-from vis.doctor import doctor_table
 from vis.sweep import sweep_figure
 
 
@@ -210,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "doctor":  # what works here, and the proof (docs/doctor.md); 1: a check failed
         report = run_doctor.run(max_tokens=a.max_tokens or run_doctor.MAX_TOKENS,
                                 progress=progress.to_terminal)
-        print(doctor_table(report))
+        print(text.doctor_table(report))
         if a.json:
             Path(a.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n")
             print(f"wrote {a.json}")

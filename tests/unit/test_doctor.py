@@ -12,7 +12,7 @@ from space.records import hooks
 from space.records.counts import SpecCounts
 from space.records.doctor import Check, DoctorReport, MethodState
 from space.records.run import RunConfig
-from vis.doctor import doctor_table
+from vis.text import doctor_table
 
 
 def report(passed: bool | None = True) -> DoctorReport:
