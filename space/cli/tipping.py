@@ -20,8 +20,7 @@ from space.runs import tipping as tp
 from space.runs.flags import engine_flags
 from space.runs.sweep import GridResult
 from space.runs.sweep_plan import SweepPlan
-from vis.deploy import grid_figure
-from vis.tipping import tipping_figure
+from vis.tipping import grid_figure, tipping_figure
 
 log = logging.getLogger("space")
 

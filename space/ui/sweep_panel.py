@@ -137,7 +137,7 @@ class SweepHandlers(JobHandlers):
         """The finished sweep; ``saved``: its history link for the status line."""
         p, variable = self.panel, plan.variable
         if plan.is_grid:  # k x concurrency: best k per concurrency, the deployable config
-            from vis.deploy import anatomy_markdown, grid_figure
+            from vis.tipping import anatomy_markdown, grid_figure
 
             cfg = result.deploy
             best = ", ".join(f"{c.concurrency}: k={c.k}" for c in cfg.choices)

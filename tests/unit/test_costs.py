@@ -1,6 +1,6 @@
 """The anatomy's medians in figures and words (space/judge/costs.py), and where the
-tipping page and the deploy output show them (vis/tipping.py, vis/deploy.py, the
-curve cache, the CLI's printouts). Hand-made runs, no engine."""
+tipping page and the deploy output show them (vis/tipping.py, the curve cache, the
+CLI's printouts). Hand-made runs, no engine."""
 from __future__ import annotations
 
 import json
@@ -13,8 +13,7 @@ from space.records.anatomy import KindCosts, kind_costs
 from space.records.trace import DECODE, VERIFY
 from space.runs.tipping import describe
 from tests.helpers.traces import step_anatomy, with_anatomy
-from vis.deploy import anatomy_markdown
-from vis.tipping import anatomy_html
+from vis.tipping import anatomy_html, anatomy_markdown
 
 
 def _costs(forward_ms: float = 9.0, proposer_ms: float = 0.5) -> KindCosts:
