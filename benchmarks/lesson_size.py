@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from space.engine.hardware import cpu_model  # noqa: E402
 from space.records.schema import load  # noqa: E402
 from space.records.trace import CompareRecord, dumps  # noqa: E402
-from vis.lesson import LessonInfo, lesson_bytes  # noqa: E402
+from vis.lesson import LessonInfo, lesson_html  # noqa: E402
 
 # The tests' record builders, imported by name: mypy checks space/, vis/ and the
 # benchmarks, not the tests' helpers (which this would pull in).
@@ -37,7 +37,7 @@ def measure(n_tokens: int, seed: int = 0) -> dict:
     record = load(trace)
     assert isinstance(record, CompareRecord)
     t0 = time.perf_counter()
-    data = lesson_bytes(record, info=LessonInfo(exported_utc="benchmark"))
+    data = lesson_html(record, info=LessonInfo(exported_utc="benchmark")).encode("utf-8")
     run = record.speculative
     return {"output_tokens": n_tokens, "engine_steps": len(run.steps),
             "baseline_steps": len(record.baseline.steps),

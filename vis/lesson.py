@@ -152,8 +152,3 @@ def lesson_html(record: RunTrace | CompareRecord, notes: StepNotes | None = None
         timeline=timeline_svg(run, baseline), anatomy=anatomy, baseline=_baseline_html(record),
         checklist=checklist, exported=esc(info.exported_utc), js=LESSON_JS)
     return f"<!DOCTYPE html>\n{page}\n"
-
-
-def lesson_bytes(record: RunTrace | CompareRecord, notes: StepNotes | None = None,
-                 info: LessonInfo | None = None) -> bytes:
-    return lesson_html(record, notes, info).encode("utf-8")

@@ -14,7 +14,7 @@ from space.records.notes import NotesError, StepNotes
 from space.records.schema import TraceFormatError, load
 from space.records.trace import CompareRecord, RunTrace
 from space.runs.flags import data_folder
-from vis.lesson import LessonError, LessonInfo, lesson_bytes
+from vis.lesson import LessonError, LessonInfo, lesson_html
 from vis.stepper import emitting_step_indices
 
 MAX_NOTES_BYTES = 1 << 20  # a notes file: 200 notes of 1,000 characters fit many times over
@@ -90,7 +90,7 @@ def lesson(a: argparse.Namespace) -> int:
     try:
         record, info = read_source(a)
         notes = read_notes(a.notes, record)
-        data = lesson_bytes(record, notes, info)
+        data = lesson_html(record, notes, info).encode("utf-8")
         Path(a.output).write_bytes(data)
     except (TraceFormatError, HistoryError, NotesError, LessonError) as exc:
         print(f"error: {exc}", file=sys.stderr)

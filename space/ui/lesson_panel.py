@@ -13,7 +13,7 @@ import gradio as gr
 from space.records.notes import MAX_NOTE_CHARS, NotesError, StepNotes
 from space.ui import datadir, views
 from space.ui.status import QUICK, status_html
-from vis.lesson import LessonError, LessonInfo, lesson_bytes
+from vis.lesson import LessonError, LessonInfo, lesson_html
 
 NOTE_LABEL = "Note for the class on this step (shown at this step in the exported lesson)"
 NOTE_HINT = "e.g. here the draft copied the variable name from the prompt"
@@ -92,8 +92,8 @@ class LessonHandlers:
         notes = notes_of(record, state)
         try:
             now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-            data = lesson_bytes(record, notes, LessonInfo(exported_utc=now,
-                                                          source="the SpecLens page"))
+            info = LessonInfo(exported_utc=now, source="the SpecLens page")
+            data = lesson_html(record, notes, info).encode("utf-8")
         except LessonError as exc:
             return {p.status: status_html(str(exc), "error")}
         path = datadir.export_folder("speclens-lesson-") / "speclens-lesson.html"
