@@ -14,8 +14,7 @@ import urllib.request
 from space.common import versions
 from space.common.progress import Progress
 from space.engine import EnginePool, hardware
-from space.observe.machine import gpu_info
-from space.observe.memory import gpu_memory, nvml_index
+from space.observe.memory import gpu_info, gpu_memory, nvml_index
 from space.records import doctor as rec
 from space.records.config import EngineSpec, RequestSpec
 from space.records.doctor import DoctorReport, MethodState
