@@ -42,7 +42,7 @@ from space.server.compare import (  # noqa: E402
     ServerPair,
     _streams,
     check_servers,
-    run_batch,
+    run_prompts,
     warm_up,
 )
 from tests.helpers.engine import CODE_PROMPT, JSON_PROMPT, KV  # noqa: E402
@@ -61,8 +61,8 @@ def measure(pair, info, engines, req, ids, n: int, runs: int) -> dict[str, list[
     base, ngram = engines
     out: dict[str, list[float]] = {"server": [], "in-process": []}
     for _ in range(runs):
-        b = run_batch(pair.baseline, info.baseline, Declared(), req, ids, n)
-        s = run_batch(pair.speculative, info.speculative, pair.declared, req, ids, n)
+        b = run_prompts(pair.baseline, info.baseline, Declared(), [req] * n, [ids] * n)
+        s = run_prompts(pair.speculative, info.speculative, pair.declared, [req] * n, [ids] * n)
         out["server"].append(_tpot(b) / _tpot(s))
         lb = base.run_many([req] * n, encoded=[ids] * n)
         ls = ngram.run_many([req] * n, encoded=[ids] * n)

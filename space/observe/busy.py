@@ -8,7 +8,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from space.observe.memory import _nvml_module
+from space.observe.memory import nvml_module
 
 try:
     import psutil
@@ -98,7 +98,7 @@ class Meter:
         other = max((_busy_s() - busy0) - (_own_s() - own0), 0.0)
         cpus = os.cpu_count() or 1
         busy = Busy(other, wall, cpus, other / (wall * cpus) if wall > 0 else 0.0)
-        nvml = None if self._gpu is None else _nvml_module()
+        nvml = None if self._gpu is None else nvml_module()
         if nvml is not None:
             try:
                 handle = nvml.nvmlDeviceGetHandleByIndex(self._gpu)

@@ -1,6 +1,7 @@
 """Memory readings (bytes; ``*_tokens`` are KV slots): the GPU (NVML), this process, the
-host, each engine. Standard library, optional psutil, pynvml lazily (so that
-``benchmarks/gpu_check.py`` runs on a bare GPU machine); readers never raise (no GPU: None).
+host, each engine; and which GPU this is (``gpu_info``, for ``python -m space doctor``).
+Standard library, optional psutil, pynvml lazily (so that ``benchmarks/gpu_check.py`` runs
+on a bare GPU machine); readers never raise (no GPU: None).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 try:  # optional: /proc is the fallback on Linux
     import psutil
@@ -134,7 +136,7 @@ _nvml_tried = False
 _nvml = None  # the pynvml module once nvmlInit() succeeded
 
 
-def _nvml_module():
+def nvml_module():
     """pynvml after a single nvmlInit(), or None when there is no driver."""
     global _nvml_tried, _nvml
     with _nvml_lock:
@@ -156,7 +158,7 @@ def _nvml_str(v) -> str:
 
 def gpu_memory(index: int = 0) -> GpuMemory | None:
     """One GPU (NVML's ``index``, see ``nvml_index``); None without an NVIDIA GPU or driver."""
-    nvml = _nvml_module()
+    nvml = nvml_module()
     if nvml is None:
         return None
     try:
@@ -185,6 +187,39 @@ def nvml_index(cuda_index: int = 0, visible: str | None = None) -> int:
     if cuda_index < len(entries) and entries[cuda_index].isdigit():
         return int(entries[cuda_index])
     return cuda_index
+
+
+def gpu_info(cuda_index: int = 0) -> dict[str, Any] | None:
+    """``{name, compute_capability, memory_bytes, driver, cuda}`` of CUDA device
+    ``cuda_index``, or None without NVML. ``cuda``: the driver's highest CUDA ("12.8")."""
+    nvml = nvml_module()
+    if nvml is None:
+        return None
+    try:
+        handle = nvml.nvmlDeviceGetHandleByIndex(nvml_index(cuda_index))
+        name = nvml.nvmlDeviceGetName(handle)
+        total = int(nvml.nvmlDeviceGetMemoryInfo(handle).total)
+    except Exception as exc:  # noqa: BLE001 - no such device, driver gone
+        log.debug("NVML: %s", exc)
+        return None
+    return {"name": _nvml_str(name),
+            "compute_capability": _try(lambda: ".".join(
+                map(str, nvml.nvmlDeviceGetCudaComputeCapability(handle)))),
+            "memory_bytes": total,
+            "driver": _try(lambda: _nvml_str(nvml.nvmlSystemGetDriverVersion())),
+            "cuda": _try(lambda: _cuda(nvml.nvmlSystemGetCudaDriverVersion()))}
+
+
+def _try(read):
+    try:
+        return read()
+    except Exception:  # noqa: BLE001 - one field NVML does not give
+        return None
+
+
+def _cuda(v: int) -> str:
+    """NVML's 12080 -> '12.8'."""
+    return f"{v // 1000}.{v % 1000 // 10}"
 
 
 def process_memory() -> int:

@@ -14,12 +14,11 @@ import urllib.request
 from space.common import versions
 from space.common.progress import Progress
 from space.engine import EnginePool, hardware
-from space.observe.machine import gpu_info
-from space.observe.memory import gpu_memory, nvml_index
+from space.observe.memory import gpu_info, gpu_memory, nvml_index
 from space.records import doctor as rec
 from space.records.config import EngineSpec, RequestSpec
 from space.records.doctor import DoctorReport, MethodState
-from space.runs import presets
+from space.runs import presets, runner
 
 log = logging.getLogger(__name__)
 DEFAULT_PAIR = "cpu-ngram"
@@ -36,8 +35,6 @@ def run(spec: EngineSpec | None = None, pool: EnginePool | None = None,
         hub_timeout_s: float = HUB_TIMEOUT_S) -> DoctorReport:
     """The report. ``pool``: engines to reuse (the tests'); by default the process's,
     empty at the CLI's start, so NVML sees the engines' whole memory arrive."""
-    from space.runs import runner  # imports vLLM
-
     t0 = time.perf_counter()
     spec = hardware.resolve_spec(spec or presets.get_model_pair(DEFAULT_PAIR).engine_spec())
     pool = pool or runner.POOL

@@ -8,9 +8,11 @@ from pathlib import Path
 
 from space.common import paths
 from space.engine.hardware import resolve_spec
+from space.engine.pool import budget_from_flag
 from space.records import history
 from space.records.config import PREFIX_CACHE_MODES, ConfigError, EngineSpec
 from space.records.methods import METHODS
+from space.runs import runner
 
 
 def engine_flags(p: argparse.ArgumentParser) -> None:
@@ -74,9 +76,6 @@ def spec_from_args(a: argparse.Namespace) -> EngineSpec:
 
 def apply_memory_budget(a: argparse.Namespace) -> None:
     """``--memory-budget-gb`` onto the process's engine pool (``runner.POOL``)."""
-    from space.engine.pool import budget_from_flag
-    from space.runs import runner
-
     runner.POOL.set_budget(budget_from_flag(getattr(a, "memory_budget_gb", None)))
 
 

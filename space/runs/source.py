@@ -21,7 +21,7 @@ from space.judge.measure import Context
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.events import RunFailed, RunFinished, RunStarted
 from space.records.trace import CompareRecord, RunTrace, make_compare
-from space.runs import machine_inputs
+from space.runs import machine_inputs, runner
 from space.runs.events import Job, job_or_default, published
 from space.runs.preflight import check_spec, preflight
 from space.runs.repeats import WARMUP_TOKENS, alternate
@@ -137,12 +137,10 @@ class Engines(Source):
                        memory=True, explain=True)
 
     def __init__(self, pool: EnginePool | None = None) -> None:
-        self.own_pool = pool  # None: the process's (``runner.POOL``, imported when used)
+        self.own_pool = pool  # None: the process's (``runner.POOL``)
 
     @property
     def pool(self) -> EnginePool:
-        from space.runs import runner  # imports vLLM
-
         return self.own_pool or runner.POOL
 
     def refusal(self, capability: Capability) -> str:
@@ -163,8 +161,6 @@ class Engines(Source):
 
     def compare(self, spec: EngineSpec, req: RequestSpec, *, repeats: int, **kw: Any
                 ) -> CompareRecord:
-        from space.runs import runner  # imports vLLM
-
         if kw.pop("concurrency", 1) > 1:
             raise ConfigError("in-process, N requests at once are a workload's: add --workload")
         return runner.compare(spec, req, repeats=repeats, pool=self.pool, **kw)
@@ -187,8 +183,6 @@ class Engines(Source):
             return judged(bases, specs, engines, context, job)
 
     def trace(self, spec: EngineSpec, req: RequestSpec, *, explain: bool = False) -> RunTrace:
-        from space.runs import runner  # imports vLLM
-
         return runner.trace_one(spec, req, pool=self.pool, explain=explain)
 
     def memory_figures(self, spec: EngineSpec, device: str) -> dict[str, int | None]:
@@ -197,8 +191,6 @@ class Engines(Source):
                                              device)
 
     def prepare(self, spec: EngineSpec, req: RequestSpec, progress: Progress) -> None:
-        from space.runs import runner  # imports vLLM
-
         runner.prepare(spec, req, self.pool, progress)
 
 

@@ -120,23 +120,13 @@ def max_tokens_for(req: RequestSpec, prompt_ids: list[int], info: ServerInfo) ->
     return min(req.max_tokens, room)
 
 
-def run_batch(server: Server, info: ServerInfo, declared: Declared, req: RequestSpec,
-              prompt_ids: list[int], concurrency: int = 1,
-              texts: Texts | None = None, *, cancel: threading.Event | None = None,
-              on_tokens: OnTokens | None = None) -> list[RunTrace]:
-    """``concurrency`` copies of one request at once; one trace each.
-    ``on_tokens(streamed, most)`` hears each chunk, one call at a time."""
-    at_least_one(concurrency=concurrency)
-    return run_prompts(server, info, declared, [req] * concurrency, [prompt_ids] * concurrency,
-                       texts, cancel=cancel, on_tokens=on_tokens)
-
-
 def run_prompts(server: Server, info: ServerInfo, declared: Declared,
                 reqs: Sequence[RequestSpec], prompts: Sequence[list[int]],
                 texts: Texts | None = None, *, cancel: threading.Event | None = None,
                 on_tokens: OnTokens | None = None) -> list[RunTrace]:
     """Different prompts at once, request i with ``prompts[i]``; one trace each, in order.
-    A k other than the declared one is refused."""
+    A k other than the declared one is refused; ``on_tokens(streamed, most)`` hears each
+    chunk, one call at a time."""
     if not prompts or len(reqs) != len(prompts):
         raise ConfigError(f"{len(reqs)} requests for {len(prompts)} prompts")
     most = [max_tokens_for(r, ids, info) for r, ids in zip(reqs, prompts, strict=True)]
@@ -317,5 +307,5 @@ def trace_server(pair: ServerPair, req: RequestSpec, prompt_ids: list[int],
     """One request through the speculative server."""
     info = check_servers(pair)
     warm_up(pair.speculative, info.speculative, prompt_ids)
-    return run_batch(pair.speculative, info.speculative, pair.declared, req, prompt_ids,
-                     1, texts)[0]
+    return run_prompts(pair.speculative, info.speculative, pair.declared, [req], [prompt_ids],
+                       texts)[0]

@@ -12,17 +12,16 @@ import queue
 import threading
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import gradio as gr
 
 from space.common.cancel import Cancelled
 from space.records.config import EngineSpec, RequestSpec
 from space.records.trace import StepRecord
+from space.runs import runner
 from space.runs.events import Job
-
-if TYPE_CHECKING:  # space.runs.runner builds the engine pool: imported when a run starts
-    from space.runs.runner import CompareRunner
+from space.runs.runner import CompareRunner
 
 log = logging.getLogger(__name__)
 
@@ -187,10 +186,7 @@ class LiveCompare(LiveJob):
                  compare: CompareRunner | None = None, explain: bool = False,
                  job: Job | None = None) -> None:
         def work(on_step, progress, cancel: threading.Event):
-            run = compare
-            if run is None:
-                from space.runs import runner  # imports vLLM
-                run = runner.compare
+            run = compare if compare is not None else runner.compare
             return run(spec, req, repeats=repeats, on_step=on_step, progress=progress,
                        warmup="once", cancel=cancel, explain=explain, job=job,
                        on_repeat=lambda index, count: self._events.put(MeasuredRun(index, count)))

@@ -12,6 +12,7 @@ import gradio as gr
 
 from space.observe import memory
 from space.observe.livestats import Activity, LiveSource, RunLog
+from space.runs import runner
 from space.ui.status import QUICK
 from vis.live import live_figure, live_summary_html
 
@@ -36,8 +37,6 @@ def build_live_panel() -> LivePanel:
 
 def kv_usage_now() -> dict[str, float]:
     """{engine label: KV-cache usage} of the engines built so far; no lock."""
-    from space.runs import runner  # the pool; vLLM itself loads with the first engine
-
     return {("speculative" if e.spec.is_speculative else "baseline"):
             e.memory().kv_cache_usage_ratio for e in runner.POOL.peek()}
 

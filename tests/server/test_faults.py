@@ -10,7 +10,7 @@ import pytest
 from space.records.config import ConfigError
 from space.server.build import Declared
 from space.server.client import DETAILED_FLAG, Server, ServerError, completion_body, describe
-from space.server.compare import ServerPair, compare_servers, run_batch
+from space.server.compare import ServerPair, compare_servers, run_prompts
 from tests.helpers.engine import CODE_PROMPT, req
 from tests.helpers.servers import FAULT_KEY, free_port
 
@@ -85,6 +85,6 @@ def test_server_killed_mid_run(servers):
     killer.start()
     t0 = time.monotonic()
     with pytest.raises(ServerError) as exc:
-        run_batch(fault, info, Declared(method="ngram", k=4), r, IDS)
+        run_prompts(fault, info, Declared(method="ngram", k=4), [r], [IDS])
     killer.join()
     assert "mid-stream" in _one_line(exc) and time.monotonic() - t0 < 60

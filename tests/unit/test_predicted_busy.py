@@ -8,7 +8,7 @@ from space.judge.curves import StepCosts, TippingCurve
 from space.judge.predicted import Predicted, predict
 from space.judge.traffic import answer, busy_used, describe
 from space.observe.busy import BUSY_SHARE, GPU_BUSY_SHARE, Busy, Meter, gpu_others
-from space.observe.memory import _nvml_module
+from space.observe.memory import nvml_module
 from space.records.verdict import SPEEDUP
 from tests.helpers.traffic import item
 
@@ -91,7 +91,7 @@ def test_the_gpus_other_processes_from_nvmls_samples():
     assert busy_used(busy.to_dict()) == ("other processes used 0% of its CPU time and 20% of the "
                                     "GPU's SM time (1 other process(es))")
     assert "gpu_share" not in Busy(0.1, 10.0, 2, 0.005).to_dict()  # CPU only: absent, not 0
-    if _nvml_module() is None:  # no GPU driver here: the GPU's figures are absent, not 0
+    if nvml_module() is None:  # no GPU driver here: the GPU's figures are absent, not 0
         assert Meter(gpu=0).start().stop().gpu_share is None
 
 

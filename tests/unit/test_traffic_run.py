@@ -2,13 +2,11 @@
 tokenizer stand in (the real engine's run is tests/engine/test_traffic.py)."""
 from __future__ import annotations
 
-import sys
 import threading
 import types
 
 import pytest
 
-import space.runs
 from space.common.cancel import Cancelled, check
 from space.records.config import ConfigError, EngineSpec
 from space.runs import source as source_mod
@@ -33,9 +31,7 @@ def fake(monkeypatch):
         return item("x", 0, 1.5).compare
 
     runner = types.SimpleNamespace(POOL=object(), compare=compare)
-    # both: ``from space.runs import runner`` reads the package's attribute when it is set
-    monkeypatch.setitem(sys.modules, "space.runs.runner", runner)
-    monkeypatch.setattr(space.runs, "runner", runner, raising=False)
+    monkeypatch.setattr(source_mod, "runner", runner)
 
     def preflight(spec, reqs, progress=None):
         if "too long" in reqs[0].prompt:
@@ -155,7 +151,7 @@ def test_until_decided_measures_unseen_prompts_of_open_groups_within_the_budget(
         odd = sum(q.prompt.startswith("odd") for q in fake)
         return item("x", 0, 2.0 if req.prompt.startswith("even") else (0.6, 1.9)[odd % 2]).compare
 
-    monkeypatch.setattr(sys.modules["space.runs.runner"], "compare", compare)
+    monkeypatch.setattr(source_mod.runner, "compare", compare)
     lines = [f'{{"prompt": "{g} {i}", "category": "{g}"}}' for i in range(8)
              for g in ("even", "odd")]
     p = plan(parse("\n".join(lines).encode(), "t.jsonl"), per_group=2)

@@ -3,11 +3,10 @@
 tokenizer stand in; the real servers' run is tests/server/test_traffic_servers.py."""
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from space.common.cancel import Cancelled, check
+from space.engine import EnginePool
 from space.judge.measure import Context
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.events import RunFinished, RunStarted
@@ -86,7 +85,7 @@ def test_a_prompt_without_room_under_the_servers_length_is_refused_and_another_k
 
 def test_run_traffic_with_servers_batches_as_in_process_and_builds_no_engine(
         sent, monkeypatch):
-    monkeypatch.setitem(sys.modules, "space.runs.runner", None)  # importing it would fail
+    monkeypatch.setattr(EnginePool, "_build", lambda *a: pytest.fail("an engine was built"))
     monkeypatch.setattr(traffic_run.models, "resolve_model", lambda name, *a: "/nowhere")
     text = (b'{"prompt": "p1", "category": "a"}\n{"prompt": "p2", "category": "a"}\n'
             b'{"prompt": "p3", "category": "a"}\n{"prompt": "p4", "category": "b"}\n'
