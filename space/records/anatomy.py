@@ -9,8 +9,6 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
-from space.records.dicts import build
-
 # forward: target forward and logits; sampling: on steps that verify nothing; rejection: the
 # rejection sampler; proposer: drafting for the next step; recording: SpecLens's bookkeeping.
 AnatomyPart = Literal["scheduling", "forward", "sampling", "rejection", "proposer", "recording"]
@@ -115,10 +113,6 @@ class KindCosts:
     overhead_s: float | None = None           # scheduling + recording + other per verify step
     num_decode_steps: int = 0                 # timed steps the medians are over
     num_verify_steps: int = 0
-
-    @classmethod
-    def from_dict(cls, d: dict) -> KindCosts:
-        return build(cls, d)
 
     @property
     def forward_ratio(self) -> float | None:
