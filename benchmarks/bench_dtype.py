@@ -48,7 +48,7 @@ def machine() -> dict:
     choice = hardware.choose_dtype()
     return {"cpu_model": hardware.cpu_model(), "cpus": os.cpu_count(),
             "cpu_bf16_flags": list(hardware.cpu_bf16_flags()),
-            "speclens_default_dtype": choice.clause}
+            "speclens_default_dtype": f"{choice.dtype} ({choice.reason})"}
 
 
 def run(runs: int, max_tokens: int) -> dict:
