@@ -137,8 +137,7 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
         context_tokens=None if context_tokens is None else int(context_tokens),
         temperature=temperature, **asdict(context),  # its fields are ChecklistInputs'
         repetition_share=repeated / out_tokens if out_tokens else None,
-        step_costs=kind_costs([s for r in baselines for s in r.steps if s.kind == DECODE],
-                              [s for r in speculatives for s in r.steps if s.kind == VERIFY]),
+        step_costs=kind_costs(baselines, speculatives),
         **(headroom or {}),
         dtype=cfg.dtype, dtype_reason=cfg.dtype_reason, device=cfg.device,
         cpu_model=cfg.cpu_model, cpu_bf16_flags=cfg.cpu_bf16_flags, source=cfg.source,

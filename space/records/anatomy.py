@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
@@ -139,10 +140,12 @@ class KindCosts:
         }
 
 
-def kind_costs(baseline_steps: list, verify_steps: list) -> KindCosts:
-    """Medians over the steps that carry an anatomy (``StepRecord``s)."""
-    base = [s for s in baseline_steps if s.anatomy is not None]
-    ver = [s for s in verify_steps if s.anatomy is not None]
+def kind_costs(baselines: Iterable, speculatives: Iterable) -> KindCosts:
+    """Medians over the baseline runs' decode steps and the speculative runs' verify steps
+    (``RunTrace``s) that carry an anatomy. The kinds are trace.py's DECODE and VERIFY, spelt
+    out: trace.py imports this module."""
+    base = [s for r in baselines for s in r.steps if s.kind == "decode" and s.anatomy is not None]
+    ver = [s for r in speculatives for s in r.steps if s.kind == "verify" and s.anatomy is not None]
 
     def med(steps, fn) -> float | None:
         return statistics.median(fn(s) for s in steps) if steps else None

@@ -123,9 +123,7 @@ def step_costs(concurrency: int, bases: list[RunTrace], specs: list[RunTrace]) -
     if decode is None or verify is None:
         raise RuntimeError("no decode or verify steps were measured")
     propose = _propose_s(specs)
-    anatomy = kind_costs([s for r in bases for s in r.steps if s.kind == DECODE],
-                         [s for r in specs for s in r.steps if s.kind == VERIFY])
-    return curves.StepCosts(concurrency, decode, verify, propose or 0.0, anatomy)
+    return curves.StepCosts(concurrency, decode, verify, propose or 0.0, kind_costs(bases, specs))
 
 
 def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CONCURRENCIES,
