@@ -303,12 +303,9 @@ class GridResult:
 
     def step_costs(self) -> list[tuple[int, int, KindCosts]]:
         """The step anatomy's medians per (k, concurrency), over every request's steps."""
-        out = []
-        for r in (r for sweep in self.sweeps for r in sweep.results):
-            runs = [item.compare for item in r.items]
-            out.append((int(r.config.k or 0), r.concurrency, kind_costs(
-                [c.baseline for c in runs], [c.speculative for c in runs])))
-        return out
+        return [(int(r.config.k or 0), r.concurrency,
+                 kind_costs([i.compare.baseline for i in r.items], [i.compare.speculative for i in r.items]))
+                for sweep in self.sweeps for r in sweep.results]
 
 
 def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
