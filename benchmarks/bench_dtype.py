@@ -48,13 +48,14 @@ def machine() -> dict:
     choice = hardware.choose_dtype()
     return {"cpu_model": hardware.cpu_model(), "cpus": os.cpu_count(),
             "cpu_bf16_flags": list(hardware.cpu_bf16_flags()),
-            "speclens_default_dtype": choice.clause}
+            "speclens_default_dtype": f"{choice.dtype} ({choice.reason})"}
 
 
 def run(runs: int, max_tokens: int) -> dict:
     from space.engine import TracedEngine
     from space.judge import measure
     from space.records.config import EngineSpec
+    from space.records.trace import DECODE, VERIFY
 
     req = extraction_request(max_tokens)
     engines = {(d, m): TracedEngine(EngineSpec(method=m, k=4, dtype=d, max_model_len=2048))
@@ -70,7 +71,7 @@ def run(runs: int, max_tokens: int) -> dict:
     for d in DTYPES:
         base, spec = traces[(d, None)], traces[(d, "ngram")]
         speedups = [b.tpot_s / s.tpot_s for b, s in zip(base, spec, strict=True)]
-        decode, verify = measure.decode_step_s(base), measure.verify_step_s(spec)
+        decode, verify = measure.step_median(base, DECODE), measure.step_median(spec, VERIFY)
         out[d] = {
             "ttft_ms": {"baseline": _ms(r.ttft_s for r in base), "ngram": _ms(r.ttft_s for r in spec)},
             "tpot_ms": {"baseline": _ms(r.tpot_s for r in base), "ngram": _ms(r.tpot_s for r in spec)},

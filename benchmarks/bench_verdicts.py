@@ -75,7 +75,7 @@ def main() -> None:
     spec_dtype = hardware.choose_dtype(a.dtype)
     flags = list(hardware.cpu_bf16_flags())
     machine = {"cpu_model": hardware.cpu_model(), "cpus": os.cpu_count(),
-               "cpu_bf16_flags": flags, "dtype": spec_dtype.clause}
+               "cpu_bf16_flags": flags, "dtype": f"{spec_dtype.dtype} ({spec_dtype.reason})"}
     print(f"machine: {machine['cpu_model']}, {machine['cpus']} CPUs, bf16 units: "
           f"{', '.join(flags) or 'none'}; dtype {machine['dtype']}; "
           f"{a.repeats} repeats per prompt, temperature per workload, cold prefix cache")

@@ -130,9 +130,10 @@ def main() -> None:
     a = p.parse_args()
     from space.engine import hardware
 
+    choice = hardware.choose_dtype()
     print(f"machine: {hardware.cpu_model()}, {os.cpu_count()} cores, native bf16: "
           f"{', '.join(hardware.cpu_bf16_flags()) or 'none'}; engines in "
-          f"{hardware.choose_dtype().clause}")
+          f"{choice.dtype} ({choice.reason})")
     if a.no_browser or not Path(CHROMIUM).exists():
         rows = [one_start(a.timeout) for _ in range(a.runs)]
     else:

@@ -26,7 +26,7 @@ from space.records.anatomy import (
     kind_costs,
 )
 from space.records.run import IN_PROCESS, SERVER, Source
-from space.records.trace import DECODE, VERIFY, RunTrace, StepRecord
+from space.records.trace import DECODE, RunTrace, StepRecord
 from vis.safe import plot_text
 from vis.server_notes import STEP_ANATOMY, why_html
 
@@ -133,8 +133,7 @@ def costs_table_html(speculative: RunTrace, baseline: RunTrace | None) -> str:
     """The medians table: what a decode step (the baseline's) and a verify step cost, part by part."""
     if not has_anatomy(speculative):
         return f'<div class="speclens-anatomy"><em>{escape(BEFORE_ANATOMY)}</em></div>'
-    return costs_html(kind_costs([s for s in (baseline.steps if baseline else []) if s.kind == DECODE],
-                                 [s for s in speculative.steps if s.kind == VERIFY]))
+    return costs_html(kind_costs([baseline] if baseline else [], [speculative]))
 
 
 def costs_html(c: KindCosts, caption: str = "median per step") -> str:

@@ -45,15 +45,10 @@ class DtypeChoice:
     bf16_flags: tuple[str, ...]  # the probes that found native bf16 (empty: none)
 
     @property
-    def clause(self) -> str:
-        """'float32 (this CPU has no native bf16)'."""
-        return f"{self.dtype} ({self.reason})"
-
-    @property
     def sentence(self) -> str:
         """'Engines run in float32 (this CPU has no native bf16) on AMD EPYC.'"""
         where = "a GPU" if self.device == "gpu" else self.cpu_model
-        return f"Engines run in {self.clause} on {where}."
+        return f"Engines run in {self.dtype} ({self.reason}) on {where}."
 
 
 @functools.lru_cache(maxsize=1)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 from space.records.config import ConfigError, RequestSpec
 
@@ -32,7 +31,3 @@ def encode(tokenizer, req: RequestSpec, max_model_len: int) -> list[int]:
         raise ConfigError(f"the prompt is {len(ids)} tokens, longer than max_model_len "
                           f"{max_model_len} allows ({limit}); shorten it or raise max_model_len")
     return list(ids)
-
-
-def encode_for(model_path: Path | str, req: RequestSpec, max_model_len: int) -> list[int]:
-    return encode(load_tokenizer(str(model_path)), req, max_model_len)

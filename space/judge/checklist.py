@@ -50,21 +50,6 @@ SPREAD_FLOOR = 1.0
 LOOP_SHARE_THRESHOLD = 0.5
 
 
-# each line's comparison op and unit (Check.op, Check.unit); context lines have neither
-_SHAPES: dict[CheckName, tuple[str, str]] = {
-    SPEEDUP: (">=", "x"), ACCEPTANCE_RATE: (">", "%"), ACCEPTANCE_LENGTH: (">", "tokens"),
-    ALPHA_VS_COST: (">", ""), PREDICTED_IDEAL: (">", "x"), PREDICTED_MEASURED: (">", "x"),
-    SPARE_MEMORY: (">", "bytes"), CONCURRENCY: ("<", "requests"), CONTEXT_LENGTH: ("<", "tokens"),
-    REPETITION: ("<=", "%"), HEADROOM: (">", "%"), PROMPTS: ("<=", "prompts"),
-}
-
-
-def _line(name: CheckName, value: float | str | None, threshold: float | str | None,
-          passed: bool | None, detail: str, decisive: bool = False) -> Check:
-    op, unit = _SHAPES.get(name, ("", ""))
-    return Check(name, value, threshold, passed, detail, decisive, op, unit)
-
-
 @dataclass
 class ChecklistInputs:
     """Measured numbers for one workload; any may be None when not measured."""
@@ -212,7 +197,7 @@ def _unless_looped(name: CheckName, value: float | None, threshold: float | None
                    passed: bool, detail: str, d: _Derived) -> Check:
     """A line whose pass is no reason to enable speculation when a loop inflated it."""
     looped = d.looped and passed
-    return _line(name, value, threshold, None if looped else passed, detail + (
+    return Check(name, value, threshold, None if looped else passed, detail + (
         " Not counted: the output loops, and the loop inflates acceptance." if looped else ""))
 
 
@@ -225,13 +210,13 @@ def _speedup_check(i: ChecklistInputs, d: _Derived) -> Check:
     """The speedup line; with no draft accepted the acceptance line decides, not the clock."""
     s = i.speedup_median
     if s is None:
-        return _line(SPEEDUP, None, WORTH_IT_SPEEDUP, None,
+        return Check(SPEEDUP, None, WORTH_IT_SPEEDUP, None,
                      "Not measured: run baseline and speculative.")
     passed, detail = _speedup_words(i, s)
     none_accepted = d.rate == 0.0
     if none_accepted and passed:
         passed, detail = None, detail + " Not counted: no draft was accepted, so the gain is noise."
-    return _line(SPEEDUP, s, WORTH_IT_SPEEDUP, passed, detail, decisive=not none_accepted)
+    return Check(SPEEDUP, s, WORTH_IT_SPEEDUP, passed, detail, decisive=not none_accepted)
 
 
 def _speedup_words(i: ChecklistInputs, s: float) -> tuple[bool | None, str]:
@@ -293,7 +278,7 @@ def _interval_words(i: ChecklistInputs, s: float, ci: tuple[float, float]) -> tu
 
 
 def _no_break_even(name: CheckName, value: float | None) -> Check:
-    return _line(name, value, None, None, "No drafts were verified." if value is None
+    return Check(name, value, None, None, "No drafts were verified." if value is None
                  else "Draft cost not measured: no break-even.")
 
 
@@ -301,7 +286,7 @@ def _acceptance_rate_check(i: ChecklistInputs, d: _Derived) -> Check:
     be_rate = (None if d.tau_break_even is None or i.k is None  # a break-even needs k
                else theory.acceptance_rate_from_length(d.tau_break_even, i.k))
     if d.rate == 0.0:
-        return _line(ACCEPTANCE_RATE, 0.0, be_rate, False, "No draft token was accepted: every "
+        return Check(ACCEPTANCE_RATE, 0.0, be_rate, False, "No draft token was accepted: every "
                      "step emitted one token, as a plain decode step does, and paid for the "
                      "drafts too. A measured gain is noise.")
     if d.rate is None or be_rate is None:
@@ -325,11 +310,11 @@ def _acceptance_length_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 def _necessary_check(i: ChecklistInputs, d: _Derived) -> Check:
     if d.alpha is not None and d.c is None and i.source == SERVER:
-        return _line(ALPHA_VS_COST, d.alpha, None, None, "Draft cost not measured through a server "
+        return Check(ALPHA_VS_COST, d.alpha, None, None, "Draft cost not measured through a server "
                      "(it reports no proposer time): this line decides nothing.")
     if d.alpha is None or d.c is None:
         missing = "acceptance" if d.alpha is None else "draft cost"
-        return _line(ALPHA_VS_COST, d.alpha, d.c, None, f"Not measured ({missing}).")
+        return Check(ALPHA_VS_COST, d.alpha, d.c, None, f"Not measured ({missing}).")
     cost = "proposer share of step time" if d.per_step else "draft step / target step"
     passed = d.alpha > d.c
     detail = (f"alpha = {d.alpha:.3f} (tau inverted at k={i.k}) against c = {d.c:.3f} ({cost}):"
@@ -341,7 +326,7 @@ def _necessary_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 def _ideal_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
     if d.alpha is None or d.c is None or i.k is None:  # alpha is only derived with a k
-        return _line(PREDICTED_IDEAL, None, 1.0, None, "Needs acceptance and draft cost.")
+        return Check(PREDICTED_IDEAL, None, 1.0, None, "Needs acceptance and draft cost.")
     if d.per_step:
         s = theory.proposer_share_speedup(d.alpha, i.k, d.c)
         detail = (f"tau (1 - share) at k={i.k}. With a per-step proposer cost more drafts always"
@@ -359,7 +344,7 @@ def _measured_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
     verify step in parts, and below tau the part that took the difference."""
     c, tau = i.step_costs, d.tau
     if tau is None or not (i.verify_step_s and i.target_decode_step_s and i.k):
-        return _line(PREDICTED_MEASURED, None, 1.0, None, "Needs acceptance and step times.")
+        return Check(PREDICTED_MEASURED, None, 1.0, None, "Needs acceptance and step times.")
     if c is None or None in (c.decode_step_s, c.decode_forward_s, c.verify_forward_s,
                              c.rejection_s, c.proposer_s, c.overhead_s):
         s = theory.measured_cost_speedup(tau, i.target_decode_step_s, i.verify_step_s)
@@ -385,7 +370,7 @@ def _measured_prediction_check(i: ChecklistInputs, d: _Derived) -> Check:
 
 def _memory_check(i: ChecklistInputs) -> Check:
     if i.spare_memory_bytes is None:
-        return _line(SPARE_MEMORY, None, 0, None, "Not measured.")
+        return Check(SPARE_MEMORY, None, 0, None, "Not measured.")
     passed = i.spare_memory_bytes > 0
     detail = "Memory is left after target, draft and KV cache." if passed else \
         "Target + draft + KV cache do not fit: the draft must go, or KV cache shrinks."
@@ -394,18 +379,18 @@ def _memory_check(i: ChecklistInputs) -> Check:
         if i.context_tokens and i.draft_kv_tax_tokens > 0:
             detail += f" ({i.draft_kv_tax_tokens / i.context_tokens:.1f} requests of this length)"
         detail += "."
-    return _line(SPARE_MEMORY, i.spare_memory_bytes, 0, passed, detail)
+    return Check(SPARE_MEMORY, i.spare_memory_bytes, 0, passed, detail)
 
 
 def _load_check(name: CheckName, value: int | None, vanishes_at: int | None, why: str) -> Check:
     if value is None:
-        return _line(name, None, vanishes_at, None, "Not measured.")
+        return Check(name, None, vanishes_at, None, "Not measured.")
     if vanishes_at is None:
-        return _line(name, value, None, None, f"No sweep: gains shrink as this grows ({why}).")
+        return Check(name, value, None, None, f"No sweep: gains shrink as this grows ({why}).")
     passed = value < vanishes_at
     detail = (f"{value:,} is {'below' if passed else 'at or past'} {vanishes_at:,}, where the "
               "sweep shows the gain vanishing.")
-    return _line(name, value, vanishes_at, passed, detail)
+    return Check(name, value, vanishes_at, passed, detail)
 
 
 def _temperature_check(i: ChecklistInputs) -> Check:
@@ -450,12 +435,12 @@ def _hardware_check(i: ChecklistInputs) -> Check:
 def _repetition_check(i: ChecklistInputs, d: _Derived) -> Check:
     share = i.repetition_share
     if share is None:
-        return _line(REPETITION, None, LOOP_SHARE_THRESHOLD, None, "Not measured.")
+        return Check(REPETITION, None, LOOP_SHARE_THRESHOLD, None, "Not measured.")
     detail = (f"The output loops: {share:.0%} of its tokens repeat an earlier 4-gram."
               " High ngram acceptance comes from the loop, not the task; acceptance is"
               " not counted as a reason to enable speculation." if d.looped else
               f"{share:.0%} of output tokens repeat an earlier 4-gram: no loop.")
-    return _line(REPETITION, share, LOOP_SHARE_THRESHOLD, not d.looped, detail)
+    return Check(REPETITION, share, LOOP_SHARE_THRESHOLD, not d.looped, detail)
 
 
 def _headroom_check(i: ChecklistInputs, be: float, d: _Derived) -> Check:
@@ -463,7 +448,7 @@ def _headroom_check(i: ChecklistInputs, be: float, d: _Derived) -> Check:
     where = f" at concurrency {i.break_even_concurrency}" if i.break_even_concurrency else ""
     source = f" ({i.break_even_source})" if i.break_even_source else ""
     if d.rate is None:
-        return _line(HEADROOM, None, be, None, f"No drafts were verified; break-even {be:.2f}"
+        return Check(HEADROOM, None, be, None, f"No drafts were verified; break-even {be:.2f}"
                      f"{where}{source}.")
     passed = d.rate > be
     detail = (f"acceptance headroom on this machine: {d.rate:.2f} measured vs {be:.2f} "
@@ -480,7 +465,7 @@ def _prompts_check(verdicts: dict[str, str]) -> Check:
     detail = f"Each prompt on its own: {counts}."
     if losing:
         detail += f" Not worth it on {', '.join(losing)}: the gain depends on the input."
-    return _line(PROMPTS, len(losing), 0, not losing, detail)
+    return Check(PROMPTS, len(losing), 0, not losing, detail)
 
 
 def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[CheckName, Check],

@@ -184,7 +184,7 @@ class TippingCurve:
     def from_dict(cls, d: dict[str, Any]) -> TippingCurve:
         kw = known(cls, d)
         kw["points"] = [build(CurvePoint, p) for p in d.get("points", [])]
-        kw["step_costs"] = [StepCosts(**{**c, "anatomy": KindCosts.from_dict(c["anatomy"])
+        kw["step_costs"] = [StepCosts(**{**c, "anatomy": build(KindCosts, c["anatomy"])
                                          if c.get("anatomy") else None})
                             for c in d.get("step_costs", [])]
         return cls(**kw)

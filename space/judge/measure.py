@@ -17,6 +17,7 @@ from space.records.trace import (
     VERIFY,
     CompareRecord,
     RunTrace,
+    StepKind,
     other_requests,
 )
 
@@ -80,18 +81,12 @@ def drafted_share(runs: Sequence[RunTrace]) -> float | None:
     return verify / (verify + plain) if verify + plain else None
 
 
-def decode_step_s(runs: Sequence[RunTrace]) -> float | None:
-    """Median plain decode step of baseline runs (prefill steps excluded; a server's
-    steps only where each arrived alone: a merged chunk's window is not a step's)."""
+def step_median(runs: Sequence[RunTrace], kind: StepKind) -> float | None:
+    """Median step of one kind: DECODE of baseline runs (prefill steps excluded), VERIFY of
+    speculative runs (drafting for the next step included). A server's steps only where each
+    arrived alone: a merged chunk's window is not a step's."""
     return _median(s.duration_s for r in runs for s in r.steps
-                   if s.kind == DECODE and s.placement == EXACT)
-
-
-def verify_step_s(runs: Sequence[RunTrace]) -> float | None:
-    """Median verify step of speculative runs (drafting for the next step included;
-    exactly placed steps only, as ``decode_step_s``)."""
-    return _median(s.duration_s for r in runs for s in r.steps
-                   if s.kind == VERIFY and s.placement == EXACT)
+                   if s.kind == kind and s.placement == EXACT)
 
 
 def draft_cost(runs: Sequence[RunTrace], method: str | None, k: int) -> dict[str, float | None]:
@@ -136,14 +131,13 @@ def inputs_from_runs(baselines: Sequence[RunTrace], speculatives: Sequence[RunTr
         method=method, k=k or None, speedup_median=speedup, speedup_spread=speedup_spread,
         acceptance_rate=rate, mean_acceptance_length=tau,
         draft_step_s=cost.get("draft_step_s"), proposer_share=cost.get("proposer_share"),
-        target_decode_step_s=decode_step_s(baselines), verify_step_s=verify_step_s(speculatives),
+        target_decode_step_s=step_median(baselines, DECODE), verify_step_s=step_median(speculatives, VERIFY),
         spare_memory_bytes=mem.get("spare_memory_bytes"),
         draft_kv_tax_tokens=mem.get("draft_kv_tax_tokens"),
         context_tokens=None if context_tokens is None else int(context_tokens),
         temperature=temperature, **asdict(context),  # its fields are ChecklistInputs'
         repetition_share=repeated / out_tokens if out_tokens else None,
-        step_costs=kind_costs([s for r in baselines for s in r.steps if s.kind == DECODE],
-                              [s for r in speculatives for s in r.steps if s.kind == VERIFY]),
+        step_costs=kind_costs(baselines, speculatives),
         **(headroom or {}),
         dtype=cfg.dtype, dtype_reason=cfg.dtype_reason, device=cfg.device,
         cpu_model=cfg.cpu_model, cpu_bf16_flags=cfg.cpu_bf16_flags, source=cfg.source,

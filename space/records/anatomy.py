@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
-
-from space.records.dicts import build
 
 # forward: target forward and logits; sampling: on steps that verify nothing; rejection: the
 # rejection sampler; proposer: drafting for the next step; recording: SpecLens's bookkeeping.
@@ -116,10 +115,6 @@ class KindCosts:
     num_decode_steps: int = 0                 # timed steps the medians are over
     num_verify_steps: int = 0
 
-    @classmethod
-    def from_dict(cls, d: dict) -> KindCosts:
-        return build(cls, d)
-
     @property
     def forward_ratio(self) -> float | None:
         """Verify forward / decode forward: ~1 memory-bound, ~1+k compute-bound."""
@@ -145,10 +140,12 @@ class KindCosts:
         }
 
 
-def kind_costs(baseline_steps: list, verify_steps: list) -> KindCosts:
-    """Medians over the steps that carry an anatomy (``StepRecord``s)."""
-    base = [s for s in baseline_steps if s.anatomy is not None]
-    ver = [s for s in verify_steps if s.anatomy is not None]
+def kind_costs(baselines: Iterable, speculatives: Iterable) -> KindCosts:
+    """Medians over the baseline runs' decode steps and the speculative runs' verify steps
+    (``RunTrace``s) that carry an anatomy. The kinds are trace.py's DECODE and VERIFY, spelt
+    out: trace.py imports this module."""
+    base = [s for r in baselines for s in r.steps if s.kind == "decode" and s.anatomy is not None]
+    ver = [s for r in speculatives for s in r.steps if s.kind == "verify" and s.anatomy is not None]
 
     def med(steps, fn) -> float | None:
         return statistics.median(fn(s) for s in steps) if steps else None

@@ -22,6 +22,13 @@ CHECK_NAMES: tuple[CheckName, ...] = get_args(CheckName)
  SPARE_MEMORY, CONCURRENCY, CONTEXT_LENGTH, TEMPERATURE, TASK_TYPE, REPETITION, PROMPTS, HEADROOM,
  HARDWARE) = CHECK_NAMES
 CHECK_OPS = (">=", ">", "<=", "<", "")
+# each line's comparison op and unit (Check.op, Check.unit); context lines have neither
+CHECK_SHAPES: dict[CheckName, tuple[str, str]] = {
+    SPEEDUP: (">=", "x"), ACCEPTANCE_RATE: (">", "%"), ACCEPTANCE_LENGTH: (">", "tokens"),
+    ALPHA_VS_COST: (">", ""), PREDICTED_IDEAL: (">", "x"), PREDICTED_MEASURED: (">", "x"),
+    SPARE_MEMORY: (">", "bytes"), CONCURRENCY: ("<", "requests"), CONTEXT_LENGTH: ("<", "tokens"),
+    REPETITION: ("<=", "%"), HEADROOM: (">", "%"), PROMPTS: ("<=", "prompts"),
+}
 
 
 @dataclass
@@ -36,6 +43,10 @@ class Check:
     decisive: bool = False   # this line decided the verdict
     op: str = ""             # how value compares with threshold to pass (CHECK_OPS; '': context only)
     unit: str = ""           # 'x', '%' (fraction shown as percent), 'bytes', 'tokens', 'requests'
+
+    def __post_init__(self) -> None:
+        if not (self.op or self.unit):  # the Judge's lines leave both to the name's shape
+            self.op, self.unit = CHECK_SHAPES.get(self.name, ("", ""))
 
 
 # How a verdict was decided: the speedup's confidence interval against the bars, or

@@ -23,7 +23,7 @@ def preflight(spec: EngineSpec, reqs: list[RequestSpec],
     for r in reqs:
         r.validate()
     path = check_spec(spec, progress)
-    return [prompts.encode_for(path, r, spec.max_model_len) for r in reqs]
+    return [prompts.encode(prompts.load_tokenizer(str(path)), r, spec.max_model_len) for r in reqs]
 
 
 def check_spec(spec: EngineSpec, progress: Progress | None = None) -> Path:

@@ -18,7 +18,6 @@ from space.judge.crossover import crossing
 from space.records.anatomy import KindCosts, kind_costs
 from space.records.config import GRID, K_RANGE, ConfigError, EngineSpec, RequestSpec
 from space.records.events import SweepFinished
-from space.records.trace import DECODE, VERIFY
 from space.runs.events import Job, job_or_default
 from space.runs.presets import PRESETS_DIR, Workload
 from space.runs.source import Engines, Source
@@ -304,13 +303,9 @@ class GridResult:
 
     def step_costs(self) -> list[tuple[int, int, KindCosts]]:
         """The step anatomy's medians per (k, concurrency), over every request's steps."""
-        out = []
-        for r in (r for sweep in self.sweeps for r in sweep.results):
-            runs = [item.compare for item in r.items]
-            out.append((int(r.config.k or 0), r.concurrency, kind_costs(
-                [s for c in runs for s in c.baseline.steps if s.kind == DECODE],
-                [s for c in runs for s in c.speculative.steps if s.kind == VERIFY])))
-        return out
+        return [(int(r.config.k or 0), r.concurrency,
+                 kind_costs([i.compare.baseline for i in r.items], [i.compare.speculative for i in r.items]))
+                for sweep in self.sweeps for r in sweep.results]
 
 
 def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],

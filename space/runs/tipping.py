@@ -112,20 +112,18 @@ def point_from_runs(concurrency: int, asked: float, bases: list[list[RunTrace]],
         # machine slows both runs of a pair and cancels out of their ratio
         speedup=statistics.median(ratios) if ratios else 0.0,
         speedup_low=spread[0] if spread else None, speedup_high=spread[1] if spread else None,
-        verify_step_s=measure.verify_step_s(flat),
+        verify_step_s=measure.step_median(flat, VERIFY),
         propose_step_s=_propose_s(flat))
 
 
 def step_costs(concurrency: int, bases: list[RunTrace], specs: list[RunTrace]) -> curves.StepCosts:
     """The model curve's inputs at one concurrency, pooled over every point."""
-    decode = measure.decode_step_s(bases)
-    verify = measure.verify_step_s(specs)
+    decode = measure.step_median(bases, DECODE)
+    verify = measure.step_median(specs, VERIFY)
     if decode is None or verify is None:
         raise RuntimeError("no decode or verify steps were measured")
     propose = _propose_s(specs)
-    anatomy = kind_costs([s for r in bases for s in r.steps if s.kind == DECODE],
-                         [s for r in specs for s in r.steps if s.kind == VERIFY])
-    return curves.StepCosts(concurrency, decode, verify, propose or 0.0, anatomy)
+    return curves.StepCosts(concurrency, decode, verify, propose or 0.0, kind_costs(bases, specs))
 
 
 def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CONCURRENCIES,

@@ -137,8 +137,7 @@ def test_schema_refuses_old_intervals_that_lie(mutate, expected):
 
 def test_kind_costs_are_medians_per_step_kind():
     spec, base = with_anatomy(), with_anatomy(baseline=True)
-    costs = kind_costs([s for s in base.steps if s.kind == "decode"],
-                       [s for s in spec.steps if s.kind == "verify"])
+    costs = kind_costs([base], [spec])
     assert costs.decode_forward_s == pytest.approx(0.006)
     assert costs.verify_forward_s == pytest.approx(0.009)
     assert costs.forward_ratio == pytest.approx(1.5)
@@ -151,7 +150,7 @@ def test_kind_costs_are_medians_per_step_kind():
 def test_kind_costs_without_anatomy_are_unknown():
     from tests.helpers.traces import ngram_run, short_baseline
 
-    costs = kind_costs(short_baseline().steps, ngram_run().steps)
+    costs = kind_costs([short_baseline()], [ngram_run()])
     assert costs.verify_forward_s is None and costs.forward_ratio is None
     assert costs.draft_cost_ratio is None
 

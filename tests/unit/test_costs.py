@@ -10,7 +10,7 @@ import pytest
 from space.judge import costs, curves
 from space.judge.curves import StepCosts, TippingCurve
 from space.records.anatomy import KindCosts, kind_costs
-from space.records.trace import DECODE, VERIFY
+from space.records.trace import VERIFY
 from space.runs.tipping import describe
 from tests.helpers.traces import step_anatomy, with_anatomy
 from vis.tipping import anatomy_html, anatomy_markdown
@@ -22,8 +22,7 @@ def _costs(forward_ms: float = 9.0, proposer_ms: float = 0.5) -> KindCosts:
     for s in spec.steps:
         s.anatomy = step_anatomy(s, proposer_ms=proposer_ms,
                                  forward_ms=forward_ms if s.kind == VERIFY else None)
-    return kind_costs([s for s in base.steps if s.kind == DECODE],
-                      [s for s in spec.steps if s.kind == VERIFY])
+    return kind_costs([base], [spec])
 
 
 def _curve(anatomy: KindCosts | None) -> TippingCurve:

@@ -39,7 +39,7 @@ def test_cpu_without_bf16_units_runs_float32(machine):
     machine(flags=())
     choice = hardware.choose_dtype()
     assert (choice.dtype, choice.reason) == ("float32", hardware.BY_NO_BF16)
-    assert choice.clause == "float32 (this CPU has no native bf16)"
+    assert choice.sentence == "Engines run in float32 (this CPU has no native bf16) on Test CPU 9000."
     assert (choice.cpu_model, tuple(choice.bf16_flags)) == ("Test CPU 9000", ())
 
 
