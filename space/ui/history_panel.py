@@ -14,7 +14,7 @@ from space.records.config import GRID
 from space.records.history import Filters, History, HistoryError
 from space.records.schema import TraceFormatError, load
 from space.records.trace import CompareRecord
-from space.ui.status import asset, status_html
+from space.ui.status import QUICK, asset, status_html
 from space.ui.sweep_panel import SweepPanel, display_table
 from space.ui.tipping_panel import TippingPanel
 from space.ui.traffic_panel import TrafficHandlers
@@ -219,12 +219,12 @@ def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandle
                            (p.prev.click, functools.partial(h.list, delta=-1)),
                            (p.next.click, functools.partial(h.list, delta=1)),
                            (p.page.submit, h.list)):
-        event(listing, p.filters(), p.list_outputs(), api_visibility="undocumented", **quick)
+        event(listing, p.filters(), p.list_outputs(), **QUICK)
     p.side.click(h.side_by_side, [p.run_a, p.run_b],
                  [p.side_status, p.side_timeline, p.side_table, p.side_a, p.side_b],
                  api_name="side_by_side", **quick)
     p.delete.click(h.delete, [p.delete_id], [p.delete_status], api_name="delete_run", **quick) \
-        .then(h.list, p.filters(), p.list_outputs(), api_visibility="undocumented", **quick)
+        .then(h.list, p.filters(), p.list_outputs(), **QUICK)
 
     def open_link(request: gr.Request) -> dict:
         from space.ui.links import opened_run
@@ -264,5 +264,4 @@ def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandle
         return {status: status_html(said, "done"), tab_status: status_html(said, "done"), **drawn}
 
     demo.load(open_link, None, [*record_outputs, sweep.status, sweep.plot, sweep.table,
-                                *traffic.panel.outputs(), tipping.status, tipping.plot],
-              api_visibility="undocumented", **quick)
+                                *traffic.panel.outputs(), tipping.status, tipping.plot], **QUICK)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from space.observe.memory import EngineMemory, EngineReading, GpuMemory, PoolBudget, SystemMemory
+from space.observe.memory import EngineReading
 from space.records import hooks
 from space.records.run import RunConfig
 from space.records.trace import CompareRecord, RunTrace, StepRecord, dumps
@@ -23,7 +23,6 @@ from vis.anatomy import costs_table_html, has_anatomy, step_breakdown_html
 from vis.checklist import checklist_html
 from vis.compare import STEP_COLUMNS, compare_html, compare_table, steps_dataframe
 from vis.explain import draft_probability_figure
-from vis.memory import memory_figure, memory_html
 from vis.stepper import describe_step, emitting_step_indices
 from vis.timeline import timeline_figure
 from vis.tokens import token_view_html
@@ -209,15 +208,6 @@ def write_exports(record: Record, source: str | Path | None = None) -> tuple[str
     csv_path = folder / "speclens-steps.csv"
     steps_csv_frame(record).to_csv(csv_path, index=False)
     return str(json_path), str(csv_path)
-
-
-def memory_views(engines: list[EngineMemory], gpu: GpuMemory | None,
-                 system: SystemMemory | None, rss: int | None,
-                 budget: PoolBudget | None = None) -> tuple[Any, str]:
-    """Figure and table; the figure leaves the host's RAM out (its bar would flatten
-    the engines'), the table names it."""
-    return (memory_figure(engines, gpu, None, rss),
-            memory_html(engines, gpu, system, rss, budget))
 
 
 def reading_note(reading: EngineReading, now: float | None = None) -> str:

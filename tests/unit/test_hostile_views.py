@@ -23,7 +23,7 @@ from tests.helpers.hostile import (
     payload,
     plot_problems,
 )
-from vis.memory import memory_figure
+from vis.memory import memory_figure, memory_html
 from vis.sweep import sweep_figure
 
 
@@ -86,7 +86,7 @@ def test_memory_and_sweep_figures_escape_their_labels():
     bad = payload("memory")
     engine = EngineMemory(bad, {"target": GiB, bad: GiB}, GiB, 0, 1024, 16)
     gpu = GpuMemory(0, bad, 8 * GiB, GiB, 7 * GiB, None)
-    fig, table = views.memory_views([engine], gpu, None, None)
+    fig, table = memory_figure([engine], gpu, None, None), memory_html([engine], gpu, None, None)
     assert plot_problems(fig) == [] and plot_problems(memory_figure([engine], gpu, None, 1)) == []
     assert markup_problems(table) == []
     table = pd.DataFrame({"variable": "k", "value": [1, 2], "speedup": [1.2, 0.9],
