@@ -30,7 +30,7 @@ from space.server.client import ServerError
 from space.server.flags import pair_from_args
 from space.ui import datadir, inputs, lesson_panel, panels, teaching, tipping_panel, views
 from space.ui.auth import LoginTable
-from space.ui.handlers import UI, Compare, Handlers
+from space.ui.handlers import UI, Handlers
 from space.ui.history_panel import HistoryHandlers, build_history_panel, wire_history
 from space.ui.live_panel import LiveHandlers, build_live_panel, live_source, measuring, wire_live
 from space.ui.login_guard import LoginGuard
@@ -60,7 +60,7 @@ SERVERS_LINE = ("Runs go to two running vLLM servers that this page's operator n
 
 def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] | None = None,
                max_tokens: int = defaults.MAX_TOKENS, pair_id: str | None = None,
-               workload_id: str | None = None, compare: Compare | None = None,
+               workload_id: str | None = None, compare: runner.CompareRunner | None = None,
                startup: Startup | None = None, history: History | None = None,
                logins_on: bool = False, offer: offers.Offer | None = None,
                traffic_file: str | None = None, traffic_private: bool = False,
@@ -127,7 +127,12 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
                 live = build_live_panel()
         ui = UI(state, controls, results, timeline, acceptance, stepper, checklist, memory, files,
                 tipping_mini, anatomy)
-        events, runlog = observers(metrics, history, traffic_private)
+        # The page's publisher, heard by the metrics, the Live tab's log and the history (if any).
+        events, runlog = Publisher(), RunLog()
+        events.subscribe("metrics", metrics)
+        events.subscribe("live", runlog)
+        if history is not None:
+            events.subscribe("history", HistoryRecorder(history, traffic_private))
         h = Handlers(ui, spec, metrics, samples, compare, offer, events)
         sh = SweepHandlers(sweep, spec, offer, events, source=source)
         th = tipping_panel.TippingHandlers(tipping, spec, offer, events, source=source)
@@ -179,18 +184,6 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
     return demo
 
 
-def observers(metrics: Metrics, history: History | None,
-              traffic_private: bool = False) -> tuple[Publisher, RunLog]:
-    """The page's publisher, heard by the metrics, the Live tab's log and the
-    history (if any); and that log."""
-    events, runlog = Publisher(), RunLog()
-    events.subscribe("metrics", metrics)
-    events.subscribe("live", runlog)
-    if history is not None:
-        events.subscribe("history", HistoryRecorder(history, traffic_private))
-    return events, runlog
-
-
 STOPPED = ("stopped: the run ends before its next engine step (or server chunk) and "
            "the engines are free for the next run")
 
@@ -224,8 +217,12 @@ def launch(demo: gr.Blocks, metrics: Metrics, host: str = "127.0.0.1", port: int
     guarded: dict = {}
     if logins is not None and len(logins):
         limiter = limiter or LoginLimiter()
+        b = limiter.user  # Gradio's login page says nothing on a 429, so the page says it up front.
+        message = (f"Wrong passwords are rate-limited: after {b.free_failures} for one name, logins "
+                   f"for it pause for {b.base_lockout_s:g} s, doubling with each further try up to "
+                   f"{b.max_lockout_s / 60:g} min. If the button does nothing, wait and try again.")
         # Through the app's constructor: a middleware added after the start is refused.
-        guarded = dict(auth=logins.check, auth_message=_auth_message(limiter),
+        guarded = dict(auth=logins.check, auth_message=message,
                        app_kwargs={"middleware": [Middleware(LoginGuard, limiter=limiter)]})
     else:
         logins = limiter = None
@@ -237,14 +234,6 @@ def launch(demo: gr.Blocks, metrics: Metrics, host: str = "127.0.0.1", port: int
         prevent_thread_lock=True, theme=THEME, css=CSS, js=teaching.PAGE_JS, **guarded)
     mount_metrics(app, metrics, logins=logins, limiter=limiter)  # in front of Gradio's "/" mount
     return app, local_url, share_url
-
-
-def _auth_message(limiter: LoginLimiter) -> str:
-    # Gradio's login page says nothing on a 429, so the page says it up front.
-    b = limiter.user
-    return (f"Wrong passwords are rate-limited: after {b.free_failures} for one name, logins "
-            f"for it pause for {b.base_lockout_s:g} s, doubling with each further try up to "
-            f"{b.max_lockout_s / 60:g} min. If the button does nothing, wait and try again.")
 
 
 def _end_session(request: gr.Request) -> None:
@@ -282,11 +271,13 @@ def serve(a: argparse.Namespace) -> int:
     metrics.register_engine("speculative", spec.k)
     # engines built behind the served page; a source with nothing to build has no banner
     startup = Startup(on_ready=metrics.set_engines_ready) if source.can.memory else None
+    logins = getattr(a, "logins", None)
+    # Only with logins (``a.logins``, or --auth) has a run an owner.
+    logins_on = bool(len(logins) if logins is not None else getattr(a, "auth", None))
     demo = build_demo(spec, metrics, samples, pair_id=getattr(a, "pair", None),
                       workload_id=workload_id, startup=startup, history=history,
-                      logins_on=_logins_on(a), offer=offer, traffic_file=traffic_file,
+                      logins_on=logins_on, offer=offer, traffic_file=traffic_file,
                       traffic_private=getattr(a, "traffic_private", False), source=source)
-    logins = getattr(a, "logins", None)
     _, local_url, share_url = launch(demo, metrics, a.host, a.port, a.share, logins,
                                      max_upload_mb=getattr(a, "max_upload_mb", DEFAULT_MAX_UPLOAD_MB))
     who = f"{len(logins)} login(s)" if logins else "no login"
@@ -309,12 +300,6 @@ def serve(a: argparse.Namespace) -> int:
     finally:
         runner.POOL.close_all()
     return 0
-
-
-def _logins_on(a: argparse.Namespace) -> bool:
-    """Whether the page asks for a login (``a.logins``, or --auth): only then has a run an owner."""
-    logins = getattr(a, "logins", None)
-    return bool(len(logins) if logins is not None else getattr(a, "auth", None))
 
 
 def _traffic_file(path: str | None) -> str | None:

@@ -4,7 +4,7 @@ any other failure is logged and shown as one short line."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,14 +59,11 @@ class UI:
                 + [self.memory.figure, self.memory.summary, self.tipping, a.draft_probs, self.anatomy])
 
 
-Compare = Callable[..., CompareRecord]  # space.runs.runner.compare's signature
-
-
 class Handlers(JobHandlers):
     """The run's status box is its results panel's."""
 
     def __init__(self, ui: UI, base_spec: EngineSpec, metrics: Metrics,
-                 samples: list[inputs.Sample], compare: Compare | None = None,
+                 samples: list[inputs.Sample], compare: runner.CompareRunner | None = None,
                  offer: offers.Offer | None = None, publisher: Publisher | None = None) -> None:
         super().__init__(ui.results, base_spec, offer, publisher)
         self.ui, self.metrics, self.samples = ui, metrics, samples
@@ -149,10 +146,7 @@ class Handlers(JobHandlers):
         """The stepper at slider ``value`` (1-based) moved by ``delta``."""
         s = self.ui.stepper
         position = int(value or 1) - 1 + delta
-        sv = views.step_view(record, position)
-        if sv is None:
-            return {s.slider: gr.Slider(minimum=1, maximum=2, value=1),
-                    s.title: views.NO_RECORD, s.context: "", s.drafts: "", s.emitted: ""}
+        sv = views.step_view(record, position) or views.NO_STEP
         # A slider needs maximum > minimum; with one step, position 2 clamps to 1.
         return {s.slider: gr.Slider(minimum=1, maximum=max(sv.count, 2), value=sv.position + 1),
                 s.title: sv.title_html, s.context: sv.context_html,

@@ -65,9 +65,8 @@ def build_history_panel(logins_on: bool) -> HistoryPanel:
     with gr.Row():
         # Choices come from the stored runs; any value is safe (it matches nothing).
         free = dict(value=ANY, allow_custom_value=True)
-        model = gr.Dropdown([ANY], label="Model", elem_id="history-model", **free)
-        method = gr.Dropdown([ANY], label="Method", elem_id="history-method", **free)
-        verdict = gr.Dropdown([ANY], label="Verdict", elem_id="history-verdict", **free)
+        model, method, verdict = (gr.Dropdown([ANY], label=name, elem_id=f"history-{name.lower()}",
+                                              **free) for name in ("Model", "Method", "Verdict"))
         refresh = gr.Button("Refresh", elem_id="history-refresh")
     table = gr.HTML(history_table_html([]), elem_id="history-table")
     with gr.Row():

@@ -137,13 +137,17 @@ class StepView:
     context_html: str
     drafts_html: str
     emitted_html: str
+    step: int | None = None  # the engine step shown
+
+
+NO_STEP = StepView(0, 1, NO_RECORD, "", "", "")  # the stepper without a record
 
 
 def step_view(record: Record | None, position: int | float | None) -> StepView | None:
     """The stepper at ``position`` (clamped) among the run's emitting steps."""
     if record is None:
         return None
-    run, _ = runs(record)
+    run, baseline = runs(record)
     indices = emitting_step_indices(run)
     if not indices:
         return None
@@ -159,18 +163,15 @@ def step_view(record: Record | None, position: int | float | None) -> StepView |
         title += f'<p class="speclens-why">{html.escape(str(d["why"]))}</p>'
     title += str(d["top5_html"])  # its top 5 where it disagreed, or why a server run has none
     title += ('<div class="speclens-step-anatomy"><p><b>Where this step\'s time went</b></p>'
-              f"{step_breakdown_html(step, runs(record)[1], source=run.config.source)}</div>")
+              f"{step_breakdown_html(step, baseline, source=run.config.source)}</div>")
     return StepView(pos, len(indices), title, str(d["context_html"]), str(d["drafts_html"]),
-                    str(d["emitted_html"]))
+                    str(d["emitted_html"]), step.index)
 
 
 def shown_step(record: Record | None, slider: Any) -> int | None:
     """The engine step the step-through shows at slider ``value`` (1-based)."""
     sv = step_view(record, int(slider or 1) - 1)
-    if record is None or sv is None:
-        return None
-    run, _ = runs(record)
-    return run.steps[emitting_step_indices(run)[sv.position]].index
+    return None if sv is None else sv.step
 
 
 def position_of_step(record: Record | None, step_index: int) -> int | None:
