@@ -158,7 +158,21 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
 
         engine(c.run, h.run, ui.results.status, c.run_inputs() + [explain], ui.record_outputs(),
                "run", c.stop)
-        _wire(demo, ui, h)
+        # The run's panels' other events never wait for the engines. Replays are bounded
+        # and one at a time, so they take at most one core's share from a measured run.
+        ui.files.upload.upload(h.replay, ui.files.upload, ui.record_outputs(),
+                               api_name="replay", concurrency_limit=1, concurrency_id="replay")
+        c.sample.change(h.sample, c.sample, [c.prompt, c.temperature], **QUICK)
+        c.pair.input(h.pair, c.pair, [c.method, c.draft, c.k, c.pair_note], api_name="pair",
+                     concurrency_limit=None, show_progress="hidden")
+        s, m = ui.stepper, ui.memory
+        s.prev.click(functools.partial(h.step, delta=-1), [ui.state, s.slider], s.outputs(), **QUICK)
+        s.next.click(functools.partial(h.step, delta=1), [ui.state, s.slider], s.outputs(), **QUICK)
+        s.slider.release(h.step, [ui.state, s.slider], s.outputs(), **QUICK)
+        # Memory never waits for a run (the last reading, with its age), so page loads don't.
+        m.refresh.click(h.memory, None, [m.figure, m.summary], api_name="memory",
+                        concurrency_limit=None, show_progress="hidden")
+        demo.load(h.memory, None, [m.figure, m.summary], **QUICK)
         teaching.wire(ui, h, jump_box)
         lesson_panel.wire(ui, lesson)
         engine(sweep.run, sh.sweep, sweep.status, sweep.inputs() + chosen, sweep.outputs(),
@@ -186,25 +200,6 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
 
 STOPPED = ("stopped: the run ends before its next engine step (or server chunk) and "
            "the engines are free for the next run")
-
-
-def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:
-    """The events of the run's panels that never wait for the engines."""
-    c, s, m = ui.controls, ui.stepper, ui.memory
-    # Replays never wait for the engines; bounded and one at a time, they take at
-    # most one core's share from a measured run.
-    ui.files.upload.upload(h.replay, ui.files.upload, ui.record_outputs(),
-                           api_name="replay", concurrency_limit=1, concurrency_id="replay")
-    c.sample.change(h.sample, c.sample, [c.prompt, c.temperature], **QUICK)
-    c.pair.input(h.pair, c.pair, [c.method, c.draft, c.k, c.pair_note], api_name="pair",
-                 concurrency_limit=None, show_progress="hidden")
-    s.prev.click(functools.partial(h.step, delta=-1), [ui.state, s.slider], s.outputs(), **QUICK)
-    s.next.click(functools.partial(h.step, delta=1), [ui.state, s.slider], s.outputs(), **QUICK)
-    s.slider.release(h.step, [ui.state, s.slider], s.outputs(), **QUICK)
-    # Memory never waits for a run (the last reading, with its age), so page loads don't.
-    m.refresh.click(h.memory, None, [m.figure, m.summary], api_name="memory",
-                    concurrency_limit=None, show_progress="hidden")
-    demo.load(h.memory, None, [m.figure, m.summary], **QUICK)
 
 
 def launch(demo: gr.Blocks, metrics: Metrics, host: str = "127.0.0.1", port: int = 7860,
