@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import logging
 from pathlib import Path
 
 import gradio as gr
@@ -38,8 +37,6 @@ from space.ui.startup import Startup, build_banner
 from space.ui.status import QUICK, asset, status_html
 from space.ui.sweep_panel import SweepHandlers, build_sweep_panel
 from space.ui.traffic_panel import TrafficHandlers, build_traffic_panel
-
-log = logging.getLogger(__name__)
 
 DEFAULT_MAX_UPLOAD_MB = 20  # per uploaded file
 # Gradio's sweep of its temporary files (every 10 min, those older than 3 h): the

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import logging
 import os
 import shutil
 import tempfile
@@ -14,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from space.common.paths import data_dir as default_data_dir
-
-log = logging.getLogger(__name__)
 
 SESSIONS = "sessions"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
 from dataclasses import dataclass
 
 import gradio as gr
@@ -20,8 +19,6 @@ from space.ui.tipping_panel import TippingPanel
 from space.ui.traffic_panel import TrafficHandlers
 from vis.checklist import checklist_html
 from vis.history import history_table_html, side_by_side_table, side_by_side_timeline
-
-log = logging.getLogger(__name__)
 
 PAGE_SIZE = 20
 ANY = "any"
