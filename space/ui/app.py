@@ -34,7 +34,7 @@ from space.ui.history_panel import HistoryHandlers, build_history_panel, wire_hi
 from space.ui.live_panel import LiveHandlers, build_live_panel, live_source, measuring, wire_live
 from space.ui.login_guard import LoginGuard
 from space.ui.startup import Startup, build_banner
-from space.ui.status import QUICK, asset, status_html
+from space.ui.status import NAMED, QUICK, asset, status_html
 from space.ui.sweep_panel import SweepHandlers, build_sweep_panel
 from space.ui.traffic_panel import TrafficHandlers, build_traffic_panel
 
@@ -160,15 +160,13 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
         ui.files.upload.upload(h.replay, ui.files.upload, ui.record_outputs(),
                                api_name="replay", concurrency_limit=1, concurrency_id="replay")
         c.sample.change(h.sample, c.sample, [c.prompt, c.temperature], **QUICK)
-        c.pair.input(h.pair, c.pair, [c.method, c.draft, c.k, c.pair_note], api_name="pair",
-                     concurrency_limit=None, show_progress="hidden")
+        c.pair.input(h.pair, c.pair, [c.method, c.draft, c.k, c.pair_note], api_name="pair", **NAMED)
         s, m = ui.stepper, ui.memory
         s.prev.click(functools.partial(h.step, delta=-1), [ui.state, s.slider], s.outputs(), **QUICK)
         s.next.click(functools.partial(h.step, delta=1), [ui.state, s.slider], s.outputs(), **QUICK)
         s.slider.release(h.step, [ui.state, s.slider], s.outputs(), **QUICK)
         # Memory never waits for a run (the last reading, with its age), so page loads don't.
-        m.refresh.click(h.memory, None, [m.figure, m.summary], api_name="memory",
-                        concurrency_limit=None, show_progress="hidden")
+        m.refresh.click(h.memory, None, [m.figure, m.summary], api_name="memory", **NAMED)
         demo.load(h.memory, None, [m.figure, m.summary], **QUICK)
         teaching.wire(ui, h, jump_box)
         lesson_panel.wire(ui, lesson)
@@ -255,7 +253,17 @@ def serve(a: argparse.Namespace) -> int:
                              getattr(a, "allow_any_model", False),
                              getattr(a, "max_prompt_chars", offers.MAX_PROMPT_CHARS))
         history = open_history(a)
-        traffic_file = _traffic_file(getattr(a, "traffic", None))
+        traffic_file = getattr(a, "traffic", None) or None
+        if traffic_file:  # read at start: a bad file is exit 2, not a visitor's failure
+            from space.runs.traffic_file import parse
+
+            try:
+                data = Path(traffic_file).read_bytes()
+            except OSError as exc:
+                raise ConfigError(f"cannot read --traffic: {exc.strerror}: {traffic_file}") from None
+            if not parse(data, Path(traffic_file).name).requests:
+                raise ConfigError(f"--traffic {traffic_file}: no request could be read")
+            traffic_file = str(Path(traffic_file).resolve())
     except (ConfigError, ModelError, HistoryError, ServerError) as exc:
         print(f"error: {exc}", flush=True)
         return 2
@@ -292,18 +300,3 @@ def serve(a: argparse.Namespace) -> int:
     finally:
         runner.POOL.close_all()
     return 0
-
-
-def _traffic_file(path: str | None) -> str | None:
-    """``--traffic FILE``, read at start: a bad file is exit 2, not a visitor's failure."""
-    if not path:
-        return None
-    from space.runs.traffic_file import parse
-
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read --traffic: {exc.strerror}: {path}") from None
-    if not parse(data, Path(path).name).requests:
-        raise ConfigError(f"--traffic {path}: no request could be read")
-    return str(Path(path).resolve())

@@ -13,7 +13,7 @@ from space.records.config import GRID
 from space.records.history import Filters, History, HistoryError
 from space.records.schema import TraceFormatError, load
 from space.records.trace import CompareRecord
-from space.ui.status import QUICK, asset, status_html
+from space.ui.status import NAMED, QUICK, asset, status_html
 from space.ui.sweep_panel import SweepPanel, display_table
 from space.ui.tipping_panel import TippingPanel
 from space.ui.traffic_panel import TrafficHandlers
@@ -208,8 +208,7 @@ def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandle
     draws a comparison in every view (``record_outputs``, with the status line
     ``status``); a saved sweep or tipping curve is drawn in the Sweep tab, a traffic run
     in the Traffic tab."""
-    quick = dict(concurrency_limit=None, show_progress="hidden")
-    p.refresh.click(h.list, p.filters(), p.list_outputs(), api_name="history", **quick)
+    p.refresh.click(h.list, p.filters(), p.list_outputs(), api_name="history", **NAMED)
     for event, listing in ((tab.select, h.list), (p.model.input, h.list), (p.method.input, h.list),
                            (p.verdict.input, h.list),
                            (p.prev.click, functools.partial(h.list, delta=-1)),
@@ -218,8 +217,8 @@ def wire_history(demo: gr.Blocks, tab: gr.Tab, p: HistoryPanel, h: HistoryHandle
         event(listing, p.filters(), p.list_outputs(), **QUICK)
     p.side.click(h.side_by_side, [p.run_a, p.run_b],
                  [p.side_status, p.side_timeline, p.side_table, p.side_a, p.side_b],
-                 api_name="side_by_side", **quick)
-    p.delete.click(h.delete, [p.delete_id], [p.delete_status], api_name="delete_run", **quick) \
+                 api_name="side_by_side", **NAMED)
+    p.delete.click(h.delete, [p.delete_id], [p.delete_status], api_name="delete_run", **NAMED) \
         .then(h.list, p.filters(), p.list_outputs(), **QUICK)
 
     def open_link(request: gr.Request) -> dict:

@@ -7,8 +7,10 @@ import html
 from space.common import paths
 from space.runs.recorder import Saved
 
-# A click that answers at once: no queue slot, no spinner, kept out of the API page.
-QUICK = dict(concurrency_limit=None, show_progress="hidden", api_visibility="undocumented")
+# A click that answers at once: no queue slot, no spinner; QUICK kept out of the API
+# page, NAMED on it under its api_name.
+NAMED = dict(concurrency_limit=None, show_progress="hidden")
+QUICK = dict(NAMED, api_visibility="undocumented")
 
 
 def asset(name: str) -> str:
