@@ -145,8 +145,7 @@ class Handlers(JobHandlers):
     def step(self, record: views.Record | None, value, delta: int = 0) -> dict:
         """The stepper at slider ``value`` (1-based) moved by ``delta``."""
         s = self.ui.stepper
-        position = int(value or 1) - 1 + delta
-        sv = views.step_view(record, position) or views.NO_STEP
+        sv = views.step_view(record, int(value or 1) - 1 + delta) or views.NO_STEP
         # A slider needs maximum > minimum; with one step, position 2 clamps to 1.
         return {s.slider: gr.Slider(minimum=1, maximum=max(sv.count, 2), value=sv.position + 1),
                 s.title: sv.title_html, s.context: sv.context_html,

@@ -58,9 +58,8 @@ def build_sweep_panel(workload_id: str | None = None, vary_k: bool = True) -> Sw
     first = "k" if vary_k else "concurrency"
     workloads = presets.load_or_warn(presets.load_workloads, "sweep workloads", "offering none")
     choices = [(f"{w.title} ({w.id})", w.id) for w in workloads or []]
-    ids = [v for _, v in choices]
-    value = workload_id if workload_id in ids else ("code_editing" if "code_editing" in ids
-                                                    else (ids[0] if ids else None))
+    ids = [v for _, v in choices]  # the asked workload, else code_editing, else the first
+    value = next((w for w in (workload_id, "code_editing", *ids) if w in ids), None)
     with gr.Row():
         workload = gr.Dropdown(choices, value=value, label="Workload", elem_id="sweep-workload")
         variable = gr.Radio(list(DEFAULT_VALUES), value=first, label="Variable",

@@ -181,10 +181,8 @@ def position_of_step(record: Record | None, step_index: int) -> int | None:
         return None
     run, _ = runs(record)
     indices = emitting_step_indices(run)
-    for pos, i in enumerate(indices):
-        if run.steps[i].index >= step_index:
-            return pos
-    return len(indices) - 1 if indices else None
+    later = (pos for pos, i in enumerate(indices) if run.steps[i].index >= step_index)
+    return next(later, len(indices) - 1 if indices else None)
 
 
 def steps_csv_frame(record: Record) -> pd.DataFrame:
