@@ -333,6 +333,6 @@ class Servers(Source):
         return published(Job(), spec, req, lambda: trace_server(self.pair, req, ids, self.texts))
 
 
-def pick(pair: ServerPair | None, pool: EnginePool | None = None) -> Source:
+def pick(pair: ServerPair | None) -> Source:
     """The source of a page or a CLI run: the servers of ``pair``, else in-process."""
-    return Engines(pool) if pair is None else Servers(pair)
+    return Engines() if pair is None else Servers(pair)
