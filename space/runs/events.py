@@ -71,10 +71,6 @@ class Job:
         return replies
 
 
-def job_or_default(job: Job | None) -> Job:
-    return job if job is not None else Job()
-
-
 R = TypeVar("R", CompareRecord, RunTrace)
 
 

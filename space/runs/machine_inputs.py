@@ -37,10 +37,9 @@ def curve_for(config: RunConfig) -> curves.TippingCurve | None:
     return curve_cache.find_for_config(config, versions.public_vllm())
 
 
-def headroom(config: RunConfig, concurrency: int) -> dict[str, Any]:
-    """Break-even inputs from the cached curve at its concurrency nearest
-    ``concurrency``; {} when none is cached."""
-    curve = curve_for(config)
+def headroom(curve: curves.TippingCurve | None, concurrency: int) -> dict[str, Any]:
+    """Break-even inputs from a run's cached curve (``curve_for``) at its concurrency
+    nearest ``concurrency``; {} when none is cached."""
     if curve is None or not curve.concurrencies:
         return {}
     c = min(curve.concurrencies, key=lambda x: (abs(x - concurrency), x))
@@ -62,9 +61,9 @@ def attach_checklist(cmp: CompareRecord, engines: Sequence[Any] | None,
         return None
     context = context or Context()
     config = cmp.speculative.config
+    curve = curve_for(config)
     cmp.checklist = evaluate(compare_inputs(cmp, cmp.speculative.request.temperature, context,
                                             memory_figures(engines, config.device),
-                                            headroom(config, context.concurrency)))
-    curve = curve_for(config)
+                                            headroom(curve, context.concurrency)))
     cmp.tipping_curve = curve.to_dict() if curve else None
     return cmp.checklist

@@ -214,8 +214,7 @@ def _parse_prompt(d: Any, where: str, texts_dir: Path) -> Prompt:
         if not path.is_file():
             raise PresetError(f"{where}: source_file {source_file!r} not found in {texts_dir}")
         source = path.read_text(encoding="utf-8")
-    has_slot = SOURCE_PLACEHOLDER in text
-    if has_slot != (source is not None):
+    if (SOURCE_PLACEHOLDER in text) != (source is not None):
         raise PresetError(f"{where}: '{SOURCE_PLACEHOLDER}' in text and a source go together")
     if source is not None:
         text = text.replace(SOURCE_PLACEHOLDER, source)

@@ -16,7 +16,7 @@ from space.observe.memory import EngineReading
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.trace import CompareRecord, RunTrace, make_compare
 from space.runs import machine_inputs
-from space.runs.events import Job, job_or_default, published
+from space.runs.events import Job, published
 from space.runs.preflight import preflight
 from space.runs.repeats import WARMUP_TOKENS, OnRepeat, alternate
 
@@ -116,7 +116,7 @@ def compare(spec: EngineSpec, req: RequestSpec, repeats: int = 3, pool: EnginePo
                 _explain(base, cmp.speculative, req, progress)
         return cmp
 
-    return published(job_or_default(job), spec, req, run)
+    return published(job or Job(), spec, req, run)
 
 
 _COMPARE: CompareRunner = compare  # mypy: the real runner is a CompareRunner

@@ -22,7 +22,7 @@ from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.events import RunFailed, RunFinished, RunStarted
 from space.records.trace import CompareRecord, RunTrace, make_compare
 from space.runs import machine_inputs, runner
-from space.runs.events import Job, job_or_default, published
+from space.runs.events import Job, published
 from space.runs.preflight import check_spec, preflight
 from space.runs.repeats import WARMUP_TOKENS, alternate
 from space.server.build import Texts
@@ -168,7 +168,7 @@ class Engines(Source):
     def batch(self, spec: EngineSpec, reqs: list[RequestSpec], encoded: list[list[int]], *,
               repeats: int, context: Context, progress: Progress | None = None,
               cancel: threading.Event | None = None, job: Job | None = None) -> Batch:
-        job = job_or_default(job)
+        job = job or Job()
         pool = self.pool
         with pool.lock:  # this batch at least: other visitors' runs go between batches
             check(cancel)
@@ -308,7 +308,7 @@ class Servers(Source):
         """``concurrency`` copies of ``req`` at once, one comparison over all. ``cancel``
         closes the open streams; ``explain`` is not scored (no in-process target)."""
         self.spec_for(spec)
-        job = job_or_default(job)
+        job = job or Job()
         if progress is not None:
             progress(0.0, "sending the prompt to the two servers")
         ids = prompt_ids if prompt_ids is not None else self.encode(spec, req)
@@ -322,7 +322,7 @@ class Servers(Source):
     def batch(self, spec: EngineSpec, reqs: list[RequestSpec], encoded: list[list[int]], *,
               repeats: int, context: Context, progress: Progress | None = None,
               cancel: threading.Event | None = None, job: Job | None = None) -> Batch:
-        job = job_or_default(job)
+        job = job or Job()
         bases, specs = self._runs(spec, reqs, encoded, repeats, progress, cancel, job)
         return judged(bases, specs, None, context, job)
 
@@ -333,6 +333,6 @@ class Servers(Source):
         return published(Job(), spec, req, lambda: trace_server(self.pair, req, ids, self.texts))
 
 
-def pick(pair: ServerPair | None, pool: EnginePool | None = None) -> Source:
+def pick(pair: ServerPair | None) -> Source:
     """The source of a page or a CLI run: the servers of ``pair``, else in-process."""
-    return Engines(pool) if pair is None else Servers(pair)
+    return Engines() if pair is None else Servers(pair)

@@ -18,7 +18,7 @@ from space.judge.crossover import crossing
 from space.records.anatomy import KindCosts, kind_costs
 from space.records.config import GRID, K_RANGE, ConfigError, EngineSpec, RequestSpec
 from space.records.events import SweepFinished
-from space.runs.events import Job, job_or_default
+from space.runs.events import Job
 from space.runs.presets import PRESETS_DIR, Workload
 from space.runs.source import Engines, Source
 from space.runs.workloads import WorkloadResult, run_workload
@@ -239,7 +239,7 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
     source = source or Engines()
     check_source(variable, source)
     progress = progress or (lambda f, m: log.info(m))
-    job, asked = job_or_default(job), spec
+    job, asked = job or Job(), spec
     n_tokens = max_tokens or workload.max_tokens
     tokenizer = None
     if variable == "input_length":
@@ -250,7 +250,7 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
             spec = dataclasses.replace(spec, max_model_len=need)
     results = []
     for i, value in enumerate(values):
-        inner = _share(progress, i, len(values), f"point {i + 1}/{len(values)} ({variable}={value:g})")
+        inner = share(progress, i, len(values), f"point {i + 1}/{len(values)} ({variable}={value:g})")
         check(cancel, "the sweep")
         inner(0.0, "starting")
         point_spec = dataclasses.replace(spec, k=int(value)) if variable == "k" else spec
@@ -267,7 +267,7 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
     return result
 
 
-def _share(progress: Progress, i: int, n: int, prefix: str) -> Progress:
+def share(progress: Progress, i: int, n: int, prefix: str) -> Progress:
     """``progress`` for part ``i`` of ``n``: its share of the bar, messages prefixed."""
     return lambda f, msg: progress((i + min(max(f, 0.0), 1.0)) / n, f"{prefix}: {msg}")
 
@@ -322,10 +322,10 @@ def run_grid(spec: EngineSpec, workload: Workload, ks: Sequence[int],
     source = source or Engines()
     check_source(GRID, source)
     progress = progress or (lambda f, m: log.info(m))
-    job = job_or_default(job)
+    job = job or Job()
     sweeps = []
     for i, k in enumerate(ks):
-        inner = _share(progress, i, len(ks), f"k={k} ({i + 1}/{len(ks)})")
+        inner = share(progress, i, len(ks), f"k={k} ({i + 1}/{len(ks)})")
         sweeps.append((k, run_sweep(dataclasses.replace(spec, k=int(k)), workload, "concurrency",
                                     concurrencies, repeats=repeats, source=source, progress=inner,
                                     max_tokens=max_tokens, prompt_ids=prompt_ids,

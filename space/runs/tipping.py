@@ -19,7 +19,7 @@ from space.records.events import TippingMeasured
 from space.records.methods import SYNTHETIC_VLLM_KEYS
 from space.records.trace import DECODE, VERIFY, RunTrace
 from space.runs import curve_cache
-from space.runs.events import Job, job_or_default
+from space.runs.events import Job
 from space.runs.preflight import preflight
 from space.runs.repeats import WARMUP_TOKENS, alternate
 from space.runs.source import Engines, Source
@@ -226,7 +226,7 @@ def build_curve(spec: EngineSpec, *, pair_id: str | None = None,
                               max_tokens=max_tokens, repeats=repeats, engines=engines,
                               pair_id=pair_id, progress=progress, profile=profile)
     path = curve_cache.save(curve, folder)
-    job = job_or_default(job)
+    job = job or Job()
     job.publish(TippingMeasured(curve, curve.label, spec, job.origin))
     return curve, path
 

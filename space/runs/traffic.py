@@ -23,9 +23,9 @@ from space.records.config import ConfigError, EngineSpec, RequestSpec, at_least_
 from space.records.events import TrafficFinished
 from space.records.trace import CompareRecord
 from space.runs import machine_inputs
-from space.runs.events import Job, job_or_default
+from space.runs.events import Job
 from space.runs.source import Engines, Source
-from space.runs.sweep import MAX_CONCURRENCY
+from space.runs.sweep import MAX_CONCURRENCY, share
 from space.runs.traffic_file import TrafficRequest
 from space.runs.traffic_groups import Plan, unseen
 
@@ -92,7 +92,7 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, file_name: str = "",
         raise ConfigError("a traffic run compares a speculative method with the baseline")
     source = source or Engines()
     measured_spec = source.spec_for(spec)
-    job = job_or_default(job)
+    job = job or Job()
     report = progress or (lambda f, m: log.info(m))
     skipped = list(skipped or [])
     path = str(models.resolve_model(spec.model))
@@ -118,13 +118,13 @@ def run_traffic(spec: EngineSpec, plan: Plan, *, file_name: str = "",
     if not items:
         raise ConfigError("no request of the file can run: " + "; ".join(skipped[:3]))
     responses = response_tokens(plan, path)
-    config = items[0].compare.speculative.config
-    headroom = machine_inputs.headroom(config, concurrency)
+    curve = machine_inputs.curve_for(items[0].compare.speculative.config)
+    headroom = machine_inputs.headroom(curve, concurrency)
 
     def answered(its: list[TrafficItem], busy: dict[str, Any] | None = None) -> TrafficResult:
         return answer(file_name, plan.how, its, plan.counts(), responses, repeats=repeats,
                       max_tokens=max_tokens, skipped=skipped, headroom=headroom,
-                      concurrency=concurrency, curve=machine_inputs.curve_for(config),
+                      concurrency=concurrency, curve=curve,
                       predict_prompts=predict_prompts, busy=busy)
 
     result = answered(items)
@@ -237,14 +237,11 @@ class _Run:
             self.report(i / len(plan_), f"batch {i + 1}/{len(plan_)}: {group}, lines {lines}{extra}")
             check(self.cancel, "the traffic run")
             members = kept + fillers
-
-            def within(f: float, message: str, i: int = i) -> None:  # the batch's share of the bar
-                self.report((i + f) / len(plan_), f"batch {i + 1}/{len(plan_)}: {message}")
-
             cmps = self.source.batch(
                 self.spec, [req for _, _, req, _ in members], [ids for *_, ids in members],
                 repeats=self.repeats, context=Context(task_type=group, concurrency=n),
-                progress=within, cancel=self.cancel, job=self.job)[0]
+                progress=share(self.report, i, len(plan_), f"batch {i + 1}/{len(plan_)}"),
+                cancel=self.cancel, job=self.job)[0]
             items += [self.item(group, r, req, cmp)
                       for (_, r, req, _), cmp in zip(kept, cmps, strict=False)]
         return items

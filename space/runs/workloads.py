@@ -20,7 +20,7 @@ from space.records.run import RunConfig
 from space.records.trace import CompareRecord
 from space.records.verdict import Checklist, Verdict
 from space.runs import machine_inputs
-from space.runs.events import Job, job_or_default
+from space.runs.events import Job
 from space.runs.preflight import missing_packages
 from space.runs.presets import ModelPair, Workload
 from space.runs.source import Engines, Source
@@ -192,7 +192,7 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3,
                               task_note=workload.reason, concurrency=n)
     # Tokenized here, before the engine lock; the runs below reuse the ids.
     encoded = [source.encode(spec, r, progress) for _, r in reqs]
-    part = job_or_default(job).inside("workload")
+    part = (job or Job()).inside("workload")
     batch_runs: list[dict[str, float]] = []
     with source.held():
         check(cancel)
@@ -220,7 +220,8 @@ def run_workload(spec: EngineSpec, workload: Workload, *, repeats: int = 3,
     inputs = measure.inputs_from_runs(
         [c.baseline for c in cmps], [c.speculative for c in cmps], speedup=r.speedup,
         speedup_spread=r.speedup_spread, temperature=r.temperature, context=ctx,
-        memory_now=memory_now, headroom=machine_inputs.headroom(r.config, ctx.concurrency))
+        memory_now=memory_now,
+        headroom=machine_inputs.headroom(machine_inputs.curve_for(r.config), ctx.concurrency))
     if not r.batch_runs:  # distinct prompts, each with its own verdict
         inputs.prompt_verdicts = {it.prompt_id: it.compare.checklist.verdict
                                   for it in r.items if it.compare.checklist}

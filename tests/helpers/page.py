@@ -17,7 +17,7 @@ from space.records.config import EngineSpec, RequestSpec
 from space.records.run import RequestRecord
 from space.records.schema import load
 from space.records.trace import CompareRecord, make_compare
-from space.runs.events import Job, job_or_default
+from space.runs.events import Job
 from space.runs.repeats import OnRepeat
 from tests.helpers.traces import ngram_run, short_baseline
 
@@ -50,7 +50,7 @@ def fake_compare(spec: EngineSpec, req: RequestSpec, *, repeats: int,
         return cmp
 
     req.validate()
-    return published(job_or_default(job), spec, req, make)
+    return published(job or Job(), spec, req, make)
 
 
 def run(client, prompt, **kw):

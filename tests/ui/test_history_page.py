@@ -15,7 +15,7 @@ from space.records.history import History
 from space.records.run import RequestRecord
 from space.records.trace import make_compare
 from space.records.verdict import Checklist
-from space.runs.events import job_or_default, published
+from space.runs.events import Job, published
 from space.runs.recorder import HistoryRecorder
 from space.ui import inputs
 from space.ui.links import opened_run
@@ -34,7 +34,7 @@ def fake_compare(spec, req, repeats, on_step, progress, warmup, cancel=None,
     cmp.speculative.prompt = req.prompt
     cmp.speculative.request = cmp.baseline.request = RequestRecord.of(req)
     cmp.checklist = Checklist("worth-it")
-    return published(job_or_default(job), spec, req, lambda: cmp)
+    return published(job or Job(), spec, req, lambda: cmp)
 
 
 def serve(history: History, auth) -> tuple[object, str]:
