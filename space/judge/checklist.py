@@ -201,7 +201,7 @@ def _unless_looped(name: CheckName, value: float | None, threshold: float | None
         " Not counted: the output loops, and the loop inflates acceptance." if looped else ""))
 
 
-def _spread_decision(i: ChecklistInputs) -> Verdict:
+def _spread_decision(i: ChecklistInputs) -> str:
     """The spread rule (``_verdict`` tells it) on the speedup alone."""
     s, spread = i.speedup_median, i.speedup_spread
     if s is not None and s >= WORTH_IT_SPEEDUP and (spread is None or spread[0] >= SPREAD_FLOOR):

@@ -65,7 +65,7 @@ def group_figures(cmps: Sequence[CompareRecord],
     t, e = estimate.ratio_of_totals(tp), estimate.ratio_of_totals(e2)
     eci = estimate.confidence_interval(e2)
     e2e = share is not None and share > TTFT_SHARE_FOR_E2E
-    basis, pairs, speedup, ci = (("end-to-end", e2, e, eci) if e2e else
-                                 ("TPOT", tp, t, estimate.confidence_interval(tp)))
+    basis: Basis = "end-to-end" if e2e else "TPOT"
+    pairs, speedup, ci = (e2, e, eci) if e2e else (tp, t, estimate.confidence_interval(tp))
     return Figures(basis, speedup, ci, estimate.prediction_interval(pairs, predict_prompts),
                    predict_prompts, t, e, eci, share, len(cmps))
