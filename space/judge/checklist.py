@@ -201,9 +201,12 @@ def _unless_looped(name: CheckName, value: float | None, threshold: float | None
         " Not counted: the output loops, and the loop inflates acceptance." if looped else ""))
 
 
-def _clearly_above(i: ChecklistInputs) -> bool:
+def _spread_decision(i: ChecklistInputs) -> str:
+    """The spread rule (``_verdict`` tells it) on the speedup alone."""
     s, spread = i.speedup_median, i.speedup_spread
-    return s is not None and s >= WORTH_IT_SPEEDUP and (spread is None or spread[0] >= SPREAD_FLOOR)
+    if s is not None and s >= WORTH_IT_SPEEDUP and (spread is None or spread[0] >= SPREAD_FLOOR):
+        return WORTH_IT
+    return NOT_WORTH_IT if s is not None and s < NO_GAIN_SPEEDUP else BORDERLINE
 
 
 def _speedup_check(i: ChecklistInputs, d: _Derived) -> Check:
@@ -229,9 +232,10 @@ def _speedup_words(i: ChecklistInputs, s: float) -> tuple[bool | None, str]:
                       "second prompt (or repeat) gives one.")
     spread = i.speedup_spread
     spread_txt = f" (spread {spread[0]:.2f}-{spread[1]:.2f})" if spread else " (no spread: one run)"
-    if _clearly_above(i):
+    decision = _spread_decision(i)
+    if decision == WORTH_IT:
         return True, f"Baseline TPOT / speculative TPOT = {s:.2f}x{spread_txt}: faster."
-    if s < NO_GAIN_SPEEDUP:
+    if decision == NOT_WORTH_IT:
         how = "slower than baseline" if s < 1.0 else "no gain beyond noise"
         return False, f"{s:.2f}x{spread_txt}: {how} (under {NO_GAIN_SPEEDUP:.2f}x)."
     return False, (f"{s:.2f}x{spread_txt}: a gain, but not a clear one; worth-it needs >= "
@@ -476,12 +480,10 @@ def _verdict(i: ChecklistInputs, d: _Derived, checks: dict[CheckName, Check],
     Whatever the interval (none accepted is not-worth-it before it: ``evaluate``), a
     looping output demotes worth-it to borderline, and alpha <= c turns borderline or
     undecided into not-worth-it."""
-    s = i.speedup_median
     if spread_rule:
-        decision = (WORTH_IT if _clearly_above(i) else
-                    NOT_WORTH_IT if s is not None and s < NO_GAIN_SPEEDUP else BORDERLINE)
+        decision = _spread_decision(i)
     else:  # the interval's verdict; one run has no interval to decide on: undecided
-        decision = (interval_decision(i) if s is not None else None) or UNDECIDED
+        decision = (interval_decision(i) if i.speedup_median is not None else None) or UNDECIDED
     if decision == WORTH_IT:
         if d.looped:
             checks[REPETITION].decisive = True

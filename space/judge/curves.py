@@ -182,12 +182,11 @@ class TippingCurve:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TippingCurve:
-        kw = known(cls, d)
-        kw["points"] = [build(CurvePoint, p) for p in d.get("points", [])]
-        kw["step_costs"] = [StepCosts(**{**c, "anatomy": build(KindCosts, c["anatomy"])
-                                         if c.get("anatomy") else None})
-                            for c in d.get("step_costs", [])]
-        return cls(**kw)
+        return cls(**known(cls, d) | {
+            "points": [build(CurvePoint, p) for p in d.get("points", [])],
+            "step_costs": [StepCosts(**{**c, "anatomy": build(KindCosts, c["anatomy"])
+                                        if c.get("anatomy") else None})
+                           for c in d.get("step_costs", [])]})
 
 
 CSV_COLUMNS = ["series", "concurrency", "asked_acceptance_length", "mean_acceptance_length",

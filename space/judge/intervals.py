@@ -64,9 +64,8 @@ def group_figures(cmps: Sequence[CompareRecord],
     tp, e2 = paired(cmps, "TPOT"), paired(cmps, "end-to-end")
     t, e = estimate.ratio_of_totals(tp), estimate.ratio_of_totals(e2)
     eci = estimate.confidence_interval(e2)
-    if share is not None and share > TTFT_SHARE_FOR_E2E:
-        return Figures("end-to-end", e, eci, estimate.prediction_interval(e2, predict_prompts),
-                       predict_prompts, t, e, eci, share, len(cmps))
-    return Figures("TPOT", t, estimate.confidence_interval(tp),
-                   estimate.prediction_interval(tp, predict_prompts), predict_prompts, t, e, eci,
-                   share, len(cmps))
+    e2e = share is not None and share > TTFT_SHARE_FOR_E2E
+    basis: Basis = "end-to-end" if e2e else "TPOT"
+    pairs, speedup, ci = (e2, e, eci) if e2e else (tp, t, estimate.confidence_interval(tp))
+    return Figures(basis, speedup, ci, estimate.prediction_interval(pairs, predict_prompts),
+                   predict_prompts, t, e, eci, share, len(cmps))

@@ -123,10 +123,9 @@ def summarize_group(group: str, items: Sequence[TrafficItem], requests: int,
         headroom=headroom)
     inputs = replace(inputs, speedup_ci=fig.ci, speedup_prompts=len(cmps), speedup_basis=fig.basis,
                      speedup_repeats=len(cmps[0].baseline_runs) or 1,
-                     needs_interval=True)  # a group's verdict is its interval's
-    if len(items) > 1:
-        inputs.prompt_verdicts = {f"line {it.line}": it.compare.checklist.verdict
-                                  for it in items if it.compare.checklist}
+                     needs_interval=True,  # a group's verdict is its interval's
+                     prompt_verdicts={f"line {it.line}": it.compare.checklist.verdict for it in items
+                                      if it.compare.checklist} if len(items) > 1 else None)
     checklist = evaluate(inputs)
     drafted = measure.drafted_share([c.speculative for c in cmps])
     pred = predict_from_acceptance(inputs.mean_acceptance_length, inputs.k, inputs.method,
