@@ -168,10 +168,8 @@ def gpu_memory(index: int = 0) -> GpuMemory | None:
     except Exception as e:
         log.debug("NVML reading of GPU %d failed: %s", index, e)
         return None
-    try:
-        util = float(nvml.nvmlDeviceGetUtilizationRates(handle).gpu)
-    except Exception:  # not supported on some devices (MIG slices)
-        util = None
+    # None where NVML does not give it (MIG slices)
+    util = _try(lambda: float(nvml.nvmlDeviceGetUtilizationRates(handle).gpu))
     return GpuMemory(index=index, name=_nvml_str(name), total_bytes=int(mem.total),
                      used_bytes=int(mem.used), free_bytes=int(mem.free), utilization_pct=util)
 
