@@ -52,7 +52,7 @@ def machine() -> dict:
 
 
 def run(runs: int, max_tokens: int) -> dict:
-    from space.engine import TracedEngine
+    from space.engine.core import TracedEngine
     from space.judge import measure
     from space.records.config import EngineSpec
     from space.records.trace import DECODE, VERIFY

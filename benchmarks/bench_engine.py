@@ -169,7 +169,7 @@ def section_anatomy(runs: int, dtype: str, ks: list[int]) -> None:
     """The anatomy of a decode step (baseline) and of verify steps at each k (ngram)."""
     import dataclasses
 
-    from space.engine import TracedEngine
+    from space.engine.core import TracedEngine
     from space.records.trace import DECODE, VERIFY
     print(f"step anatomy, {dtype}, {cpu_model()}; median ms per step over {runs} runs of "
           f"{MAX_TOKENS} tokens")
@@ -199,7 +199,7 @@ def section_anatomy(runs: int, dtype: str, ks: list[int]) -> None:
 
 
 def section_start() -> None:
-    from space.engine import TracedEngine
+    from space.engine.core import TracedEngine
     for method in (None, "ngram"):
         e = TracedEngine(_spec(method))
         print(f"engine start, {method or 'baseline':<9} {e.build_s:6.1f} s  (target <= 20 s)")
@@ -207,7 +207,7 @@ def section_start() -> None:
 
 
 def section_overhead(runs: int, method: str) -> None:
-    from space.engine import TracedEngine
+    from space.engine.core import TracedEngine
     traced = TracedEngine(_spec(method))
     ids = traced.encode(_req())
     runners = {"traced": traced_runner(traced),
@@ -223,7 +223,7 @@ def section_overhead(runs: int, method: str) -> None:
 
 
 def section_baseline(runs: int) -> None:
-    from space.engine import TracedEngine
+    from space.engine.core import TracedEngine
     traced = TracedEngine(_spec(None))
     ids = traced.encode(_req())
     res = alternate({"traced": traced_runner(traced),
@@ -239,7 +239,7 @@ def section_baseline(runs: int) -> None:
 
 def section_speedup(runs: int) -> None:
     """End-to-end seconds per run; speedup = baseline seconds / ngram seconds, per round."""
-    from space.engine import TracedEngine
+    from space.engine.core import TracedEngine
     app_base, app_ngram = TracedEngine(_spec(None)), TracedEngine(_spec("ngram"))
     ids = app_base.encode(_req())
     traces: dict[str, list] = {"base": [], "ngram": []}
@@ -276,7 +276,7 @@ def section_speedup(runs: int) -> None:
 
 def _child(which: str, runs: int) -> None:
     """Subprocess body for section 'two': prints JSON tokens/s lists."""
-    from space.engine import TracedEngine
+    from space.engine.core import TracedEngine
     engines = {m: TracedEngine(_spec(None if m == "baseline" else m))
                for m in (["baseline", "ngram"] if which == "both" else [which])}
     res = alternate({m: traced_runner(e) for m, e in engines.items()}, runs)

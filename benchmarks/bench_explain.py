@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def main() -> int:
-    from space.engine import EnginePool
+    from space.engine.pool import EnginePool
     from space.engine.score import explain
     from space.records.config import EngineSpec, RequestSpec
     from space.runs.presets import get_workload

@@ -118,7 +118,7 @@ def main() -> None:
     spec = hardware.resolve_spec(SPEC)
     print(f"CPU: {hardware.cpu_model()}, {os.cpu_count()} cores, bf16 units: "
           f"{', '.join(hardware.cpu_bf16_flags()) or 'none'}; dtype {spec.dtype}")
-    from space.engine import EnginePool
+    from space.engine.pool import EnginePool
 
     with tempfile.TemporaryDirectory() as logs:
         procs = start_all(SPEC, Path(logs), {"baseline": ([], False), "speculative": (

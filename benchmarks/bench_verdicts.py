@@ -29,7 +29,8 @@ WORKLOADS = (("structured_output", 48), ("code_editing", 48), ("creative_writing
 
 
 def run(repeats: int, dtype: str | None) -> list[dict]:
-    from space.engine import EnginePool, hardware
+    from space.engine import hardware
+    from space.engine.pool import EnginePool
     from space.records.config import EngineSpec
     from space.runs import presets
     from space.runs.source import Engines

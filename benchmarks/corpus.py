@@ -62,7 +62,7 @@ def run_prompt(p: corpus.CorpusPrompt, base, spec, max_tokens: int) -> dict:
 
 
 def measure(prompts: list[corpus.CorpusPrompt], max_tokens: int) -> list[dict]:
-    from space.engine import EnginePool
+    from space.engine.pool import EnginePool
     from space.records.config import EngineSpec, MiB
 
     pool = EnginePool()

@@ -81,17 +81,10 @@ class RunLog:
         with self._lock:
             self._kv.append(KvPoint(now_s, engine, ratio))
 
-    def runs(self) -> list[RunPoint]:
+    def recent(self) -> tuple[list[RunPoint], list[KvPoint], list[JobPoint]]:
+        """Copies of the runs, KV readings and jobs kept, taken together."""
         with self._lock:
-            return list(self._runs)
-
-    def kv(self) -> list[KvPoint]:
-        with self._lock:
-            return list(self._kv)
-
-    def jobs(self) -> list[JobPoint]:
-        with self._lock:
-            return list(self._jobs)
+            return list(self._runs), list(self._kv), list(self._jobs)
 
     def per_position(self) -> dict[str, list[float]]:
         """Acceptance per draft position since start, per engine that drafted:
@@ -146,9 +139,10 @@ class LiveSource:
             self.log.add_kv(engine, ratio, now)
         gpu = _safe(self.gpu_reader, None)
         rss = _safe(self.rss_reader, None) if gpu is None and self.rss_reader else None
-        return Snapshot(taken_s=now, busy=self.busy(), runs=self.log.runs(), kv=self.log.kv(),
+        runs, kv, jobs = self.log.recent()
+        return Snapshot(taken_s=now, busy=self.busy(), runs=runs, kv=kv,
                         per_position=self.log.per_position(), gpu=gpu,
-                        process_rss_bytes=rss, kv_now=kv_now, jobs=self.log.jobs())
+                        process_rss_bytes=rss, kv_now=kv_now, jobs=jobs)
 
 
 def _safe(reader, default):

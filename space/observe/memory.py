@@ -156,23 +156,28 @@ def _nvml_str(v) -> str:
     return v.decode(errors="replace") if isinstance(v, bytes) else str(v)
 
 
-def gpu_memory(index: int = 0) -> GpuMemory | None:
-    """One GPU (NVML's ``index``, see ``nvml_index``); None without an NVIDIA GPU or driver."""
+def _device(index: int) -> tuple[Any, Any, str, Any] | None:
+    """(pynvml, handle, name, memory info) of NVML device ``index``; None without it."""
     nvml = nvml_module()
     if nvml is None:
         return None
     try:
         handle = nvml.nvmlDeviceGetHandleByIndex(index)
         mem = nvml.nvmlDeviceGetMemoryInfo(handle)
-        name = nvml.nvmlDeviceGetName(handle)
-    except Exception as e:
+        return nvml, handle, _nvml_str(nvml.nvmlDeviceGetName(handle)), mem
+    except Exception as e:  # noqa: BLE001 - no such device, driver gone
         log.debug("NVML reading of GPU %d failed: %s", index, e)
         return None
-    try:
-        util = float(nvml.nvmlDeviceGetUtilizationRates(handle).gpu)
-    except Exception:  # not supported on some devices (MIG slices)
-        util = None
-    return GpuMemory(index=index, name=_nvml_str(name), total_bytes=int(mem.total),
+
+
+def gpu_memory(index: int = 0) -> GpuMemory | None:
+    """One GPU (NVML's ``index``, see ``nvml_index``); None without an NVIDIA GPU or driver."""
+    if (device := _device(index)) is None:
+        return None
+    nvml, handle, name, mem = device
+    # None where NVML does not give it (MIG slices)
+    util = _try(lambda: float(nvml.nvmlDeviceGetUtilizationRates(handle).gpu))
+    return GpuMemory(index=index, name=name, total_bytes=int(mem.total),
                      used_bytes=int(mem.used), free_bytes=int(mem.free), utilization_pct=util)
 
 
@@ -192,20 +197,13 @@ def nvml_index(cuda_index: int = 0, visible: str | None = None) -> int:
 def gpu_info(cuda_index: int = 0) -> dict[str, Any] | None:
     """``{name, compute_capability, memory_bytes, driver, cuda}`` of CUDA device
     ``cuda_index``, or None without NVML. ``cuda``: the driver's highest CUDA ("12.8")."""
-    nvml = nvml_module()
-    if nvml is None:
+    if (device := _device(nvml_index(cuda_index))) is None:
         return None
-    try:
-        handle = nvml.nvmlDeviceGetHandleByIndex(nvml_index(cuda_index))
-        name = nvml.nvmlDeviceGetName(handle)
-        total = int(nvml.nvmlDeviceGetMemoryInfo(handle).total)
-    except Exception as exc:  # noqa: BLE001 - no such device, driver gone
-        log.debug("NVML: %s", exc)
-        return None
-    return {"name": _nvml_str(name),
+    nvml, handle, name, mem = device
+    return {"name": name,
             "compute_capability": _try(lambda: ".".join(
                 map(str, nvml.nvmlDeviceGetCudaComputeCapability(handle)))),
-            "memory_bytes": total,
+            "memory_bytes": int(mem.total),
             "driver": _try(lambda: _nvml_str(nvml.nvmlSystemGetDriverVersion())),
             "cuda": _try(lambda: _cuda(nvml.nvmlSystemGetCudaDriverVersion()))}
 

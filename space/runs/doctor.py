@@ -13,7 +13,8 @@ import urllib.request
 
 from space.common import versions
 from space.common.progress import Progress
-from space.engine import EnginePool, hardware
+from space.engine import hardware
+from space.engine.pool import EnginePool
 from space.observe.memory import gpu_info, gpu_memory, nvml_index
 from space.records import doctor as rec
 from space.records.config import EngineSpec, RequestSpec

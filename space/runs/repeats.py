@@ -11,7 +11,7 @@ from space.common.progress import Progress
 # kernel selection for each new batch shape) so that measured runs don't.
 WARMUP_TOKENS = 16
 
-E = TypeVar("E")  # an engine (space.engine.TracedEngine)
+E = TypeVar("E")  # an engine (space.engine.core.TracedEngine)
 T = TypeVar("T")  # what one measured run returns
 OnRepeat = Callable[[int, int], None]  # (repeat index from 0, repeats): a measured run starts
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from space.common.cancel import check
 from space.common.progress import Progress
-from space.engine import EnginePool
+from space.engine.pool import EnginePool
 from space.judge import measure
 from space.observe.memory import EngineReading
 from space.records.config import ConfigError, EngineSpec, RequestSpec

@@ -38,7 +38,7 @@ from space.server.compare import (
 )
 
 if TYPE_CHECKING:
-    from space.engine import EnginePool
+    from space.engine.pool import EnginePool
 
 log = logging.getLogger(__name__)
 Capability = Literal["live_steps", "vary_k", "forced_acceptance", "anatomy", "memory",

@@ -142,7 +142,7 @@ def measure_curve(spec: EngineSpec, *, concurrencies: Sequence[int] = DEFAULT_CO
         raise ConfigError("a curve needs repeats >= 1 and max_tokens >= 8")
     profile = check_profile(profile, spec.k)
     lengths = acceptance_lengths(spec.k, n_points)
-    from space.engine import TracedEngine
+    from space.engine.core import TracedEngine
 
     pool = engines.pool
     progress = progress or (lambda f, m: log.info(m))

@@ -174,8 +174,10 @@ class _Sampler:
     def __init__(self, server: Server, n: int) -> None:
         self.server, self.n = server, n
         self.others: list[float] = []
-        self._started: set[int] = set()  # set.add and a flag are atomic; both only grow
-        self._finished = False
+        # the streams' threads add to ``started`` and set ``finished``: set.add and a flag
+        # are atomic; both only grow
+        self.started: set[int] = set()
+        self.finished = False
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name="speclens-sampler")
 
@@ -187,14 +189,8 @@ class _Sampler:
         self._done.set()
         self._thread.join()
 
-    def first_chunk(self, i: int) -> None:
-        self._started.add(i)
-
-    def finished(self) -> None:
-        self._finished = True
-
     def _all_running(self) -> bool:
-        return len(self._started) == self.n and not self._finished
+        return len(self.started) == self.n and not self.finished
 
     def _run(self) -> None:
         while not self._done.wait(SAMPLE_S):
@@ -218,7 +214,7 @@ def _streams(server: Server, bodies: list[dict], cancel: threading.Event | None,
     def one(i: int, body: dict) -> Stream:
         def heard(chunk: Chunk) -> None:
             if sampler is not None:
-                sampler.first_chunk(i)
+                sampler.started.add(i)
             on_chunk(chunk)
         try:
             return stream_completion(server, body, cancel=cancel, on_chunk=heard, abort=abort)
@@ -227,7 +223,7 @@ def _streams(server: Server, bodies: list[dict], cancel: threading.Event | None,
             raise
         finally:
             if sampler is not None:
-                sampler.finished()
+                sampler.finished = True
 
     with ThreadPoolExecutor(len(bodies)) as pool:
         futures = [pool.submit(one, i, b) for i, b in enumerate(bodies)]

@@ -17,7 +17,7 @@ import pytest
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
 
-from space.engine import EnginePool  # noqa: E402
+from space.engine.pool import EnginePool  # noqa: E402
 from space.records.config import EngineSpec  # noqa: E402
 from tests.helpers.engine import ENGINE_SPEC, KV, MAX_MODEL_LEN  # noqa: E402
 

@@ -22,7 +22,7 @@ import dataclasses
 import pytest
 import torch
 
-from space.engine import TracedEngine
+from space.engine.core import TracedEngine
 from space.engine.score import explain
 from space.records.trace import CORRECTION, VERIFY
 from space.runs.presets import get_workload

@@ -6,9 +6,8 @@ import gc
 import psutil
 import pytest
 
-from space.engine import EnginePool
 from space.engine.hardware import resolve_spec
-from space.engine.pool import estimate_bytes
+from space.engine.pool import EnginePool, estimate_bytes
 from space.records.config import EngineSpec, MiB
 from tests.helpers.engine import KV, req
 

@@ -109,7 +109,7 @@ def test_asked_for_acceptance_is_met(bad_draft_spec, keys, expected, tolerance):
     """The 8-layer bad draft accepts ~1 % of its drafts on its own; forced, it
     accepts what was asked. (One engine per setting, closed after: the rates are
     fixed when an engine is built.)"""
-    from space.engine import TracedEngine
+    from space.engine.core import TracedEngine
 
     engine = TracedEngine(_synthetic_spec(bad_draft_spec, **keys))
     try:

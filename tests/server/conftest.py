@@ -70,7 +70,7 @@ def server_page(pair):
 @pytest.fixture
 def no_engines(monkeypatch):
     """Fails a test that builds an in-process engine (the servers are measured)."""
-    from space.engine import EnginePool
+    from space.engine.pool import EnginePool
 
     def refuse(*_a, **_kw):
         raise AssertionError("an in-process engine was built on a page measuring servers")

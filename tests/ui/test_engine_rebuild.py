@@ -25,7 +25,7 @@ def own_page():
     """(client, run labels) of a page whose pool holds only the baseline engine."""
     from gradio_client import Client
 
-    from space.engine import EnginePool
+    from space.engine.pool import EnginePool
     from space.runs import runner
     from space.ui import app
 

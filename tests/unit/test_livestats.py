@@ -48,14 +48,14 @@ def test_the_run_log_hears_finished_runs_and_jobs():
     synthetic = ngram_run()
     synthetic.config = dataclasses.replace(synthetic.config, synthetic=True)
     log(RunFinished(synthetic))  # forced acceptance: not a run the engine serves
-    runs = log.runs()
+    runs, _, _ = log.recent()
     assert [r.engine for r in runs] == ["baseline", "speculative", "speculative"]
     assert runs[1].acceptance_rate == NGRAM_RUN_COUNTS["accepted"] / NGRAM_RUN_COUNTS["draft_tokens"]
     want = [n / NGRAM_RUN_COUNTS["drafts"] for n in NGRAM_RUN_COUNTS["per_pos"]]
     assert log.per_position() == {"speculative": want}  # the baseline drafts nothing
     log(SweepFinished(Result(), "k", EngineSpec()))
     log(TippingMeasured(Result(), "curve", EngineSpec()))
-    assert [j.kind for j in log.jobs()] == ["compare", "trace", "sweep", "tipping"]
+    assert [j.kind for j in log.recent()[2]] == ["compare", "trace", "sweep", "tipping"]
 
 
 def test_idle_refreshes_every_2_s_busy_at_most_every_5_s_from_the_cache():
@@ -77,7 +77,7 @@ def test_idle_refreshes_every_2_s_busy_at_most_every_5_s_from_the_cache():
         snap, fresh = src.snapshot()
         assert fresh and snap.busy
     assert reads == [1000.0, 1002.0, 1007.0]  # three readings in 7 s, one during the run
-    assert [p.usage_ratio for p in log.kv() if p.engine == "speculative"] == [0.2] * 3
+    assert [p.usage_ratio for p in log.recent()[1] if p.engine == "speculative"] == [0.2] * 3
 
 
 def test_a_failing_reader_is_skipped():

@@ -66,11 +66,11 @@ def test_samples_count_only_while_every_request_runs(monkeypatch):
     monkeypatch.setattr(compare, "requests_running", running)
     sampler = compare._Sampler(compare.Server("speculative", "http://s/v1"), 2)
     with sampler:
-        sampler.first_chunk(0)
+        sampler.started.add(0)
         assert not read.wait(0.1)  # one of two running: no reading at all
-        sampler.first_chunk(1)
+        sampler.started.add(1)
         assert read.wait(2.0)
-        sampler.finished()
+        sampler.finished = True
     assert sampler.others and set(sampler.others) == {3.0}
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from space.common.cancel import Cancelled, check
-from space.engine import EnginePool
+from space.engine.pool import EnginePool
 from space.judge.measure import Context
 from space.records.config import ConfigError, EngineSpec, RequestSpec
 from space.records.events import RunFinished, RunStarted
