@@ -14,12 +14,12 @@ from space.records.trace import CompareRecord, RunTrace, StepRecord
 from vis.explain import sampled, token_repr
 from vis.tokens import token_view_html
 
-METRICS: list[tuple[str, Callable[[RunTrace], float]]] = [
-    ("TTFT ms", lambda r: r.ttft_s * 1e3),
-    ("TPOT ms", lambda r: r.tpot_s * 1e3),
-    ("tokens/s", lambda r: r.tokens_per_s),
-    ("end-to-end ms", lambda r: r.e2e_s * 1e3),
-    ("output tokens", lambda r: float(len(r.output_token_ids))),
+METRICS: list[tuple[str, Callable[[RunTrace], float], str]] = [
+    ("TTFT ms", lambda r: r.ttft_s * 1e3, ".1f"),
+    ("TPOT ms", lambda r: r.tpot_s * 1e3, ".2f"),
+    ("tokens/s", lambda r: r.tokens_per_s, ".1f"),
+    ("end-to-end ms", lambda r: r.e2e_s * 1e3, ".0f"),
+    ("output tokens", lambda r: float(len(r.output_token_ids)), ".0f"),
 ]
 
 ANATOMY_COLUMNS = [f"{p}_ms" for p in SHOWN_PARTS]
@@ -40,7 +40,7 @@ DIVERGENCE_NOTE = (
 def compare_table(cmp: CompareRecord) -> pd.DataFrame:
     """One row per METRICS, indexed by "metric"; ratio = speculative / baseline (NaN
     where the baseline is 0)."""
-    pairs = [(name, read(cmp.baseline), read(cmp.speculative)) for name, read in METRICS]
+    pairs = [(name, read(cmp.baseline), read(cmp.speculative)) for name, read, _ in METRICS]
     return pd.DataFrame([{"metric": name, "baseline": b, "speculative": s, "ratio": s / b if b else math.nan}
                          for name, b, s in pairs]).set_index("metric")
 

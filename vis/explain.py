@@ -145,10 +145,12 @@ def _bar_row(run: RunTrace, token_id: int, p: float, role: str) -> str:
 
 def top5_chart_html(run: RunTrace, step: StepRecord) -> str:
     """The target's top 5 at the step's first rejected draft, drafted and chosen marked
-    (the drafted token below the five when not among them)."""
+    (the drafted token below the five when not among them); a server run's verify step
+    says why it has none."""
     view = rejected_view(step)
     if view is None:
-        return ""
+        server = from_server(run) and step.kind == VERIFY and step.num_draft_tokens
+        return why_html(TARGET_VIEW, "speclens-why") if server else ""
     chosen = chosen_token(step)
     rows = [_bar_row(run, t, p, " ".join(r for r, hit in (("drafted", t == view.draft_token_id),
                                                           ("chosen", t == chosen)) if hit))
@@ -160,13 +162,6 @@ def top5_chart_html(run: RunTrace, step: StepRecord) -> str:
     return (f'<div class="speclens-top5" data-step="{int(step.index)}"><style>{CHART_CSS}</style>'
             f"<p><b>What the target wanted at the {html.escape(pos)} draft</b> "
             f"(its top {len(view.top_token_ids)}):</p>{''.join(rows)}</div>")
-
-
-def no_target_view_html(run: RunTrace, step: StepRecord) -> str:
-    """Why a server run's verify step has no target's side; "" otherwise."""
-    if not from_server(run) or step.kind != VERIFY or not step.num_draft_tokens:
-        return ""
-    return why_html(TARGET_VIEW, "speclens-why")
 
 
 def draft_probability_figure(run: RunTrace) -> go.Figure:

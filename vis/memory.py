@@ -44,29 +44,26 @@ def engine_segments(e: EngineMemory) -> Segments:
             "KV cache used": used, "KV cache reserved, unused": e.kv_cache_reserved_bytes - used}
 
 
-def device_segments(gpu: GpuMemory | None, system: SystemMemory | None,
-                    process_rss: int | None) -> tuple[str, Segments] | None:
-    """The GPU's used/free bar, or on CPU this process's RSS within the host."""
+def device_bars(gpu: GpuMemory | None, system: SystemMemory | None,
+                process_rss: int | None) -> list[tuple[str, Segments]]:
+    """The GPU's used/free bar, or on CPU this process's RSS within the host (none unread)."""
     if gpu is not None:
-        return (f"GPU {int(gpu.index)}<br>{plot_text(gpu.name)}",
-                {"GPU used (all processes)": gpu.used_bytes, "GPU free": gpu.free_bytes})
+        return [(f"GPU {int(gpu.index)}<br>{plot_text(gpu.name)}",
+                 {"GPU used (all processes)": gpu.used_bytes, "GPU free": gpu.free_bytes})]
     if system is None and process_rss is None:
-        return None
+        return []
     rss = process_rss or 0
     segs: Segments = {"process RSS": rss} if process_rss is not None else {}
     if system is not None:
         segs |= {"host used, other processes": max(0, system.used_bytes - rss),
                  "host available": system.available_bytes}
-    return "host (CPU)", segs
+    return [("host (CPU)", segs)]
 
 
 def memory_figure(engines: list[EngineMemory], gpu: GpuMemory | None,
                   system: SystemMemory | None, process_rss: int | None) -> go.Figure:
     """A stacked bar per engine and one for the device, in GiB."""
-    bars: list[tuple[str, Segments]] = [(plot_text(e.label), engine_segments(e)) for e in engines]
-    device = device_segments(gpu, system, process_rss)
-    if device is not None:
-        bars.append(device)
+    bars = [(plot_text(e.label), engine_segments(e)) for e in engines] + device_bars(gpu, system, process_rss)
     fig = go.Figure()
     categories = [name for name, _ in bars]
     legend = list(dict.fromkeys(name for _, segs in bars for name in segs))  # first-seen order

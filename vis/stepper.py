@@ -12,7 +12,7 @@ from space.records.trace import (
     StepRecord,
     chunk_groups,
 )
-from vis.explain import explain_sentence, no_target_view_html, ordinal, token_repr, top5_chart_html
+from vis.explain import explain_sentence, ordinal, token_repr, top5_chart_html
 from vis.tokens import draft_chips_html, step_entries, text_html, token_span, unplaced_steps, wrap
 
 PROMPT_TAIL_CHARS = 120   # the end of the prompt is what the next tokens continue
@@ -134,6 +134,6 @@ def describe_step(run: RunTrace, i: int) -> dict[str, object]:
                              or "<em>nothing emitted in this step</em>", "tok-chips"),
         "sentence": _merged_words(run, step) if unplaced else step_sentence(run, i),
         "why": explain_sentence(run, step),
-        "top5_html": top5_chart_html(run, step) or no_target_view_html(run, step),
+        "top5_html": top5_chart_html(run, step),
     }
 

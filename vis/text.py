@@ -36,10 +36,9 @@ def _notes(r: RunTrace) -> str:
 
 def describe_compare(c: CompareRecord) -> str:
     head = config_words(c.speculative)
-    formats = ("{:.1f}", "{:.2f}", "{:.1f}", "{:.0f}", "{:.0f}")  # per METRICS
     rows = [("", "baseline", "speculative")] + [
-        (label, fmt.format(read(c.baseline)), fmt.format(read(c.speculative)))
-        for (label, read), fmt in zip(METRICS, formats, strict=True)]
+        (label, format(read(c.baseline), fmt), format(read(c.speculative), fmt))
+        for label, read, fmt in METRICS]
     table = "\n".join(f"{a:<15}{b:>12}{d:>14}" for a, b, d in rows)
     same = "identical" if c.outputs_identical else \
         f"differ from output token {c.first_divergence}"

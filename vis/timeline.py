@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from space.records.anatomy import BEFORE_ANATOMY
 from space.records.trace import DECODE, MERGED, PREFILL, VERIFY, RunTrace, StepRecord, chunk_groups
-from vis.anatomy import Columns, anatomy_bars, h_bars, has_anatomy, put
+from vis.anatomy import Columns, Lanes, anatomy_bars, h_bars, has_anatomy, put
 from vis.safe import plot_text
 from vis.server_notes import STEP_ANATOMY, from_server, plot_lines
 
@@ -69,7 +69,7 @@ def merged_label(group: list[StepRecord]) -> str:
     return f"steps {group[0].index}-{group[-1].index} arrived in one chunk: {counts}"
 
 
-def step_bars(lanes: list[tuple[str, RunTrace]], merged: bool = True) -> list[go.Bar]:
+def step_bars(lanes: Lanes, merged: bool = True) -> list[go.Bar]:
     """One trace per step kind, bars for every lane, so the legend has one entry per kind
     (known kinds in a fixed order, then others as they appear); with ``merged``, then one
     bar per merged chunk (``chunk_groups``) over the chunk's window."""
@@ -98,7 +98,7 @@ def step_bars(lanes: list[tuple[str, RunTrace]], merged: bool = True) -> list[go
     return bars
 
 
-def _finish_marks(fig: go.Figure, lanes: list[tuple[str, RunTrace]]) -> None:
+def _finish_marks(fig: go.Figure, lanes: Lanes) -> None:
     """A tick and label at each run's finish, plus a dashed line across lanes."""
     for n, (lane, run) in enumerate(lanes):
         end = run.e2e_s * 1e3
@@ -125,8 +125,7 @@ def _title(spec: RunTrace, baseline: RunTrace | None) -> str:
             f"{b_ms:,.0f} ms ({len(baseline.steps)} steps): {verdict}{ratio}")
 
 
-def lay_out(fig: go.Figure, lanes: list[tuple[str, RunTrace]], title: str, note: str = "",
-            legend: str = "step kind") -> go.Figure:
+def lay_out(fig: go.Figure, lanes: Lanes, title: str, note: str = "", legend: str = "step kind") -> go.Figure:
     """Lanes top to bottom on one ms axis; each line of ``note`` under the title adds 20 px."""
     lines = note.count("<br>")
     fig.update_layout(

@@ -187,17 +187,13 @@ def draft_chips_html(run: RunTrace, step: StepRecord, unplaced: bool = False) ->
     return wrap("".join(spans), "tok-chips") + (why_html(REJECTED_IDS, "tok-note") if n and rejected else "")
 
 
-def _legend(merged: bool = False) -> str:
+def legend_html(merged: bool = False) -> str:
+    """One sample per status, as in the token view; ``data-legend``, not ``data-status``,
+    so counting ``data-status`` counts tokens only."""
     items = "".join(f'<span data-legend="{s}" title="{html.escape(STATUS_LABELS[s])}">'
                     f'<span class="tok tok-{s}">{s}</span></span>'
                     for s in STATUSES + ((MERGED,) if merged else ()))
     return f'<div class="tok-legend">{items}</div>'
-
-
-def legend_html() -> str:
-    """One sample per status, as in the token view; ``data-legend``, not ``data-status``,
-    so counting ``data-status`` counts tokens only."""
-    return f'<div class="{CONTAINER_CLASS}"><style>{TOKEN_CSS}</style>{_legend()}</div>'
 
 
 def token_view_html(run: RunTrace, highlight_index: int | None = None,
@@ -227,7 +223,7 @@ def token_view_html(run: RunTrace, highlight_index: int | None = None,
     if not run.output_token_ids:
         spans.append("<em>no output tokens</em>")
     merged = any(e.status == MERGED for e in entries)
-    legend = _legend(merged) if show_legend else ""
+    legend = legend_html(merged) if show_legend else ""
     if show_legend and unreported:
         legend += why_html(REJECTED_IDS, "tok-note")  # beside the ×n marks
     return wrap("".join(spans), header=legend)
