@@ -155,19 +155,7 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
 
         engine(c.run, h.run, ui.results.status, c.run_inputs() + [explain], ui.record_outputs(),
                "run", c.stop)
-        # The run's panels' other events never wait for the engines. Replays are bounded
-        # and one at a time, so they take at most one core's share from a measured run.
-        ui.files.upload.upload(h.replay, ui.files.upload, ui.record_outputs(),
-                               api_name="replay", concurrency_limit=1, concurrency_id="replay")
-        c.sample.change(h.sample, c.sample, [c.prompt, c.temperature], **QUICK)
-        c.pair.input(h.pair, c.pair, [c.method, c.draft, c.k, c.pair_note], api_name="pair", **NAMED)
-        s, m = ui.stepper, ui.memory
-        s.prev.click(functools.partial(h.step, delta=-1), [ui.state, s.slider], s.outputs(), **QUICK)
-        s.next.click(functools.partial(h.step, delta=1), [ui.state, s.slider], s.outputs(), **QUICK)
-        s.slider.release(h.step, [ui.state, s.slider], s.outputs(), **QUICK)
-        # Memory never waits for a run (the last reading, with its age), so page loads don't.
-        m.refresh.click(h.memory, None, [m.figure, m.summary], api_name="memory", **NAMED)
-        demo.load(h.memory, None, [m.figure, m.summary], **QUICK)
+        _wire(demo, ui, h)
         teaching.wire(ui, h, jump_box)
         lesson_panel.wire(ui, lesson)
         engine(sweep.run, sh.sweep, sweep.status, sweep.inputs() + chosen, sweep.outputs(),
@@ -195,6 +183,23 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
 
 STOPPED = ("stopped: the run ends before its next engine step (or server chunk) and "
            "the engines are free for the next run")
+
+
+def _wire(demo: gr.Blocks, ui: UI, h: Handlers) -> None:
+    """The events of the run's panels that never wait for the engines."""
+    c, s, m = ui.controls, ui.stepper, ui.memory
+    # Replays never wait for the engines; bounded and one at a time, they take at
+    # most one core's share from a measured run.
+    ui.files.upload.upload(h.replay, ui.files.upload, ui.record_outputs(),
+                           api_name="replay", concurrency_limit=1, concurrency_id="replay")
+    c.sample.change(h.sample, c.sample, [c.prompt, c.temperature], **QUICK)
+    c.pair.input(h.pair, c.pair, [c.method, c.draft, c.k, c.pair_note], api_name="pair", **NAMED)
+    s.prev.click(functools.partial(h.step, delta=-1), [ui.state, s.slider], s.outputs(), **QUICK)
+    s.next.click(functools.partial(h.step, delta=1), [ui.state, s.slider], s.outputs(), **QUICK)
+    s.slider.release(h.step, [ui.state, s.slider], s.outputs(), **QUICK)
+    # Memory never waits for a run (the last reading, with its age), so page loads don't.
+    m.refresh.click(h.memory, None, [m.figure, m.summary], api_name="memory", **NAMED)
+    demo.load(h.memory, None, [m.figure, m.summary], **QUICK)
 
 
 def launch(demo: gr.Blocks, metrics: Metrics, host: str = "127.0.0.1", port: int = 7860,
@@ -253,17 +258,7 @@ def serve(a: argparse.Namespace) -> int:
                              getattr(a, "allow_any_model", False),
                              getattr(a, "max_prompt_chars", offers.MAX_PROMPT_CHARS))
         history = open_history(a)
-        traffic_file = getattr(a, "traffic", None) or None
-        if traffic_file:  # read at start: a bad file is exit 2, not a visitor's failure
-            from space.runs.traffic_file import parse
-
-            try:
-                data = Path(traffic_file).read_bytes()
-            except OSError as exc:
-                raise ConfigError(f"cannot read --traffic: {exc.strerror}: {traffic_file}") from None
-            if not parse(data, Path(traffic_file).name).requests:
-                raise ConfigError(f"--traffic {traffic_file}: no request could be read")
-            traffic_file = str(Path(traffic_file).resolve())
+        traffic_file = _traffic_file(getattr(a, "traffic", None))
     except (ConfigError, ModelError, HistoryError, ServerError) as exc:
         print(f"error: {exc}", flush=True)
         return 2
@@ -300,3 +295,18 @@ def serve(a: argparse.Namespace) -> int:
     finally:
         runner.POOL.close_all()
     return 0
+
+
+def _traffic_file(path: str | None) -> str | None:
+    """``--traffic FILE``, read at start: a bad file is exit 2, not a visitor's failure."""
+    if not path:
+        return None
+    from space.runs.traffic_file import parse
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read --traffic: {exc.strerror}: {path}") from None
+    if not parse(data, Path(path).name).requests:
+        raise ConfigError(f"--traffic {path}: no request could be read")
+    return str(Path(path).resolve())
