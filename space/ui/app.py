@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import gradio as gr
@@ -143,13 +144,10 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             """A long job on the page's one engine queue: one at a time, since overlapping
             runs would corrupt each other's timings. Stop closes the job's generator, whose
             ``finally`` cancels the run; a closed generator writes nothing more, so the
-            Stop click itself says so in ``status``. ``fn`` is held back until the start's
-            engines are built, and counted as a measured run while it goes (the Live tab
-            holds back)."""
-            if startup is not None:
-                fn = startup.gate(fn, status, status_html)
-            job = button.click(measuring(fn, activity), inputs, outputs, api_name=api_name,
-                               show_progress_on=[status, *shown], **ENGINE_QUEUE)
+            Stop click itself says so in ``status``."""
+            job = button.click(_engine_job(fn, status, startup, activity), inputs, outputs,
+                               api_name=api_name, show_progress_on=[status, *shown],
+                               **ENGINE_QUEUE)
             if stop is not None:
                 stop.click(lambda: status_html(STOPPED), None, status, cancels=[job], **QUICK)
 
@@ -179,6 +177,15 @@ def build_demo(spec: EngineSpec, metrics: Metrics, samples: list[inputs.Sample] 
             wire_history(demo, history_tab, history_panel, HistoryHandlers(history_panel, history),
                          h.show, ui.results.status, ui.record_outputs(), sweep, trh, tipping)
     return demo
+
+
+def _engine_job(fn: Callable, status: gr.HTML, startup: Startup | None,
+                activity: Activity) -> Callable:
+    """``fn`` held back until the start's engines are built, and counted as a
+    measured run while it goes (the Live tab holds back)."""
+    if startup is not None:
+        fn = startup.gate(fn, status, status_html)
+    return measuring(fn, activity)
 
 
 STOPPED = ("stopped: the run ends before its next engine step (or server chunk) and "
