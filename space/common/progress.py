@@ -17,3 +17,8 @@ def to_log(frac: float, msg: str) -> None:
 def to_terminal(frac: float, msg: str) -> None:
     """A ``Progress`` for the terminal: '  [ 40%] building the ngram engine'."""
     print(f"  [{frac:4.0%}] {msg}", flush=True)
+
+
+def share(progress: Progress, i: int, n: int, prefix: str) -> Progress:
+    """``progress`` for part ``i`` of ``n``: its share of the bar, messages prefixed."""
+    return lambda f, msg: progress((i + min(max(f, 0.0), 1.0)) / n, f"{prefix}: {msg}")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from space.common.cancel import check
-from space.common.progress import Progress
+from space.common.progress import Progress, share
 from space.engine import models, prompts
 from space.judge.crossover import crossing
 from space.records.anatomy import KindCosts, kind_costs
@@ -265,11 +265,6 @@ def run_sweep(spec: EngineSpec, workload: Workload, variable: str,
     result = make_table(variable, values, results)
     job.publish(SweepFinished(result, variable, asked, job.origin))
     return result
-
-
-def share(progress: Progress, i: int, n: int, prefix: str) -> Progress:
-    """``progress`` for part ``i`` of ``n``: its share of the bar, messages prefixed."""
-    return lambda f, msg: progress((i + min(max(f, 0.0), 1.0)) / n, f"{prefix}: {msg}")
 
 
 # --- k x concurrency: the grid a deployable schedule of k is derived from -------------

@@ -12,7 +12,7 @@ from typing import Any
 
 from space.common import defaults
 from space.common.cancel import check
-from space.common.progress import Progress
+from space.common.progress import Progress, share
 from space.engine import models, prompts
 from space.engine.hardware import on_gpu
 from space.judge.measure import Context
@@ -25,7 +25,7 @@ from space.records.trace import CompareRecord
 from space.runs import machine_inputs
 from space.runs.events import Job
 from space.runs.source import Engines, Source
-from space.runs.sweep import MAX_CONCURRENCY, share
+from space.runs.sweep import MAX_CONCURRENCY
 from space.runs.traffic_file import TrafficRequest
 from space.runs.traffic_groups import Plan, unseen
 
