@@ -289,11 +289,8 @@ class Servers(Source):
             runs = alternate_batches(self.pair, reqs, encoded, repeats=repeats,
                                      texts=self.texts, cancel=cancel, progress=progress,
                                      checked=self.checked, warm=not self.warm)
-        except ConfigError:  # the visitor's doing, not the run's
-            raise
-        except Cancelled:  # closed streams: the next run warms up again first, which
-            self.warm = False  # gives the servers time to abort what was stopped
-            raise
+        except (ConfigError, Cancelled):  # the visitor's doing or a Stop, not a fault: the
+            raise  # next run waits for the servers to abort what was stopped (wait_idle)
         except Exception as exc:  # a server fault (ServerError) or a bug
             job.publish(RunFailed(spec, type(exc).__name__, job.origin))
             raise

@@ -240,6 +240,28 @@ def warm_up(server: Server, info: ServerInfo, prompt_ids: list[int], *,
     stream_completion(server, body, cancel=cancel)
 
 
+SETTLE_S = 5.0  # the longest a run waits for busy servers before it starts anyway
+SETTLE_POLL_S = 0.1
+
+
+def wait_idle(pair: ServerPair, cancel: threading.Event | None = None,
+              progress: Progress | None = None) -> None:
+    """Until both servers run no request, for at most ``SETTLE_S``. A run that starts
+    right after a Stop would otherwise share its first batch with the stopped
+    requests, which vLLM aborts only once it sees their connections close. Traffic
+    that outlasts the wait is measured and flagged on the record, as any other."""
+    deadline = time.monotonic() + SETTLE_S
+    for server in (pair.baseline, pair.speculative):
+        told = False
+        while requests_running(read_metrics(server)) and time.monotonic() < deadline:
+            if progress is not None and not told:
+                progress(0.0, f"waiting up to {SETTLE_S:.0f} s for the {server.role} "
+                              "server's running requests to end")
+                told = True
+            check(cancel)
+            time.sleep(SETTLE_POLL_S)
+
+
 def alternate_batches(pair: ServerPair, reqs: Sequence[RequestSpec],
                       prompts: Sequence[list[int]], *, repeats: int = 3,
                       texts: Texts | None = None, cancel: threading.Event | None = None,
@@ -247,9 +269,11 @@ def alternate_batches(pair: ServerPair, reqs: Sequence[RequestSpec],
                       warm: bool = True) -> tuple[list[list[RunTrace]], list[list[RunTrace]]]:
     """``repeats`` batches per server: (baseline batches, speculative batches), a list of
     traces per repeat, request i with ``prompts[i]``; the first server alternates so that
-    drift hits both alike. Checked unless ``checked``; one short request each if ``warm``."""
+    drift hits both alike. Checked unless ``checked``; starts once the servers are idle
+    (``wait_idle``); one short request each if ``warm``."""
     at_least_one(repeats=repeats)
     info = checked or check_servers(pair)
+    wait_idle(pair, cancel, progress)
     sides = ((pair.baseline, info.baseline, Declared()),
              (pair.speculative, info.speculative, pair.declared))
     if warm:

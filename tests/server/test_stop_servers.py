@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
 from types import SimpleNamespace
 
@@ -12,7 +13,9 @@ import pytest
 from space.records.config import EngineSpec, RequestSpec
 from space.records.events import RunFailed, RunFinished, RunStarted
 from space.runs.events import Publisher
-from space.runs.source import Servers
+from space.runs.source import Servers, encoder
+from space.server.client import completion_body, describe, stream_completion
+from space.server.compare import wait_idle
 from space.ui.handlers import Handlers
 from tests.helpers.page import fetch_record, run
 
@@ -29,6 +32,12 @@ HANG_S = 300  # a hang fails here, not at the CI's limit
 def _free(record) -> bool:
     """Neither server ran another request around this run: the stopped one is gone."""
     return not any(r.server["other_traffic"] for r in (record.baseline, record.speculative))
+
+
+def _readings(record) -> dict:
+    """What each server's gauge read around the run (for a failure's message)."""
+    return {role: {k: v for k, v in getattr(record, role).server.items() if "request" in k}
+            for role in ("baseline", "speculative")}
 
 
 def test_stop_mid_stream_ends_in_one_line_and_frees_the_servers(pair, no_engines):
@@ -55,7 +64,8 @@ def test_stop_mid_stream_ends_in_one_line_and_frees_the_servers(pair, no_engines
     assert [type(e) for e in heard] == [RunStarted]  # neither finished nor failed
     assert not [e for e in heard if isinstance(e, RunFinished | RunFailed)]
     record = Servers(pair).compare(PAGE_SPEC, SHORT, repeats=1)
-    assert len(record.speculative.output_token_ids) == 8 and _free(record)
+    assert len(record.speculative.output_token_ids) == 8
+    assert _free(record), _readings(record)
 
 
 def test_the_pages_stop_button_closes_the_streams(server_page, no_engines):
@@ -72,4 +82,25 @@ def test_the_pages_stop_button_closes_the_streams(server_page, no_engines):
     labels = [r["label"] for r in client.view_api(return_format="dict", print_info=False)
               ["named_endpoints"]["/run"]["returns"]]
     assert 'data-kind="done"' in str(out[labels.index("Status")])
-    assert _free(fetch_record(url, out[labels.index("Download trace (JSON)")]))
+    record = fetch_record(url, out[labels.index("Download trace (JSON)")])
+    assert _free(record), _readings(record)
+
+
+def test_a_run_waits_for_a_request_still_running(pair):
+    """A request streaming on the baseline server when a run starts (as a stopped
+    run's does until vLLM aborts it): the run waits for it to end, and says so."""
+    r = RequestSpec(prompt=LONG, max_tokens=48)
+    ids, _ = encoder(PAGE_SPEC, r)
+    body = completion_body(describe(pair.baseline).model, ids, r, 48)
+    first, told = threading.Event(), []
+    other = threading.Thread(target=stream_completion, args=(pair.baseline, body),
+                             kwargs={"on_chunk": lambda _c: first.set()})
+    other.start()
+    assert first.wait(HANG_S)
+    wait_idle(pair, progress=lambda _f, message: told.append(message))
+    assert not other.is_alive()  # it ended before the run went on
+    assert told == ["waiting up to 5 s for the baseline server's running requests to end"]
+    other.join()
+    told.clear()
+    wait_idle(pair, progress=lambda _f, message: told.append(message))
+    assert told == []  # idle servers: no wait, no line

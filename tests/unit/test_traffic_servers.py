@@ -48,6 +48,9 @@ def sent(monkeypatch) -> list[tuple[str, list[list[int]]]]:
     monkeypatch.setattr(server_runs, "check_servers", lambda pair: INFO)
     monkeypatch.setattr(server_compare, "run_prompts", run_prompts)
     monkeypatch.setattr(server_compare, "warm_up", warm_up)
+    # no /metrics to read here: the servers are idle (tests/server has the real wait)
+    monkeypatch.setattr(server_compare, "wait_idle", lambda pair, cancel=None, progress=None:
+                        None)
     # prompt i of the file is i tokens long: "p3" -> [3, 3, 3]
     monkeypatch.setattr(server_runs, "encoder", lambda spec, req: (
         [int(req.prompt[1:])] * int(req.prompt[1:]), lambda ids: {}))
